@@ -1,0 +1,264 @@
+use std::ops::RangeInclusive;
+
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::value::RawValue;
+
+use crate::{BotReply, GameKind, GameRng, PlayerOutcome, Seat, botwars, vindinium};
+
+/// How long a bot may take to reply, as each game's rules set it.
+///
+/// The engine has no clock: these are numbers for the runner to enforce. Time to
+/// start a bot's process or container is never part of them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Deadlines {
+    /// For a bot's first request.
+    pub first_ms: u64,
+    /// For every later request.
+    pub turn_ms: u64,
+}
+
+/// A match that cannot start: bad rules, a bad map or the wrong number of players.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SetupError {
+    /// The rules overrides are not valid for this game.
+    #[error("invalid {game} rules: {problem}")]
+    Rules {
+        /// The game.
+        game: GameKind,
+        /// What is wrong, naming the key.
+        problem: String,
+    },
+    /// The map does not parse or breaks the game's map rules.
+    #[error("invalid {game} map: {problem}")]
+    Map {
+        /// The game.
+        game: GameKind,
+        /// What is wrong, with line and column where there is one.
+        problem: String,
+    },
+    /// The game cannot be played by this many bots.
+    #[error("{game} is played by {min} to {max} bots, not {given}")]
+    Players {
+        /// The game.
+        game: GameKind,
+        /// The smallest number of seats.
+        min: usize,
+        /// The largest number of seats.
+        max: usize,
+        /// How many were given.
+        given: usize,
+    },
+}
+
+/// The rules of one game: the single trait the match driver, the conformance harness
+/// and the runner rely on.
+///
+/// A game is a state machine over steps. Each step, [`Game::to_act`] names the seats
+/// that must be asked; their replies are parsed with [`Game::parse_reply`] (which
+/// never fails: a malformed reply is an action with the outcome the rules give) and
+/// applied together by [`Game::apply`]. A step may ask nobody (a crashed Vindinium
+/// hero's turn is played by the server) but still advances the game.
+pub trait Game: Sized {
+    /// Which game this is.
+    const KIND: GameKind;
+    /// Tunable rules (turn limits, timeouts, ...), with the original's values as default.
+    type Rules: Serialize + DeserializeOwned + Default + Clone;
+    /// One seat's parsed reply for one step.
+    type Action;
+
+    /// How many bots can sit at one match.
+    fn seats() -> RangeInclusive<usize>;
+
+    /// The map to play when a setup names none, or `None` for games without maps.
+    /// Generated maps draw from `rng`.
+    fn default_map(rules: &Self::Rules, rng: &mut GameRng) -> Result<Option<String>, SetupError>;
+
+    /// A new match. `map` is a map file's text; `players` names the seats.
+    fn new(rules: Self::Rules, map: Option<&str>, players: &[String], seed: u64) -> Result<Self, SetupError>;
+
+    /// The reply deadlines the rules give.
+    fn deadlines(rules: &Self::Rules) -> Deadlines;
+
+    /// The most steps a match can take; it is over after at most this many.
+    fn max_steps(&self) -> u64;
+
+    /// The seats to ask this step, in seat order. Empty once the match is over.
+    fn to_act(&self) -> Vec<Seat>;
+
+    /// What `seat` is sent this step, in the game's wire format (one line of text).
+    fn observation(&self, seat: Seat) -> String;
+
+    /// Reads `seat`'s reply. Malformed or illegal input is an action too.
+    fn parse_reply(&self, seat: Seat, reply: &BotReply) -> Self::Action;
+
+    /// Plays one step with an action for every seat of [`Game::to_act`].
+    fn apply(&mut self, actions: Vec<(Seat, Self::Action)>, rng: &mut GameRng);
+
+    /// Whether the match has ended.
+    fn is_over(&self) -> bool;
+
+    /// The state after the last step, as recorded in replay frames.
+    fn snapshot(&self) -> Box<RawValue>;
+
+    /// Every seat's score, rank and status; final once [`Game::is_over`].
+    fn outcome(&self) -> Vec<PlayerOutcome>;
+}
+
+/// Any game, for code that picks the game at run time.
+#[derive(Debug, Clone)]
+pub enum AnyGame {
+    /// A Vindinium match.
+    Vindinium(vindinium::Vindinium),
+    /// A Skookum Botwars match.
+    Botwars(botwars::Botwars),
+}
+
+impl From<vindinium::Vindinium> for AnyGame {
+    fn from(game: vindinium::Vindinium) -> Self {
+        AnyGame::Vindinium(game)
+    }
+}
+
+impl From<botwars::Botwars> for AnyGame {
+    fn from(game: botwars::Botwars) -> Self {
+        AnyGame::Botwars(game)
+    }
+}
+
+/// Calls `$body` with `$game` bound to the concrete game inside an [`AnyGame`].
+macro_rules! with_game {
+    ($any:expr, $game:ident => $body:expr) => {
+        match $any {
+            AnyGame::Vindinium($game) => $body,
+            AnyGame::Botwars($game) => $body,
+        }
+    };
+}
+
+/// Calls `$body` with `$G` bound to the [`Game`] type of a [`GameKind`].
+macro_rules! with_game_type {
+    ($kind:expr, $G:ident => $body:expr) => {
+        match $kind {
+            GameKind::Vindinium => {
+                type $G = vindinium::Vindinium;
+                $body
+            }
+            GameKind::Botwars => {
+                type $G = botwars::Botwars;
+                $body
+            }
+        }
+    };
+}
+
+fn parse_rules<G: Game>(overrides: &serde_json::Value) -> Result<G::Rules, SetupError> {
+    let rules_error = |problem: String| SetupError::Rules { game: G::KIND, problem };
+    let mut merged = serde_json::to_value(G::Rules::default()).map_err(|e| rules_error(e.to_string()))?;
+    match (overrides, &mut merged) {
+        (serde_json::Value::Null, _) => {}
+        (serde_json::Value::Object(given), serde_json::Value::Object(defaults)) => {
+            for (key, value) in given {
+                defaults.insert(key.clone(), value.clone());
+            }
+        }
+        (other, _) => return Err(rules_error(format!("expected a table of rules, got {other}"))),
+    }
+    serde_json::from_value(merged).map_err(|e| rules_error(e.to_string()))
+}
+
+fn step<G: Game>(game: &mut G, replies: &[(Seat, BotReply)], rng: &mut GameRng) {
+    let actions = replies.iter().map(|(seat, reply)| (*seat, game.parse_reply(*seat, reply))).collect();
+    game.apply(actions, rng);
+}
+
+impl AnyGame {
+    /// How many bots can sit at a match of `kind`.
+    pub fn seats(kind: GameKind) -> RangeInclusive<usize> {
+        with_game_type!(kind, G => G::seats())
+    }
+
+    /// The rules of `kind` with `overrides` (a JSON object, or null) applied to its
+    /// defaults, in full. Unknown keys and wrong types are errors that name the key.
+    pub fn resolve_rules(kind: GameKind, overrides: &serde_json::Value) -> Result<serde_json::Value, SetupError> {
+        with_game_type!(kind, G => {
+            let rules = parse_rules::<G>(overrides)?;
+            serde_json::to_value(rules).map_err(|e| SetupError::Rules { game: kind, problem: e.to_string() })
+        })
+    }
+
+    /// The reply deadlines of `kind` under `rules` (resolved as by [`AnyGame::resolve_rules`]).
+    pub fn deadlines(kind: GameKind, rules: &serde_json::Value) -> Result<Deadlines, SetupError> {
+        with_game_type!(kind, G => Ok(G::deadlines(&parse_rules::<G>(rules)?)))
+    }
+
+    /// The map a match of `kind` plays when none is named: generated from `seed` for
+    /// games that generate maps, `None` for games without maps.
+    pub fn default_map(kind: GameKind, rules: &serde_json::Value, seed: u64) -> Result<Option<String>, SetupError> {
+        let mut rng = GameRng::new(seed, GameRng::MAP);
+        with_game_type!(kind, G => G::default_map(&parse_rules::<G>(rules)?, &mut rng))
+    }
+
+    /// A new match of `kind`.
+    pub fn new(
+        kind: GameKind,
+        rules: &serde_json::Value,
+        map: Option<&str>,
+        players: &[String],
+        seed: u64,
+    ) -> Result<Self, SetupError> {
+        let seats = Self::seats(kind);
+        if !seats.contains(&players.len()) {
+            return Err(SetupError::Players {
+                game: kind,
+                min: *seats.start(),
+                max: *seats.end(),
+                given: players.len(),
+            });
+        }
+        with_game_type!(kind, G => Ok(G::new(parse_rules::<G>(rules)?, map, players, seed)?.into()))
+    }
+
+    /// Which game this is.
+    pub fn kind(&self) -> GameKind {
+        match self {
+            AnyGame::Vindinium(_) => GameKind::Vindinium,
+            AnyGame::Botwars(_) => GameKind::Botwars,
+        }
+    }
+
+    /// See [`Game::max_steps`].
+    pub fn max_steps(&self) -> u64 {
+        with_game!(self, game => game.max_steps())
+    }
+
+    /// See [`Game::to_act`].
+    pub fn to_act(&self) -> Vec<Seat> {
+        with_game!(self, game => game.to_act())
+    }
+
+    /// See [`Game::observation`].
+    pub fn observation(&self, seat: Seat) -> String {
+        with_game!(self, game => game.observation(seat))
+    }
+
+    /// Parses every reply and applies them as one step.
+    pub fn step(&mut self, replies: &[(Seat, BotReply)], rng: &mut GameRng) {
+        with_game!(self, game => step(game, replies, rng))
+    }
+
+    /// See [`Game::is_over`].
+    pub fn is_over(&self) -> bool {
+        with_game!(self, game => game.is_over())
+    }
+
+    /// See [`Game::snapshot`].
+    pub fn snapshot(&self) -> Box<RawValue> {
+        with_game!(self, game => game.snapshot())
+    }
+
+    /// See [`Game::outcome`].
+    pub fn outcome(&self) -> Vec<PlayerOutcome> {
+        with_game!(self, game => game.outcome())
+    }
+}

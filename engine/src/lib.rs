@@ -1,0 +1,33 @@
+//! The rules of every matchfarm game: pure, synchronous and deterministic.
+//!
+//! # Layout
+//! - [`Game`]: the one trait every game implements; [`AnyGame`] dispatches over them.
+//! - [`Match`]: drives one match: requests out, [`BotReply`]s in, replay lines out.
+//! - [`replay`]: the replay format (header, one frame per step, footer) and its verifier.
+//! - [`GameRng`]: the only source of randomness, seeded from the match seed.
+//! - [`builtin`]: bots compiled into the engine; they read the same wire format as
+//!   external bots.
+//! - [`wire`]: how a request and a reply travel over the stdio and HTTP transports.
+//! - One module per game: [`vindinium`], [`botwars`].
+//!
+//! Nothing here does IO, reads the clock or draws unseeded randomness: the same
+//! setup and the same replies give the same replay, byte for byte.
+#![deny(missing_docs)]
+
+pub mod botwars;
+pub mod builtin;
+mod game;
+mod matches;
+mod ranking;
+pub mod replay;
+mod reply;
+mod rng;
+pub mod vindinium;
+pub mod wire;
+
+pub use farm_proto::{GameKind, PlayerOutcome, PlayerStatus, Seat};
+pub use game::{AnyGame, Deadlines, Game, SetupError};
+pub use matches::{Match, MatchSetup, StepError};
+pub use ranking::ranks_by_score;
+pub use reply::BotReply;
+pub use rng::GameRng;

@@ -1,0 +1,142 @@
+use serde::{Deserialize, Serialize};
+
+use crate::replay::{Footer, FrameOut, Header, SeatReply};
+use crate::{AnyGame, BotReply, Deadlines, GameKind, GameRng, PlayerOutcome, Seat, SetupError};
+
+/// Everything that decides a match besides the bots' replies. It is the replay header,
+/// so a replay alone is enough to re-simulate its match.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MatchSetup {
+    /// The game.
+    pub game: GameKind,
+    /// The game's rules, in full (see [`AnyGame::resolve_rules`]).
+    pub rules: serde_json::Value,
+    /// The map file's text, for games with maps.
+    pub map: Option<String>,
+    /// The match seed: the rules' randomness and the bots' `FARM_SEED`.
+    pub seed: u64,
+    /// The players' names, one per seat.
+    pub players: Vec<String>,
+}
+
+impl MatchSetup {
+    /// A setup with the rules resolved against the game's defaults and, when `map`
+    /// is `None`, the game's default map for `seed`.
+    pub fn new(
+        game: GameKind,
+        rule_overrides: &serde_json::Value,
+        map: Option<String>,
+        seed: u64,
+        players: Vec<String>,
+    ) -> Result<Self, SetupError> {
+        let rules = AnyGame::resolve_rules(game, rule_overrides)?;
+        let map = match map {
+            Some(text) => Some(text),
+            None => AnyGame::default_map(game, &rules, seed)?,
+        };
+        Ok(MatchSetup { game, rules, map, seed, players })
+    }
+}
+
+/// A runner handed the engine replies that do not fit the step: a bug in the caller,
+/// never a bot's fault.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum StepError {
+    /// The match has already ended.
+    #[error("the match is over")]
+    Over,
+    /// The replies are not exactly one per seat asked.
+    #[error("expected replies from seats {expected:?}, got {given:?}")]
+    WrongSeats {
+        /// The seats [`Match::requests`] asked.
+        expected: Vec<Seat>,
+        /// The seats that replies were given for.
+        given: Vec<Seat>,
+    },
+}
+
+/// One match in progress: it hands out requests, takes replies and writes the replay,
+/// one line per step.
+#[derive(Debug, Clone)]
+pub struct Match {
+    setup: MatchSetup,
+    game: AnyGame,
+    rng: GameRng,
+    deadlines: Deadlines,
+    steps: u64,
+}
+
+impl Match {
+    /// Starts a match.
+    pub fn new(setup: MatchSetup) -> Result<Self, SetupError> {
+        let game = AnyGame::new(setup.game, &setup.rules, setup.map.as_deref(), &setup.players, setup.seed)?;
+        let deadlines = AnyGame::deadlines(setup.game, &setup.rules)?;
+        let rng = GameRng::new(setup.seed, GameRng::RULES);
+        Ok(Match { setup, game, rng, deadlines, steps: 0 })
+    }
+
+    /// The setup this match was started with.
+    pub fn setup(&self) -> &MatchSetup {
+        &self.setup
+    }
+
+    /// The game being played.
+    pub fn game(&self) -> &AnyGame {
+        &self.game
+    }
+
+    /// The reply deadlines of this match's rules.
+    pub fn deadlines(&self) -> Deadlines {
+        self.deadlines
+    }
+
+    /// Steps played so far.
+    pub fn steps(&self) -> u64 {
+        self.steps
+    }
+
+    /// Whether the match has ended.
+    pub fn is_over(&self) -> bool {
+        self.game.is_over()
+    }
+
+    /// The first replay line.
+    pub fn header_line(&self) -> String {
+        Header::line(&self.setup)
+    }
+
+    /// What to send to whom this step. May be empty while the match goes on (a step
+    /// the rules play alone); call [`Match::submit`] with no replies then.
+    pub fn requests(&self) -> Vec<(Seat, String)> {
+        self.game.to_act().into_iter().map(|seat| (seat, self.game.observation(seat))).collect()
+    }
+
+    /// Plays one step with one reply per seat of [`Match::requests`] and returns its
+    /// replay line.
+    pub fn submit(&mut self, mut replies: Vec<(Seat, BotReply)>) -> Result<String, StepError> {
+        if self.game.is_over() {
+            return Err(StepError::Over);
+        }
+        replies.sort_by_key(|(seat, _)| *seat);
+        let expected = self.game.to_act();
+        let given: Vec<Seat> = replies.iter().map(|(seat, _)| *seat).collect();
+        if expected != given {
+            return Err(StepError::WrongSeats { expected, given });
+        }
+        self.game.step(&replies, &mut self.rng);
+        self.steps += 1;
+        let replies: Vec<SeatReply> = replies.into_iter().map(|(seat, reply)| SeatReply { seat, reply }).collect();
+        Ok(FrameOut { step: self.steps, replies: &replies, state: &self.game.snapshot() }.line())
+    }
+
+    /// Every seat's score, rank and status.
+    pub fn outcome(&self) -> Vec<PlayerOutcome> {
+        self.game.outcome()
+    }
+
+    /// The last replay line.
+    pub fn footer_line(&self) -> String {
+        Footer { steps: self.steps, outcome: self.outcome() }.line()
+    }
+}

@@ -1,0 +1,303 @@
+//! The board, positions and the map file format.
+//!
+//! A map file is the board drawn as text: one line per row, two characters per tile,
+//! exactly as the `tiles` string of the JSON state cut into rows: `  ` air, `##` wood,
+//! `[]` tavern, `$-` neutral mine, `$1`..`$4` owned mine, `@1`..`@4` a hero's start
+//! (over air). The map is square.
+
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+
+/// A hero's id, 1 to 4.
+pub type HeroId = u8;
+
+/// A cell. `x` is the ROW (0 at the top) and `y` the column, as in the original.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct Pos {
+    /// Row.
+    pub x: i32,
+    /// Column.
+    pub y: i32,
+}
+
+/// A move. Anything a bot writes that is not a direction means `Stay`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub enum Dir {
+    /// Up: row − 1.
+    North,
+    /// Right: column + 1.
+    East,
+    /// Down: row + 1.
+    South,
+    /// Left: column − 1.
+    West,
+    /// No move.
+    Stay,
+}
+
+impl Dir {
+    /// The four moves in the original's neighbour order.
+    pub const MOVES: [Dir; 4] = [Dir::North, Dir::East, Dir::South, Dir::West];
+
+    /// The wire name (`North`, ..., `Stay`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Dir::North => "North",
+            Dir::East => "East",
+            Dir::South => "South",
+            Dir::West => "West",
+            Dir::Stay => "Stay",
+        }
+    }
+}
+
+impl Pos {
+    /// The cell one step in `dir`.
+    pub fn to(self, dir: Dir) -> Pos {
+        let (dx, dy) = match dir {
+            Dir::North => (-1, 0),
+            Dir::East => (0, 1),
+            Dir::South => (1, 0),
+            Dir::West => (0, -1),
+            Dir::Stay => (0, 0),
+        };
+        Pos { x: self.x + dx, y: self.y + dy }
+    }
+
+    /// The four neighbours in the original's order: North, East, South, West.
+    pub fn neighbors(self) -> [Pos; 4] {
+        Dir::MOVES.map(|dir| self.to(dir))
+    }
+}
+
+/// What a cell holds, heroes aside.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Tile {
+    /// Walkable.
+    Air,
+    /// A wall.
+    Wood,
+    /// Beer: 2 gold for 50 life.
+    Tavern,
+    /// A gold mine and its owner, if any.
+    Mine(Option<HeroId>),
+}
+
+impl Tile {
+    fn code(self) -> &'static str {
+        match self {
+            Tile::Air => "  ",
+            Tile::Wood => "##",
+            Tile::Tavern => "[]",
+            Tile::Mine(None) => "$-",
+            Tile::Mine(Some(1)) => "$1",
+            Tile::Mine(Some(2)) => "$2",
+            Tile::Mine(Some(3)) => "$3",
+            Tile::Mine(Some(_)) => "$4",
+        }
+    }
+}
+
+/// A square board of tiles.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Board {
+    size: usize,
+    tiles: Vec<Tile>,
+}
+
+impl Board {
+    /// A board of `size`² tiles, all `fill`.
+    pub fn filled(size: usize, fill: Tile) -> Self {
+        Board { size, tiles: vec![fill; size * size] }
+    }
+
+    /// The side length.
+    pub fn size(&self) -> usize {
+        self.size
+    }
+
+    fn index(&self, pos: Pos) -> Option<usize> {
+        let size = self.size as i32;
+        (pos.x >= 0 && pos.y >= 0 && pos.x < size && pos.y < size).then(|| (pos.x * size + pos.y) as usize)
+    }
+
+    /// The tile at `pos`, or `None` off the board.
+    pub fn get(&self, pos: Pos) -> Option<Tile> {
+        self.index(pos).map(|i| self.tiles[i])
+    }
+
+    /// Sets the tile at `pos`; positions off the board are ignored.
+    pub fn set(&mut self, pos: Pos, tile: Tile) {
+        if let Some(i) = self.index(pos) {
+            self.tiles[i] = tile;
+        }
+    }
+
+    /// Every position, row by row.
+    pub fn positions(&self) -> impl Iterator<Item = Pos> + use<> {
+        let size = self.size as i32;
+        (0..size).flat_map(move |x| (0..size).map(move |y| Pos { x, y }))
+    }
+
+    /// How many mines `hero` owns.
+    pub fn mines_of(&self, hero: HeroId) -> usize {
+        self.tiles.iter().filter(|tile| **tile == Tile::Mine(Some(hero))).count()
+    }
+
+    /// Gives every mine owned by `from` to `to` (`None`: neutral).
+    pub fn transfer_mines(&mut self, from: HeroId, to: Option<HeroId>) {
+        for tile in &mut self.tiles {
+            if *tile == Tile::Mine(Some(from)) {
+                *tile = Tile::Mine(to);
+            }
+        }
+    }
+
+    /// The `tiles` string of the JSON state: two characters per tile, row by row, with
+    /// `heroes` drawn as `@id` over their cells.
+    pub fn render(&self, heroes: &[(HeroId, Pos)]) -> String {
+        let mut out = String::with_capacity(self.tiles.len() * 2);
+        for (index, tile) in self.tiles.iter().enumerate() {
+            let pos = Pos { x: (index / self.size) as i32, y: (index % self.size) as i32 };
+            match heroes.iter().find(|(_, at)| *at == pos) {
+                Some((id, _)) => {
+                    out.push('@');
+                    out.push(char::from(b'0' + id));
+                }
+                None => out.push_str(tile.code()),
+            }
+        }
+        out
+    }
+}
+
+/// A map: a board and the four heroes' start cells (also where they respawn).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct VindiniumMap {
+    /// The tiles.
+    pub board: Board,
+    /// Start and respawn cell of hero 1 to 4.
+    pub starts: [Pos; 4],
+}
+
+/// A map file that does not parse.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("line {line}, column {column}: {problem}")]
+pub struct MapError {
+    /// 1-based line.
+    pub line: usize,
+    /// 1-based column (characters).
+    pub column: usize,
+    /// What is wrong there.
+    pub problem: String,
+}
+
+/// The smallest and largest map files accepted.
+pub const MAP_SIZES: std::ops::RangeInclusive<usize> = 4..=64;
+
+impl VindiniumMap {
+    /// Parses a map file.
+    pub fn parse(text: &str) -> Result<Self, MapError> {
+        let rows: Vec<&str> = text.strip_suffix('\n').unwrap_or(text).split('\n').collect();
+        let error = |line: usize, column: usize, problem: String| MapError { line, column, problem };
+        let size = rows.len();
+        if !MAP_SIZES.contains(&size) {
+            return Err(error(
+                1,
+                1,
+                format!("{size} rows; a map has {} to {} rows", MAP_SIZES.start(), MAP_SIZES.end()),
+            ));
+        }
+        let mut board = Board::filled(size, Tile::Air);
+        let mut starts: [Option<Pos>; 4] = [None; 4];
+        for (x, row) in rows.iter().enumerate() {
+            let line = x + 1;
+            let chars: Vec<char> = row.trim_end_matches('\r').chars().collect();
+            if chars.len() != 2 * size {
+                return Err(error(
+                    line,
+                    chars.len().min(2 * size) + 1,
+                    format!(
+                        "row is {} characters long; a {size}x{size} map needs {} (2 per tile)",
+                        chars.len(),
+                        2 * size
+                    ),
+                ));
+            }
+            for (y, pair) in chars.chunks(2).enumerate() {
+                let pos = Pos { x: x as i32, y: y as i32 };
+                let code: String = pair.iter().collect();
+                let tile = match code.as_str() {
+                    "  " => Tile::Air,
+                    "##" => Tile::Wood,
+                    "[]" => Tile::Tavern,
+                    "$-" => Tile::Mine(None),
+                    "$1" | "$2" | "$3" | "$4" => Tile::Mine(Some(pair[1] as u8 - b'0')),
+                    "@1" | "@2" | "@3" | "@4" => {
+                        let hero = usize::from(pair[1] as u8 - b'1');
+                        if starts[hero].is_some() {
+                            return Err(error(line, 2 * y + 1, format!("hero {} starts twice", hero + 1)));
+                        }
+                        starts[hero] = Some(pos);
+                        Tile::Air
+                    }
+                    _ => return Err(error(line, 2 * y + 1, format!("unknown tile {code:?}"))),
+                };
+                board.set(pos, tile);
+            }
+        }
+        let mut found = [Pos { x: 0, y: 0 }; 4];
+        for (hero, start) in starts.iter().enumerate() {
+            found[hero] =
+                start.ok_or_else(|| error(1, 1, format!("no start for hero {} (@{})", hero + 1, hero + 1)))?;
+        }
+        Ok(VindiniumMap { board, starts: found })
+    }
+}
+
+impl fmt::Display for VindiniumMap {
+    /// The map file text, one row per line.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let heroes: Vec<(HeroId, Pos)> = (1..=4).zip(self.starts).collect();
+        let tiles = self.board.render(&heroes);
+        let row_len = 2 * self.board.size();
+        for row in 0..self.board.size() {
+            writeln!(f, "{}", &tiles[row * row_len..(row + 1) * row_len])?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const M1: &str = include_str!("../../../maps/vindinium/m1.txt");
+
+    #[test]
+    fn m1_parses_and_prints_back_unchanged() {
+        let map = VindiniumMap::parse(M1).expect("m1 parses");
+        assert_eq!(map.board.size(), 10);
+        assert_eq!(map.starts, [Pos { x: 0, y: 1 }, Pos { x: 9, y: 1 }, Pos { x: 7, y: 7 }, Pos { x: 0, y: 8 }]);
+        assert_eq!(map.to_string(), M1);
+    }
+
+    #[test]
+    fn errors_name_the_line_and_column() {
+        let ragged = "@1@2    \n@3@4  \n        \n        \n";
+        let err = VindiniumMap::parse(ragged).expect_err("ragged");
+        assert_eq!((err.line, err.column), (2, 7), "{err}");
+        assert!(err.problem.starts_with("row is 6 characters long"), "{err}");
+        let short = "@1@2\n@3@4\n";
+        assert!(VindiniumMap::parse(short).expect_err("too small").problem.contains("2 rows"));
+        let unknown = "@1@2    \n@3@4    \n  ??    \n        \n";
+        let err = VindiniumMap::parse(unknown).expect_err("unknown tile");
+        assert_eq!((err.line, err.column), (3, 3));
+        assert!(err.problem.contains("\"??\""), "{err}");
+        let twice = "@1@1    \n@3@4    \n        \n        \n";
+        assert_eq!(VindiniumMap::parse(twice).expect_err("twice").problem, "hero 1 starts twice");
+        let missing = "@1      \n@3@4    \n        \n        \n";
+        assert!(VindiniumMap::parse(missing).expect_err("missing").problem.contains("hero 2"));
+    }
+}

@@ -1,0 +1,24 @@
+//! Wire types shared by every matchfarm component: which games exist, how a bot is
+//! launched and spoken to, and how one player fared in a match.
+//!
+//! # Layout
+//! - [`GameKind`]: the closed set of games the engine plays.
+//! - [`BotSpec`], [`BotLaunch`], [`Transport`]: how to start a bot and talk to it.
+//! - [`PlayerStatus`], [`PlayerOutcome`]: the per-seat part of a match result.
+//!
+//! This crate holds data only: serde, no IO, no async runtime.
+#![deny(missing_docs)]
+
+mod bot;
+mod game;
+mod outcome;
+
+pub use bot::{BotLaunch, BotSpec, BotSpecError, Transport};
+pub use game::{GameKind, UnknownGame};
+pub use outcome::{PlayerOutcome, PlayerStatus};
+
+/// A seat in a match, counted from 0 in the order the bots were given.
+///
+/// Bots see it as the `FARM_SEAT` environment variable. Games map it to their own
+/// names: Vindinium hero `seat + 1`, Skookum Botwars `r` for seat 0 and `b` for seat 1.
+pub type Seat = usize;
