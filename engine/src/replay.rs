@@ -28,15 +28,24 @@ pub struct SeatReply {
 
 /// The header line; `S` is [`MatchSetup`] when read and `&MatchSetup` when written.
 #[derive(Serialize, Deserialize)]
-#[serde(tag = "type", rename = "header", deny_unknown_fields)]
+#[serde(deny_unknown_fields)]
 pub(crate) struct Header<S> {
+    #[serde(rename = "type")]
+    kind: HeaderKind,
     format: u32,
     setup: S,
 }
 
+/// The `type` of a header line: only `"header"` reads as one.
+#[derive(Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+enum HeaderKind {
+    Header,
+}
+
 impl Header<&MatchSetup> {
     pub(crate) fn line(setup: &MatchSetup) -> String {
-        to_line(&Header { format: FORMAT_VERSION, setup })
+        to_line(&Header { kind: HeaderKind::Header, format: FORMAT_VERSION, setup })
     }
 }
 
@@ -120,18 +129,28 @@ impl Verification {
     }
 }
 
-/// Lowercase hex SHA-256 of `lines`, each followed by a newline, as the replay file holds them.
-pub fn digest<'a>(lines: impl IntoIterator<Item = &'a str>) -> String {
-    let mut hasher = Sha256::new();
-    for line in lines {
-        hasher.update(line.as_bytes());
-        hasher.update(b"\n");
+/// SHA-256 of a replay as it is written, line by line: the replay's identity.
+#[derive(Default)]
+pub struct LineHasher(Sha256);
+
+impl LineHasher {
+    /// Adds one line (a newline is added after it, as in the file).
+    pub fn line(&mut self, line: &str) {
+        self.0.update(line.as_bytes());
+        self.0.update(b"\n");
     }
-    hex(&hasher.finalize())
+
+    /// The digest as lowercase hex.
+    pub fn finish(self) -> String {
+        self.0.finalize().iter().map(|byte| format!("{byte:02x}")).collect()
+    }
 }
 
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|byte| format!("{byte:02x}")).collect()
+/// Lowercase hex SHA-256 of `lines`, each followed by a newline, as the replay file holds them.
+pub fn digest<'a>(lines: impl IntoIterator<Item = &'a str>) -> String {
+    let mut hasher = LineHasher::default();
+    lines.into_iter().for_each(|line| hasher.line(line));
+    hasher.finish()
 }
 
 /// Re-simulates a replay from its header and its frames' replies, comparing every
@@ -152,11 +171,10 @@ where
         });
     }
     let mut game = Match::new(header.setup)?;
-    let mut hasher = Sha256::new();
+    let mut hasher = LineHasher::default();
     let mut first_difference = None;
     let mut record = |number: usize, produced: &str, original: &str| {
-        hasher.update(produced.as_bytes());
-        hasher.update(b"\n");
+        hasher.line(produced);
         if first_difference.is_none() && produced != original {
             first_difference = Some(number);
         }
@@ -187,10 +205,5 @@ where
     if !saw_footer {
         return Err(ReplayError::Malformed { line: game.steps() as usize + 2, problem: "no footer".into() });
     }
-    Ok(Verification {
-        frames: game.steps(),
-        first_difference,
-        sha256: hex(&hasher.finalize()),
-        outcome: game.outcome(),
-    })
+    Ok(Verification { frames: game.steps(), first_difference, sha256: hasher.finish(), outcome: game.outcome() })
 }

@@ -206,11 +206,9 @@ impl Botwars {
                 }
             }
         }
-        for seat in 0..2 {
-            for cell in 0..old.len() {
-                if old[cell] == BOTLET[seat] {
-                    place(&mut new, cell, seat);
-                }
+        for (seat, letter) in BOTLET.into_iter().enumerate() {
+            for (cell, _) in old.iter().enumerate().filter(|(_, c)| **c == letter) {
+                place(&mut new, cell, seat);
             }
         }
         self.grid = new;
@@ -248,11 +246,10 @@ impl Botwars {
         }
 
         // 4. Spawn, on an empty spawn cell only (energy, dead or living botlets block it).
-        for seat in 0..2 {
-            let side = &mut self.sides[seat];
+        for (side, letter) in self.sides.iter_mut().zip(BOTLET) {
             if !side.spawn_disabled && side.energy > 0 && self.grid[side.spawn] == EMPTY {
                 side.energy -= 1;
-                self.grid[side.spawn] = BOTLET[seat];
+                self.grid[side.spawn] = letter;
             }
         }
 
@@ -276,7 +273,7 @@ impl Botwars {
 
         // 6. Energy appears on a random empty cell and its 180° mirror.
         let every = self.rules.energy_every;
-        if every > 0 && self.turns_elapsed % every == 0 {
+        if every > 0 && self.turns_elapsed.is_multiple_of(every) {
             let last = self.grid.len() - 1;
             let candidates: Vec<usize> = (0..self.grid.len())
                 .filter(|&cell| self.grid[cell] == EMPTY && last - cell != cell && self.grid[last - cell] == EMPTY)

@@ -74,9 +74,11 @@ fn greedy_move(state: &StateIn) -> Dir {
     let size = state.game.board.size as i32;
     let tiles = state.game.board.tiles.as_bytes();
     let tile = |pos: Pos| -> Option<&[u8]> {
-        let inside = pos.x >= 0 && pos.y >= 0 && pos.x < size && pos.y < size;
+        if pos.x < 0 || pos.y < 0 || pos.x >= size || pos.y >= size {
+            return None;
+        }
         let start = 2 * (pos.x * size + pos.y) as usize;
-        if inside { tiles.get(start..start + 2) } else { None }
+        tiles.get(start..start + 2)
     };
     let me = &state.hero;
     let own_mine = [b'$', b'0' + me.id];

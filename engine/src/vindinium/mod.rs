@@ -263,6 +263,7 @@ impl Game for Vindinium {
         }
         let index = (self.turn % 4) as usize;
         let action = actions.into_iter().find(|(seat, _)| *seat == index).map(|(_, action)| action);
+        let mut all_crashed = false;
         match (self.heroes[index].crashed, action) {
             // The server plays a crashed hero's turns.
             (true, _) | (false, None) => self.play(index, Dir::Stay),
@@ -271,14 +272,17 @@ impl Game for Vindinium {
                 let hero = &mut self.heroes[index];
                 hero.crashed = true;
                 hero.status = status;
-                if self.heroes.iter().all(|hero| hero.crashed) {
-                    // A crash that ends the game does not count as a move.
-                    self.finished = true;
-                    return;
-                }
+                all_crashed = self.heroes.iter().all(|hero| hero.crashed);
             }
         }
+        // Every turn ends with thirst and gold, a crash's too, even the one that ends
+        // the game (the spec's `doMove` runs `finalize` for a Crash unconditionally).
         self.finalize(index);
+        if all_crashed {
+            // A crash that ends the game does not count as a move.
+            self.finished = true;
+            return;
+        }
         self.turn += 1;
         if self.turn >= self.rules.max_turns {
             self.finished = true;

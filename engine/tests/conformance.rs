@@ -1,0 +1,171 @@
+//! The conformance harness: every game in `GameKind::ALL` goes through the same
+//! invariants. A new game gets all of them by being added to the enum; the one
+//! per-game table here (`documented_status`) makes the compiler ask for its entry.
+
+use farm_engine::replay::{self, Verification};
+use farm_engine::{AnyGame, BotReply, GameKind, Match, MatchSetup, PlayerStatus, builtin};
+use proptest::prelude::*;
+
+fn setup(kind: GameKind, seed: u64, rules: serde_json::Value) -> MatchSetup {
+    let players = (0..*AnyGame::seats(kind).start()).map(|seat| format!("p{seat}")).collect();
+    MatchSetup::new(kind, &rules, None, seed, players).expect("the default setup of every game is valid")
+}
+
+/// Shorter matches for the property tests, so that many cases stay cheap.
+fn short_rules(kind: GameKind) -> serde_json::Value {
+    match kind {
+        GameKind::Vindinium => serde_json::json!({ "maxTurns": 120 }),
+        GameKind::Botwars => serde_json::json!({ "maxTurns": 40 }),
+    }
+}
+
+/// Plays a match, asking `reply` for every request, and returns its replay lines.
+fn play(setup: MatchSetup, mut reply: impl FnMut(usize, &str) -> BotReply) -> Vec<String> {
+    let mut game = Match::new(setup).expect("valid setup");
+    let limit = game.game().max_steps();
+    let mut lines = vec![game.header_line()];
+    while !game.is_over() {
+        assert!(game.steps() < limit, "{:?} ran past its limit of {limit} steps", game.setup().game);
+        let replies = game.requests().into_iter().map(|(seat, request)| (seat, reply(seat, &request))).collect();
+        lines.push(game.submit(replies).expect("replies match the requests"));
+    }
+    lines.push(game.footer_line());
+    lines
+}
+
+/// Every seat played by the game's first built-in bot.
+fn play_builtins(setup: MatchSetup) -> Vec<String> {
+    let kind = setup.game;
+    let name = builtin::names(kind)[0];
+    let mut bots: Vec<_> = (0..setup.players.len())
+        .map(|seat| builtin::create(kind, name, setup.seed, seat).expect("the first builtin exists"))
+        .collect();
+    play(setup, |seat, request| BotReply::Line(bots[seat].reply(request)))
+}
+
+fn verify(lines: &[String]) -> Verification {
+    replay::verify(lines).expect("a replay written by the engine reads back")
+}
+
+#[test]
+fn same_setup_and_replies_give_the_same_replay() {
+    for kind in GameKind::ALL {
+        let first = play_builtins(setup(kind, 11, serde_json::Value::Null));
+        let second = play_builtins(setup(kind, 11, serde_json::Value::Null));
+        assert_eq!(replay::digest(first.iter().map(String::as_str)), replay::digest(second.iter().map(String::as_str)));
+        assert_eq!(first, second, "{kind}");
+    }
+}
+
+#[test]
+fn every_builtin_bot_finishes_within_the_turn_limit() {
+    for kind in GameKind::ALL {
+        for name in builtin::names(kind) {
+            let setup = setup(kind, 5, serde_json::Value::Null);
+            let seats = setup.players.len();
+            let mut bots: Vec<_> =
+                (0..seats).map(|seat| builtin::create(kind, name, 5, seat).expect("exists")).collect();
+            let lines = play(setup, |seat, request| BotReply::Line(bots[seat].reply(request)));
+            let check = verify(&lines);
+            assert!(check.matches(), "{kind}/{name}");
+            assert_eq!(check.outcome.len(), seats);
+        }
+    }
+}
+
+#[test]
+fn replays_round_trip_and_tampering_is_found() {
+    for kind in GameKind::ALL {
+        let lines = play_builtins(setup(kind, 3, serde_json::Value::Null));
+        let check = verify(&lines);
+        assert!(check.matches(), "{kind}: {check:?}");
+        assert_eq!(check.frames as usize, lines.len() - 2);
+        assert_eq!(check.sha256, replay::digest(lines.iter().map(String::as_str)));
+
+        // Change the recorded state of one frame: the verifier names that line.
+        let mut tampered = lines.clone();
+        let target = tampered.len() / 2;
+        tampered[target] = tampered[target].replacen("\"state\":{", "\"state\":{\"forged\":1,", 1);
+        assert_eq!(verify(&tampered).first_difference, Some(target + 1), "{kind}");
+
+        // A replay cut short is an error, not a match.
+        assert!(replay::verify(&lines[..lines.len() - 1]).is_err(), "{kind}");
+    }
+}
+
+/// What the rules give a seat that always sends `reply`, per game.
+fn documented_status(kind: GameKind, reply: &BotReply) -> PlayerStatus {
+    match (kind, reply) {
+        // Vindinium: anything that is not a direction is `Stay`; a missing reply crashes the hero.
+        (GameKind::Vindinium, BotReply::Line(_) | BotReply::Unreadable) => PlayerStatus::Ok,
+        // Botwars: a malformed reply disqualifies.
+        (GameKind::Botwars, BotReply::Line(_) | BotReply::Unreadable) => PlayerStatus::Disqualified,
+        (_, BotReply::Timeout) => PlayerStatus::TimedOut,
+        (_, BotReply::Crashed) => PlayerStatus::Crashed,
+    }
+}
+
+#[test]
+fn malformed_and_missing_replies_get_the_documented_outcome() {
+    let bad_replies = [
+        BotReply::Line("definitely not a move".into()),
+        BotReply::Line("{\"from\":".into()),
+        BotReply::Unreadable,
+        BotReply::Timeout,
+        BotReply::Crashed,
+    ];
+    for kind in GameKind::ALL {
+        for bad in &bad_replies {
+            let setup = setup(kind, 9, short_rules(kind));
+            let mut others: Vec<_> = (0..setup.players.len())
+                .map(|seat| builtin::create(kind, "random", 9, seat).expect("exists"))
+                .collect();
+            let lines = play(
+                setup,
+                |seat, request| {
+                    if seat == 0 { bad.clone() } else { BotReply::Line(others[seat].reply(request)) }
+                },
+            );
+            let check = verify(&lines);
+            assert!(check.matches());
+            assert_eq!(check.outcome[0].status, documented_status(kind, bad), "{kind} with {bad:?}");
+            if check.outcome[0].status != PlayerStatus::Ok {
+                assert!(check.outcome[1..].iter().all(|other| other.status == PlayerStatus::Ok), "{kind}");
+            }
+        }
+    }
+}
+
+fn any_reply() -> impl Strategy<Value = BotReply> {
+    prop_oneof![
+        6 => any::<String>().prop_map(BotReply::Line),
+        3 => "(North|south|EAST| west |Stay|\"North\"|\\[\\]|\\[\\{\"from\":[0-9]{1,3},\"to\":[0-9]{1,3}\\}\\]|null|\\{\\}|[0-9.e-]{1,6})"
+            .prop_map(BotReply::Line),
+        1 => Just(BotReply::Unreadable),
+        1 => Just(BotReply::Timeout),
+        1 => Just(BotReply::Crashed),
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+
+    /// Arbitrary replies never panic, every match ends within its limit, ranks stay in
+    /// range, and the replay verifies.
+    #[test]
+    fn arbitrary_replies_never_break_a_match(
+        game in prop::sample::select(GameKind::ALL.to_vec()),
+        seed in any::<u64>(),
+        replies in prop::collection::vec(any_reply(), 1..64),
+    ) {
+        let setup = setup(game, seed, short_rules(game));
+        let seats = setup.players.len();
+        let mut next = replies.iter().cycle();
+        let lines = play(setup, |_, _| next.next().cloned().unwrap_or(BotReply::Timeout));
+        let check = verify(&lines);
+        prop_assert!(check.matches());
+        prop_assert_eq!(check.outcome.len(), seats);
+        prop_assert!(check.outcome.iter().all(|player| (1..=seats as u32).contains(&player.rank)));
+        prop_assert!(check.outcome.iter().any(|player| player.rank == 1));
+    }
+}
