@@ -1,1 +1,231 @@
-fn main() {}
+//! `farm-worker`: plays matches between bots.
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::Duration;
+
+use anyhow::{Context, Result};
+use clap::{Parser, Subcommand};
+use farm_engine::vindinium::generator;
+use farm_engine::{GameKind, GameRng, MatchSetup, replay};
+use farm_proto::BotSpec;
+use farm_worker::{MatchReport, RunnerOptions, fill_seats, play_match};
+use indicatif::{ProgressBar, ProgressStyle};
+
+#[derive(Parser)]
+#[command(name = "farm-worker", version, about = "Plays matches between game-playing bots.")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Play one match on this machine and write its replay, logs and result.
+    ///
+    /// Example: farm-worker play --game vindinium --map maps/vindinium/m1.txt --seed 7
+    ///   --bot builtin:greedy --bot 'cmd:python3 bots/vindinium/random.py'
+    Play(PlayArgs),
+    /// Work with replay files.
+    Replay {
+        #[command(subcommand)]
+        command: ReplayCommand,
+    },
+    /// Work with map files.
+    Map {
+        #[command(subcommand)]
+        command: MapCommand,
+    },
+}
+
+#[derive(clap::Args)]
+struct PlayArgs {
+    /// The game: vindinium or botwars.
+    #[arg(long)]
+    game: GameKind,
+    /// A map file (Vindinium: maps/vindinium/*.txt). Without it, Vindinium generates
+    /// a map from the seed.
+    #[arg(long)]
+    map: Option<PathBuf>,
+    /// The match seed, given to the rules and to every bot as FARM_SEED. Random if
+    /// not given (and printed).
+    #[arg(long)]
+    seed: Option<u64>,
+    /// A bot, once per seat in seat order: builtin:NAME (vindinium: random, greedy;
+    /// botwars: random, gatherer) or cmd:COMMAND (run with sh -c, speaking the game's
+    /// stdio protocol). Missing Vindinium seats are filled with builtin:random.
+    #[arg(long = "bot", required = true, value_name = "BOT")]
+    bots: Vec<BotSpec>,
+    /// Rules overrides as a JSON object, e.g. '{"maxTurns":400}'.
+    #[arg(long, value_name = "JSON")]
+    rules: Option<String>,
+    /// Where to write replay.jsonl, result.json and each seat's stderr log.
+    /// Default: farm-out/GAME-seedSEED.
+    #[arg(long, value_name = "DIR")]
+    out: Option<PathBuf>,
+    /// Extra time for each bot's first reply, for the bot to start up.
+    #[arg(long, default_value_t = 5000, value_name = "MS")]
+    startup_grace_ms: u64,
+    /// Bytes of each bot's stderr to keep.
+    #[arg(long, default_value_t = 64 * 1024, value_name = "BYTES")]
+    stderr_cap: usize,
+}
+
+#[derive(Subcommand)]
+enum ReplayCommand {
+    /// Re-simulate a replay from its header and recorded replies and check that every
+    /// line comes out identical. Exits 1 if it differs.
+    Verify {
+        /// The replay file (replay.jsonl).
+        file: PathBuf,
+    },
+}
+
+#[derive(Subcommand)]
+enum MapCommand {
+    /// Generate a random Vindinium map with the original's generator.
+    Generate {
+        /// The map seed.
+        #[arg(long)]
+        seed: u64,
+        /// Write the map here instead of printing it.
+        #[arg(long, value_name = "FILE")]
+        out: Option<PathBuf>,
+    },
+}
+
+#[tokio::main]
+async fn main() -> ExitCode {
+    tracing_subscriber::fmt()
+        .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
+        .with_writer(std::io::stderr)
+        .init();
+    let result = match Cli::parse().command {
+        Command::Play(args) => play(args).await,
+        Command::Replay { command: ReplayCommand::Verify { file } } => verify(&file),
+        Command::Map { command: MapCommand::Generate { seed, out } } => generate_map(seed, out.as_deref()),
+    };
+    match result {
+        Ok(code) => code,
+        Err(error) => {
+            eprintln!("error: {error:#}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+async fn play(args: PlayArgs) -> Result<ExitCode> {
+    let seed = args.seed.unwrap_or_else(clock_seed);
+    let map = match &args.map {
+        Some(path) => Some(std::fs::read_to_string(path).with_context(|| format!("reading map {}", path.display()))?),
+        None => None,
+    };
+    let rules: serde_json::Value = match &args.rules {
+        Some(text) => serde_json::from_str(text).context("--rules is not JSON")?,
+        None => serde_json::Value::Null,
+    };
+    let given = args.bots.len();
+    let bots = fill_seats(args.game, args.bots);
+    if bots.len() > given {
+        eprintln!("{} seats filled with {}", bots.len() - given, bots[given].launch);
+    }
+    let players = bots.iter().map(|bot| bot.name.clone()).collect();
+    let setup = MatchSetup::new(args.game, &rules, map, seed, players)?;
+
+    let out = args.out.unwrap_or_else(|| PathBuf::from(format!("farm-out/{}-seed{seed}", args.game)));
+    std::fs::create_dir_all(&out).with_context(|| format!("creating {}", out.display()))?;
+    let replay_path = out.join("replay.jsonl");
+    let replay_file =
+        tokio::fs::File::create(&replay_path).await.with_context(|| format!("creating {}", replay_path.display()))?;
+
+    let options =
+        RunnerOptions { startup_grace: Duration::from_millis(args.startup_grace_ms), stderr_cap: args.stderr_cap };
+    let progress = ProgressBar::new(0).with_style(
+        ProgressStyle::with_template("{prefix} [{bar:40}] {pos}/{len} steps {elapsed}")
+            .unwrap_or_else(|_| ProgressStyle::default_bar()),
+    );
+    progress.set_prefix(format!("{} seed {seed}", args.game));
+    let report = play_match(setup, &bots, &options, replay_file, |steps, limit| {
+        progress.set_length(limit);
+        progress.set_position(steps);
+    })
+    .await?;
+    progress.finish_and_clear();
+
+    for seat in &report.seats {
+        let path = out.join(format!("seat-{}.stderr.log", seat.seat));
+        std::fs::write(&path, &seat.log.bytes).with_context(|| format!("writing {}", path.display()))?;
+    }
+    let result_path = out.join("result.json");
+    std::fs::write(&result_path, serde_json::to_vec_pretty(&report)?)
+        .with_context(|| format!("writing {}", result_path.display()))?;
+    print_report(&report, &replay_path);
+    Ok(ExitCode::SUCCESS)
+}
+
+fn clock_seed() -> u64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64)
+}
+
+fn print_report(report: &MatchReport, replay_path: &Path) {
+    println!(
+        "{} seed {}: {} steps in {:.1} s",
+        report.game,
+        report.seed,
+        report.steps,
+        report.elapsed_ms as f64 / 1000.0
+    );
+    let name_width = report.seats.iter().map(|seat| seat.name.len()).max().unwrap_or(0).max(3);
+    println!(
+        "{:>4}  {:<name_width$}  {:<12}  {:>7}  {:>4}  {:>8}  {:>8}  {:>8}  {:>8}",
+        "seat", "bot", "status", "score", "rank", "requests", "timeouts", "mean ms", "max ms"
+    );
+    for seat in &report.seats {
+        let status = serde_json::to_value(seat.outcome.status).ok();
+        println!(
+            "{:>4}  {:<name_width$}  {:<12}  {:>7}  {:>4}  {:>8}  {:>8}  {:>8.2}  {:>8.2}",
+            seat.seat,
+            seat.name,
+            status.as_ref().and_then(|s| s.as_str()).unwrap_or("?"),
+            seat.outcome.score,
+            seat.outcome.rank,
+            seat.requests,
+            seat.timeouts,
+            seat.mean_reply_ms,
+            seat.max_reply_ms,
+        );
+    }
+    println!("replay: {} (sha256 {})", replay_path.display(), report.replay_sha256);
+}
+
+fn verify(path: &Path) -> Result<ExitCode> {
+    let file = std::fs::File::open(path).with_context(|| format!("opening {}", path.display()))?;
+    let lines: Vec<String> = BufReader::new(file)
+        .lines()
+        .collect::<std::io::Result<_>>()
+        .with_context(|| format!("reading {}", path.display()))?;
+    let check = replay::verify(&lines).with_context(|| format!("{} is not a readable replay", path.display()))?;
+    if let Some(line) = check.first_difference {
+        println!("{}: DIFFERS from the re-simulation at line {line} ({} frames)", path.display(), check.frames);
+        return Ok(ExitCode::from(1));
+    }
+    let ranks: Vec<String> = check.outcome.iter().map(|p| format!("{}/{}", p.score, p.rank)).collect();
+    println!(
+        "{}: OK, {} frames re-simulated identically (sha256 {}; score/rank {})",
+        path.display(),
+        check.frames,
+        check.sha256,
+        ranks.join(" ")
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+fn generate_map(seed: u64, out: Option<&Path>) -> Result<ExitCode> {
+    let map = generator::generate(&mut GameRng::new(seed, GameRng::MAP))?.to_string();
+    match out {
+        Some(path) => std::fs::write(path, &map).with_context(|| format!("writing {}", path.display()))?,
+        None => print!("{map}"),
+    }
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,173 @@
+//! A line-oriented conversation over any byte streams: the stdio transport, for a
+//! local process today and a container's attach streams later.
+
+use farm_engine::BotReply;
+use farm_engine::wire::{self, MAX_REPLY_BYTES};
+use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
+use tokio::sync::mpsc;
+use tokio::time::{Instant, timeout_at};
+
+/// Requests waiting to be written. A bot that stops reading its input fills this and
+/// then misses its deadlines, instead of blocking the match.
+const PENDING_REQUESTS: usize = 4;
+/// Replies read ahead of being asked for; past this the bot blocks on its output.
+const PENDING_REPLIES: usize = 16;
+
+/// Both directions of a line conversation with one bot.
+///
+/// Requests are written by a task of their own, so a bot that never reads cannot
+/// stall the caller; replies are read by another task, so reading never loses a
+/// partial line to a timeout.
+pub struct LineChannel {
+    requests: mpsc::Sender<Vec<u8>>,
+    replies: mpsc::Receiver<BotReply>,
+    /// Replies still owed for requests that timed out: they are skipped when they
+    /// arrive, so a slow bot's late answer is never taken for the next turn's.
+    late: usize,
+}
+
+impl LineChannel {
+    /// Starts the reader and writer tasks over `output` (what the bot writes) and
+    /// `input` (what it reads).
+    pub fn new(
+        output: impl AsyncRead + Unpin + Send + 'static,
+        input: impl AsyncWrite + Unpin + Send + 'static,
+    ) -> Self {
+        let (request_tx, request_rx) = mpsc::channel(PENDING_REQUESTS);
+        let (reply_tx, reply_rx) = mpsc::channel(PENDING_REPLIES);
+        tokio::spawn(write_requests(input, request_rx));
+        tokio::spawn(read_replies(output, reply_tx));
+        LineChannel { requests: request_tx, replies: reply_rx, late: 0 }
+    }
+
+    /// Queues one request line. Returns `false` when the bot is not keeping up with
+    /// its input or is gone.
+    pub fn send(&mut self, request: &str) -> bool {
+        self.requests.try_send(wire::stdio_request(request)).is_ok()
+    }
+
+    /// The reply to the oldest unanswered request, or `Timeout` at `deadline`, or
+    /// `Crashed` once the bot has closed its output.
+    pub async fn receive(&mut self, deadline: Instant) -> BotReply {
+        loop {
+            match timeout_at(deadline, self.replies.recv()).await {
+                Err(_) => {
+                    self.late += 1;
+                    return BotReply::Timeout;
+                }
+                Ok(None) => return BotReply::Crashed,
+                Ok(Some(_)) if self.late > 0 => self.late -= 1,
+                Ok(Some(reply)) => return reply,
+            }
+        }
+    }
+}
+
+async fn write_requests(mut input: impl AsyncWrite + Unpin, mut requests: mpsc::Receiver<Vec<u8>>) {
+    while let Some(line) = requests.recv().await {
+        if input.write_all(&line).await.is_err() || input.flush().await.is_err() {
+            return;
+        }
+    }
+}
+
+/// Splits the bot's output into replies. A line over [`MAX_REPLY_BYTES`] is reported
+/// as `Unreadable` as soon as it passes the cap (a bot writing endlessly without a
+/// newline gets its answer at once) and the rest of it is skipped.
+async fn read_replies(output: impl AsyncRead + Unpin, replies: mpsc::Sender<BotReply>) {
+    let mut output = BufReader::new(output);
+    let mut line = Vec::new();
+    let mut skipping = false;
+    loop {
+        let chunk = match output.fill_buf().await {
+            Ok([]) | Err(_) => return,
+            Ok(chunk) => chunk,
+        };
+        let (part, complete) = match chunk.iter().position(|&b| b == b'\n') {
+            Some(end) => (&chunk[..end], true),
+            None => (chunk, false),
+        };
+        let used = part.len() + usize::from(complete);
+        if !skipping {
+            line.extend_from_slice(part);
+        }
+        output.consume(used);
+        let reply = if !skipping && line.len() > MAX_REPLY_BYTES {
+            skipping = !complete;
+            line.clear();
+            Some(BotReply::Unreadable)
+        } else if complete && skipping {
+            skipping = false;
+            None
+        } else if complete {
+            let reply = wire::reply_from_bytes(&line);
+            line.clear();
+            Some(reply)
+        } else {
+            None
+        };
+        if let Some(reply) = reply
+            && replies.send(reply).await.is_err()
+        {
+            return;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+    use tokio::io::duplex;
+
+    fn far() -> Instant {
+        Instant::now() + Duration::from_secs(30)
+    }
+
+    #[tokio::test]
+    async fn replies_come_back_in_order_and_eof_means_crashed() {
+        let (bot_side, our_side) = duplex(1 << 16);
+        let (our_read, our_write) = tokio::io::split(our_side);
+        let mut channel = LineChannel::new(our_read, our_write);
+        let (mut bot_read, mut bot_write) = tokio::io::split(bot_side);
+        assert!(channel.send("hello"));
+        let mut request = vec![0u8; 6];
+        tokio::io::AsyncReadExt::read_exact(&mut bot_read, &mut request).await.expect("request arrives");
+        assert_eq!(request, b"hello\n");
+        bot_write.write_all(b"North\r\nSouth\n").await.expect("write");
+        assert_eq!(channel.receive(far()).await, BotReply::Line("North".into()));
+        assert_eq!(channel.receive(far()).await, BotReply::Line("South".into()));
+        drop(bot_write);
+        drop(bot_read);
+        assert_eq!(channel.receive(far()).await, BotReply::Crashed);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_late_reply_is_skipped_not_taken_for_the_next_turn() {
+        let (bot_side, our_side) = duplex(1 << 16);
+        let (our_read, our_write) = tokio::io::split(our_side);
+        let mut channel = LineChannel::new(our_read, our_write);
+        let (_bot_read, mut bot_write) = tokio::io::split(bot_side);
+        assert_eq!(channel.receive(Instant::now() + Duration::from_millis(50)).await, BotReply::Timeout);
+        bot_write.write_all(b"late\nfresh\n").await.expect("write");
+        assert_eq!(channel.receive(far()).await, BotReply::Line("fresh".into()));
+    }
+
+    #[tokio::test]
+    async fn an_endless_line_is_unreadable_as_soon_as_it_passes_the_cap() {
+        let (bot_side, our_side) = duplex(1 << 16);
+        let (our_read, our_write) = tokio::io::split(our_side);
+        let mut channel = LineChannel::new(our_read, our_write);
+        let (_bot_read, mut bot_write) = tokio::io::split(bot_side);
+        let writer = tokio::spawn(async move {
+            let block = vec![b'x'; 64 * 1024];
+            for _ in 0..(MAX_REPLY_BYTES / block.len() + 2) {
+                bot_write.write_all(&block).await.expect("write");
+            }
+            bot_write.write_all(b"\nok\n").await.expect("write");
+        });
+        assert_eq!(channel.receive(far()).await, BotReply::Unreadable);
+        assert_eq!(channel.receive(far()).await, BotReply::Line("ok".into()));
+        writer.await.expect("writer finishes");
+    }
+}

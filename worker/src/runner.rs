@@ -1,0 +1,254 @@
+//! Plays one match: starts the bots, drives the engine turn by turn under the rules'
+//! deadlines, streams the replay, and ends every bot whatever happens.
+
+use std::time::Duration;
+
+use farm_engine::builtin;
+use farm_engine::replay::LineHasher;
+use farm_engine::{BotReply, GameKind, Match, MatchSetup, PlayerOutcome, Seat, SetupError, StepError};
+use farm_proto::{BotLaunch, BotSpec, Transport};
+use serde::Serialize;
+use tokio::io::{AsyncWrite, AsyncWriteExt, BufWriter};
+use tokio::time::Instant;
+
+use crate::bots::{BotExit, BotLaunchError, BotSession, CappedLog};
+
+/// Knobs of the runner that are not rules of the game.
+#[derive(Debug, Clone)]
+pub struct RunnerOptions {
+    /// Added to each bot's first deadline: starting a process is not thinking time.
+    pub startup_grace: Duration,
+    /// Bytes of each bot's stderr kept.
+    pub stderr_cap: usize,
+}
+
+impl Default for RunnerOptions {
+    fn default() -> Self {
+        RunnerOptions { startup_grace: Duration::from_secs(5), stderr_cap: 64 * 1024 }
+    }
+}
+
+/// Why a match could not be played. Bots misbehaving is never one of these.
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    /// The setup is invalid (rules, map, number of bots).
+    #[error(transparent)]
+    Setup(#[from] SetupError),
+    /// A bot could not be started at all.
+    #[error("seat {seat}: {source}")]
+    Launch {
+        /// The seat.
+        seat: Seat,
+        /// Why.
+        source: BotLaunchError,
+    },
+    /// Writing the replay failed.
+    #[error("writing the replay: {0}")]
+    Replay(#[from] std::io::Error),
+    /// The runner and the engine disagree about a step: a bug, reported, not hidden.
+    #[error("internal error: {0}")]
+    Engine(#[from] StepError),
+}
+
+/// How one seat fared.
+#[derive(Debug, Clone, Serialize)]
+pub struct SeatReport {
+    /// The seat.
+    pub seat: Seat,
+    /// The bot's name.
+    pub name: String,
+    /// How the bot was launched (`builtin:...`, `cmd:...`).
+    pub launch: String,
+    /// Score, rank and status.
+    #[serde(flatten)]
+    pub outcome: PlayerOutcome,
+    /// Requests sent.
+    pub requests: u64,
+    /// Requests that timed out.
+    pub timeouts: u64,
+    /// Mean time to reply, over the replies that arrived.
+    pub mean_reply_ms: f64,
+    /// Longest time to reply.
+    pub max_reply_ms: f64,
+    /// How its process ended (none for built-in bots).
+    pub exit: Option<BotExit>,
+    /// Its stderr, capped.
+    #[serde(skip)]
+    pub log: CappedLog,
+}
+
+/// The result of one match.
+#[derive(Debug, Clone, Serialize)]
+pub struct MatchReport {
+    /// The game.
+    pub game: GameKind,
+    /// The match seed.
+    pub seed: u64,
+    /// Steps played.
+    pub steps: u64,
+    /// SHA-256 of the replay, lowercase hex.
+    pub replay_sha256: String,
+    /// Wall-clock duration.
+    pub elapsed_ms: u64,
+    /// Every seat, in seat order.
+    pub seats: Vec<SeatReport>,
+}
+
+/// `bots` with the seats the game fills on its own (Vindinium's random heroes, rule
+/// V-5) appended, up to the game's smallest number of seats.
+pub fn fill_seats(game: GameKind, mut bots: Vec<BotSpec>) -> Vec<BotSpec> {
+    let needed = *farm_engine::AnyGame::seats(game).start();
+    if let Some(filler) = builtin::seat_filler(game) {
+        while bots.len() < needed {
+            bots.push(BotSpec {
+                name: filler.to_owned(),
+                launch: BotLaunch::Builtin(filler.to_owned()),
+                transport: Transport::Stdio,
+            });
+        }
+    }
+    bots
+}
+
+#[derive(Default)]
+struct SeatClock {
+    requests: u64,
+    timeouts: u64,
+    replies: u64,
+    total: Duration,
+    max: Duration,
+}
+
+/// Writes replay lines and hashes them as they go.
+struct ReplayWriter<W: AsyncWrite + Unpin> {
+    out: BufWriter<W>,
+    hash: LineHasher,
+}
+
+impl<W: AsyncWrite + Unpin> ReplayWriter<W> {
+    async fn line(&mut self, line: &str) -> std::io::Result<()> {
+        self.hash.line(line);
+        self.out.write_all(line.as_bytes()).await?;
+        self.out.write_all(b"\n").await
+    }
+}
+
+/// Plays the match `setup` between `bots` (one per seat) and writes its replay to
+/// `replay`. `on_step` is called after every step with the steps played and the most
+/// the match can take.
+pub async fn play_match<W: AsyncWrite + Unpin>(
+    setup: MatchSetup,
+    bots: &[BotSpec],
+    options: &RunnerOptions,
+    replay: W,
+    mut on_step: impl FnMut(u64, u64),
+) -> Result<MatchReport, RunError> {
+    let started = Instant::now();
+    let (game_kind, seed) = (setup.game, setup.seed);
+    let mut game = Match::new(setup)?;
+    let mut sessions = Vec::with_capacity(bots.len());
+    for (seat, spec) in bots.iter().enumerate() {
+        let session = BotSession::launch(spec, game_kind, seed, seat, options.stderr_cap)
+            .map_err(|source| RunError::Launch { seat, source })?;
+        sessions.push(session);
+    }
+    let result = drive(&mut game, &mut sessions, options, replay, &mut on_step).await;
+
+    // Every bot is ended, whether the match finished or failed.
+    let mut ended = Vec::with_capacity(sessions.len());
+    for session in sessions {
+        ended.push(session.finish().await);
+    }
+    let (clocks, replay_sha256) = result?;
+
+    let seats = game
+        .outcome()
+        .into_iter()
+        .zip(bots)
+        .zip(clocks)
+        .zip(ended)
+        .enumerate()
+        .map(|(seat, (((outcome, spec), clock), (log, exit)))| SeatReport {
+            seat,
+            name: spec.name.clone(),
+            launch: spec.launch.to_string(),
+            outcome,
+            requests: clock.requests,
+            timeouts: clock.timeouts,
+            mean_reply_ms: if clock.replies == 0 { 0.0 } else { millis(clock.total) / clock.replies as f64 },
+            max_reply_ms: millis(clock.max),
+            exit,
+            log,
+        })
+        .collect();
+    Ok(MatchReport {
+        game: game_kind,
+        seed,
+        steps: game.steps(),
+        replay_sha256,
+        elapsed_ms: started.elapsed().as_millis() as u64,
+        seats,
+    })
+}
+
+fn millis(duration: Duration) -> f64 {
+    duration.as_secs_f64() * 1000.0
+}
+
+async fn drive<W: AsyncWrite + Unpin>(
+    game: &mut Match,
+    sessions: &mut [BotSession],
+    options: &RunnerOptions,
+    replay: W,
+    on_step: &mut impl FnMut(u64, u64),
+) -> Result<(Vec<SeatClock>, String), RunError> {
+    let deadlines = game.deadlines();
+    let limit = game.game().max_steps();
+    let mut clocks: Vec<SeatClock> = sessions.iter().map(|_| SeatClock::default()).collect();
+    let mut writer = ReplayWriter { out: BufWriter::new(replay), hash: LineHasher::default() };
+    writer.line(&game.header_line()).await?;
+
+    while !game.is_over() {
+        let requests = game.requests();
+        let mut asked = Vec::with_capacity(requests.len());
+        for (seat, request) in &requests {
+            let clock = &mut clocks[*seat];
+            let sent = Instant::now();
+            let allowed = if clock.requests == 0 {
+                options.startup_grace + Duration::from_millis(deadlines.first_ms)
+            } else {
+                Duration::from_millis(deadlines.turn_ms)
+            };
+            clock.requests += 1;
+            let accepted = sessions[*seat].send(request);
+            asked.push((*seat, sent, sent + allowed, accepted));
+        }
+        let mut replies = Vec::with_capacity(asked.len());
+        for (seat, sent, deadline, accepted) in asked {
+            // A bot not reading its input still gets its full time, then times out.
+            let reply = if accepted { sessions[seat].receive(deadline).await } else { wait_out(deadline).await };
+            let clock = &mut clocks[seat];
+            match reply {
+                BotReply::Timeout => clock.timeouts += 1,
+                _ => {
+                    let took = sent.elapsed();
+                    clock.replies += 1;
+                    clock.total += took;
+                    clock.max = clock.max.max(took);
+                }
+            }
+            replies.push((seat, reply));
+        }
+        let frame = game.submit(replies)?;
+        writer.line(&frame).await?;
+        on_step(game.steps(), limit);
+    }
+    writer.line(&game.footer_line()).await?;
+    writer.out.flush().await?;
+    Ok((clocks, writer.hash.finish()))
+}
+
+async fn wait_out(deadline: Instant) -> BotReply {
+    tokio::time::sleep_until(deadline).await;
+    BotReply::Timeout
+}

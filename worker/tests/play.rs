@@ -1,0 +1,257 @@
+//! `farm-worker play` and `farm-worker replay verify` against real bot processes: the
+//! example bots, and hostile ones written as shell one-liners.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+const WORKER: &str = env!("CARGO_BIN_EXE_farm-worker");
+
+fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+/// A binary of another workspace package, built by `cargo build --workspace`.
+fn workspace_binary(name: &str) -> PathBuf {
+    let dir =
+        std::env::current_exe().expect("test path").parent().and_then(Path::parent).expect("target dir").to_owned();
+    let path = dir.join(name);
+    assert!(path.exists(), "{} is missing: run `cargo build --workspace` first (scripts/test does)", path.display());
+    path
+}
+
+fn run(args: &[&str]) -> Output {
+    Command::new(WORKER).args(args).current_dir(repo()).output().expect("farm-worker runs")
+}
+
+/// Plays a match into a fresh directory and returns its result.json and the directory.
+fn play(args: &[&str]) -> (Value, tempfile::TempDir) {
+    let out = tempfile::tempdir().expect("temp dir");
+    let out_arg = out.path().to_str().expect("utf-8 path").to_owned();
+    let mut full = vec!["play", "--out", &out_arg];
+    full.extend_from_slice(args);
+    let output = run(&full);
+    assert!(
+        output.status.success(),
+        "play failed: {}\n{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let result = std::fs::read(out.path().join("result.json")).expect("result.json written");
+    (serde_json::from_slice(&result).expect("result.json is JSON"), out)
+}
+
+fn verify(dir: &Path) -> String {
+    let replay = dir.join("replay.jsonl");
+    let output = run(&["replay", "verify", replay.to_str().expect("utf-8")]);
+    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+    assert!(output.status.success(), "verify failed: {stdout}{}", String::from_utf8_lossy(&output.stderr));
+    stdout
+}
+
+fn statuses(result: &Value) -> Vec<&str> {
+    result["seats"].as_array().expect("seats").iter().map(|seat| seat["status"].as_str().expect("status")).collect()
+}
+
+/// Generous deadlines: these tests are about rules and process handling, not speed,
+/// and must not depend on how loaded the machine is.
+const PATIENT_VINDINIUM: &str = r#"{"moveTimeoutMs":20000}"#;
+
+#[test]
+fn a_full_vindinium_match_with_the_python_bot_plays_1200_turns_and_verifies() {
+    let python = "cmd:python3 bots/vindinium/random.py";
+    let (result, dir) = play(&[
+        "--game",
+        "vindinium",
+        "--map",
+        "maps/vindinium/m1.txt",
+        "--seed",
+        "7",
+        "--rules",
+        PATIENT_VINDINIUM,
+        "--bot",
+        "builtin:greedy",
+        "--bot",
+        python,
+        "--bot",
+        "builtin:random",
+        "--bot",
+        "builtin:random",
+    ]);
+    assert_eq!(result["steps"], 1200);
+    assert_eq!(statuses(&result), ["ok"; 4]);
+    assert_eq!(result["seats"][1]["requests"], 300);
+    assert_eq!(result["seats"][0]["rank"], 1, "the greedy miner beats three random walkers: {result}");
+    let stdout = verify(dir.path());
+    assert!(stdout.contains("OK, 1200 frames"), "{stdout}");
+    assert!(stdout.contains(result["replay_sha256"].as_str().expect("sha")), "{stdout}");
+
+    // The Python bot seeds itself from FARM_SEED and FARM_SEAT: the same match again
+    // is the same replay, byte for byte.
+    let (again, _) = play(&[
+        "--game",
+        "vindinium",
+        "--map",
+        "maps/vindinium/m1.txt",
+        "--seed",
+        "7",
+        "--rules",
+        PATIENT_VINDINIUM,
+        "--bot",
+        "builtin:greedy",
+        "--bot",
+        python,
+        "--bot",
+        "builtin:random",
+        "--bot",
+        "builtin:random",
+    ]);
+    assert_eq!(again["replay_sha256"], result["replay_sha256"]);
+}
+
+#[test]
+fn a_botwars_match_between_the_rust_and_python_bots_ends_with_a_result() {
+    let rust_bot = format!("cmd:{}", workspace_binary("botwars-random-bot").display());
+    let (result, dir) = play(&[
+        "--game",
+        "botwars",
+        "--seed",
+        "3",
+        "--rules",
+        r#"{"replyTimeoutMs":20000}"#,
+        "--bot",
+        &rust_bot,
+        "--bot",
+        "cmd:python3 bots/botwars/random.py",
+    ]);
+    assert_eq!(statuses(&result), ["ok", "ok"]);
+    let ranks: Vec<u64> =
+        result["seats"].as_array().expect("seats").iter().map(|s| s["rank"].as_u64().expect("rank")).collect();
+    assert!(ranks == [1, 2] || ranks == [2, 1] || ranks == [1, 1], "a winner or a draw: {ranks:?}");
+    let steps = result["steps"].as_u64().expect("steps");
+    assert!((1..=100).contains(&steps), "{steps}");
+    assert!(verify(dir.path()).contains(&format!("OK, {steps} frames")));
+}
+
+#[test]
+fn the_rust_vindinium_bot_plays_too() {
+    let rust_bot = format!("cmd:{}", workspace_binary("vindinium-random-bot").display());
+    let (result, dir) = play(&[
+        "--game",
+        "vindinium",
+        "--seed",
+        "11",
+        "--rules",
+        r#"{"maxTurns":200,"moveTimeoutMs":20000}"#,
+        "--bot",
+        &rust_bot,
+    ]);
+    assert_eq!(result["steps"], 200);
+    assert_eq!(result["seats"].as_array().expect("seats").len(), 4, "missing seats are filled");
+    assert_eq!(result["seats"][3]["launch"], "builtin:random");
+    assert_eq!(statuses(&result), ["ok"; 4]);
+    verify(dir.path());
+}
+
+/// A marker in every hostile command line, to find leftovers with `pgrep -f`.
+fn hostile(marker: &str, script: &str) -> String {
+    format!("cmd:sh -c '{script}' {marker}")
+}
+
+#[test]
+fn hostile_bots_get_what_the_rules_say_and_nothing_is_left_running() {
+    let marker = format!("farm-hostile-{}", std::process::id());
+    let hang = hostile(&marker, "sleep 1000");
+    let die = hostile(&marker, "read line; exit 3");
+    let garbage = hostile(&marker, "while read line; do echo \"not a move $line\"; done");
+    let endless = hostile(&marker, "sleep 1000 & yes | tr -d \"\\n\"");
+    let (result, dir) = play(&[
+        "--game",
+        "vindinium",
+        "--seed",
+        "5",
+        "--rules",
+        r#"{"maxTurns":48,"moveTimeoutMs":300}"#,
+        "--startup-grace-ms",
+        "2000",
+        "--bot",
+        &hang,
+        "--bot",
+        &die,
+        "--bot",
+        &garbage,
+        "--bot",
+        &endless,
+    ]);
+    // Vindinium: no reply in time or a dead bot crashes the hero; anything that is not
+    // a direction is `Stay`. An endless line is one unreadable reply (`Stay`) as soon
+    // as it passes the size cap; as it never ends, the next request times out. The
+    // match goes on to the end.
+    assert_eq!(statuses(&result), ["timed_out", "crashed", "ok", "timed_out"]);
+    assert_eq!(result["steps"], 48);
+    assert_eq!(result["seats"][0]["requests"], 1, "a crashed hero is never asked again");
+    assert_eq!(result["seats"][2]["requests"], 12);
+    assert_eq!(result["seats"][3]["requests"], 2);
+    verify(dir.path());
+
+    let botwars_garbage = hostile(&marker, "read line; echo \"{\\\"from\\\": 1}\"; sleep 1000");
+    let (result, dir) =
+        play(&["--game", "botwars", "--seed", "5", "--bot", "builtin:gatherer", "--bot", &botwars_garbage]);
+    // Botwars: a malformed reply disqualifies at once and the other side wins.
+    assert_eq!(statuses(&result), ["ok", "disqualified"]);
+    assert_eq!(result["seats"][0]["rank"], 1);
+    assert_eq!(result["steps"], 1);
+    verify(dir.path());
+
+    let leftovers = Command::new("pgrep").args(["-f", &marker]).output().expect("pgrep runs");
+    assert!(leftovers.stdout.is_empty(), "processes left running: {}", String::from_utf8_lossy(&leftovers.stdout));
+}
+
+#[test]
+fn bots_get_seed_and_seat_and_their_stderr_is_kept_capped() {
+    let echo_env = "cmd:sh -c 'echo \"seed=$FARM_SEED seat=$FARM_SEAT\" >&2; while read line; do echo []; done'";
+    let flood = "cmd:sh -c 'head -c 200000 /dev/zero >&2; while read line; do echo []; done'";
+    let (result, dir) = play(&[
+        "--game",
+        "botwars",
+        "--seed",
+        "42",
+        "--stderr-cap",
+        "1000",
+        "--rules",
+        r#"{"maxTurns":3,"replyTimeoutMs":20000}"#,
+        "--bot",
+        echo_env,
+        "--bot",
+        flood,
+    ]);
+    assert_eq!(statuses(&result), ["ok", "ok"]);
+    let log = std::fs::read_to_string(dir.path().join("seat-0.stderr.log")).expect("seat 0 log");
+    assert_eq!(log, "seed=42 seat=0\n");
+    let flooded = std::fs::read(dir.path().join("seat-1.stderr.log")).expect("seat 1 log");
+    assert_eq!(flooded.len(), 1000);
+}
+
+#[test]
+fn bad_input_is_reported_naming_what_is_wrong() {
+    let cases: [(&[&str], &str); 5] = [
+        (&["play", "--game", "chess", "--bot", "builtin:random"], "unknown game \"chess\""),
+        (
+            &["play", "--game", "botwars", "--bot", "builtin:nope", "--bot", "builtin:random"],
+            "no built-in botwars bot named \"nope\"",
+        ),
+        (&["play", "--game", "botwars", "--bot", "builtin:random"], "botwars is played by 2 to 2 bots, not 1"),
+        (
+            &["play", "--game", "vindinium", "--bot", "builtin:random", "--rules", r#"{"maxTurn":5}"#],
+            "unknown field `maxTurn`",
+        ),
+        (&["replay", "verify", "Cargo.toml"], "line 1"),
+    ];
+    for (args, expected) in cases {
+        let output = run(args);
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(!output.status.success(), "{args:?} succeeded");
+        assert!(stderr.contains(expected), "{args:?}: {stderr}");
+    }
+}
