@@ -22,6 +22,30 @@ pub enum BotLaunch {
     Builtin(String),
     /// A local command line, run through `sh -c` in its own process group.
     Command(String),
+    /// A Docker image, run as one locked-down container per match.
+    Image(String),
+}
+
+/// What one bot's sandbox may use.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct BotLimits {
+    /// Memory, in MiB; swap is limited to the same amount, so there is none.
+    pub memory_mib: u64,
+    /// CPU time, in thousandths of a core (1000 is one core).
+    pub cpu_millis: u64,
+    /// Processes and threads.
+    pub pids: i64,
+    /// Size of the writable `/tmp`, in MiB.
+    pub tmp_mib: u64,
+    /// Bytes of stderr kept.
+    pub stderr_bytes: usize,
+}
+
+impl Default for BotLimits {
+    fn default() -> Self {
+        BotLimits { memory_mib: 512, cpu_millis: 1000, pids: 128, tmp_mib: 64, stderr_bytes: 64 * 1024 }
+    }
 }
 
 /// A bot taking part in a match: a display name and how to run it.
@@ -34,11 +58,14 @@ pub struct BotSpec {
     /// How requests and replies travel.
     #[serde(default)]
     pub transport: Transport,
+    /// What its sandbox may use.
+    #[serde(default)]
+    pub limits: BotLimits,
 }
 
 /// A bot given on the command line in a form [`BotSpec::from_str`] does not know.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("bad bot {given:?}: {problem} (expected builtin:NAME or cmd:COMMAND)")]
+#[error("bad bot {given:?}: {problem} (expected builtin:NAME, cmd:COMMAND or image:NAME)")]
 pub struct BotSpecError {
     /// The text that was given.
     pub given: String,
@@ -49,9 +76,10 @@ pub struct BotSpecError {
 impl FromStr for BotSpec {
     type Err = BotSpecError;
 
-    /// Parses `builtin:NAME` or `cmd:COMMAND`. The name is the builtin's name, or the
-    /// command's first word without its directory (`cmd:python3 bots/x/random.py` is
-    /// named `random.py`, the last word that looks like a file).
+    /// Parses `builtin:NAME`, `cmd:COMMAND` or `image:NAME`. The name is the builtin's
+    /// or the image's name (without registry path or tag), or the
+    /// command's first word without its directory (`cmd:python3 bots/x/random_bot.py` is
+    /// named `random_bot.py`, the last word that looks like a file).
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         let error = |problem| BotSpecError { given: s.to_owned(), problem };
         let (scheme, rest) = s.split_once(':').ok_or_else(|| error("no scheme"))?;
@@ -62,15 +90,21 @@ impl FromStr for BotSpec {
         let launch = match scheme {
             "builtin" => BotLaunch::Builtin(rest.to_owned()),
             "cmd" => BotLaunch::Command(rest.to_owned()),
+            "image" => BotLaunch::Image(rest.to_owned()),
             _ => return Err(error("unknown scheme")),
         };
-        Ok(BotSpec { name: default_name(&launch), launch, transport: Transport::Stdio })
+        Ok(BotSpec { name: default_name(&launch), launch, transport: Transport::Stdio, limits: BotLimits::default() })
     }
 }
 
 fn default_name(launch: &BotLaunch) -> String {
     match launch {
         BotLaunch::Builtin(name) => name.clone(),
+        BotLaunch::Image(image) => {
+            let without_tag =
+                image.rsplit_once(':').filter(|(_, tag)| !tag.contains('/')).map_or(image.as_str(), |(name, _)| name);
+            without_tag.rsplit('/').next().unwrap_or(without_tag).to_owned()
+        }
         BotLaunch::Command(command) => {
             let words: Vec<&str> = command.split_whitespace().collect();
             let file_word = words.iter().rev().find(|word| word.contains('/') || word.contains('.'));
@@ -85,6 +119,7 @@ impl fmt::Display for BotLaunch {
         match self {
             BotLaunch::Builtin(name) => write!(f, "builtin:{name}"),
             BotLaunch::Command(command) => write!(f, "cmd:{command}"),
+            BotLaunch::Image(image) => write!(f, "image:{image}"),
         }
     }
 }
@@ -99,13 +134,17 @@ mod tests {
         assert_eq!(greedy.launch, BotLaunch::Builtin("greedy".into()));
         assert_eq!(greedy.name, "greedy");
 
-        let python: BotSpec = "cmd:python3 bots/vindinium/random.py".parse().expect("cmd parses");
-        assert_eq!(python.launch, BotLaunch::Command("python3 bots/vindinium/random.py".into()));
-        assert_eq!(python.name, "random.py");
-        assert_eq!(python.launch.to_string(), "cmd:python3 bots/vindinium/random.py");
+        let python: BotSpec = "cmd:python3 bots/vindinium/random_bot.py".parse().expect("cmd parses");
+        assert_eq!(python.launch, BotLaunch::Command("python3 bots/vindinium/random_bot.py".into()));
+        assert_eq!(python.name, "random_bot.py");
+        assert_eq!(python.launch.to_string(), "cmd:python3 bots/vindinium/random_bot.py");
 
         let rust: BotSpec = "cmd:target/debug/botwars-random-bot".parse().expect("cmd parses");
         assert_eq!(rust.name, "botwars-random-bot");
+
+        let image: BotSpec = "image:matchfarm/bot-botwars-random-py:latest".parse().expect("image parses");
+        assert_eq!(image.launch, BotLaunch::Image("matchfarm/bot-botwars-random-py:latest".into()));
+        assert_eq!(image.name, "bot-botwars-random-py");
     }
 
     #[test]

@@ -5,16 +5,22 @@
 //! - [`GameKind`]: the closed set of games the engine plays.
 //! - [`BotSpec`], [`BotLaunch`], [`Transport`]: how to start a bot and talk to it.
 //! - [`PlayerStatus`], [`PlayerOutcome`]: the per-seat part of a match result.
+//! - [`JobEnvelope`], [`MatchJob`], [`ResultEnvelope`], [`MatchResult`]: what travels on
+//!   the `farm.jobs` and `farm.results` queues, with [`SCHEMA_VERSION`].
 //!
 //! This crate holds data only: serde, no IO, no async runtime.
 #![deny(missing_docs)]
 
 mod bot;
 mod game;
+mod job;
 mod outcome;
 
-pub use bot::{BotLaunch, BotSpec, BotSpecError, Transport};
+pub use bot::{BotLaunch, BotLimits, BotSpec, BotSpecError, Transport};
 pub use game::{GameKind, UnknownGame};
+pub use job::{
+    JOBS_QUEUE, JobEnvelope, MatchJob, MatchResult, PlayerResult, RESULTS_QUEUE, ResultEnvelope, SCHEMA_VERSION,
+};
 pub use outcome::{PlayerOutcome, PlayerStatus};
 
 /// A seat in a match, counted from 0 in the order the bots were given.
