@@ -36,7 +36,7 @@ SAFE_REPLY = "[]"
 
 def log(message):
     """Write one line to the bot's log (stderr). Never log to stdout."""
-    print(f"[botwars random.py] {message}", file=sys.stderr, flush=True)
+    print(f"[botwars random_bot.py] {message}", file=sys.stderr, flush=True)
 
 
 def env_u64(name):

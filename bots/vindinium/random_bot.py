@@ -28,7 +28,7 @@ SAFE_REPLY = "Stay"
 
 def log(message):
     """Write one line to the bot's log (stderr). Never log to stdout."""
-    print(f"[vindinium random.py] {message}", file=sys.stderr, flush=True)
+    print(f"[vindinium random_bot.py] {message}", file=sys.stderr, flush=True)
 
 
 def env_u64(name):
