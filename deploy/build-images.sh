@@ -1,5 +1,8 @@
 #!/usr/bin/env bash
-# Builds the farm's local Docker images, each only when it is missing (or with --force).
+# Builds the farm's local Docker images, each only when it is missing or out of date (or
+# with --force). Every image carries the label matchfarm.source, the sha256 of the inputs
+# of its build (build context, Dockerfile, build args, its base's matchfarm.source; for the
+# Rust bots their sources, for base-debian its setup); a differing label means a rebuild.
 # No image is ever pulled: the bases are made here (FROM scratch, and a Debian root made
 # with debootstrap and `docker import`), and every build uses --pull=false on local bases.
 # Run `deploy/build-images.sh --help` for the list.
@@ -12,6 +15,12 @@ SUITE=bookworm
 DEFAULT_MIRROR=http://deb.debian.org/debian
 STATIC_TARGET=x86_64-unknown-linux-gnu
 STATIC_DIR=$REPO/target/static/$STATIC_TARGET/release
+STATIC_RUSTFLAGS='-C target-feature=+crt-static'
+SOURCE_LABEL=matchfarm.source
+DEBIAN_VARIANT=minbase
+# The image config `docker import` gives base-debian (its matchfarm.source is added).
+DEBIAN_CHANGES=('ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin'
+    'ENV LANG=C.UTF-8' 'CMD ["/bin/bash"]')
 
 # Hostile bots: every executable NAME.py in bots/hostile (stdio_bot.py is their library).
 HOSTILE=()
@@ -22,14 +31,20 @@ done
 ALL=(base-static base-debian
     bot-vindinium-random-py bot-botwars-random-py
     bot-vindinium-random-rs bot-botwars-random-rs)
-for name in "${HOSTILE[@]}"; do ALL+=("hostile-$name"); done
+# The local base each image is built FROM (as its Dockerfile says).
+declare -A BASE_OF=([bot-vindinium-random-py]=base-debian [bot-botwars-random-py]=base-debian
+    [bot-vindinium-random-rs]=base-static [bot-botwars-random-rs]=base-static)
+for name in "${HOSTILE[@]}"; do
+    ALL+=("hostile-$name")
+    BASE_OF[hostile-$name]=base-debian
+done
 
 usage() {
     cat <<EOF
 Usage: deploy/build-images.sh [--force] [NAME ...]
 
-Builds the matchfarm Docker images that are missing, all tagged :latest, with no
-registry: NAME is one of the images below without "matchfarm/" (default: all).
+Builds the matchfarm Docker images that are missing or out of date, all tagged :latest,
+with no registry: NAME is one of the images below without "matchfarm/" (default: all).
 
   matchfarm/base-static       FROM scratch: /etc/passwd with user bot (10001), /tmp
   matchfarm/base-debian       debootstrap --variant=minbase $SUITE + python3, nodejs,
@@ -40,12 +55,18 @@ registry: NAME is one of the images below without "matchfarm/" (default: all).
                               ${HOSTILE[*]}
 
 Options:
-  --force    rebuild the named images (default: all) even if they exist
+  --force    rebuild the named images (default: all) even if they are up to date
   -h, --help show this help
 
-A missing base image is always built first, even when only a bot is named, and the
-images built on a base that was (re)built in this run are rebuilt with it. The Debian mirror is
-the one the host's apt sources use for $SUITE (override: MATCHFARM_DEBIAN_MIRROR=URL).
+Every image has a label $SOURCE_LABEL: the sha256 of the inputs of its build (its
+build context, Dockerfile and build args, and the $SOURCE_LABEL of its base; for the
+Rust bots their crate sources, Cargo.toml and Cargo.lock; for base-debian its setup:
+setup-root.sh, suite, mirrors, image config, not the mirror's contents). An image is
+rebuilt when it is missing or its label differs from the hash of its inputs now.
+A base image is checked (and built if need be) first, even when only images built on it
+are named, and the images built on a base that was (re)built in this run are rebuilt
+with it. The Debian mirror is the one the host's apt sources use for $SUITE (override:
+MATCHFARM_DEBIAN_MIRROR=URL).
 EOF
 }
 
@@ -92,68 +113,143 @@ docker info >/dev/null 2>&1 || die "cannot talk to the Docker daemon"
 declare -A REBUILT=()
 BUILT=()
 SKIPPED=()
+REPLACED=()
 
-image_id() { docker image inspect --format '{{.Id}}' "matchfarm/$1:latest" 2>/dev/null || true; }
+# What Docker has now: the id and matchfarm.source of every image that exists, by NAME.
+declare -A IMAGE_ID=() IMAGE_SOURCE=()
+INSPECT_FORMAT='{{.Id}}|{{range $k, $v := .Config.Labels}}{{if eq $k "'$SOURCE_LABEL'"}}{{$v}}{{end}}{{end}}|{{range .RepoTags}}{{.}} {{end}}'
+
+# load_images NAME...: (re)reads the id and matchfarm.source of the images, in one call.
+load_images() {
+    local refs=("${@/#/matchfarm/}") name id source tags tag
+    for name; do unset "IMAGE_ID[$name]" "IMAGE_SOURCE[$name]"; done
+    while IFS='|' read -r id source tags; do
+        for tag in $tags; do
+            case $tag in
+                matchfarm/*:latest)
+                    name=${tag#matchfarm/}
+                    name=${name%:latest}
+                    IMAGE_ID[$name]=$id
+                    IMAGE_SOURCE[$name]=$source
+                    ;;
+            esac
+        done
+    done < <(docker image inspect --format "$INSPECT_FORMAT" "${refs[@]/%/:latest}" 2>/dev/null || true)
+}
+load_images "${ALL[@]}"
+
+image_id() { printf '%s\n' "${IMAGE_ID[$1]:-}"; }
 
 selected() {
     [ ${#SELECTED[@]} -eq 0 ] && return 0
     [[ " ${SELECTED[*]} " == *" $1 "* ]]
 }
 
-# needs_build NAME [BASE ...]: whether NAME is to be built in this run.
+# wanted NAME: whether NAME is named (default: all) or is the base of an image that is.
+wanted() {
+    local other
+    selected "$1" && return 0
+    for other in "${SELECTED[@]}"; do
+        [ "${BASE_OF[$other]:-}" = "$1" ] && return 0
+    done
+    return 1
+}
+
+# needs_build NAME SOURCE: whether NAME is to be built in this run, SOURCE being the
+# matchfarm.source of its inputs now; WHY says why.
+WHY=
 needs_build() {
-    local name=$1 base
-    shift
-    if [ -z "$(image_id "$name")" ]; then
-        # A missing base is built even when only its dependents were named.
-        [[ $name == base-* ]] && return 0
-        selected "$name" && return 0
+    local name=$1 source=$2 base=${BASE_OF[$1]:-}
+    # An image whose base was rebuilt in this run is rebuilt too, named or not.
+    if [ -n "${IMAGE_ID[$name]:-}" ] && [ -n "$base" ] && [ -n "${REBUILT[$base]:-}" ]; then
+        WHY="base rebuilt"
+        return 0
+    fi
+    wanted "$name" || return 1
+    if [ -z "${IMAGE_ID[$name]:-}" ]; then
+        WHY=missing
+    elif [ "${IMAGE_SOURCE[$name]:-}" != "$source" ]; then
+        WHY="out of date"
+    elif selected "$name" && [ "$FORCE" = 1 ]; then
+        WHY=forced
+    else
         return 1
     fi
-    # An image whose base was rebuilt in this run is rebuilt too, named or not.
-    for base in "$@"; do
-        [ -n "${REBUILT[$base]:-}" ] && return 0
-    done
-    selected "$name" && [ "$FORCE" = 1 ]
 }
 
 skip() {
     selected "$1" || return 0
     SKIPPED+=("matchfarm/$1")
-    log "skipped matchfarm/$1:latest (exists)"
+    log "skipped matchfarm/$1:latest (up to date)"
 }
 
-# done_building NAME OLD_ID START_SECONDS: report, and drop the image it replaced.
+# source_hash DIR FILE... [-- LINE ...]: the matchfarm.source of a build whose inputs are
+# the files (paths relative to DIR: names, modes and contents) and the lines (build args,
+# the base's matchfarm.source, the recipe's settings).
+source_hash() {
+    local dir=$1 files=()
+    shift
+    while [ $# -gt 0 ] && [ "$1" != -- ]; do
+        files+=("$1")
+        shift
+    done
+    [ $# -eq 0 ] || shift
+    {
+        printf '%s\n' "$@"
+        (cd "$dir" && stat -c '%a %n' -- "${files[@]}" && sha256sum -- "${files[@]}")
+    } | sha256sum | cut -d' ' -f1
+}
+
+# context_hash DIR [LINE ...]: the source_hash of every file of the build context DIR.
+context_hash() {
+    local dir=$1 files
+    shift
+    mapfile -t files < <(cd "$dir" && find . -type f | LC_ALL=C sort)
+    source_hash "$dir" "${files[@]}" -- "$@"
+}
+
+# from_line NAME: the line standing for NAME's base in its source_hash.
+from_line() {
+    local base=${BASE_OF[$1]}
+    printf 'FROM matchfarm/%s:latest %s\n' "$base" "${IMAGE_SOURCE[$base]:-}"
+}
+
+# done_building NAME OLD_ID START_SECONDS SOURCE: report, and drop the image it replaced.
 done_building() {
-    local name=$1 old=$2 start=$3 new
+    local name=$1 old=$2 start=$3 source=$4 new
+    load_images "$name"
     new=$(image_id "$name")
     [ -n "$new" ] || die "matchfarm/$name:latest is missing after its build"
+    [ "${IMAGE_SOURCE[$name]:-}" = "$source" ] ||
+        die "matchfarm/$name:latest has $SOURCE_LABEL '${IMAGE_SOURCE[$name]:-}', not $source"
     if [ -n "$old" ] && [ "$old" != "$new" ]; then
-        docker image rm "$old" >/dev/null 2>&1 || true # still used by an older image: keep
+        # Still used by an older image (a base before its children): tried again at the end.
+        docker image rm "$old" >/dev/null 2>&1 || REPLACED+=("$old")
     fi
     REBUILT[$name]=1
     BUILT+=("matchfarm/$name")
     log "built   matchfarm/$name:latest in $((SECONDS - start)) s"
 }
 
-# docker_build NAME CONTEXT [docker build args ...]: a build from a local base only.
+# docker_build NAME CONTEXT SOURCE [docker build args ...]: a build from a local base only,
+# labelled with its matchfarm.source.
 docker_build() {
-    local name=$1 context=$2 old start base
-    shift 2
+    local name=$1 context=$2 source=$3 old start base
+    shift 3
     start=$SECONDS
     old=$(image_id "$name")
     base=$(awk 'toupper($1) == "FROM" { print $2; exit }' "$context/Dockerfile")
     if [ "$base" != scratch ] && ! docker image inspect "$base" >/dev/null 2>&1; then
         die "base image $base of matchfarm/$name is missing (it is never pulled)"
     fi
-    log "building matchfarm/$name:latest ..."
+    log "building matchfarm/$name:latest ($WHY) ..."
     # The legacy builder (this Docker has no buildx); --pull=false: local bases only.
     if ! DOCKER_BUILDKIT=0 docker build --pull=false --force-rm -t "matchfarm/$name:latest" \
-        "$@" "$context" >"$WORK/build.log" 2>&1; then
+        --label "$SOURCE_LABEL=$source" "$@" "$context" >"$WORK/build.log" 2>&1; then
         cat "$WORK/build.log" >&2
         die "docker build of matchfarm/$name failed"
     fi
-    done_building "$name" "$old" "$start"
+    done_building "$name" "$old" "$start" "$source"
 }
 
 # new_context NAME FILE...: a fresh build context holding only the given files; the
@@ -171,16 +267,20 @@ new_context() {
 
 # --- matchfarm/base-static ---------------------------------------------------------
 
-if needs_build base-static; then
-    context=$(new_context base-static "$IMAGES_DIR/base-static/Dockerfile")
-    stage=$WORK/base-static-root
-    mkdir -p "$stage/etc" "$stage/tmp"
-    install -m 644 "$IMAGES_DIR/base-static/passwd" "$IMAGES_DIR/base-static/group" \
-        "$IMAGES_DIR/base-static/hosts" "$stage/etc/"
-    chmod 755 "$stage" "$stage/etc"
-    chmod 1777 "$stage/tmp"
-    tar --numeric-owner --owner=0 --group=0 -C "$stage" -cf "$context/rootfs.tar" etc tmp
-    docker_build base-static "$context"
+# The context (Dockerfile and rootfs.tar) is made every time, to hash it: the tar is
+# reproducible (sorted, numeric owner 0, mtime 0), so only its files' contents count.
+context=$(new_context base-static "$IMAGES_DIR/base-static/Dockerfile")
+stage=$WORK/base-static-root
+mkdir -p "$stage/etc" "$stage/tmp"
+install -m 644 "$IMAGES_DIR/base-static/passwd" "$IMAGES_DIR/base-static/group" \
+    "$IMAGES_DIR/base-static/hosts" "$stage/etc/"
+chmod 755 "$stage" "$stage/etc"
+chmod 1777 "$stage/tmp"
+tar --sort=name --mtime=@0 --numeric-owner --owner=0 --group=0 -C "$stage" \
+    -cf "$context/rootfs.tar" etc tmp
+source=$(context_hash "$context")
+if needs_build base-static "$source"; then
+    docker_build base-static "$context" "$source"
 else
     skip base-static
 fi
@@ -226,8 +326,9 @@ host_mirror() {
     } | awk 'NR == 1 { sub(/\/+$/, ""); print }'
 }
 
+# build_base_debian MIRROR SECURITY_MIRROR SOURCE
 build_base_debian() {
-    local start=$SECONDS old mirror security root step
+    local mirror=$1 security=$2 source=$3 start=$SECONDS old root step change changes=()
     old=$(image_id base-debian)
     [ "$(id -u)" -eq 0 ] || die "matchfarm/base-debian needs root (debootstrap, chroot)"
     if ! command -v debootstrap >/dev/null 2>&1; then
@@ -235,17 +336,15 @@ build_base_debian() {
         apt-get update -qq
         DEBIAN_FRONTEND=noninteractive apt-get install -y -qq debootstrap >/dev/null
     fi
-    mirror=${MATCHFARM_DEBIAN_MIRROR:-$(host_mirror "$SUITE")}
-    if [ -z "$mirror" ]; then
-        mirror=$DEFAULT_MIRROR
+    if [ -z "${MATCHFARM_DEBIAN_MIRROR:-}" ] && [ -z "$(host_mirror "$SUITE")" ]; then
         log "no $SUITE mirror in the host's apt sources; using $mirror"
     fi
-    security=$(host_mirror "$SUITE-security")
-    log "building matchfarm/base-debian:latest from $mirror (security: ${security:-none}) ..."
+    log "building matchfarm/base-debian:latest ($WHY) from $mirror (security: ${security:-none}) ..."
 
     root=$WORK/root
     step=$SECONDS
-    if ! debootstrap --variant=minbase "$SUITE" "$root" "$mirror" >"$WORK/debootstrap.log" 2>&1; then
+    if ! debootstrap --variant="$DEBIAN_VARIANT" "$SUITE" "$root" "$mirror" \
+        >"$WORK/debootstrap.log" 2>&1; then
         tail -n 30 "$WORK/debootstrap.log" >&2
         [ -r "$root/debootstrap/debootstrap.log" ] && tail -n 30 "$root/debootstrap/debootstrap.log" >&2
         die "debootstrap failed"
@@ -267,20 +366,28 @@ build_base_debian() {
     log "  python3, nodejs, user bot, clean-up: $((SECONDS - step)) s ($(du -sh "$root" | cut -f1))"
 
     step=$SECONDS
+    for change in "${DEBIAN_CHANGES[@]}" "LABEL $SOURCE_LABEL=$source"; do
+        changes+=(--change "$change")
+    done
     tar --numeric-owner -C "$root" --exclude='./dev/*' --exclude='./proc/*' --exclude='./sys/*' -c . |
-        docker import \
-            --change 'ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin' \
-            --change 'ENV LANG=C.UTF-8' \
-            --change 'CMD ["/bin/bash"]' \
-            --message "debootstrap --variant=minbase $SUITE $mirror; python3, nodejs" \
+        docker import "${changes[@]}" \
+            --message "debootstrap --variant=$DEBIAN_VARIANT $SUITE $mirror; python3, nodejs" \
             - matchfarm/base-debian:latest >/dev/null
     rm -rf "$root"
     log "  docker import: $((SECONDS - step)) s"
-    done_building base-debian "$old" "$start"
+    done_building base-debian "$old" "$start" "$source"
 }
 
-if needs_build base-debian; then
-    build_base_debian
+# Its inputs: setup-root.sh and the settings of the recipe (suite, variant, mirrors, image
+# config); what the mirror serves today is not one (no daily rebuilds; --force for that).
+mirror=${MATCHFARM_DEBIAN_MIRROR:-$(host_mirror "$SUITE")}
+mirror=${mirror:-$DEFAULT_MIRROR}
+security=$(host_mirror "$SUITE-security")
+source=$(source_hash "$IMAGES_DIR/base-debian" setup-root.sh -- \
+    "debootstrap --variant=$DEBIAN_VARIANT $SUITE $mirror" "security: $security" \
+    "${DEBIAN_CHANGES[@]}")
+if needs_build base-debian "$source"; then
+    build_base_debian "$mirror" "$security" "$source"
 else
     skip base-debian
 fi
@@ -289,10 +396,11 @@ fi
 
 for game in vindinium botwars; do
     name=bot-$game-random-py
-    if needs_build "$name" base-debian; then
-        context=$(new_context "$name" "$REPO/bots/$game/Dockerfile.random-py" \
-            "$REPO/bots/$game/random_bot.py")
-        docker_build "$name" "$context"
+    context=$(new_context "$name" "$REPO/bots/$game/Dockerfile.random-py" \
+        "$REPO/bots/$game/random_bot.py")
+    source=$(context_hash "$context" "$(from_line "$name")")
+    if needs_build "$name" "$source"; then
+        docker_build "$name" "$context" "$source"
     else
         skip "$name"
     fi
@@ -302,7 +410,7 @@ RS_BUILT=0
 static_binaries() {
     [ "$RS_BUILT" = 1 ] && return
     log "building the static Rust bots (cargo, +crt-static) ..."
-    (cd "$REPO" && RUSTFLAGS='-C target-feature=+crt-static' cargo build --release --locked \
+    (cd "$REPO" && RUSTFLAGS=$STATIC_RUSTFLAGS cargo build --release --locked \
         --target "$STATIC_TARGET" --target-dir target/static \
         -p vindinium-random-bot -p botwars-random-bot) >"$WORK/cargo.log" 2>&1 ||
         { cat "$WORK/cargo.log" >&2; die "cargo build of the static bots failed"; }
@@ -323,15 +431,31 @@ static_binaries() {
     RS_BUILT=1
 }
 
+# rs_sources GAME: the files (relative to the repository) the Rust bot of GAME is built
+# from: its Dockerfile, its crate, the workspace's Cargo.toml and Cargo.lock.
+rs_sources() {
+    local file
+    printf '%s\n' "bots/$1/Dockerfile.random-rs" Cargo.toml Cargo.lock
+    for file in rust-toolchain rust-toolchain.toml .cargo/config.toml; do
+        [ ! -f "$REPO/$file" ] || printf '%s\n' "$file"
+    done
+    (cd "$REPO" && find "bots/$1/random-rs" -name target -prune -o -type f -print | LC_ALL=C sort)
+}
+
+# Hashed from their sources, so that cargo only runs when an image is to be (re)built.
 for game in vindinium botwars; do
     name=bot-$game-random-rs
     bin=$game-random-bot
-    if needs_build "$name" base-static; then
+    mapfile -t files < <(rs_sources "$game")
+    source=$(source_hash "$REPO" "${files[@]}" -- "$(from_line "$name")" \
+        "RUSTFLAGS=$STATIC_RUSTFLAGS cargo build --release --locked --target $STATIC_TARGET" \
+        "strip $bin")
+    if needs_build "$name" "$source"; then
         static_binaries
         context=$(new_context "$name" "$REPO/bots/$game/Dockerfile.random-rs")
         # Debug information is useless in the image: strip the copy when we can.
         strip -o "$context/$bin" "$STATIC_DIR/$bin" 2>/dev/null || cp "$STATIC_DIR/$bin" "$context/$bin"
-        docker_build "$name" "$context"
+        docker_build "$name" "$context" "$source"
     else
         skip "$name"
     fi
@@ -341,14 +465,21 @@ done
 
 for bot in "${HOSTILE[@]}"; do
     name=hostile-$bot
-    if needs_build "$name" base-debian; then
-        context=$(new_context "$name" "$HOSTILE_DIR/Dockerfile" "$HOSTILE_DIR/stdio_bot.py" \
-            "$HOSTILE_DIR/$bot.py")
-        docker_build "$name" "$context" --build-arg "BOT=$bot"
+    args=(--build-arg "BOT=$bot")
+    context=$(new_context "$name" "$HOSTILE_DIR/Dockerfile" "$HOSTILE_DIR/stdio_bot.py" \
+        "$HOSTILE_DIR/$bot.py")
+    source=$(context_hash "$context" "$(from_line "$name")" "${args[@]}")
+    if needs_build "$name" "$source"; then
+        docker_build "$name" "$context" "$source" "${args[@]}"
     else
         skip "$name"
     fi
 done
 
+# The images replaced while images built on them still existed (old bases), now free.
+for old in "${REPLACED[@]}"; do
+    docker image rm "$old" >/dev/null 2>&1 || true # still used by an image not rebuilt: keep
+done
+
 log ""
-log "built ${#BUILT[@]}, skipped ${#SKIPPED[@]} (existing) in $SECONDS s"
+log "built ${#BUILT[@]}, skipped ${#SKIPPED[@]} (up to date) in $SECONDS s"

@@ -1,15 +1,29 @@
 //! The matchfarm worker: runs matches between bots.
 //!
 //! # Layout
-//! - [`bots`]: bot sessions: built-in bots and local processes over the stdio
-//!   transport (line channel, capped stderr, process groups).
+//! - [`bots`]: bot sessions and the sandboxes that start them: built-in bots, local
+//!   processes, Docker containers, all over the stdio line transport.
 //! - [`runner`]: plays one match: deadlines from the rules, the replay streamed as it
 //!   is played, every bot ended whatever happens.
+//! - [`service`]: the worker service: jobs from RabbitMQ ([`queue`]), replays and logs
+//!   to object storage ([`storage`]), results published with confirms, then the ack;
+//!   [`error`] decides what is retried.
+//! - [`config`], [`metrics`], [`http`]: configuration, every metric, `/metrics`.
 //!
-//! The binary `farm-worker` only parses its command line and calls into these.
+//! The binary `farm-worker` only parses its command line, installs signal handlers
+//! and calls into these.
 #![deny(missing_docs)]
 
 pub mod bots;
+pub mod config;
+pub mod error;
+pub mod http;
+pub mod metrics;
+pub mod queue;
 pub mod runner;
+pub mod service;
+pub mod storage;
 
-pub use runner::{MatchReport, RunError, RunnerOptions, SeatReport, fill_seats, play_match};
+pub use config::{SandboxKind, WorkerConfig};
+pub use runner::{MatchIo, MatchReport, RunError, RunnerOptions, SeatReport, fill_seats, play_match};
+pub use service::{Shutdown, ShutdownTrigger, run, shutdown_channel};

@@ -10,7 +10,9 @@ use clap::{Parser, Subcommand};
 use farm_engine::vindinium::generator;
 use farm_engine::{GameKind, GameRng, MatchSetup, replay};
 use farm_proto::BotSpec;
-use farm_worker::{MatchReport, RunnerOptions, fill_seats, play_match};
+use farm_worker::bots::{DockerSandbox, LocalSandbox};
+use farm_worker::storage::Storage;
+use farm_worker::{MatchIo, MatchReport, RunnerOptions, SandboxKind, WorkerConfig, fill_seats, play_match};
 use indicatif::{ProgressBar, ProgressStyle};
 
 #[derive(Parser)]
@@ -22,10 +24,16 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
+    /// Run the worker service: take match jobs from RabbitMQ, play them, store replays
+    /// and logs, publish results. Options come from defaults, then --config, then
+    /// FARM_* environment variables (FARM_SLOTS, FARM_STORAGE__KIND=s3, ...), then
+    /// these flags. Ctrl-C or SIGTERM drains (matches in flight finish); a second
+    /// signal stops them and requeues their jobs.
+    Serve(ServeArgs),
     /// Play one match on this machine and write its replay, logs and result.
     ///
     /// Example: farm-worker play --game vindinium --map maps/vindinium/m1.txt --seed 7
-    ///   --bot builtin:greedy --bot 'cmd:python3 bots/vindinium/random.py'
+    ///   --bot builtin:greedy --bot 'cmd:python3 bots/vindinium/random_bot.py'
     Play(PlayArgs),
     /// Work with replay files.
     Replay {
@@ -53,10 +61,15 @@ struct PlayArgs {
     #[arg(long)]
     seed: Option<u64>,
     /// A bot, once per seat in seat order: builtin:NAME (vindinium: random, greedy;
-    /// botwars: random, gatherer) or cmd:COMMAND (run with sh -c, speaking the game's
-    /// stdio protocol). Missing Vindinium seats are filled with builtin:random.
+    /// botwars: random, gatherer), cmd:COMMAND (run with sh -c, speaking the game's
+    /// stdio protocol; local sandbox) or image:NAME (a Docker image; docker sandbox).
+    /// Missing Vindinium seats are filled with builtin:random.
     #[arg(long = "bot", required = true, value_name = "BOT")]
     bots: Vec<BotSpec>,
+    /// Where cmd: and image: bots run: local processes, or one locked-down Docker
+    /// container per bot (no network, memory, CPU and pids limits, read-only root).
+    #[arg(long, value_enum, default_value_t = SandboxKind::Local)]
+    sandbox: SandboxKind,
     /// Rules overrides as a JSON object, e.g. '{"maxTurns":400}'.
     #[arg(long, value_name = "JSON")]
     rules: Option<String>,
@@ -70,6 +83,81 @@ struct PlayArgs {
     /// Bytes of each bot's stderr to keep.
     #[arg(long, default_value_t = 64 * 1024, value_name = "BYTES")]
     stderr_cap: usize,
+}
+
+#[derive(clap::Args)]
+struct ServeArgs {
+    /// A TOML configuration file (see deploy/worker.toml).
+    #[arg(long, value_name = "FILE")]
+    config: Option<PathBuf>,
+    /// Names this worker in results and container labels [default: the host name].
+    #[arg(long)]
+    worker_id: Option<String>,
+    /// Matches played at once [default: 1].
+    #[arg(long)]
+    slots: Option<u16>,
+    /// Where external bots run [default: docker].
+    #[arg(long, value_enum)]
+    sandbox: Option<SandboxKind>,
+    /// RabbitMQ URL [default: amqp://guest:guest@127.0.0.1:5672/%2f].
+    #[arg(long, value_name = "URL")]
+    amqp_url: Option<String>,
+    /// Deliveries of one job before it is dead-lettered [default: 5].
+    #[arg(long)]
+    delivery_limit: Option<u32>,
+    /// Address of /metrics and /healthz [default: 127.0.0.1:9464].
+    #[arg(long, value_name = "ADDR")]
+    metrics_listen: Option<String>,
+    /// Extra time for each bot's first reply [default: 5000].
+    #[arg(long, value_name = "MS")]
+    startup_grace_ms: Option<u64>,
+    /// Seconds matches in flight may take to finish on shutdown [default: 60].
+    #[arg(long, value_name = "SECS")]
+    drain_secs: Option<u64>,
+    /// Store objects in this local directory [default: farm-data/objects].
+    #[arg(long, value_name = "DIR", conflicts_with = "s3_bucket")]
+    storage_dir: Option<String>,
+    /// Store objects in this S3 bucket. Credentials come from the config file,
+    /// FARM_STORAGE__ACCESS_KEY and FARM_STORAGE__SECRET_KEY, or AWS_* variables.
+    #[arg(long, value_name = "BUCKET")]
+    s3_bucket: Option<String>,
+    /// The S3 endpoint URL, for S3-compatible services.
+    #[arg(long, value_name = "URL", requires = "s3_bucket")]
+    s3_endpoint: Option<String>,
+    /// The S3 region [default: us-east-1].
+    #[arg(long, requires = "s3_bucket")]
+    s3_region: Option<String>,
+}
+
+impl ServeArgs {
+    /// The flags that were given, as configuration keys.
+    fn overrides(&self) -> Vec<(&'static str, String)> {
+        let mut overrides = Vec::new();
+        let mut set = |key, value: Option<String>| {
+            if let Some(value) = value {
+                overrides.push((key, value));
+            }
+        };
+        set("worker_id", self.worker_id.clone());
+        set("slots", self.slots.map(|v| v.to_string()));
+        set("sandbox", self.sandbox.map(|v| format!("{v:?}").to_lowercase()));
+        set("amqp_url", self.amqp_url.clone());
+        set("delivery_limit", self.delivery_limit.map(|v| v.to_string()));
+        set("metrics_listen", self.metrics_listen.clone());
+        set("startup_grace_ms", self.startup_grace_ms.map(|v| v.to_string()));
+        set("drain_secs", self.drain_secs.map(|v| v.to_string()));
+        if let Some(dir) = &self.storage_dir {
+            set("storage.kind", Some("local".into()));
+            set("storage.path", Some(dir.clone()));
+        }
+        if self.s3_bucket.is_some() {
+            set("storage.kind", Some("s3".into()));
+            set("storage.bucket", self.s3_bucket.clone());
+            set("storage.endpoint", self.s3_endpoint.clone());
+            set("storage.region", self.s3_region.clone());
+        }
+        overrides
+    }
 }
 
 #[derive(Subcommand)]
@@ -102,6 +190,7 @@ async fn main() -> ExitCode {
         .with_writer(std::io::stderr)
         .init();
     let result = match Cli::parse().command {
+        Command::Serve(args) => serve(args).await,
         Command::Play(args) => play(args).await,
         Command::Replay { command: ReplayCommand::Verify { file } } => verify(&file),
         Command::Map { command: MapCommand::Generate { seed, out } } => generate_map(seed, out.as_deref()),
@@ -111,6 +200,53 @@ async fn main() -> ExitCode {
         Err(error) => {
             eprintln!("error: {error:#}");
             ExitCode::from(2)
+        }
+    }
+}
+
+async fn serve(args: ServeArgs) -> Result<ExitCode> {
+    let config = WorkerConfig::load(args.config.as_deref(), std::env::vars(), &args.overrides())?;
+    let storage = Storage::open(&config.storage)?;
+    let (trigger, shutdown) = farm_worker::shutdown_channel();
+    let mut signals = Signals::install().context("installing signal handlers")?;
+    tokio::spawn(async move {
+        signals.next().await;
+        tracing::info!("shutdown requested: draining (a second signal stops matches now)");
+        trigger.drain();
+        signals.next().await;
+        tracing::warn!("second signal: stopping matches and requeueing their jobs");
+        trigger.abort();
+    });
+    match config.sandbox {
+        SandboxKind::Local => farm_worker::run(config, LocalSandbox, storage, shutdown).await?,
+        SandboxKind::Docker => {
+            let docker = DockerSandbox::connect(&config.worker_id).await.context("connecting to Docker")?;
+            let reaped = docker.reap_orphans().await.context("removing containers of an earlier run")?;
+            if reaped > 0 {
+                tracing::warn!(reaped, "removed bot containers left by an earlier run of this worker");
+            }
+            farm_worker::run(config, docker, storage, shutdown).await?
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Ctrl-C and SIGTERM, each signal seen once.
+struct Signals {
+    interrupt: tokio::signal::unix::Signal,
+    terminate: tokio::signal::unix::Signal,
+}
+
+impl Signals {
+    fn install() -> std::io::Result<Self> {
+        use tokio::signal::unix::{SignalKind, signal};
+        Ok(Signals { interrupt: signal(SignalKind::interrupt())?, terminate: signal(SignalKind::terminate())? })
+    }
+
+    async fn next(&mut self) {
+        tokio::select! {
+            _ = self.interrupt.recv() => {}
+            _ = self.terminate.recv() => {}
         }
     }
 }
@@ -126,7 +262,10 @@ async fn play(args: PlayArgs) -> Result<ExitCode> {
         None => serde_json::Value::Null,
     };
     let given = args.bots.len();
-    let bots = fill_seats(args.game, args.bots);
+    let mut bots = fill_seats(args.game, args.bots.clone());
+    for bot in &mut bots {
+        bot.limits.stderr_bytes = args.stderr_cap;
+    }
     if bots.len() > given {
         eprintln!("{} seats filled with {}", bots.len() - given, bots[given].launch);
     }
@@ -139,18 +278,29 @@ async fn play(args: PlayArgs) -> Result<ExitCode> {
     let replay_file =
         tokio::fs::File::create(&replay_path).await.with_context(|| format!("creating {}", replay_path.display()))?;
 
-    let options =
-        RunnerOptions { startup_grace: Duration::from_millis(args.startup_grace_ms), stderr_cap: args.stderr_cap };
+    let options = RunnerOptions { startup_grace: Duration::from_millis(args.startup_grace_ms) };
     let progress = ProgressBar::new(0).with_style(
         ProgressStyle::with_template("{prefix} [{bar:40}] {pos}/{len} steps {elapsed}")
             .unwrap_or_else(|_| ProgressStyle::default_bar()),
     );
     progress.set_prefix(format!("{} seed {seed}", args.game));
-    let report = play_match(setup, &bots, &options, replay_file, |steps, limit| {
+    let on_step = |steps, limit| {
         progress.set_length(limit);
         progress.set_position(steps);
-    })
-    .await?;
+    };
+    let job_id = format!("play-{}", std::process::id());
+    // Ctrl-C stops the match; its bots are still ended and their containers removed.
+    let stop = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    let io = MatchIo { replay: replay_file, on_step, stop };
+    let report = match args.sandbox {
+        SandboxKind::Local => play_match(&LocalSandbox, &job_id, setup, &bots, &options, io).await?,
+        SandboxKind::Docker => {
+            let docker = DockerSandbox::connect(&job_id).await.context("connecting to Docker")?;
+            play_match(&docker, &job_id, setup, &bots, &options, io).await?
+        }
+    };
     progress.finish_and_clear();
 
     for seat in &report.seats {

@@ -11,20 +11,19 @@ use serde::Serialize;
 use tokio::io::{AsyncWrite, AsyncWriteExt, BufWriter};
 use tokio::time::Instant;
 
-use crate::bots::{BotExit, BotLaunchError, BotSession, CappedLog};
+use crate::bots::{BotExit, BotLaunchError, BotSession, CappedLog, LaunchContext, Sandbox};
+use crate::metrics;
 
 /// Knobs of the runner that are not rules of the game.
 #[derive(Debug, Clone)]
 pub struct RunnerOptions {
     /// Added to each bot's first deadline: starting a process is not thinking time.
     pub startup_grace: Duration,
-    /// Bytes of each bot's stderr kept.
-    pub stderr_cap: usize,
 }
 
 impl Default for RunnerOptions {
     fn default() -> Self {
-        RunnerOptions { startup_grace: Duration::from_secs(5), stderr_cap: 64 * 1024 }
+        RunnerOptions { startup_grace: Duration::from_secs(5) }
     }
 }
 
@@ -48,6 +47,9 @@ pub enum RunError {
     /// The runner and the engine disagree about a step: a bug, reported, not hidden.
     #[error("internal error: {0}")]
     Engine(#[from] StepError),
+    /// The match was stopped from outside (the worker is shutting down).
+    #[error("the match was stopped")]
+    Stopped,
 }
 
 /// How one seat fared.
@@ -104,6 +106,7 @@ pub fn fill_seats(game: GameKind, mut bots: Vec<BotSpec>) -> Vec<BotSpec> {
                 name: filler.to_owned(),
                 launch: BotLaunch::Builtin(filler.to_owned()),
                 transport: Transport::Stdio,
+                limits: Default::default(),
             });
         }
     }
@@ -133,26 +136,55 @@ impl<W: AsyncWrite + Unpin> ReplayWriter<W> {
     }
 }
 
-/// Plays the match `setup` between `bots` (one per seat) and writes its replay to
-/// `replay`. `on_step` is called after every step with the steps played and the most
-/// the match can take.
-pub async fn play_match<W: AsyncWrite + Unpin>(
+/// Where a match's replay goes, and who hears of its progress and can stop it.
+pub struct MatchIo<W, P, F> {
+    /// The replay is written here, line by line, as the match plays.
+    pub replay: W,
+    /// Called after every step with the steps played and the most the match can take.
+    pub on_step: P,
+    /// When this completes, the match stops ([`RunError::Stopped`]); its bots are
+    /// still ended properly.
+    pub stop: F,
+}
+
+/// Plays the match `setup` between `bots` (one per seat), started in `sandbox`.
+pub async fn play_match<S, W, P, F>(
+    sandbox: &S,
+    job_id: &str,
     setup: MatchSetup,
     bots: &[BotSpec],
     options: &RunnerOptions,
-    replay: W,
-    mut on_step: impl FnMut(u64, u64),
-) -> Result<MatchReport, RunError> {
-    let started = Instant::now();
+    io: MatchIo<W, P, F>,
+) -> Result<MatchReport, RunError>
+where
+    S: Sandbox,
+    W: AsyncWrite + Unpin,
+    P: FnMut(u64, u64),
+    F: Future<Output = ()>,
+{
+    let MatchIo { replay, mut on_step, stop } = io;
     let (game_kind, seed) = (setup.game, setup.seed);
     let mut game = Match::new(setup)?;
     let mut sessions = Vec::with_capacity(bots.len());
     for (seat, spec) in bots.iter().enumerate() {
-        let session = BotSession::launch(spec, game_kind, seed, seat, options.stderr_cap)
-            .map_err(|source| RunError::Launch { seat, source })?;
-        sessions.push(session);
+        let context = LaunchContext { game: game_kind, seed, seat, job_id };
+        match sandbox.launch(spec, &context).await {
+            Ok(session) => sessions.push(session),
+            Err(source) => {
+                // The bots already started are ended before giving up.
+                for session in sessions {
+                    session.finish().await;
+                }
+                return Err(RunError::Launch { seat, source });
+            }
+        }
     }
-    let result = drive(&mut game, &mut sessions, options, replay, &mut on_step).await;
+    // Bots are running: from here on the clock is the match's.
+    let started = Instant::now();
+    let result = tokio::select! {
+        result = drive(&mut game, &mut sessions, options, replay, &mut on_step) => result,
+        () = stop => Err(RunError::Stopped),
+    };
 
     // Every bot is ended, whether the match finished or failed.
     let mut ended = Vec::with_capacity(sessions.len());
@@ -204,6 +236,7 @@ async fn drive<W: AsyncWrite + Unpin>(
 ) -> Result<(Vec<SeatClock>, String), RunError> {
     let deadlines = game.deadlines();
     let limit = game.game().max_steps();
+    let latency = metrics::TURN_LATENCY.with_label_values(&[game.setup().game.name()]);
     let mut clocks: Vec<SeatClock> = sessions.iter().map(|_| SeatClock::default()).collect();
     let mut writer = ReplayWriter { out: BufWriter::new(replay), hash: LineHasher::default() };
     writer.line(&game.header_line()).await?;
@@ -232,6 +265,7 @@ async fn drive<W: AsyncWrite + Unpin>(
                 BotReply::Timeout => clock.timeouts += 1,
                 _ => {
                     let took = sent.elapsed();
+                    latency.observe(took.as_secs_f64());
                     clock.replies += 1;
                     clock.total += took;
                     clock.max = clock.max.max(took);

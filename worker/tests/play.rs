@@ -60,7 +60,7 @@ const PATIENT_VINDINIUM: &str = r#"{"moveTimeoutMs":20000}"#;
 
 #[test]
 fn a_full_vindinium_match_with_the_python_bot_plays_1200_turns_and_verifies() {
-    let python = "cmd:python3 bots/vindinium/random.py";
+    let python = "cmd:python3 bots/vindinium/random_bot.py";
     let (result, dir) = play(&[
         "--game",
         "vindinium",
@@ -123,7 +123,7 @@ fn a_botwars_match_between_the_rust_and_python_bots_ends_with_a_result() {
         "--bot",
         &rust_bot,
         "--bot",
-        "cmd:python3 bots/botwars/random.py",
+        "cmd:python3 bots/botwars/random_bot.py",
     ]);
     assert_eq!(statuses(&result), ["ok", "ok"]);
     let ranks: Vec<u64> =
@@ -152,6 +152,38 @@ fn the_rust_vindinium_bot_plays_too() {
     assert_eq!(result["seats"][3]["launch"], "builtin:random");
     assert_eq!(statuses(&result), ["ok"; 4]);
     verify(dir.path());
+}
+
+#[test]
+fn play_runs_image_bots_in_docker_and_removes_their_containers() {
+    let (result, dir) = play(&[
+        "--sandbox",
+        "docker",
+        "--game",
+        "botwars",
+        "--seed",
+        "8",
+        "--rules",
+        r#"{"replyTimeoutMs":20000}"#,
+        "--bot",
+        "image:matchfarm/bot-botwars-random-py",
+        "--bot",
+        "image:matchfarm/bot-botwars-random-rs",
+    ]);
+    assert_eq!(statuses(&result), ["ok", "ok"]);
+    assert_eq!(result["seats"][0]["exit"]["exited_early"], false);
+    let log = std::fs::read_to_string(dir.path().join("seat-0.stderr.log")).expect("log");
+    assert!(log.contains("random_bot.py"), "{log}");
+    verify(dir.path());
+    let left = Command::new("docker").args(["ps", "-aq", "--filter", "label=matchfarm.job"]).output().expect("docker");
+    let left = String::from_utf8_lossy(&left.stdout);
+    assert!(left.trim().is_empty() || !left.contains(&format!("play-{}", std::process::id())), "{left}");
+
+    // A cmd: bot has no place in the docker sandbox, and says so.
+    let output =
+        run(&["play", "--sandbox", "docker", "--game", "botwars", "--bot", "cmd:true", "--bot", "builtin:random"]);
+    assert!(!output.status.success());
+    assert!(String::from_utf8_lossy(&output.stderr).contains("cmd:true cannot run in the docker sandbox"));
 }
 
 /// A marker in every hostile command line, to find leftovers with `pgrep -f`.

@@ -9,6 +9,15 @@ pub struct CappedLog {
     pub dropped: u64,
 }
 
+impl CappedLog {
+    /// Appends `bytes`, keeping at most `cap` bytes in all and counting the rest.
+    pub fn append(&mut self, bytes: &[u8], cap: usize) {
+        let room = cap.saturating_sub(self.bytes.len()).min(bytes.len());
+        self.bytes.extend_from_slice(&bytes[..room]);
+        self.dropped += (bytes.len() - room) as u64;
+    }
+}
+
 /// Reads `stream` to its end, keeping at most `cap` bytes. It keeps reading past the
 /// cap so that a bot flooding its log never blocks on a full pipe.
 pub async fn read_capped(mut stream: impl AsyncRead + Unpin, cap: usize) -> CappedLog {
@@ -17,11 +26,7 @@ pub async fn read_capped(mut stream: impl AsyncRead + Unpin, cap: usize) -> Capp
     loop {
         match stream.read(&mut chunk).await {
             Ok(0) | Err(_) => return log,
-            Ok(n) => {
-                let room = cap.saturating_sub(log.bytes.len()).min(n);
-                log.bytes.extend_from_slice(&chunk[..room]);
-                log.dropped += (n - room) as u64;
-            }
+            Ok(n) => log.append(&chunk[..n], cap),
         }
     }
 }

@@ -1,6 +1,8 @@
-//! Bot sessions: a bot started for one match, asked for replies, then ended.
+//! Bot sessions: a bot started for one match, asked for replies, then ended; and the
+//! sandboxes that start them.
 
 mod capped;
+mod container;
 mod lines;
 mod process;
 
@@ -11,6 +13,7 @@ use serde::Serialize;
 use tokio::time::Instant;
 
 pub use capped::CappedLog;
+pub use container::{ContainerBot, DockerError, DockerSandbox, JOB_LABEL, WORKER_LABEL};
 pub use process::ProcessBot;
 
 /// A bot that could not be started. Distinct from a bot that starts and then fails,
@@ -28,17 +31,114 @@ pub enum BotLaunchError {
         /// Why.
         source: std::io::Error,
     },
+    /// The bot's image is not on this machine.
+    #[error("image {image:?} is not available: {message}")]
+    ImageMissing {
+        /// The image.
+        image: String,
+        /// What the daemon said.
+        message: String,
+    },
+    /// The bot is of a kind this sandbox does not run.
+    #[error("{bot} cannot run in the {sandbox} sandbox")]
+    WrongSandbox {
+        /// The bot, as `cmd:...` or `image:...`.
+        bot: String,
+        /// The sandbox.
+        sandbox: &'static str,
+    },
+    /// The Docker daemon failed.
+    #[error(transparent)]
+    Docker(#[from] DockerError),
 }
 
-/// How a bot's process ended.
+/// How a bot's process or container ended.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
 pub struct BotExit {
     /// The exit code, when it exited by itself.
     pub code: Option<i32>,
-    /// The signal that ended it (9 when the farm killed it at the end).
+    /// The signal that ended a process (9 when the farm killed it at the end).
     pub signal: Option<i32>,
     /// Whether it had exited before the match ended.
     pub exited_early: bool,
+    /// Whether the kernel killed it for exceeding its memory limit.
+    pub oom_killed: bool,
+}
+
+/// What a sandbox needs to know to start one bot.
+#[derive(Debug, Clone, Copy)]
+pub struct LaunchContext<'a> {
+    /// The game.
+    pub game: GameKind,
+    /// The match seed, given to the bot as `FARM_SEED`.
+    pub seed: u64,
+    /// The bot's seat, given as `FARM_SEAT`.
+    pub seat: Seat,
+    /// The job, for container labels and names.
+    pub job_id: &'a str,
+}
+
+/// Where external bots run. Built-in bots run in the worker whatever the sandbox.
+pub trait Sandbox: Sync {
+    /// Its name in messages (`local`, `docker`).
+    const NAME: &'static str;
+
+    /// Starts a bot that is not built in.
+    fn launch_external(
+        &self,
+        spec: &BotSpec,
+        context: &LaunchContext<'_>,
+    ) -> impl Future<Output = Result<BotSession, BotLaunchError>> + Send;
+
+    /// Starts `spec` for one seat.
+    fn launch(
+        &self,
+        spec: &BotSpec,
+        context: &LaunchContext<'_>,
+    ) -> impl Future<Output = Result<BotSession, BotLaunchError>> + Send {
+        async move {
+            match &spec.launch {
+                BotLaunch::Builtin(name) => Ok(BotSession::Builtin {
+                    bot: builtin::create(context.game, name, context.seed, context.seat)?,
+                    answer: None,
+                }),
+                _ => self.launch_external(spec, context).await,
+            }
+        }
+    }
+}
+
+/// Bots as local processes: for development and the farm in one process.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct LocalSandbox;
+
+impl Sandbox for LocalSandbox {
+    const NAME: &'static str = "local";
+
+    async fn launch_external(&self, spec: &BotSpec, context: &LaunchContext<'_>) -> Result<BotSession, BotLaunchError> {
+        match &spec.launch {
+            BotLaunch::Command(command) => Ok(BotSession::Process(ProcessBot::spawn(
+                command,
+                context.seed,
+                context.seat,
+                spec.limits.stderr_bytes,
+            )?)),
+            other => Err(BotLaunchError::WrongSandbox { bot: other.to_string(), sandbox: Self::NAME }),
+        }
+    }
+}
+
+impl Sandbox for DockerSandbox {
+    const NAME: &'static str = "docker";
+
+    async fn launch_external(&self, spec: &BotSpec, context: &LaunchContext<'_>) -> Result<BotSession, BotLaunchError> {
+        match &spec.launch {
+            BotLaunch::Image(image) => {
+                Ok(BotSession::Container(self.start_container(image, &spec.limits, context).await?))
+            }
+            other => Err(BotLaunchError::WrongSandbox { bot: other.to_string(), sandbox: Self::NAME }),
+        }
+    }
 }
 
 /// One bot taking part in one match.
@@ -55,25 +155,11 @@ pub enum BotSession {
     },
     /// A local process.
     Process(ProcessBot),
+    /// A Docker container.
+    Container(ContainerBot),
 }
 
 impl BotSession {
-    /// Starts `spec` for `seat` of a match of `game` with `seed`.
-    pub fn launch(
-        spec: &BotSpec,
-        game: GameKind,
-        seed: u64,
-        seat: Seat,
-        stderr_cap: usize,
-    ) -> Result<Self, BotLaunchError> {
-        Ok(match &spec.launch {
-            BotLaunch::Builtin(name) => {
-                BotSession::Builtin { bot: builtin::create(game, name, seed, seat)?, answer: None }
-            }
-            BotLaunch::Command(command) => BotSession::Process(ProcessBot::spawn(command, seed, seat, stderr_cap)?),
-        })
-    }
-
     /// Sends one request. Returns `false` if the bot cannot take it (it is not reading
     /// its input); its reply then times out.
     pub fn send(&mut self, request: &str) -> bool {
@@ -83,6 +169,7 @@ impl BotSession {
                 true
             }
             BotSession::Process(process) => process.send(request),
+            BotSession::Container(container) => container.send(request),
         }
     }
 
@@ -91,6 +178,7 @@ impl BotSession {
         match self {
             BotSession::Builtin { answer, .. } => answer.take().map_or(BotReply::Timeout, BotReply::Line),
             BotSession::Process(process) => process.receive(deadline).await,
+            BotSession::Container(container) => container.receive(deadline).await,
         }
     }
 
@@ -100,6 +188,10 @@ impl BotSession {
             BotSession::Builtin { .. } => (CappedLog::default(), None),
             BotSession::Process(process) => {
                 let (log, exit) = process.finish().await;
+                (log, Some(exit))
+            }
+            BotSession::Container(container) => {
+                let (log, exit) = container.finish().await;
                 (log, Some(exit))
             }
         }

@@ -85,6 +85,7 @@ impl ProcessBot {
             code: status.and_then(|s| s.code()),
             signal: status.and_then(|s| std::os::unix::process::ExitStatusExt::signal(&s)),
             exited_early,
+            oom_killed: false,
         };
         (log, exit)
     }

@@ -1,0 +1,166 @@
+//! The worker's configuration: defaults, then a TOML file, then `FARM_*` environment
+//! variables (`FARM_SLOTS=4`, `FARM_STORAGE__KIND=s3`: a double underscore goes one
+//! table down), then command-line flags. Unknown keys are errors that name the key.
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+use crate::storage::StorageConfig;
+
+/// Where the worker runs external bots.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum SandboxKind {
+    /// Local processes (`cmd:` bots).
+    Local,
+    /// One Docker container per bot (`image:` bots).
+    Docker,
+}
+
+/// Everything the worker service can be told.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct WorkerConfig {
+    /// Names this worker in results and on its containers' labels. Two workers on one
+    /// Docker daemon need different ids.
+    pub worker_id: String,
+    /// Matches played at once (the AMQP prefetch).
+    pub slots: u16,
+    /// Where external bots run.
+    pub sandbox: SandboxKind,
+    /// The RabbitMQ URL.
+    pub amqp_url: String,
+    /// Deliveries of one job before it is dead-lettered.
+    pub delivery_limit: u32,
+    /// Address of the `/metrics` and `/healthz` endpoint.
+    pub metrics_listen: String,
+    /// Extra time for each bot's first reply, for its process or container to start.
+    pub startup_grace_ms: u64,
+    /// On shutdown, how long matches in flight may take to finish before they are
+    /// stopped and their jobs requeued.
+    pub drain_secs: u64,
+    /// Where replays, logs and result documents go.
+    pub storage: StorageConfig,
+}
+
+impl Default for WorkerConfig {
+    fn default() -> Self {
+        WorkerConfig {
+            worker_id: default_worker_id(),
+            slots: 1,
+            sandbox: SandboxKind::Docker,
+            amqp_url: "amqp://guest:guest@127.0.0.1:5672/%2f".to_owned(),
+            delivery_limit: 5,
+            metrics_listen: "127.0.0.1:9464".to_owned(),
+            startup_grace_ms: 5000,
+            drain_secs: 60,
+            storage: StorageConfig::default(),
+        }
+    }
+}
+
+fn default_worker_id() -> String {
+    std::fs::read_to_string("/etc/hostname")
+        .ok()
+        .map(|name| name.trim().to_owned())
+        .filter(|name| !name.is_empty())
+        .unwrap_or_else(|| "worker".to_owned())
+}
+
+/// A configuration that cannot be used.
+#[derive(Debug, thiserror::Error)]
+#[error("configuration: {0}")]
+pub struct ConfigError(#[from] config::ConfigError);
+
+impl WorkerConfig {
+    /// Layers defaults, `file` (if any), the `FARM_*` entries of `env` and `overrides`
+    /// (`(key, value)` pairs from the command line, dotted for nested keys).
+    pub fn load(
+        file: Option<&Path>,
+        env: impl IntoIterator<Item = (String, String)>,
+        overrides: &[(&str, String)],
+    ) -> Result<Self, ConfigError> {
+        let mut defaults = match serde_json::to_value(WorkerConfig::default()) {
+            Ok(serde_json::Value::Object(map)) => map,
+            _ => serde_json::Map::new(),
+        };
+        let known: Vec<String> = defaults.keys().map(|key| key.to_uppercase()).collect();
+        // Storage is one of several kinds with different keys: a layer that names it
+        // replaces it whole (merging a local default into an S3 table would leave a
+        // stray `path`), and the struct's default applies when no layer does.
+        defaults.remove("storage");
+        // Only variables naming one of our keys: FARM_SEED, FARM_TEST_* and the like
+        // belong to others.
+        let env: HashMap<String, String> = env
+            .into_iter()
+            .filter(|(name, _)| {
+                name.strip_prefix("FARM_")
+                    .is_some_and(|rest| known.iter().any(|key| rest == key || rest.starts_with(&format!("{key}__"))))
+            })
+            .collect();
+        let mut builder = config::Config::builder().add_source(config::Config::try_from(&defaults)?);
+        if let Some(path) = file {
+            builder = builder.add_source(config::File::from(path).format(config::FileFormat::Toml).required(true));
+        }
+        builder = builder.add_source(
+            config::Environment::with_prefix("FARM")
+                .prefix_separator("_")
+                .separator("__")
+                .try_parsing(true)
+                .source(Some(env)),
+        );
+        for (key, value) in overrides {
+            builder = builder.set_override(*key, value.clone())?;
+        }
+        Ok(builder.build()?.try_deserialize()?)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn env(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
+        pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
+    }
+
+    #[test]
+    fn layers_apply_in_order_and_foreign_variables_are_ignored() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let file = dir.path().join("worker.toml");
+        std::fs::write(&file, "slots = 3\nworker_id = \"from-file\"\n[storage]\nkind = \"s3\"\nbucket = \"b\"\n")
+            .expect("write");
+        let config = WorkerConfig::load(
+            Some(&file),
+            env(&[("FARM_SLOTS", "4"), ("FARM_TEST_AMQP_URL", "x"), ("FARM_SEED", "1"), ("FARM_STORAGE__REGION", "r")]),
+            &[("worker_id", "from-flag".to_owned())],
+        )
+        .expect("valid");
+        assert_eq!(config.slots, 4);
+        assert_eq!(config.worker_id, "from-flag");
+        assert_eq!(config.delivery_limit, 5);
+        assert_eq!(
+            config.storage,
+            StorageConfig::S3 {
+                endpoint: String::new(),
+                bucket: "b".into(),
+                region: "r".into(),
+                access_key: String::new(),
+                secret_key: String::new()
+            }
+        );
+    }
+
+    #[test]
+    fn unknown_keys_and_bad_values_name_the_key() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let file = dir.path().join("worker.toml");
+        std::fs::write(&file, "slotz = 3\n").expect("write");
+        let err = WorkerConfig::load(Some(&file), Vec::new(), &[]).expect_err("unknown key");
+        assert!(err.to_string().contains("slotz"), "{err}");
+        let err = WorkerConfig::load(None, env(&[("FARM_SLOTS", "many")]), &[]).expect_err("bad value");
+        assert!(err.to_string().contains("slots"), "{err}");
+    }
+}

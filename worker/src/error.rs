@@ -1,0 +1,43 @@
+//! Why a job did not produce a result, and the one place that decides whether trying
+//! again could help.
+
+use crate::bots::BotLaunchError;
+use crate::queue::BrokerError;
+use crate::runner::RunError;
+use crate::storage::StorageError;
+
+/// A job that did not end in a published result.
+#[derive(Debug, thiserror::Error)]
+pub enum JobError {
+    /// Playing the match failed.
+    #[error(transparent)]
+    Run(#[from] RunError),
+    /// Storing the replay, a log or the result failed.
+    #[error(transparent)]
+    Storage(#[from] StorageError),
+    /// Publishing the result failed.
+    #[error(transparent)]
+    Broker(#[from] BrokerError),
+}
+
+impl JobError {
+    /// Whether the job should go back to the queue for another try (here or on
+    /// another worker): infrastructure failures. The others are answered with a
+    /// failed result, because the job itself is at fault.
+    pub fn is_retryable(&self) -> bool {
+        match self {
+            JobError::Run(RunError::Launch { source, .. }) => match source {
+                BotLaunchError::Docker(_) | BotLaunchError::Spawn { .. } => true,
+                BotLaunchError::UnknownBuiltin(_)
+                | BotLaunchError::ImageMissing { .. }
+                | BotLaunchError::WrongSandbox { .. } => false,
+            },
+            // Stopped by a shutdown: another worker plays it.
+            JobError::Run(RunError::Replay(_) | RunError::Stopped) => true,
+            JobError::Run(RunError::Setup(_) | RunError::Engine(_)) => false,
+            // Another attempt wrote this attempt's object: never overwrite it.
+            JobError::Storage(StorageError::AlreadyExists { .. }) => false,
+            JobError::Storage(_) | JobError::Broker(_) => true,
+        }
+    }
+}

@@ -1,0 +1,118 @@
+//! Every metric the worker exports, defined once. Labels come from small fixed sets
+//! (game, outcome, status), never from job or bot ids. The Grafana dashboards query
+//! exactly these names.
+
+use std::sync::LazyLock;
+
+use prometheus::{
+    Encoder, Histogram, HistogramOpts, HistogramVec, IntCounter, IntCounterVec, IntGauge, Opts, Registry, TextEncoder,
+};
+
+/// The worker's registry; `/metrics` renders it.
+pub static REGISTRY: LazyLock<Registry> = LazyLock::new(Registry::new);
+
+fn register<T: prometheus::core::Collector + Clone + 'static>(metric: T) -> T {
+    // Each name is registered once, from this file; a clash is a programming error
+    // that the metrics test catches.
+    if let Err(error) = REGISTRY.register(Box::new(metric.clone())) {
+        tracing::error!(%error, "metric registered twice");
+    }
+    metric
+}
+
+fn counter_vec(name: &str, help: &str, labels: &[&str]) -> IntCounterVec {
+    register(IntCounterVec::new(Opts::new(name, help), labels).unwrap_or_else(|e| panic!("metric {name}: {e}")))
+}
+
+fn histogram_vec(name: &str, help: &str, labels: &[&str], buckets: Vec<f64>) -> HistogramVec {
+    let opts = HistogramOpts::new(name, help).buckets(buckets);
+    register(HistogramVec::new(opts, labels).unwrap_or_else(|e| panic!("metric {name}: {e}")))
+}
+
+/// Matches finished, by game and outcome (`completed`, `failed`, `requeued`).
+pub static MATCHES: LazyLock<IntCounterVec> = LazyLock::new(|| {
+    counter_vec("farm_worker_matches_total", "Match jobs finished, by game and outcome.", &["game", "outcome"])
+});
+
+/// Wall-clock duration of played matches.
+pub static MATCH_DURATION: LazyLock<HistogramVec> = LazyLock::new(|| {
+    histogram_vec(
+        "farm_worker_match_duration_seconds",
+        "Wall-clock duration of played matches.",
+        &["game"],
+        prometheus::exponential_buckets(0.05, 2.0, 16).unwrap_or_default(),
+    )
+});
+
+/// Time from sending a request to a bot to reading its reply.
+pub static TURN_LATENCY: LazyLock<HistogramVec> = LazyLock::new(|| {
+    histogram_vec(
+        "farm_worker_turn_latency_seconds",
+        "Time from a request to a bot until its reply.",
+        &["game"],
+        prometheus::exponential_buckets(0.0001, 2.0, 18).unwrap_or_default(),
+    )
+});
+
+/// Time to create, attach and start one bot container.
+pub static CONTAINER_START: LazyLock<Histogram> = LazyLock::new(|| {
+    let opts = HistogramOpts::new("farm_worker_container_start_seconds", "Time to create and start a bot container.")
+        .buckets(prometheus::exponential_buckets(0.01, 2.0, 12).unwrap_or_default());
+    register(Histogram::with_opts(opts).unwrap_or_else(|e| panic!("metric: {e}")))
+});
+
+/// Bots that ended a match in a failure status, by game and status (`timed_out`,
+/// `crashed`, `disqualified`, `oom_killed`).
+pub static BOT_FAILURES: LazyLock<IntCounterVec> = LazyLock::new(|| {
+    counter_vec(
+        "farm_worker_bot_failures_total",
+        "Bots that failed in a match, by game and status.",
+        &["game", "status"],
+    )
+});
+
+/// Jobs being played right now.
+pub static JOBS_IN_FLIGHT: LazyLock<IntGauge> = LazyLock::new(|| {
+    register(IntGauge::new("farm_worker_jobs_in_flight", "Match jobs being played.").unwrap_or_else(|e| panic!("{e}")))
+});
+
+/// Slots: how many jobs this worker plays at once.
+pub static SLOTS: LazyLock<IntGauge> = LazyLock::new(|| {
+    register(IntGauge::new("farm_worker_slots", "Jobs this worker plays at once.").unwrap_or_else(|e| panic!("{e}")))
+});
+
+/// Compressed replay bytes stored.
+pub static REPLAY_BYTES: LazyLock<IntCounterVec> = LazyLock::new(|| {
+    counter_vec("farm_worker_replay_bytes_total", "Compressed replay bytes stored, by game.", &["game"])
+});
+
+/// Connections to the broker made after the first.
+pub static BROKER_RECONNECTS: LazyLock<IntCounter> = LazyLock::new(|| {
+    register(
+        IntCounter::new("farm_worker_broker_reconnects_total", "Reconnections to RabbitMQ.")
+            .unwrap_or_else(|e| panic!("{e}")),
+    )
+});
+
+/// Touches every metric so that each appears in `/metrics` from the start, even
+/// before its first event (dashboards and alerts then see zeros, not gaps).
+pub fn init() {
+    LazyLock::force(&MATCHES);
+    LazyLock::force(&MATCH_DURATION);
+    LazyLock::force(&TURN_LATENCY);
+    LazyLock::force(&CONTAINER_START);
+    LazyLock::force(&BOT_FAILURES);
+    LazyLock::force(&JOBS_IN_FLIGHT);
+    LazyLock::force(&SLOTS);
+    LazyLock::force(&REPLAY_BYTES);
+    LazyLock::force(&BROKER_RECONNECTS);
+}
+
+/// The registry in Prometheus' text format.
+pub fn render() -> String {
+    let mut buffer = Vec::new();
+    if let Err(error) = TextEncoder::new().encode(&REGISTRY.gather(), &mut buffer) {
+        tracing::error!(%error, "encoding metrics");
+    }
+    String::from_utf8(buffer).unwrap_or_default()
+}

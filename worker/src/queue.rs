@@ -1,0 +1,126 @@
+//! RabbitMQ through lapin: the queues' topology, connections with backoff, and
+//! publishing with confirms. The coordinator declares the same topology through
+//! [`declare_topology`], so both sides always agree on the queues' arguments.
+
+use std::time::Duration;
+
+use farm_proto::{JOBS_QUEUE, RESULTS_QUEUE};
+use lapin::options::{BasicPublishOptions, ConfirmSelectOptions, QueueDeclareOptions};
+use lapin::types::{AMQPValue, FieldTable, LongString, ShortString};
+use lapin::{BasicProperties, Channel, Connection, ConnectionProperties};
+use tokio::sync::watch;
+
+/// Where jobs that failed too often, or cannot be read, end up.
+pub const DEAD_LETTER_QUEUE: &str = "farm.jobs.dead";
+/// Persistent delivery mode: messages survive a broker restart.
+const PERSISTENT: u8 = 2;
+
+/// A broker operation that failed.
+#[derive(Debug, thiserror::Error)]
+pub enum BrokerError {
+    /// The AMQP connection or channel failed.
+    #[error("rabbitmq: {0}")]
+    Amqp(#[from] lapin::Error),
+    /// The broker refused a published message.
+    #[error("rabbitmq refused a message published to {queue}")]
+    Nacked {
+        /// The queue.
+        queue: &'static str,
+    },
+}
+
+/// Declares `farm.jobs` (a quorum queue with a delivery limit that dead-letters to
+/// [`DEAD_LETTER_QUEUE`]), the dead-letter queue and `farm.results`. Idempotent.
+pub async fn declare_topology(channel: &Channel, delivery_limit: u32) -> Result<(), BrokerError> {
+    let durable = QueueDeclareOptions { durable: true, ..Default::default() };
+    let mut jobs = quorum();
+    jobs.insert("x-delivery-limit".into(), AMQPValue::LongInt(delivery_limit as i32));
+    jobs.insert("x-dead-letter-exchange".into(), AMQPValue::LongString(LongString::from("")));
+    jobs.insert("x-dead-letter-routing-key".into(), AMQPValue::LongString(LongString::from(DEAD_LETTER_QUEUE)));
+    channel.queue_declare(DEAD_LETTER_QUEUE.into(), durable, quorum()).await?;
+    channel.queue_declare(JOBS_QUEUE.into(), durable, jobs).await?;
+    channel.queue_declare(RESULTS_QUEUE.into(), durable, quorum()).await?;
+    Ok(())
+}
+
+fn quorum() -> FieldTable {
+    let mut arguments = FieldTable::default();
+    arguments.insert("x-queue-type".into(), AMQPValue::LongString(LongString::from("quorum")));
+    arguments
+}
+
+/// Connects to `url`, retrying with exponential backoff (0.2 s doubling up to 10 s)
+/// until it succeeds or `stop` turns true. `None` means it was told to stop.
+pub async fn connect_with_backoff(url: &str, stop: &mut watch::Receiver<bool>) -> Option<Connection> {
+    let mut delay = Duration::from_millis(200);
+    loop {
+        match Connection::connect(url, ConnectionProperties::default()).await {
+            Ok(connection) => return Some(connection),
+            Err(error) => tracing::warn!(%error, retry_in = ?delay, "cannot reach RabbitMQ"),
+        }
+        tokio::select! {
+            _ = tokio::time::sleep(delay) => {}
+            _ = stop.wait_for(|stop| *stop) => return None,
+        }
+        delay = (delay * 2).min(Duration::from_secs(10));
+    }
+}
+
+/// A channel in confirm mode: every publish waits for the broker's ack.
+pub struct ConfirmedPublisher {
+    channel: Channel,
+}
+
+impl ConfirmedPublisher {
+    /// Opens a confirm-mode channel on `connection`.
+    pub async fn open(connection: &Connection) -> Result<Self, BrokerError> {
+        let channel = connection.create_channel().await?;
+        channel.confirm_select(ConfirmSelectOptions::default()).await?;
+        Ok(ConfirmedPublisher { channel })
+    }
+
+    /// Publishes a persistent JSON message to `queue` and waits for the broker to
+    /// take responsibility for it.
+    pub async fn publish(&self, queue: &'static str, body: &[u8]) -> Result<(), BrokerError> {
+        let properties = BasicProperties::default()
+            .with_delivery_mode(PERSISTENT)
+            .with_content_type(ShortString::from("application/json"));
+        let confirm = self
+            .channel
+            .basic_publish("".into(), queue.into(), BasicPublishOptions::default(), body, properties)
+            .await?;
+        if confirm.await?.is_ack() { Ok(()) } else { Err(BrokerError::Nacked { queue }) }
+    }
+}
+
+/// Which delivery of a message this is, from 1: quorum queues count redeliveries in
+/// the `x-delivery-count` header.
+pub fn attempt(properties: &BasicProperties) -> u32 {
+    let count = properties
+        .headers()
+        .as_ref()
+        .and_then(|headers| headers.inner().get("x-delivery-count").cloned())
+        .and_then(|value| match value {
+            AMQPValue::LongLongInt(n) => u32::try_from(n).ok(),
+            AMQPValue::LongInt(n) => u32::try_from(n).ok(),
+            AMQPValue::LongUInt(n) => Some(n),
+            AMQPValue::ShortInt(n) => u32::try_from(n).ok(),
+            AMQPValue::ShortUInt(n) => Some(u32::from(n)),
+            _ => None,
+        })
+        .unwrap_or(0);
+    count.saturating_add(1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn attempts_count_from_one_and_follow_the_delivery_count() {
+        assert_eq!(attempt(&BasicProperties::default()), 1);
+        let mut headers = FieldTable::default();
+        headers.insert("x-delivery-count".into(), AMQPValue::LongLongInt(2));
+        assert_eq!(attempt(&BasicProperties::default().with_headers(headers)), 3);
+    }
+}

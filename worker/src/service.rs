@@ -1,0 +1,346 @@
+//! The worker service: consume jobs, play them, store what they leave, publish their
+//! results, and only then ack.
+
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+use farm_engine::MatchSetup;
+use farm_proto::{
+    JOBS_QUEUE, JobEnvelope, MatchJob, MatchResult, PlayerResult, PlayerStatus, RESULTS_QUEUE, ResultEnvelope,
+    SCHEMA_VERSION,
+};
+use futures_util::StreamExt;
+use lapin::Connection;
+use lapin::message::Delivery;
+use lapin::options::{BasicAckOptions, BasicCancelOptions, BasicConsumeOptions, BasicNackOptions, BasicQosOptions};
+use lapin::types::FieldTable;
+use tokio::io::AsyncWriteExt;
+use tokio::sync::watch;
+use tokio::task::JoinSet;
+
+use crate::bots::Sandbox;
+use crate::config::WorkerConfig;
+use crate::error::JobError;
+use crate::http::{self, Health};
+use crate::metrics;
+use crate::queue::{self, BrokerError, ConfirmedPublisher};
+use crate::runner::{MatchIo, RunError, RunnerOptions, fill_seats, play_match};
+use crate::storage::{AttemptKeys, Storage};
+
+/// Asks the service to stop: [`ShutdownTrigger::drain`] stops intake and lets matches in
+/// flight finish; [`ShutdownTrigger::abort`] stops them at once and requeues their jobs.
+#[derive(Debug)]
+pub struct ShutdownTrigger {
+    drain: watch::Sender<bool>,
+    abort: watch::Sender<bool>,
+}
+
+/// The service's side of a [`ShutdownTrigger`].
+#[derive(Debug, Clone)]
+pub struct Shutdown {
+    drain: watch::Receiver<bool>,
+    abort: watch::Receiver<bool>,
+}
+
+/// A connected trigger and receiver.
+pub fn shutdown_channel() -> (ShutdownTrigger, Shutdown) {
+    let (drain_tx, drain) = watch::channel(false);
+    let (abort_tx, abort) = watch::channel(false);
+    (ShutdownTrigger { drain: drain_tx, abort: abort_tx }, Shutdown { drain, abort })
+}
+
+impl ShutdownTrigger {
+    /// Stop taking jobs; finish the ones in flight.
+    pub fn drain(&self) {
+        self.drain.send_replace(true);
+    }
+
+    /// Stop the matches in flight and requeue their jobs.
+    pub fn abort(&self) {
+        self.drain.send_replace(true);
+        self.abort.send_replace(true);
+    }
+}
+
+/// A failure that stops the service itself (not one job).
+#[derive(Debug, thiserror::Error)]
+pub enum ServiceError {
+    /// The metrics endpoint cannot listen.
+    #[error("listening on {address}: {source}")]
+    Listen {
+        /// The address.
+        address: String,
+        /// Why.
+        source: std::io::Error,
+    },
+}
+
+/// What every job task shares.
+struct JobContext<S> {
+    config: WorkerConfig,
+    sandbox: S,
+    storage: Storage,
+    publisher: ConfirmedPublisher,
+    /// Set to stop the matches in flight (their jobs are requeued).
+    stop_matches: Arc<watch::Sender<bool>>,
+}
+
+/// Runs the worker until `shutdown` drains it: consumes `farm.jobs`, plays each job in
+/// `sandbox`, stores replays and logs in `storage` and publishes results. A lost
+/// broker connection is re-established with backoff; it never ends the service.
+pub async fn run<S: Sandbox + Clone + Send + 'static>(
+    config: WorkerConfig,
+    sandbox: S,
+    storage: Storage,
+    shutdown: Shutdown,
+) -> Result<(), ServiceError> {
+    metrics::init();
+    metrics::SLOTS.set(i64::from(config.slots));
+    let health = Arc::new(Health::default());
+    let listener = tokio::net::TcpListener::bind(&config.metrics_listen)
+        .await
+        .map_err(|source| ServiceError::Listen { address: config.metrics_listen.clone(), source })?;
+    tracing::info!(address = %config.metrics_listen, worker = %config.worker_id, slots = config.slots, "worker started");
+    // The endpoint answers until the very end of the service, drain included.
+    let (http_stop, http_stopped) = tokio::sync::oneshot::channel::<()>();
+    let server = tokio::spawn(
+        axum::serve(listener, http::app(Arc::clone(&health)))
+            .with_graceful_shutdown(async move {
+                let _ = http_stopped.await;
+            })
+            .into_future(),
+    );
+
+    // The matches' own stop signal: the caller's abort, or the end of the drain period.
+    let stop_matches = Arc::new(watch::channel(false).0);
+    let forward = {
+        let stop_matches = Arc::clone(&stop_matches);
+        let mut outside_abort = shutdown.abort.clone();
+        tokio::spawn(async move {
+            let _ = outside_abort.wait_for(|stop| *stop).await;
+            stop_matches.send_replace(true);
+        })
+    };
+
+    let mut drain = shutdown.drain.clone();
+    let mut first = true;
+    while !*drain.borrow() {
+        let Some(connection) = queue::connect_with_backoff(&config.amqp_url, &mut drain).await else { break };
+        if !first {
+            metrics::BROKER_RECONNECTS.inc();
+        }
+        first = false;
+        let context = JobContext {
+            config: config.clone(),
+            sandbox: sandbox.clone(),
+            storage: storage.clone(),
+            publisher: match ConfirmedPublisher::open(&connection).await {
+                Ok(publisher) => publisher,
+                Err(error) => {
+                    tracing::warn!(%error, "opening the result channel");
+                    continue;
+                }
+            },
+            stop_matches: Arc::clone(&stop_matches),
+        };
+        match consume(&connection, Arc::new(context), &health, &mut drain).await {
+            Ok(()) => break,
+            Err(error) => tracing::warn!(%error, "lost RabbitMQ; reconnecting"),
+        }
+        health.consuming.store(false, Ordering::Relaxed);
+    }
+    health.consuming.store(false, Ordering::Relaxed);
+    forward.abort();
+    let _ = http_stop.send(());
+    let _ = server.await;
+    tracing::info!("worker stopped");
+    Ok(())
+}
+
+/// Consumes until drained (`Ok`) or the connection fails (`Err`). In both cases every
+/// task it started has ended when it returns.
+async fn consume<S: Sandbox + Clone + Send + 'static>(
+    connection: &Connection,
+    context: Arc<JobContext<S>>,
+    health: &Health,
+    drain: &mut watch::Receiver<bool>,
+) -> Result<(), BrokerError> {
+    let config = &context.config;
+    let channel = connection.create_channel().await?;
+    channel.basic_qos(config.slots, BasicQosOptions::default()).await?;
+    queue::declare_topology(&channel, config.delivery_limit).await?;
+    let tag = format!("{}-{}", config.worker_id, std::process::id());
+    let mut consumer = channel
+        .basic_consume(JOBS_QUEUE.into(), tag.as_str().into(), BasicConsumeOptions::default(), FieldTable::default())
+        .await?;
+    health.consuming.store(true, Ordering::Relaxed);
+    let mut tasks = JoinSet::new();
+    loop {
+        tokio::select! {
+            _ = drain.wait_for(|stop| *stop) => break,
+            Some(_) = tasks.join_next(), if !tasks.is_empty() => {}
+            delivery = consumer.next() => match delivery {
+                Some(Ok(delivery)) => { tasks.spawn(handle(delivery, Arc::clone(&context))); }
+                Some(Err(error)) => return Err(error.into()),
+                None => return Err(lapin::Error::from(lapin::ErrorKind::InvalidChannelState(
+                    lapin::ChannelState::Closed, "consumer ended"
+                )).into()),
+            },
+        }
+    }
+
+    // Draining: no new deliveries; the ones in flight finish, or are stopped at the
+    // end of the drain period and requeued.
+    let _ = channel.basic_cancel(tag.as_str().into(), BasicCancelOptions::default()).await;
+    health.consuming.store(false, Ordering::Relaxed);
+    tracing::info!(in_flight = tasks.len(), "draining");
+    let drained = tokio::time::timeout(Duration::from_secs(config.drain_secs), async {
+        while tasks.join_next().await.is_some() {}
+    })
+    .await;
+    if drained.is_err() {
+        tracing::warn!(in_flight = tasks.len(), "drain period over: stopping matches and requeueing their jobs");
+        // Each match ends its bots and its job is nacked back to the queue.
+        context.stop_matches.send_replace(true);
+        while tasks.join_next().await.is_some() {}
+    }
+    Ok(())
+}
+
+async fn handle<S: Sandbox + Clone + Send + 'static>(delivery: Delivery, context: Arc<JobContext<S>>) {
+    let attempt = queue::attempt(&delivery.properties);
+    let envelope: JobEnvelope = match serde_json::from_slice(&delivery.data) {
+        Ok(envelope) => envelope,
+        Err(error) => {
+            // Unreadable: no worker will ever read it. Straight to the dead letters.
+            tracing::warn!(%error, "rejecting an unreadable job");
+            metrics::MATCHES.with_label_values(&["unknown", "rejected"]).inc();
+            let _ = delivery.acker.nack(BasicNackOptions { requeue: false, ..Default::default() }).await;
+            return;
+        }
+    };
+    if envelope.schema != SCHEMA_VERSION {
+        // Perhaps a newer worker reads it; after the delivery limit it is dead-lettered.
+        tracing::warn!(schema = envelope.schema, "requeueing a job of another schema version");
+        metrics::MATCHES.with_label_values(&[envelope.job.game.name(), "requeued"]).inc();
+        let _ = delivery.acker.nack(BasicNackOptions { requeue: true, ..Default::default() }).await;
+        return;
+    }
+    let job = envelope.job;
+    let game = job.game.name();
+    metrics::JOBS_IN_FLIGHT.inc();
+    let outcome = play_and_store(&context, &job, attempt).await;
+    metrics::JOBS_IN_FLIGHT.dec();
+    let result = match outcome {
+        Ok(result) => result,
+        Err(error) if error.is_retryable() => {
+            tracing::warn!(job = %job.job_id, attempt, %error, "requeueing job");
+            metrics::MATCHES.with_label_values(&[game, "requeued"]).inc();
+            let _ = delivery.acker.nack(BasicNackOptions { requeue: true, ..Default::default() }).await;
+            return;
+        }
+        Err(error) => {
+            tracing::warn!(job = %job.job_id, attempt, %error, "job cannot be played");
+            MatchResult::Failed { reason: error.to_string() }
+        }
+    };
+    let outcome_label = if matches!(result, MatchResult::Completed { .. }) { "completed" } else { "failed" };
+    let envelope = ResultEnvelope {
+        schema: SCHEMA_VERSION,
+        job_id: job.job_id.clone(),
+        tournament_id: job.tournament_id.clone(),
+        worker_id: context.config.worker_id.clone(),
+        attempt,
+        result,
+    };
+    let body = serde_json::to_vec(&envelope).unwrap_or_default();
+    // The result document is stored beside the replay, once per attempt.
+    let result_key = AttemptKeys::new(&job.tournament_id, &job.job_id, attempt).result();
+    let published = match context.storage.create(&result_key, body.clone()).await {
+        Ok(()) => context.publisher.publish(RESULTS_QUEUE, &body).await.map_err(JobError::from),
+        Err(error) => Err(JobError::from(error)),
+    };
+    match published {
+        Ok(()) => {
+            metrics::MATCHES.with_label_values(&[game, outcome_label]).inc();
+            if let Err(error) = delivery.acker.ack(BasicAckOptions::default()).await {
+                // The broker will redeliver; the duplicate result is dropped by the coordinator.
+                tracing::warn!(job = %job.job_id, %error, "ack failed after the result was published");
+            }
+        }
+        Err(error) => {
+            tracing::warn!(job = %job.job_id, %error, "storing or publishing the result failed; requeueing");
+            metrics::MATCHES.with_label_values(&[game, "requeued"]).inc();
+            let _ = delivery.acker.nack(BasicNackOptions { requeue: true, ..Default::default() }).await;
+        }
+    }
+}
+
+/// Plays a job and stores its replay and logs; returns the result to publish.
+async fn play_and_store<S: Sandbox>(
+    context: &JobContext<S>,
+    job: &MatchJob,
+    attempt: u32,
+) -> Result<MatchResult, JobError> {
+    let keys = AttemptKeys::new(&job.tournament_id, &job.job_id, attempt);
+    let bots = fill_seats(job.game, job.bots.clone());
+    let players = bots.iter().map(|bot| bot.name.clone()).collect();
+    let setup = MatchSetup::new(job.game, &job.rules, job.map.clone(), job.seed, players).map_err(RunError::Setup)?;
+    let options = RunnerOptions { startup_grace: Duration::from_millis(context.config.startup_grace_ms) };
+    let replay_key = keys.replay();
+    let mut upload = context.storage.replay_upload(&replay_key);
+    let mut abort = context.stop_matches.subscribe();
+    let stop = async move {
+        let _ = abort.wait_for(|stop| *stop).await;
+    };
+    let io = MatchIo { replay: &mut upload, on_step: |_, _| {}, stop };
+    let report = play_match(&context.sandbox, &job.job_id, setup, &bots, &options, io).await?;
+    upload.shutdown().await.map_err(RunError::Replay)?;
+
+    let game = job.game.name();
+    metrics::MATCH_DURATION.with_label_values(&[game]).observe(report.elapsed_ms as f64 / 1000.0);
+    if let Ok(size) = context.storage.size(&replay_key).await {
+        metrics::REPLAY_BYTES.with_label_values(&[game]).inc_by(size);
+    }
+    let mut players = Vec::with_capacity(report.seats.len());
+    for seat in report.seats {
+        let oom_killed = seat.exit.is_some_and(|exit| exit.oom_killed);
+        let status_label = match seat.outcome.status {
+            _ if oom_killed => Some("oom_killed"),
+            PlayerStatus::Ok => None,
+            PlayerStatus::TimedOut => Some("timed_out"),
+            PlayerStatus::Crashed => Some("crashed"),
+            PlayerStatus::Disqualified => Some("disqualified"),
+        };
+        if let Some(status) = status_label {
+            metrics::BOT_FAILURES.with_label_values(&[game, status]).inc();
+        }
+        let log_key = match seat.exit {
+            Some(_) => {
+                let key = keys.log(seat.seat);
+                context.storage.create(&key, seat.log.bytes).await?;
+                Some(key)
+            }
+            None => None,
+        };
+        players.push(PlayerResult {
+            seat: seat.seat,
+            name: seat.name,
+            outcome: seat.outcome,
+            timeouts: seat.timeouts,
+            mean_reply_ms: seat.mean_reply_ms,
+            max_reply_ms: seat.max_reply_ms,
+            exit_code: seat.exit.and_then(|exit| exit.code).map(i64::from),
+            oom_killed,
+            log_key,
+        });
+    }
+    Ok(MatchResult::Completed {
+        steps: report.steps,
+        players,
+        replay_key,
+        replay_sha256: report.replay_sha256,
+        duration_ms: report.elapsed_ms,
+    })
+}

@@ -1,0 +1,212 @@
+//! Object storage for replays, bot logs and result documents: a local directory by
+//! default, S3 in distributed mode.
+//!
+//! Keys derive from the tournament, the job and the attempt:
+//! `tournaments/{tournament}/jobs/{job}/attempt-{n}/{replay.jsonl.zst,seat-{k}.stderr.log,result.json}`.
+//! Every object is created, never overwritten: a second writer of the same attempt
+//! fails instead of silently replacing the first one's result.
+
+use std::sync::Arc;
+
+use async_compression::tokio::write::ZstdEncoder;
+use object_store::aws::AmazonS3Builder;
+use object_store::buffered::BufWriter;
+use object_store::local::LocalFileSystem;
+use object_store::path::Path;
+use object_store::{ObjectStore, ObjectStoreExt, PutMode, PutOptions, PutPayload};
+use serde::{Deserialize, Serialize};
+
+/// Where objects go.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "lowercase", deny_unknown_fields)]
+pub enum StorageConfig {
+    /// A directory on this machine (created if missing).
+    Local {
+        /// The directory.
+        path: std::path::PathBuf,
+    },
+    /// An S3-compatible service.
+    S3 {
+        /// The endpoint URL, e.g. `http://127.0.0.1:9000`; empty for AWS itself.
+        #[serde(default)]
+        endpoint: String,
+        /// The bucket (it must exist).
+        bucket: String,
+        /// The region.
+        #[serde(default = "default_region")]
+        region: String,
+        /// Access key id; empty to take it from `AWS_ACCESS_KEY_ID`.
+        #[serde(default)]
+        access_key: String,
+        /// Secret key; empty to take it from `AWS_SECRET_ACCESS_KEY`.
+        #[serde(default)]
+        secret_key: String,
+    },
+}
+
+fn default_region() -> String {
+    "us-east-1".to_owned()
+}
+
+impl Default for StorageConfig {
+    fn default() -> Self {
+        StorageConfig::Local { path: "farm-data/objects".into() }
+    }
+}
+
+/// A storage operation that failed.
+#[derive(Debug, thiserror::Error)]
+pub enum StorageError {
+    /// The object already exists: another attempt wrote it first.
+    #[error("{key} already exists")]
+    AlreadyExists {
+        /// The key.
+        key: String,
+    },
+    /// The store failed or could not be reached.
+    #[error("object storage: {0}")]
+    Store(#[source] object_store::Error),
+    /// A local directory could not be created.
+    #[error("creating {path}: {source}")]
+    Directory {
+        /// The directory.
+        path: String,
+        /// Why.
+        source: std::io::Error,
+    },
+}
+
+impl From<object_store::Error> for StorageError {
+    fn from(error: object_store::Error) -> Self {
+        match error {
+            object_store::Error::AlreadyExists { path, .. } => StorageError::AlreadyExists { key: path },
+            other => StorageError::Store(other),
+        }
+    }
+}
+
+/// The keys of one attempt at one job.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AttemptKeys {
+    prefix: String,
+}
+
+impl AttemptKeys {
+    /// The keys of `attempt` (from 1) at `job` of `tournament`.
+    pub fn new(tournament: &str, job: &str, attempt: u32) -> Self {
+        AttemptKeys { prefix: format!("tournaments/{}/jobs/{}/attempt-{attempt}", segment(tournament), segment(job)) }
+    }
+
+    /// The compressed replay.
+    pub fn replay(&self) -> String {
+        format!("{}/replay.jsonl.zst", self.prefix)
+    }
+
+    /// One seat's stderr.
+    pub fn log(&self, seat: usize) -> String {
+        format!("{}/seat-{seat}.stderr.log", self.prefix)
+    }
+
+    /// The result document.
+    pub fn result(&self) -> String {
+        format!("{}/result.json", self.prefix)
+    }
+}
+
+/// Ids come from job files; keep them to characters that are safe in any key.
+fn segment(id: &str) -> String {
+    let cleaned: String =
+        id.chars().map(|c| if c.is_ascii_alphanumeric() || "-_.".contains(c) { c } else { '_' }).collect();
+    if cleaned.is_empty() || cleaned.chars().all(|c| c == '.') { "_".to_owned() } else { cleaned }
+}
+
+/// A replay being uploaded while the match plays: zstd-compressed, in parts, never
+/// held whole in memory. Shut it down (`AsyncWriteExt::shutdown`) to finish the upload.
+pub type ReplayUpload = ZstdEncoder<BufWriter>;
+
+/// The object store.
+#[derive(Clone)]
+pub struct Storage {
+    store: Arc<dyn ObjectStore>,
+}
+
+impl Storage {
+    /// Opens the store `config` names.
+    pub fn open(config: &StorageConfig) -> Result<Self, StorageError> {
+        let store: Arc<dyn ObjectStore> = match config {
+            StorageConfig::Local { path } => {
+                std::fs::create_dir_all(path)
+                    .map_err(|source| StorageError::Directory { path: path.display().to_string(), source })?;
+                Arc::new(LocalFileSystem::new_with_prefix(path)?)
+            }
+            StorageConfig::S3 { endpoint, bucket, region, access_key, secret_key } => {
+                let mut builder = AmazonS3Builder::from_env().with_bucket_name(bucket).with_region(region);
+                if !endpoint.is_empty() {
+                    builder = builder.with_endpoint(endpoint).with_allow_http(endpoint.starts_with("http://"));
+                }
+                if !access_key.is_empty() {
+                    builder = builder.with_access_key_id(access_key).with_secret_access_key(secret_key);
+                }
+                Arc::new(builder.build()?)
+            }
+        };
+        Ok(Storage { store })
+    }
+
+    /// Starts uploading a replay to `key`.
+    pub fn replay_upload(&self, key: &str) -> ReplayUpload {
+        ZstdEncoder::new(BufWriter::new(Arc::clone(&self.store), Path::from(key)))
+    }
+
+    /// Stores `bytes` at `key`, failing if something is already there.
+    pub async fn create(&self, key: &str, bytes: Vec<u8>) -> Result<(), StorageError> {
+        let options = PutOptions { mode: PutMode::Create, ..Default::default() };
+        self.store.put_opts(&Path::from(key), PutPayload::from(bytes), options).await?;
+        Ok(())
+    }
+
+    /// The whole object at `key`.
+    pub async fn read(&self, key: &str) -> Result<Vec<u8>, StorageError> {
+        Ok(self.store.get(&Path::from(key)).await?.bytes().await?.to_vec())
+    }
+
+    /// The size of the object at `key`.
+    pub async fn size(&self, key: &str) -> Result<u64, StorageError> {
+        Ok(self.store.head(&Path::from(key)).await?.size)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keys_nest_by_tournament_job_and_attempt_and_are_sanitised() {
+        let keys = AttemptKeys::new("t 1", "../j/2", 3);
+        assert_eq!(keys.replay(), "tournaments/t_1/jobs/.._j_2/attempt-3/replay.jsonl.zst");
+        assert_eq!(keys.log(1), "tournaments/t_1/jobs/.._j_2/attempt-3/seat-1.stderr.log");
+        assert_eq!(AttemptKeys::new("..", "", 1).result(), "tournaments/_/jobs/_/attempt-1/result.json");
+    }
+
+    #[tokio::test]
+    async fn a_local_store_creates_once_and_round_trips_a_compressed_replay() {
+        use tokio::io::AsyncWriteExt;
+        let dir = tempfile::tempdir().expect("temp dir");
+        let storage = Storage::open(&StorageConfig::Local { path: dir.path().join("objects") }).expect("open");
+        storage.create("a/result.json", b"{}".to_vec()).await.expect("first create");
+        let second = storage.create("a/result.json", b"{\"x\":1}".to_vec()).await;
+        assert!(matches!(second, Err(StorageError::AlreadyExists { .. })), "{second:?}");
+        assert_eq!(storage.read("a/result.json").await.expect("read"), b"{}");
+
+        let mut upload = storage.replay_upload("a/replay.jsonl.zst");
+        let line = b"{\"type\":\"frame\"}\n".repeat(10_000);
+        upload.write_all(&line).await.expect("write");
+        upload.shutdown().await.expect("finish upload");
+        let compressed = storage.read("a/replay.jsonl.zst").await.expect("read replay");
+        assert!(compressed.len() < line.len() / 20, "zstd compresses a repetitive replay");
+        let mut decoded = Vec::new();
+        let mut decoder = async_compression::tokio::bufread::ZstdDecoder::new(compressed.as_slice());
+        tokio::io::AsyncReadExt::read_to_end(&mut decoder, &mut decoded).await.expect("decode");
+        assert_eq!(decoded, line);
+    }
+}

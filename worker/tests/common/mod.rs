@@ -1,0 +1,286 @@
+//! Helpers for tests against the real services that `scripts/test` starts: RabbitMQ,
+//! the S3 server and the Docker engine. Each test gets its own RabbitMQ virtual host,
+//! its own worker ids and its own tournament ids, so tests never see each other's
+//! queues, containers or objects.
+#![allow(dead_code)] // each test binary uses a different part of this module
+
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use farm_proto::{JOBS_QUEUE, JobEnvelope, MatchJob, RESULTS_QUEUE, ResultEnvelope};
+use farm_worker::queue::{self, ConfirmedPublisher};
+use farm_worker::storage::{Storage, StorageConfig};
+use futures_util::StreamExt;
+use lapin::options::{BasicAckOptions, BasicConsumeOptions, QueueDeclareOptions};
+use lapin::types::FieldTable;
+use lapin::{Connection, ConnectionProperties, Consumer};
+
+pub const WORKER: &str = env!("CARGO_BIN_EXE_farm-worker");
+
+/// A variable `scripts/test` exports; its absence fails the test loudly.
+pub fn required(name: &str) -> String {
+    std::env::var(name).unwrap_or_else(|_| panic!("{name} is not set: run the tests through ./scripts/test"))
+}
+
+/// A unique name for this test run.
+pub fn unique(prefix: &str) -> String {
+    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.subsec_nanos());
+    format!("{prefix}-{}-{nanos:x}", std::process::id())
+}
+
+fn curl(method: &str, url: &str, body: Option<&str>) {
+    let mut command = Command::new("curl");
+    command.args(["-sS", "--fail", "-u", "farm:farm", "-X", method, "-H", "content-type: application/json", url]);
+    if let Some(body) = body {
+        command.args(["-d", body]);
+    }
+    let output = command.output().expect("curl runs");
+    assert!(output.status.success(), "{method} {url}: {}", String::from_utf8_lossy(&output.stderr));
+}
+
+/// A RabbitMQ virtual host of its own, deleted when dropped.
+pub struct Vhost {
+    pub name: String,
+    pub url: String,
+}
+
+impl Vhost {
+    pub fn new(prefix: &str) -> Self {
+        let management = required("FARM_TEST_RABBITMQ_MGMT");
+        let name = unique(prefix);
+        curl("PUT", &format!("{management}/api/vhosts/{name}"), None);
+        curl(
+            "PUT",
+            &format!("{management}/api/permissions/{name}/farm"),
+            Some(r#"{"configure":".*","write":".*","read":".*"}"#),
+        );
+        let base = required("FARM_TEST_AMQP_URL");
+        let base = base.rsplit_once('/').map_or(base.as_str(), |(head, _)| head).to_owned();
+        Vhost { url: format!("{base}/{name}"), name }
+    }
+
+    pub async fn connect(&self) -> Connection {
+        Connection::connect(&self.url, ConnectionProperties::default()).await.expect("connect to the test vhost")
+    }
+}
+
+impl Drop for Vhost {
+    fn drop(&mut self) {
+        let management = required("FARM_TEST_RABBITMQ_MGMT");
+        let _ = Command::new("curl")
+            .args(["-sS", "-u", "farm:farm", "-X", "DELETE", &format!("{management}/api/vhosts/{}", self.name)])
+            .output();
+    }
+}
+
+pub fn s3_config() -> StorageConfig {
+    StorageConfig::S3 {
+        endpoint: required("FARM_TEST_S3_ENDPOINT"),
+        bucket: required("FARM_TEST_S3_BUCKET"),
+        region: required("FARM_TEST_S3_REGION"),
+        access_key: required("FARM_TEST_S3_ACCESS_KEY"),
+        secret_key: required("FARM_TEST_S3_SECRET_KEY"),
+    }
+}
+
+pub fn s3() -> Storage {
+    Storage::open(&s3_config()).expect("open the test S3 bucket")
+}
+
+fn free_port() -> SocketAddr {
+    TcpListener::bind("127.0.0.1:0").and_then(|listener| listener.local_addr()).expect("a free port")
+}
+
+/// A `farm-worker serve` process with Docker bots and S3 storage.
+pub struct WorkerProcess {
+    pub id: String,
+    pub metrics: SocketAddr,
+    child: Child,
+}
+
+impl WorkerProcess {
+    pub fn start(vhost: &Vhost, id: &str, slots: u16, delivery_limit: u32) -> Self {
+        let metrics = free_port();
+        let StorageConfig::S3 { endpoint, bucket, region, access_key, secret_key } = s3_config() else {
+            unreachable!("s3_config is S3");
+        };
+        let child = Command::new(WORKER)
+            .arg("serve")
+            .env("FARM_AMQP_URL", &vhost.url)
+            .env("FARM_WORKER_ID", id)
+            .env("FARM_SLOTS", slots.to_string())
+            .env("FARM_SANDBOX", "docker")
+            .env("FARM_DELIVERY_LIMIT", delivery_limit.to_string())
+            .env("FARM_METRICS_LISTEN", metrics.to_string())
+            .env("FARM_DRAIN_SECS", "60")
+            .env("FARM_STORAGE__KIND", "s3")
+            .env("FARM_STORAGE__ENDPOINT", endpoint)
+            .env("FARM_STORAGE__BUCKET", bucket)
+            .env("FARM_STORAGE__REGION", region)
+            .env("FARM_STORAGE__ACCESS_KEY", access_key)
+            .env("FARM_STORAGE__SECRET_KEY", secret_key)
+            .env("RUST_LOG", "farm_worker=info")
+            .stdout(Stdio::null())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("farm-worker starts");
+        let worker = WorkerProcess { id: id.to_owned(), metrics, child };
+        worker.wait_until(Duration::from_secs(60), |status, _| status == 200);
+        worker
+    }
+
+    /// Polls `/healthz` until `ready` holds, failing after `limit`.
+    pub fn wait_until(&self, limit: Duration, ready: impl Fn(u16, &str) -> bool) {
+        let deadline = Instant::now() + limit;
+        loop {
+            if let Some((status, body)) = http_get(self.metrics, "/healthz")
+                && ready(status, &body)
+            {
+                return;
+            }
+            assert!(Instant::now() < deadline, "worker {} not ready within {limit:?}", self.id);
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+
+    pub fn metrics_text(&self) -> String {
+        http_get(self.metrics, "/metrics").map(|(_, body)| body).unwrap_or_default()
+    }
+
+    pub fn is_running(&mut self) -> bool {
+        matches!(self.child.try_wait(), Ok(None))
+    }
+
+    pub fn kill(mut self) {
+        self.child.kill().expect("SIGKILL the worker");
+        self.child.wait().expect("reap the worker");
+    }
+
+    /// Sends SIGTERM and returns at once.
+    pub fn signal(&self) {
+        let pid = nix::unistd::Pid::from_raw(self.child.id() as i32);
+        nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM).expect("SIGTERM the worker");
+    }
+
+    /// Waits for the process to exit.
+    pub fn wait(mut self) -> std::process::ExitStatus {
+        self.child.wait().expect("worker exits")
+    }
+
+    /// SIGTERM, then the exit status once it has drained.
+    pub fn terminate(self) -> std::process::ExitStatus {
+        self.signal();
+        self.wait()
+    }
+}
+
+impl Drop for WorkerProcess {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// `(status, body)` of a plain HTTP GET, or `None` while nothing listens.
+pub fn http_get(address: SocketAddr, path: &str) -> Option<(u16, String)> {
+    let mut stream = TcpStream::connect_timeout(&address, Duration::from_secs(2)).ok()?;
+    stream.set_read_timeout(Some(Duration::from_secs(10))).ok()?;
+    write!(stream, "GET {path} HTTP/1.0\r\nHost: test\r\n\r\n").ok()?;
+    let mut response = String::new();
+    stream.read_to_string(&mut response).ok()?;
+    let status = response.split_whitespace().nth(1)?.parse().ok()?;
+    let body = response.split_once("\r\n\r\n").map(|(_, body)| body.to_owned()).unwrap_or_default();
+    Some((status, body))
+}
+
+/// Declares the topology and publishes `jobs` with confirms.
+pub async fn publish_jobs(connection: &Connection, delivery_limit: u32, jobs: &[MatchJob]) {
+    let channel = connection.create_channel().await.expect("channel");
+    queue::declare_topology(&channel, delivery_limit).await.expect("declare topology");
+    let publisher = ConfirmedPublisher::open(connection).await.expect("publisher");
+    for job in jobs {
+        let body = serde_json::to_vec(&JobEnvelope::new(job.clone())).expect("serialize");
+        publisher.publish(JOBS_QUEUE, &body).await.expect("publish job");
+    }
+}
+
+pub async fn publish_raw(connection: &Connection, queue_name: &'static str, body: &[u8]) {
+    ConfirmedPublisher::open(connection).await.expect("publisher").publish(queue_name, body).await.expect("publish");
+}
+
+pub async fn consume(connection: &Connection, queue_name: &str) -> Consumer {
+    let channel = connection.create_channel().await.expect("channel");
+    channel
+        .basic_consume(
+            queue_name.into(),
+            unique("test").as_str().into(),
+            BasicConsumeOptions::default(),
+            FieldTable::default(),
+        )
+        .await
+        .expect("consume")
+}
+
+/// The next message on `consumer`, acked, within `limit`.
+pub async fn next_message(consumer: &mut Consumer, limit: Duration) -> Vec<u8> {
+    let delivery = tokio::time::timeout(limit, consumer.next())
+        .await
+        .unwrap_or_else(|_| panic!("no message within {limit:?}"))
+        .expect("consumer open")
+        .expect("delivery");
+    delivery.acker.ack(BasicAckOptions::default()).await.expect("ack");
+    delivery.data
+}
+
+pub async fn next_result(consumer: &mut Consumer, limit: Duration) -> ResultEnvelope {
+    serde_json::from_slice(&next_message(consumer, limit).await).expect("a result envelope")
+}
+
+pub async fn results_consumer(connection: &Connection) -> Consumer {
+    consume(connection, RESULTS_QUEUE).await
+}
+
+/// Messages ready in `queue_name` (a passive declare).
+pub async fn ready_messages(connection: &Connection, queue_name: &str) -> u32 {
+    let channel = connection.create_channel().await.expect("channel");
+    let options = QueueDeclareOptions { passive: true, ..Default::default() };
+    channel
+        .queue_declare(queue_name.into(), options, FieldTable::default())
+        .await
+        .expect("queue exists")
+        .message_count()
+}
+
+/// Names of the containers carrying `label=value`, running or not.
+pub fn containers(label: &str, value: &str) -> Vec<String> {
+    let output = Command::new("docker")
+        .args(["ps", "-a", "--filter", &format!("label={label}={value}"), "--format", "{{.Names}}"])
+        .output()
+        .expect("docker ps runs");
+    String::from_utf8_lossy(&output.stdout).lines().map(str::to_owned).collect()
+}
+
+/// Polls `condition` every 100 ms until it holds, failing after `limit`.
+pub fn eventually(limit: Duration, what: &str, mut condition: impl FnMut() -> bool) {
+    let deadline = Instant::now() + limit;
+    while !condition() {
+        assert!(Instant::now() < deadline, "{what}: not within {limit:?}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// The decompressed replay stored at `key`.
+pub async fn replay_lines(storage: &Storage, key: &str) -> Vec<String> {
+    let compressed = storage.read(key).await.expect("replay stored");
+    let mut text = String::new();
+    let mut decoder = async_compression::tokio::bufread::ZstdDecoder::new(compressed.as_slice());
+    tokio::io::AsyncReadExt::read_to_string(&mut decoder, &mut text).await.expect("zstd replay");
+    text.lines().map(str::to_owned).collect()
+}
+
+pub fn repo() -> &'static Path {
+    Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/.."))
+}

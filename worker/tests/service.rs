@@ -1,0 +1,265 @@
+//! `farm-worker serve` against the real RabbitMQ, S3 server and Docker engine.
+
+mod common;
+
+use std::time::Duration;
+
+use common::*;
+use farm_engine::replay;
+use farm_proto::{BotSpec, GameKind, JOBS_QUEUE, MatchJob, MatchResult, PlayerStatus};
+use farm_worker::bots::{JOB_LABEL, WORKER_LABEL};
+use farm_worker::queue::DEAD_LETTER_QUEUE;
+
+fn bot(spec: &str) -> BotSpec {
+    spec.parse().expect("bot spec")
+}
+
+fn vindinium_job(tournament: &str, job_id: &str, seed: u64, rules: serde_json::Value, bots: &[&str]) -> MatchJob {
+    MatchJob {
+        job_id: job_id.to_owned(),
+        tournament_id: tournament.to_owned(),
+        game: GameKind::Vindinium,
+        rules,
+        map: Some(std::fs::read_to_string(repo().join("maps/vindinium/m1.txt")).expect("m1")),
+        seed,
+        bots: bots.iter().map(|spec| bot(spec)).collect(),
+    }
+}
+
+fn completed(result: &MatchResult) -> (&Vec<farm_proto::PlayerResult>, &str, &str) {
+    match result {
+        MatchResult::Completed { players, replay_key, replay_sha256, .. } => (players, replay_key, replay_sha256),
+        MatchResult::Failed { reason } => panic!("the match failed: {reason}"),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_job_is_played_in_containers_stored_in_s3_published_and_acked() {
+    let vhost = Vhost::new("happy");
+    let connection = vhost.connect().await;
+    let tournament = unique("t-happy");
+    let job = vindinium_job(
+        &tournament,
+        "job-1",
+        5,
+        serde_json::json!({ "maxTurns": 200, "moveTimeoutMs": 20000 }),
+        &["image:matchfarm/bot-vindinium-random-py", "image:matchfarm/bot-vindinium-random-rs", "builtin:greedy"],
+    );
+    publish_jobs(&connection, 5, &[job]).await;
+    let mut results = results_consumer(&connection).await;
+    let worker = WorkerProcess::start(&vhost, &unique("w-happy"), 1, 5);
+
+    let result = next_result(&mut results, Duration::from_secs(120)).await;
+    assert_eq!(
+        (result.job_id.as_str(), result.tournament_id.as_str(), result.attempt),
+        ("job-1", tournament.as_str(), 1)
+    );
+    assert_eq!(result.worker_id, worker.id);
+    let (players, replay_key, sha) = completed(&result.result);
+    assert_eq!(players.len(), 4, "the fourth seat is filled");
+    assert!(players.iter().all(|p| p.outcome.status == PlayerStatus::Ok), "{players:?}");
+
+    // The replay is in S3, compressed, and re-simulates to the reported hash.
+    let storage = s3();
+    let lines = replay_lines(&storage, replay_key).await;
+    let check = replay::verify(&lines).expect("the stored replay reads");
+    assert!(check.matches());
+    assert_eq!(check.sha256, *sha);
+    assert_eq!(check.frames, 200);
+    // Each container bot's log and the result document are stored beside it.
+    let log_key = players[0].log_key.as_deref().expect("a container bot has a log");
+    let log = String::from_utf8(storage.read(log_key).await.expect("log stored")).expect("utf-8 log");
+    assert!(log.contains("seed 5, seat 0"), "{log}");
+    assert!(players[2].log_key.is_none(), "a built-in bot has no process log");
+    let stored: serde_json::Value = serde_json::from_slice(
+        &storage.read(&replay_key.replace("replay.jsonl.zst", "result.json")).await.expect("result stored"),
+    )
+    .expect("json");
+    assert_eq!(stored["job_id"], "job-1");
+
+    // Acked: after a clean shutdown nothing is back in the queue, and no container is left.
+    let id = worker.id.clone();
+    assert!(worker.terminate().success());
+    assert_eq!(ready_messages(&connection, JOBS_QUEUE).await, 0);
+    assert!(containers(WORKER_LABEL, &id).is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_worker_killed_mid_match_loses_nothing_and_the_job_has_one_result() {
+    let vhost = Vhost::new("kill");
+    let connection = vhost.connect().await;
+    let tournament = unique("t-kill");
+    // `sleepy` answers every move after 3 s: with a generous deadline the match takes
+    // about 9 s, long enough to be killed in the middle.
+    let job = vindinium_job(
+        &tournament,
+        "slow-job",
+        9,
+        serde_json::json!({ "maxTurns": 12, "moveTimeoutMs": 10000 }),
+        &["image:matchfarm/hostile-sleepy", "builtin:random", "builtin:random", "builtin:random"],
+    );
+    publish_jobs(&connection, 5, &[job]).await;
+    let mut results = results_consumer(&connection).await;
+
+    let first_id = unique("w-first");
+    let first = WorkerProcess::start(&vhost, &first_id, 1, 5);
+    eventually(Duration::from_secs(60), "the match starts", || !containers(JOB_LABEL, "slow-job").is_empty());
+    first.kill();
+    assert!(!containers(WORKER_LABEL, &first_id).is_empty(), "a SIGKILLed worker leaves its container behind");
+
+    let second = WorkerProcess::start(&vhost, &unique("w-second"), 1, 5);
+    let result = next_result(&mut results, Duration::from_secs(120)).await;
+    assert_eq!(result.job_id, "slow-job");
+    assert_eq!(result.attempt, 2, "the job was redelivered");
+    assert_eq!(result.worker_id, second.id);
+    let (players, replay_key, _) = completed(&result.result);
+    assert_eq!(players[0].outcome.status, PlayerStatus::Ok);
+
+    // Exactly one result: none from the killed attempt, in S3 or on the queue.
+    let storage = s3();
+    let killed_attempt = replay_key.replace("attempt-2", "attempt-1").replace("replay.jsonl.zst", "result.json");
+    assert!(storage.read(&killed_attempt).await.is_err(), "the killed attempt stored no result");
+    assert!(second.terminate().success());
+    assert_eq!(ready_messages(&connection, farm_proto::RESULTS_QUEUE).await, 0, "no second result");
+
+    // The first worker, restarted, removes what it left behind.
+    let restarted = WorkerProcess::start(&vhost, &first_id, 1, 5);
+    assert!(containers(WORKER_LABEL, &first_id).is_empty(), "orphans reaped at start-up");
+    assert!(restarted.terminate().success());
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn poison_jobs_end_in_the_dead_letter_queue() {
+    let vhost = Vhost::new("poison");
+    let connection = vhost.connect().await;
+    let delivery_limit = 2;
+    publish_jobs(&connection, delivery_limit, &[]).await;
+    // Unreadable: dead-lettered at once. From a future schema: requeued until the
+    // delivery limit, then dead-lettered.
+    publish_raw(&connection, JOBS_QUEUE, b"this is not a job").await;
+    let future = serde_json::json!({ "schema": 999, "job": serde_json::to_value(vindinium_job(
+        "t", "future-job", 1, serde_json::Value::Null, &["builtin:random"])).expect("json") });
+    publish_raw(&connection, JOBS_QUEUE, future.to_string().as_bytes()).await;
+    let mut dead = consume(&connection, DEAD_LETTER_QUEUE).await;
+    let worker = WorkerProcess::start(&vhost, &unique("w-poison"), 1, delivery_limit);
+
+    let mut bodies = Vec::new();
+    for _ in 0..2 {
+        bodies.push(String::from_utf8_lossy(&next_message(&mut dead, Duration::from_secs(60)).await).into_owned());
+    }
+    assert!(bodies.iter().any(|body| body == "this is not a job"), "{bodies:?}");
+    assert!(bodies.iter().any(|body| body.contains("\"future-job\"")), "{bodies:?}");
+    assert!(worker.metrics_text().contains("farm_worker_matches_total{game=\"vindinium\",outcome=\"requeued\"}"));
+    assert!(worker.terminate().success());
+    assert_eq!(ready_messages(&connection, JOBS_QUEUE).await, 0);
+}
+
+/// One Vindinium match per hostile bot, against three built-in bots.
+#[tokio::test(flavor = "multi_thread")]
+async fn hostile_bots_get_the_right_status_and_nothing_is_left_running() {
+    let vhost = Vhost::new("hostile");
+    let connection = vhost.connect().await;
+    let tournament = unique("t-hostile");
+    // (bot, expected status, OOM-killed)
+    let cases = [
+        ("crash-start", PlayerStatus::Crashed, false),
+        ("crash-mid", PlayerStatus::Crashed, false),
+        ("spin", PlayerStatus::TimedOut, false),
+        ("sleepy", PlayerStatus::TimedOut, false),
+        ("endless-line", PlayerStatus::TimedOut, false),
+        ("stderr-flood", PlayerStatus::Ok, false),
+        ("fork-bomb", PlayerStatus::Ok, false),
+        ("memory-bomb", PlayerStatus::Crashed, true),
+        ("network", PlayerStatus::Ok, false),
+        ("write-outside-tmp", PlayerStatus::Ok, false),
+        ("wrong-shape", PlayerStatus::Ok, false),
+    ];
+    let jobs: Vec<MatchJob> = cases
+        .iter()
+        .map(|(name, _, _)| {
+            let image = format!("image:matchfarm/hostile-{name}");
+            vindinium_job(
+                &tournament,
+                name,
+                3,
+                serde_json::json!({ "maxTurns": 40 }),
+                &[&image, "builtin:greedy", "builtin:random", "builtin:random"],
+            )
+        })
+        .collect();
+    publish_jobs(&connection, 5, &jobs).await;
+    let mut results = results_consumer(&connection).await;
+    let mut worker = WorkerProcess::start(&vhost, &unique("w-hostile"), 2, 5);
+
+    let storage = s3();
+    let mut seen = std::collections::BTreeMap::new();
+    while seen.len() < cases.len() {
+        let result = next_result(&mut results, Duration::from_secs(180)).await;
+        seen.insert(result.job_id.clone(), result);
+    }
+    for (name, status, oom) in cases {
+        let (players, _, _) = completed(&seen[name].result);
+        let hostile = &players[0];
+        assert_eq!((hostile.outcome.status, hostile.oom_killed), (status, oom), "{name}: {hostile:?}");
+        // The other bots' results stand: they played to the end.
+        assert!(players[1..].iter().all(|p| p.outcome.status == PlayerStatus::Ok), "{name}: {players:?}");
+        let log = storage.read(hostile.log_key.as_deref().expect("log key")).await.expect("log stored");
+        let log = String::from_utf8_lossy(&log);
+        match name {
+            "stderr-flood" => assert_eq!(log.len(), 64 * 1024, "the log is capped"),
+            "network" => assert!(log.contains("network: blocked") && !log.contains("OPEN"), "{log}"),
+            "write-outside-tmp" => assert!(
+                log.contains("write /etc/escape.txt: blocked") && log.contains("write /tmp/ok.txt: ok"),
+                "{log}"
+            ),
+            _ => {}
+        }
+    }
+    assert!(worker.is_running());
+    worker.wait_until(Duration::from_secs(5), |status, _| status == 200);
+    let id = worker.id.clone();
+    assert!(worker.terminate().success());
+    assert!(containers(WORKER_LABEL, &id).is_empty(), "every container removed");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn sigterm_drains_the_match_in_flight_and_a_second_signal_requeues_it() {
+    let vhost = Vhost::new("drain");
+    let tournament = unique("t-drain");
+    let slow = |job_id: &str| {
+        let rules = serde_json::json!({ "maxTurns": 8, "moveTimeoutMs": 10000 });
+        vindinium_job(&tournament, job_id, 4, rules, &["image:matchfarm/hostile-sleepy", "builtin:random"])
+    };
+    let (drained, stopped) = (unique("drained"), unique("stopped"));
+
+    // One signal: intake stops, the match in flight finishes, its result is published.
+    {
+        let connection = vhost.connect().await;
+        publish_jobs(&connection, 5, &[slow(&drained)]).await;
+        let mut results = results_consumer(&connection).await;
+        let worker = WorkerProcess::start(&vhost, &unique("w-drain"), 1, 5);
+        eventually(Duration::from_secs(60), "the match starts", || !containers(JOB_LABEL, &drained).is_empty());
+        let id = worker.id.clone();
+        assert!(worker.terminate().success());
+        let result = next_result(&mut results, Duration::from_secs(10)).await;
+        assert_eq!(result.job_id, drained);
+        completed(&result.result);
+        assert!(containers(WORKER_LABEL, &id).is_empty());
+        connection.close(0, "done".into()).await.expect("close");
+    }
+
+    // A second signal: the match stops, its bots are removed, its job goes back.
+    let connection = vhost.connect().await;
+    publish_jobs(&connection, 5, &[slow(&stopped)]).await;
+    let worker = WorkerProcess::start(&vhost, &unique("w-abort"), 1, 5);
+    eventually(Duration::from_secs(60), "the match starts", || !containers(JOB_LABEL, &stopped).is_empty());
+    let id = worker.id.clone();
+    worker.signal();
+    // Draining shows as unhealthy; only then is the second signal a second one.
+    worker.wait_until(Duration::from_secs(10), |status, _| status == 503);
+    worker.signal();
+    assert!(worker.wait().success());
+    assert!(containers(WORKER_LABEL, &id).is_empty(), "the stopped match's containers are removed");
+    assert_eq!(ready_messages(&connection, JOBS_QUEUE).await, 1, "the stopped job is requeued");
+    assert_eq!(ready_messages(&connection, farm_proto::RESULTS_QUEUE).await, 0, "and has no result");
+}
