@@ -29,10 +29,11 @@ for file in "$HOSTILE_DIR"/*.py; do
 done
 
 ALL=(base-static base-debian
-    bot-vindinium-random-py bot-botwars-random-py
+    bot-vindinium-random-py bot-botwars-random-py bot-botwars-random-http-py
     bot-vindinium-random-rs bot-botwars-random-rs)
 # The local base each image is built FROM (as its Dockerfile says).
 declare -A BASE_OF=([bot-vindinium-random-py]=base-debian [bot-botwars-random-py]=base-debian
+    [bot-botwars-random-http-py]=base-debian
     [bot-vindinium-random-rs]=base-static [bot-botwars-random-rs]=base-static)
 for name in "${HOSTILE[@]}"; do
     ALL+=("hostile-$name")
@@ -50,6 +51,7 @@ with no registry: NAME is one of the images below without "matchfarm/" (default:
   matchfarm/base-debian       debootstrap --variant=minbase $SUITE + python3, nodejs,
                               user bot (10001), imported with docker import (needs root)
   matchfarm/bot-*-random-py   the example Python bots on base-debian
+  matchfarm/bot-botwars-random-http-py  the Botwars example over the http transport
   matchfarm/bot-*-random-rs   the example Rust bots, static (+crt-static), on base-static
   matchfarm/hostile-NAME      the misbehaving bots of bots/hostile/ (see its README):
                               ${HOSTILE[*]}
@@ -405,6 +407,16 @@ for game in vindinium botwars; do
         skip "$name"
     fi
 done
+
+name=bot-botwars-random-http-py
+context=$(new_context "$name" "$REPO/bots/botwars/Dockerfile.random-http-py" \
+    "$REPO/bots/botwars/random_bot.py" "$REPO/bots/botwars/random_http_bot.py")
+source=$(context_hash "$context" "$(from_line "$name")")
+if needs_build "$name" "$source"; then
+    docker_build "$name" "$context" "$source"
+else
+    skip "$name"
+fi
 
 RS_BUILT=0
 static_binaries() {

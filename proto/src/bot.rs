@@ -65,7 +65,7 @@ pub struct BotSpec {
 
 /// A bot given on the command line in a form [`BotSpec::from_str`] does not know.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("bad bot {given:?}: {problem} (expected builtin:NAME, cmd:COMMAND or image:NAME)")]
+#[error("bad bot {given:?}: {problem} (expected builtin:NAME, cmd:COMMAND, image:NAME or image+http:NAME)")]
 pub struct BotSpecError {
     /// The text that was given.
     pub given: String,
@@ -76,7 +76,8 @@ pub struct BotSpecError {
 impl FromStr for BotSpec {
     type Err = BotSpecError;
 
-    /// Parses `builtin:NAME`, `cmd:COMMAND` or `image:NAME`. The name is the builtin's
+    /// Parses `builtin:NAME`, `cmd:COMMAND`, `image:NAME` or `image+http:NAME` (an
+    /// image whose bot serves HTTP rather than stdio). The name is the builtin's
     /// or the image's name (without registry path or tag), or the
     /// command's first word without its directory (`cmd:python3 bots/x/random_bot.py` is
     /// named `random_bot.py`, the last word that looks like a file).
@@ -87,13 +88,14 @@ impl FromStr for BotSpec {
         if rest.is_empty() {
             return Err(error("nothing after the scheme"));
         }
-        let launch = match scheme {
-            "builtin" => BotLaunch::Builtin(rest.to_owned()),
-            "cmd" => BotLaunch::Command(rest.to_owned()),
-            "image" => BotLaunch::Image(rest.to_owned()),
+        let (launch, transport) = match scheme {
+            "builtin" => (BotLaunch::Builtin(rest.to_owned()), Transport::Stdio),
+            "cmd" => (BotLaunch::Command(rest.to_owned()), Transport::Stdio),
+            "image" => (BotLaunch::Image(rest.to_owned()), Transport::Stdio),
+            "image+http" => (BotLaunch::Image(rest.to_owned()), Transport::Http),
             _ => return Err(error("unknown scheme")),
         };
-        Ok(BotSpec { name: default_name(&launch), launch, transport: Transport::Stdio, limits: BotLimits::default() })
+        Ok(BotSpec { name: default_name(&launch), launch, transport, limits: BotLimits::default() })
     }
 }
 
@@ -145,6 +147,10 @@ mod tests {
         let image: BotSpec = "image:matchfarm/bot-botwars-random-py:latest".parse().expect("image parses");
         assert_eq!(image.launch, BotLaunch::Image("matchfarm/bot-botwars-random-py:latest".into()));
         assert_eq!(image.name, "bot-botwars-random-py");
+        assert_eq!(image.transport, Transport::Stdio);
+        let http: BotSpec = "image+http:matchfarm/bot-botwars-random-http-py".parse().expect("http image parses");
+        assert_eq!(http.transport, Transport::Http);
+        assert_eq!(http.launch, BotLaunch::Image("matchfarm/bot-botwars-random-http-py".into()));
     }
 
     #[test]

@@ -32,7 +32,8 @@ pub struct WorkerConfig {
     pub sandbox: SandboxKind,
     /// The RabbitMQ URL.
     pub amqp_url: String,
-    /// Deliveries of one job before it is dead-lettered.
+    /// Redeliveries of one job before it is dead-lettered (RabbitMQ's
+    /// `x-delivery-limit`): a job is tried at most `delivery_limit + 1` times.
     pub delivery_limit: u32,
     /// Address of the `/metrics` and `/healthz` endpoint.
     pub metrics_listen: String,
@@ -148,7 +149,8 @@ mod tests {
                 bucket: "b".into(),
                 region: "r".into(),
                 access_key: String::new(),
-                secret_key: String::new()
+                secret_key: String::new(),
+                retry_secs: 60,
             }
         );
     }

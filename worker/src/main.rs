@@ -102,7 +102,8 @@ struct ServeArgs {
     /// RabbitMQ URL [default: amqp://guest:guest@127.0.0.1:5672/%2f].
     #[arg(long, value_name = "URL")]
     amqp_url: Option<String>,
-    /// Deliveries of one job before it is dead-lettered [default: 5].
+    /// Redeliveries of one job before it is dead-lettered: it is tried at most this
+    /// many times plus one [default: 5].
     #[arg(long)]
     delivery_limit: Option<u32>,
     /// Address of /metrics and /healthz [default: 127.0.0.1:9464].

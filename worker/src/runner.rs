@@ -11,7 +11,7 @@ use serde::Serialize;
 use tokio::io::{AsyncWrite, AsyncWriteExt, BufWriter};
 use tokio::time::Instant;
 
-use crate::bots::{BotExit, BotLaunchError, BotSession, CappedLog, LaunchContext, Sandbox};
+use crate::bots::{BotExit, BotLaunchError, BotSession, CappedLog, LaunchContext, Received, Sandbox};
 use crate::metrics;
 
 /// Knobs of the runner that are not rules of the game.
@@ -259,12 +259,18 @@ async fn drive<W: AsyncWrite + Unpin>(
         let mut replies = Vec::with_capacity(asked.len());
         for (seat, sent, deadline, accepted) in asked {
             // A bot not reading its input still gets its full time, then times out.
-            let reply = if accepted { sessions[seat].receive(deadline).await } else { wait_out(deadline).await };
+            let received = if accepted {
+                sessions[seat].receive(deadline).await
+            } else {
+                tokio::time::sleep_until(deadline).await;
+                Received { reply: BotReply::Timeout, at: deadline }
+            };
             let clock = &mut clocks[seat];
+            let reply = received.reply;
             match reply {
                 BotReply::Timeout => clock.timeouts += 1,
                 _ => {
-                    let took = sent.elapsed();
+                    let took = received.at.saturating_duration_since(sent);
                     latency.observe(took.as_secs_f64());
                     clock.replies += 1;
                     clock.total += took;
@@ -280,9 +286,4 @@ async fn drive<W: AsyncWrite + Unpin>(
     writer.line(&game.footer_line()).await?;
     writer.out.flush().await?;
     Ok((clocks, writer.hash.finish()))
-}
-
-async fn wait_out(deadline: Instant) -> BotReply {
-    tokio::time::sleep_until(deadline).await;
-    BotReply::Timeout
 }

@@ -101,7 +101,13 @@ pub async fn run<S: Sandbox + Clone + Send + 'static>(
     let listener = tokio::net::TcpListener::bind(&config.metrics_listen)
         .await
         .map_err(|source| ServiceError::Listen { address: config.metrics_listen.clone(), source })?;
-    tracing::info!(address = %config.metrics_listen, worker = %config.worker_id, slots = config.slots, "worker started");
+    tracing::info!(
+        address = %config.metrics_listen,
+        worker = %config.worker_id,
+        slots = config.slots,
+        storage = %storage.describe(),
+        "worker started"
+    );
     // The endpoint answers until the very end of the service, drain included.
     let (http_stop, http_stopped) = tokio::sync::oneshot::channel::<()>();
     let server = tokio::spawn(

@@ -7,13 +7,14 @@
 //! fails instead of silently replacing the first one's result.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use async_compression::tokio::write::ZstdEncoder;
 use object_store::aws::AmazonS3Builder;
 use object_store::buffered::BufWriter;
 use object_store::local::LocalFileSystem;
 use object_store::path::Path;
-use object_store::{ObjectStore, ObjectStoreExt, PutMode, PutOptions, PutPayload};
+use object_store::{ObjectStore, ObjectStoreExt, PutMode, PutOptions, PutPayload, RetryConfig};
 use serde::{Deserialize, Serialize};
 
 /// Where objects go.
@@ -41,7 +42,15 @@ pub enum StorageConfig {
         /// Secret key; empty to take it from `AWS_SECRET_ACCESS_KEY`.
         #[serde(default)]
         secret_key: String,
+        /// How long one request may keep retrying (with backoff) before the job is
+        /// requeued.
+        #[serde(default = "default_retry_secs")]
+        retry_secs: u64,
     },
+}
+
+fn default_retry_secs() -> u64 {
+    60
 }
 
 fn default_region() -> String {
@@ -139,8 +148,10 @@ impl Storage {
                     .map_err(|source| StorageError::Directory { path: path.display().to_string(), source })?;
                 Arc::new(LocalFileSystem::new_with_prefix(path)?)
             }
-            StorageConfig::S3 { endpoint, bucket, region, access_key, secret_key } => {
-                let mut builder = AmazonS3Builder::from_env().with_bucket_name(bucket).with_region(region);
+            StorageConfig::S3 { endpoint, bucket, region, access_key, secret_key, retry_secs } => {
+                let retry = RetryConfig { retry_timeout: Duration::from_secs(*retry_secs), ..RetryConfig::default() };
+                let mut builder =
+                    AmazonS3Builder::from_env().with_bucket_name(bucket).with_region(region).with_retry(retry);
                 if !endpoint.is_empty() {
                     builder = builder.with_endpoint(endpoint).with_allow_http(endpoint.starts_with("http://"));
                 }
@@ -151,6 +162,11 @@ impl Storage {
             }
         };
         Ok(Storage { store })
+    }
+
+    /// Where objects go, for logs: the store's description, without credentials.
+    pub fn describe(&self) -> String {
+        self.store.to_string()
     }
 
     /// Starts uploading a replay to `key`.

@@ -223,6 +223,39 @@ async fn hostile_bots_get_the_right_status_and_nothing_is_left_running() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn an_infrastructure_failure_requeues_the_job_until_it_is_dead_lettered() {
+    let vhost = Vhost::new("infra");
+    let connection = vhost.connect().await;
+    let delivery_limit = 2;
+    let job =
+        vindinium_job(&unique("t-infra"), "unstorable", 2, serde_json::json!({ "maxTurns": 8 }), &["builtin:random"]);
+    publish_jobs(&connection, delivery_limit, &[job]).await;
+    let mut dead = consume(&connection, DEAD_LETTER_QUEUE).await;
+    // Storage fails: nothing listens at its endpoint. The match plays, its replay
+    // cannot be stored, so the job is requeued, never acked and never answered.
+    let nowhere = format!("http://{}", free_port());
+    let env = [("FARM_STORAGE__ENDPOINT", nowhere.as_str()), ("FARM_STORAGE__RETRY_SECS", "1")];
+    let worker = WorkerProcess::start_with(&vhost, &unique("w-infra"), 1, delivery_limit, &env);
+    let body = next_message(&mut dead, Duration::from_secs(60)).await;
+    assert!(String::from_utf8_lossy(&body).contains("\"unstorable\""));
+    let requeued = worker
+        .metrics_text()
+        .lines()
+        .find_map(|line| {
+            line.strip_prefix("farm_worker_matches_total{game=\"vindinium\",outcome=\"requeued\"} ").map(str::to_owned)
+        })
+        .expect("requeues are counted");
+    // The limit counts redeliveries: the first delivery plus `delivery_limit` more.
+    assert_eq!(requeued.trim(), (delivery_limit + 1).to_string());
+    assert!(worker.terminate().success());
+    assert_eq!(
+        ready_messages(&connection, farm_proto::RESULTS_QUEUE).await,
+        0,
+        "no result for a job that was not stored"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn sigterm_drains_the_match_in_flight_and_a_second_signal_requeues_it() {
     let vhost = Vhost::new("drain");
     let tournament = unique("t-drain");

@@ -5,21 +5,21 @@ use std::collections::HashMap;
 
 use bollard::Docker;
 use bollard::container::LogOutput;
-use bollard::models::{ContainerCreateBody, HostConfig, HostConfigLogConfig};
+use bollard::models::{ContainerCreateBody, HostConfig, HostConfigLogConfig, NetworkCreateRequest};
 use bollard::query_parameters::{
     AttachContainerOptionsBuilder, CreateContainerOptionsBuilder, ListContainersOptionsBuilder,
-    RemoveContainerOptionsBuilder,
+    ListNetworksOptionsBuilder, RemoveContainerOptionsBuilder,
 };
-use farm_engine::BotReply;
-use farm_proto::BotLimits;
+use farm_proto::{BotLimits, Transport};
 use futures_util::StreamExt;
 use tokio::io::AsyncWriteExt;
 use tokio::task::JoinHandle;
 use tokio::time::{Duration, Instant, timeout};
 
 use super::capped::CappedLog;
+use super::http::{BOT_PORT, HttpChannel};
 use super::lines::LineChannel;
-use super::{BotExit, BotLaunchError, LaunchContext};
+use super::{BotExit, BotLaunchError, LaunchContext, Received};
 use crate::metrics;
 
 /// Label on every container the farm starts, carrying the job id.
@@ -65,13 +65,22 @@ impl DockerSandbox {
                 remove(&self.docker, id).await;
             }
         }
+        let networks =
+            self.docker.list_networks(Some(ListNetworksOptionsBuilder::new().filters(&filters).build())).await?;
+        for network in networks {
+            if let Some(name) = network.name {
+                remove_network(&self.docker, &name).await;
+            }
+        }
         Ok(orphans.len())
     }
 
-    /// Starts `image` for one seat of a match.
+    /// Starts `image` for one seat of a match. An `http` bot gets an internal network
+    /// of its own, which only the worker's host can reach.
     pub async fn start_container(
         &self,
         image: &str,
+        transport: Transport,
         limits: &BotLimits,
         context: &LaunchContext<'_>,
     ) -> Result<ContainerBot, BotLaunchError> {
@@ -82,35 +91,96 @@ impl DockerSandbox {
             context.seat,
             uuid::Uuid::new_v4().simple()
         );
-        let body = container_body(image, limits, context, &self.worker_id);
-        let created = self
+        let labels = HashMap::from([
+            (JOB_LABEL.to_owned(), context.job_id.to_owned()),
+            (WORKER_LABEL.to_owned(), self.worker_id.clone()),
+        ]);
+        let network = match transport {
+            Transport::Stdio => None,
+            Transport::Http => {
+                let request = NetworkCreateRequest {
+                    name: name.clone(),
+                    driver: Some("bridge".to_owned()),
+                    internal: Some(true),
+                    labels: Some(labels.clone()),
+                    ..Default::default()
+                };
+                self.docker.create_network(request).await.map_err(|error| launch_error(image, error))?;
+                Some(name.clone())
+            }
+        };
+        let body = container_body(image, limits, context, labels, network.as_deref());
+        let created = match self
             .docker
             .create_container(Some(CreateContainerOptionsBuilder::new().name(&name).build()), body)
             .await
-            .map_err(|error| launch_error(image, error))?;
-        let bot = self.attach_and_start(&created.id, limits).await;
+        {
+            Ok(created) => created,
+            Err(error) => {
+                if let Some(network) = &network {
+                    remove_network(&self.docker, network).await;
+                }
+                return Err(launch_error(image, error));
+            }
+        };
+        let bot = self.attach_and_start(&created.id, limits, network.clone()).await;
         if bot.is_err() {
             remove(&self.docker, &created.id).await;
+            if let Some(network) = &network {
+                remove_network(&self.docker, network).await;
+            }
         }
         metrics::CONTAINER_START.observe(started.elapsed().as_secs_f64());
         bot.map_err(|error| launch_error(image, error))
     }
 
-    async fn attach_and_start(&self, id: &str, limits: &BotLimits) -> Result<ContainerBot, bollard::errors::Error> {
+    async fn attach_and_start(
+        &self,
+        id: &str,
+        limits: &BotLimits,
+        network: Option<String>,
+    ) -> Result<ContainerBot, bollard::errors::Error> {
         // Attach before starting, so that nothing the bot writes is missed.
         let options = AttachContainerOptionsBuilder::new().stdin(true).stdout(true).stderr(true).stream(true).build();
         let attached = self.docker.attach_container(id, Some(options)).await?;
         self.docker.start_container(id, None).await?;
-        let (stdout_reader, stdout_writer) = tokio::io::duplex(STDOUT_BUFFER);
-        let output = tokio::spawn(split_output(attached.output, stdout_writer, limits.stderr_bytes));
-        Ok(ContainerBot {
-            docker: self.docker.clone(),
-            id: id.to_owned(),
-            channel: LineChannel::new(stdout_reader, attached.input),
-            output,
-            removed: false,
-        })
+        let (channel, output) = match &network {
+            None => {
+                let (stdout_reader, stdout_writer) = tokio::io::duplex(STDOUT_BUFFER);
+                let output = tokio::spawn(split_output(attached.output, Some(stdout_writer), limits.stderr_bytes));
+                (BotChannel::Lines(LineChannel::new(stdout_reader, attached.input)), output)
+            }
+            Some(network) => {
+                let address = self.address_on(id, network).await?;
+                let output = tokio::spawn(split_output(attached.output, None, limits.stderr_bytes));
+                (BotChannel::Http(HttpChannel::new(address)), output)
+            }
+        };
+        Ok(ContainerBot { docker: self.docker.clone(), id: id.to_owned(), network, channel, output, removed: false })
     }
+
+    /// The bot's HTTP address on its own network.
+    async fn address_on(&self, id: &str, network: &str) -> Result<std::net::SocketAddr, bollard::errors::Error> {
+        let info = self.docker.inspect_container(id, None).await?;
+        let ip = info
+            .network_settings
+            .and_then(|settings| settings.networks)
+            .and_then(|networks| networks.get(network).and_then(|endpoint| endpoint.ip_address.clone()))
+            .and_then(|ip| ip.parse::<std::net::IpAddr>().ok())
+            .ok_or_else(|| bollard::errors::Error::DockerResponseServerError {
+                status_code: 500,
+                message: format!("container {id} has no address on {network}"),
+            })?;
+        Ok(std::net::SocketAddr::new(ip, BOT_PORT))
+    }
+}
+
+/// How requests reach a container bot.
+enum BotChannel {
+    /// Lines over the attach streams (`stdio`).
+    Lines(LineChannel),
+    /// POSTs to its server (`http`).
+    Http(HttpChannel),
 }
 
 fn launch_error(image: &str, error: bollard::errors::Error) -> BotLaunchError {
@@ -127,7 +197,8 @@ fn container_body(
     image: &str,
     limits: &BotLimits,
     context: &LaunchContext<'_>,
-    worker_id: &str,
+    labels: HashMap<String, String>,
+    network: Option<&str>,
 ) -> ContainerCreateBody {
     let memory = (limits.memory_mib * 1024 * 1024) as i64;
     let host_config = HostConfig {
@@ -140,7 +211,8 @@ fn container_body(
         tmpfs: Some(HashMap::from([("/tmp".to_owned(), format!("rw,nosuid,nodev,size={}m", limits.tmp_mib))])),
         cap_drop: Some(vec!["ALL".to_owned()]),
         security_opt: Some(vec!["no-new-privileges".to_owned()]),
-        network_mode: Some("none".to_owned()),
+        // No network at all, or (`http` bots) an internal one of its own.
+        network_mode: Some(network.unwrap_or("none").to_owned()),
         // The worker reads both streams itself; the daemon keeping another copy of a
         // flooding bot's output would only fill its disk.
         log_config: Some(HostConfigLogConfig { typ: Some("none".to_owned()), config: None }),
@@ -149,43 +221,55 @@ fn container_body(
     ContainerCreateBody {
         image: Some(image.to_owned()),
         user: Some(BOT_USER.to_owned()),
-        env: Some(vec![format!("FARM_SEED={}", context.seed), format!("FARM_SEAT={}", context.seat)]),
-        labels: Some(HashMap::from([
-            (JOB_LABEL.to_owned(), context.job_id.to_owned()),
-            (WORKER_LABEL.to_owned(), worker_id.to_owned()),
-        ])),
+        env: Some(vec![
+            format!("FARM_SEED={}", context.seed),
+            format!("FARM_SEAT={}", context.seat),
+            format!("FARM_PORT={BOT_PORT}"),
+        ]),
+        labels: Some(labels),
         attach_stdin: Some(true),
         attach_stdout: Some(true),
         attach_stderr: Some(true),
         open_stdin: Some(true),
         stdin_once: Some(false),
         tty: Some(false),
-        network_disabled: Some(true),
+        network_disabled: Some(network.is_none()),
         host_config: Some(host_config),
         ..Default::default()
     }
 }
 
-/// Sends the container's stdout to the line reader and keeps its stderr, capped.
+/// Sends the container's stdout to the line reader (`stdio` bots; for `http` bots it
+/// is part of the log) and keeps its stderr, capped.
 async fn split_output(
     mut output: impl futures_util::Stream<Item = Result<LogOutput, bollard::errors::Error>> + Unpin,
-    mut stdout: tokio::io::DuplexStream,
+    mut stdout: Option<tokio::io::DuplexStream>,
     stderr_cap: usize,
 ) -> CappedLog {
     let mut log = CappedLog::default();
-    let mut stdout_open = true;
     while let Some(Ok(frame)) = output.next().await {
         match frame {
-            LogOutput::StdOut { message } | LogOutput::Console { message } => {
-                if stdout_open && stdout.write_all(&message).await.is_err() {
-                    stdout_open = false;
+            LogOutput::StdOut { message } | LogOutput::Console { message } => match &mut stdout {
+                Some(lines) => {
+                    if lines.write_all(&message).await.is_err() {
+                        stdout = None;
+                    }
                 }
-            }
+                None => log.append(&message, stderr_cap),
+            },
             LogOutput::StdErr { message } => log.append(&message, stderr_cap),
             LogOutput::StdIn { .. } => {}
         }
     }
     log
+}
+
+async fn remove_network(docker: &Docker, name: &str) {
+    match timeout(REMOVE_TIMEOUT, docker.remove_network(name)).await {
+        Ok(Ok(())) => {}
+        Ok(Err(error)) => tracing::warn!(network = name, %error, "removing a bot network"),
+        Err(_) => tracing::warn!(network = name, "removing a bot network timed out"),
+    }
 }
 
 async fn remove(docker: &Docker, id: &str) {
@@ -201,7 +285,8 @@ async fn remove(docker: &Docker, id: &str) {
 pub struct ContainerBot {
     docker: Docker,
     id: String,
-    channel: LineChannel,
+    network: Option<String>,
+    channel: BotChannel,
     output: JoinHandle<CappedLog>,
     removed: bool,
 }
@@ -209,16 +294,22 @@ pub struct ContainerBot {
 impl ContainerBot {
     /// Queues a request. `false` if the bot is not reading its input.
     pub fn send(&mut self, request: &str) -> bool {
-        self.channel.send(request)
+        match &mut self.channel {
+            BotChannel::Lines(lines) => lines.send(request),
+            BotChannel::Http(http) => http.send(request),
+        }
     }
 
-    /// The reply to the oldest unanswered request; see [`LineChannel::receive`].
-    pub async fn receive(&mut self, deadline: Instant) -> BotReply {
-        self.channel.receive(deadline).await
+    /// The reply to the last request and when it arrived, or `Timeout` at `deadline`.
+    pub async fn receive(&mut self, deadline: Instant) -> Received {
+        match &mut self.channel {
+            BotChannel::Lines(lines) => lines.receive(deadline).await,
+            BotChannel::Http(http) => http.receive(deadline).await,
+        }
     }
 
     /// Ends the bot: reads how it exited, removes the container (killing it if it
-    /// still runs), and collects its log.
+    /// still runs) and its network, and collects its log.
     pub async fn finish(mut self) -> (CappedLog, BotExit) {
         let state = self.docker.inspect_container(&self.id, None).await.ok().and_then(|info| info.state);
         let running = state.as_ref().and_then(|s| s.running).unwrap_or(false);
@@ -229,6 +320,9 @@ impl ContainerBot {
             oom_killed: state.as_ref().and_then(|s| s.oom_killed).unwrap_or(false),
         };
         remove(&self.docker, &self.id).await;
+        if let Some(network) = &self.network {
+            remove_network(&self.docker, network).await;
+        }
         self.removed = true;
         let output = &mut self.output;
         let log = match timeout(Duration::from_secs(5), output).await {
@@ -246,9 +340,14 @@ impl Drop for ContainerBot {
     /// A match abandoned half-way still removes its containers, in the background.
     fn drop(&mut self) {
         if !self.removed {
-            let (docker, id) = (self.docker.clone(), self.id.clone());
+            let (docker, id, network) = (self.docker.clone(), self.id.clone(), self.network.take());
             if let Ok(runtime) = tokio::runtime::Handle::try_current() {
-                runtime.spawn(async move { remove(&docker, &id).await });
+                runtime.spawn(async move {
+                    remove(&docker, &id).await;
+                    if let Some(network) = network {
+                        remove_network(&docker, &network).await;
+                    }
+                });
             }
         }
     }

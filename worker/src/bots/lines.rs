@@ -3,6 +3,8 @@
 
 use farm_engine::BotReply;
 use farm_engine::wire::{self, MAX_REPLY_BYTES};
+
+use super::Received;
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::sync::mpsc;
 use tokio::time::{Instant, timeout_at};
@@ -20,7 +22,7 @@ const PENDING_REPLIES: usize = 16;
 /// partial line to a timeout.
 pub struct LineChannel {
     requests: mpsc::Sender<Vec<u8>>,
-    replies: mpsc::Receiver<BotReply>,
+    replies: mpsc::Receiver<(BotReply, Instant)>,
     /// Replies still owed for requests that timed out: they are skipped when they
     /// arrive, so a slow bot's late answer is never taken for the next turn's.
     late: usize,
@@ -46,18 +48,18 @@ impl LineChannel {
         self.requests.try_send(wire::stdio_request(request)).is_ok()
     }
 
-    /// The reply to the oldest unanswered request, or `Timeout` at `deadline`, or
-    /// `Crashed` once the bot has closed its output.
-    pub async fn receive(&mut self, deadline: Instant) -> BotReply {
+    /// The reply to the oldest unanswered request and when it arrived; or `Timeout`
+    /// at `deadline`, or `Crashed` once the bot has closed its output.
+    pub async fn receive(&mut self, deadline: Instant) -> Received {
         loop {
             match timeout_at(deadline, self.replies.recv()).await {
                 Err(_) => {
                     self.late += 1;
-                    return BotReply::Timeout;
+                    return Received { reply: BotReply::Timeout, at: deadline };
                 }
-                Ok(None) => return BotReply::Crashed,
+                Ok(None) => return Received { reply: BotReply::Crashed, at: Instant::now() },
                 Ok(Some(_)) if self.late > 0 => self.late -= 1,
-                Ok(Some(reply)) => return reply,
+                Ok(Some((reply, at))) => return Received { reply, at },
             }
         }
     }
@@ -74,7 +76,7 @@ async fn write_requests(mut input: impl AsyncWrite + Unpin, mut requests: mpsc::
 /// Splits the bot's output into replies. A line over [`MAX_REPLY_BYTES`] is reported
 /// as `Unreadable` as soon as it passes the cap (a bot writing endlessly without a
 /// newline gets its answer at once) and the rest of it is skipped.
-async fn read_replies(output: impl AsyncRead + Unpin, replies: mpsc::Sender<BotReply>) {
+async fn read_replies(output: impl AsyncRead + Unpin, replies: mpsc::Sender<(BotReply, Instant)>) {
     let mut output = BufReader::new(output);
     let mut line = Vec::new();
     let mut skipping = false;
@@ -107,7 +109,7 @@ async fn read_replies(output: impl AsyncRead + Unpin, replies: mpsc::Sender<BotR
             None
         };
         if let Some(reply) = reply
-            && replies.send(reply).await.is_err()
+            && replies.send((reply, Instant::now())).await.is_err()
         {
             return;
         }
@@ -135,11 +137,11 @@ mod tests {
         tokio::io::AsyncReadExt::read_exact(&mut bot_read, &mut request).await.expect("request arrives");
         assert_eq!(request, b"hello\n");
         bot_write.write_all(b"North\r\nSouth\n").await.expect("write");
-        assert_eq!(channel.receive(far()).await, BotReply::Line("North".into()));
-        assert_eq!(channel.receive(far()).await, BotReply::Line("South".into()));
+        assert_eq!(channel.receive(far()).await.reply, BotReply::Line("North".into()));
+        assert_eq!(channel.receive(far()).await.reply, BotReply::Line("South".into()));
         drop(bot_write);
         drop(bot_read);
-        assert_eq!(channel.receive(far()).await, BotReply::Crashed);
+        assert_eq!(channel.receive(far()).await.reply, BotReply::Crashed);
     }
 
     #[tokio::test(start_paused = true)]
@@ -148,9 +150,9 @@ mod tests {
         let (our_read, our_write) = tokio::io::split(our_side);
         let mut channel = LineChannel::new(our_read, our_write);
         let (_bot_read, mut bot_write) = tokio::io::split(bot_side);
-        assert_eq!(channel.receive(Instant::now() + Duration::from_millis(50)).await, BotReply::Timeout);
+        assert_eq!(channel.receive(Instant::now() + Duration::from_millis(50)).await.reply, BotReply::Timeout);
         bot_write.write_all(b"late\nfresh\n").await.expect("write");
-        assert_eq!(channel.receive(far()).await, BotReply::Line("fresh".into()));
+        assert_eq!(channel.receive(far()).await.reply, BotReply::Line("fresh".into()));
     }
 
     #[tokio::test]
@@ -166,8 +168,8 @@ mod tests {
             }
             bot_write.write_all(b"\nok\n").await.expect("write");
         });
-        assert_eq!(channel.receive(far()).await, BotReply::Unreadable);
-        assert_eq!(channel.receive(far()).await, BotReply::Line("ok".into()));
+        assert_eq!(channel.receive(far()).await.reply, BotReply::Unreadable);
+        assert_eq!(channel.receive(far()).await.reply, BotReply::Line("ok".into()));
         writer.await.expect("writer finishes");
     }
 }

@@ -3,6 +3,7 @@
 
 mod capped;
 mod container;
+mod http;
 mod lines;
 mod process;
 
@@ -14,6 +15,7 @@ use tokio::time::Instant;
 
 pub use capped::CappedLog;
 pub use container::{ContainerBot, DockerError, DockerSandbox, JOB_LABEL, WORKER_LABEL};
+pub use http::BOT_PORT;
 pub use process::ProcessBot;
 
 /// A bot that could not be started. Distinct from a bot that starts and then fails,
@@ -50,6 +52,16 @@ pub enum BotLaunchError {
     /// The Docker daemon failed.
     #[error(transparent)]
     Docker(#[from] DockerError),
+}
+
+/// A reply and when it arrived: a bot's time is measured to its own reply, not to
+/// the moment the runner got round to reading it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Received {
+    /// The reply.
+    pub reply: BotReply,
+    /// When it arrived (the deadline, for a timeout).
+    pub at: Instant,
 }
 
 /// How a bot's process or container ended.
@@ -134,7 +146,7 @@ impl Sandbox for DockerSandbox {
     async fn launch_external(&self, spec: &BotSpec, context: &LaunchContext<'_>) -> Result<BotSession, BotLaunchError> {
         match &spec.launch {
             BotLaunch::Image(image) => {
-                Ok(BotSession::Container(self.start_container(image, &spec.limits, context).await?))
+                Ok(BotSession::Container(self.start_container(image, spec.transport, &spec.limits, context).await?))
             }
             other => Err(BotLaunchError::WrongSandbox { bot: other.to_string(), sandbox: Self::NAME }),
         }
@@ -150,8 +162,8 @@ pub enum BotSession {
     Builtin {
         /// The bot.
         bot: Box<dyn BuiltinBot>,
-        /// Its answer to the last request, until received.
-        answer: Option<String>,
+        /// Its answer to the last request and when it was made, until received.
+        answer: Option<(String, Instant)>,
     },
     /// A local process.
     Process(ProcessBot),
@@ -165,7 +177,7 @@ impl BotSession {
     pub fn send(&mut self, request: &str) -> bool {
         match self {
             BotSession::Builtin { bot, answer } => {
-                *answer = Some(bot.reply(request));
+                *answer = Some((bot.reply(request), Instant::now()));
                 true
             }
             BotSession::Process(process) => process.send(request),
@@ -174,9 +186,12 @@ impl BotSession {
     }
 
     /// The reply to the last request, waiting at most until `deadline`.
-    pub async fn receive(&mut self, deadline: Instant) -> BotReply {
+    pub async fn receive(&mut self, deadline: Instant) -> Received {
         match self {
-            BotSession::Builtin { answer, .. } => answer.take().map_or(BotReply::Timeout, BotReply::Line),
+            BotSession::Builtin { answer, .. } => match answer.take() {
+                Some((line, at)) => Received { reply: BotReply::Line(line), at },
+                None => Received { reply: BotReply::Timeout, at: deadline },
+            },
             BotSession::Process(process) => process.receive(deadline).await,
             BotSession::Container(container) => container.receive(deadline).await,
         }

@@ -2,7 +2,7 @@
 
 use std::process::Stdio;
 
-use farm_engine::{BotReply, Seat};
+use farm_engine::Seat;
 use nix::sys::signal::{Signal, killpg};
 use nix::unistd::Pid;
 use tokio::process::{Child, Command};
@@ -11,7 +11,7 @@ use tokio::time::{Duration, Instant, timeout};
 
 use super::capped::{CappedLog, read_capped};
 use super::lines::LineChannel;
-use super::{BotExit, BotLaunchError};
+use super::{BotExit, BotLaunchError, Received};
 
 /// How long a killed bot's pipes may take to close before its log is taken as is.
 const REAP_GRACE: Duration = Duration::from_secs(2);
@@ -56,7 +56,7 @@ impl ProcessBot {
     }
 
     /// The reply to the oldest unanswered request; see [`LineChannel::receive`].
-    pub async fn receive(&mut self, deadline: Instant) -> BotReply {
+    pub async fn receive(&mut self, deadline: Instant) -> Received {
         self.channel.receive(deadline).await
     }
 

@@ -83,6 +83,7 @@ pub fn s3_config() -> StorageConfig {
         region: required("FARM_TEST_S3_REGION"),
         access_key: required("FARM_TEST_S3_ACCESS_KEY"),
         secret_key: required("FARM_TEST_S3_SECRET_KEY"),
+        retry_secs: 10,
     }
 }
 
@@ -90,7 +91,7 @@ pub fn s3() -> Storage {
     Storage::open(&s3_config()).expect("open the test S3 bucket")
 }
 
-fn free_port() -> SocketAddr {
+pub fn free_port() -> SocketAddr {
     TcpListener::bind("127.0.0.1:0").and_then(|listener| listener.local_addr()).expect("a free port")
 }
 
@@ -103,11 +104,17 @@ pub struct WorkerProcess {
 
 impl WorkerProcess {
     pub fn start(vhost: &Vhost, id: &str, slots: u16, delivery_limit: u32) -> Self {
+        Self::start_with(vhost, id, slots, delivery_limit, &[])
+    }
+
+    /// As [`WorkerProcess::start`], with extra environment variables (which win).
+    pub fn start_with(vhost: &Vhost, id: &str, slots: u16, delivery_limit: u32, env: &[(&str, &str)]) -> Self {
         let metrics = free_port();
-        let StorageConfig::S3 { endpoint, bucket, region, access_key, secret_key } = s3_config() else {
+        let StorageConfig::S3 { endpoint, bucket, region, access_key, secret_key, .. } = s3_config() else {
             unreachable!("s3_config is S3");
         };
-        let child = Command::new(WORKER)
+        let mut command = Command::new(WORKER);
+        command
             .arg("serve")
             .env("FARM_AMQP_URL", &vhost.url)
             .env("FARM_WORKER_ID", id)
@@ -123,10 +130,10 @@ impl WorkerProcess {
             .env("FARM_STORAGE__ACCESS_KEY", access_key)
             .env("FARM_STORAGE__SECRET_KEY", secret_key)
             .env("RUST_LOG", "farm_worker=info")
+            .envs(env.iter().copied())
             .stdout(Stdio::null())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .expect("farm-worker starts");
+            .stderr(Stdio::inherit());
+        let child = command.spawn().expect("farm-worker starts");
         let worker = WorkerProcess { id: id.to_owned(), metrics, child };
         worker.wait_until(Duration::from_secs(60), |status, _| status == 200);
         worker
