@@ -42,6 +42,25 @@ pub struct BotLimits {
     pub stderr_bytes: usize,
 }
 
+impl BotLimits {
+    /// Checks every limit is within bounds. A zero would mean "unlimited" to Docker,
+    /// so each has a floor as well as a ceiling.
+    pub fn check(&self) -> Result<(), String> {
+        let within = |name: &str, value: u64, min: u64, max: u64| {
+            if (min..=max).contains(&value) {
+                Ok(())
+            } else {
+                Err(format!("{name} must be {min} to {max}, not {value}"))
+            }
+        };
+        within("memory_mib", self.memory_mib, 16, 64 * 1024)?;
+        within("cpu_millis", self.cpu_millis, 10, 64_000)?;
+        within("pids", u64::try_from(self.pids).unwrap_or(0), 8, 32_768)?;
+        within("tmp_mib", self.tmp_mib, 1, 4096)?;
+        within("stderr_bytes", self.stderr_bytes as u64, 0, 16 << 20)
+    }
+}
+
 impl Default for BotLimits {
     fn default() -> Self {
         BotLimits { memory_mib: 512, cpu_millis: 1000, pids: 128, tmp_mib: 64, stderr_bytes: 64 * 1024 }
@@ -151,6 +170,15 @@ mod tests {
         let http: BotSpec = "image+http:matchfarm/bot-botwars-random-http-py".parse().expect("http image parses");
         assert_eq!(http.transport, Transport::Http);
         assert_eq!(http.launch, BotLaunch::Image("matchfarm/bot-botwars-random-http-py".into()));
+    }
+
+    #[test]
+    fn limits_have_floors_and_ceilings() {
+        assert_eq!(BotLimits::default().check(), Ok(()));
+        let unlimited = BotLimits { memory_mib: 0, ..BotLimits::default() };
+        assert_eq!(unlimited.check(), Err("memory_mib must be 16 to 65536, not 0".into()));
+        assert!(BotLimits { pids: -1, ..BotLimits::default() }.check().is_err());
+        assert!(BotLimits { cpu_millis: u64::MAX, ..BotLimits::default() }.check().is_err());
     }
 
     #[test]

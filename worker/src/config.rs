@@ -88,9 +88,10 @@ impl WorkerConfig {
             _ => serde_json::Map::new(),
         };
         let known: Vec<String> = defaults.keys().map(|key| key.to_uppercase()).collect();
-        // Storage is one of several kinds with different keys: a layer that names it
-        // replaces it whole (merging a local default into an S3 table would leave a
-        // stray `path`), and the struct's default applies when no layer does.
+        // Storage is one of several kinds with different keys, so it has no defaults
+        // layer (a local default merged into an S3 table would leave a stray `path`):
+        // the struct's default applies when no layer names storage, and layers that
+        // do are merged, so `kind` must come with the other storage keys.
         defaults.remove("storage");
         // Only variables naming one of our keys: FARM_SEED, FARM_TEST_* and the like
         // belong to others.
@@ -109,13 +110,18 @@ impl WorkerConfig {
             config::Environment::with_prefix("FARM")
                 .prefix_separator("_")
                 .separator("__")
-                .try_parsing(true)
+                // Values stay strings until deserialized, so FARM_WORKER_ID=007 stays "007".
                 .source(Some(env)),
         );
         for (key, value) in overrides {
             builder = builder.set_override(*key, value.clone())?;
         }
-        Ok(builder.build()?.try_deserialize()?)
+        let config: WorkerConfig = builder.build()?.try_deserialize()?;
+        if config.slots == 0 {
+            // basic.qos with 0 means "no limit": the worker would take every job at once.
+            return Err(ConfigError(config::ConfigError::Message("slots must be at least 1".into())));
+        }
+        Ok(config)
     }
 }
 
@@ -135,11 +141,19 @@ mod tests {
             .expect("write");
         let config = WorkerConfig::load(
             Some(&file),
-            env(&[("FARM_SLOTS", "4"), ("FARM_TEST_AMQP_URL", "x"), ("FARM_SEED", "1"), ("FARM_STORAGE__REGION", "r")]),
+            env(&[
+                ("FARM_SLOTS", "4"),
+                ("FARM_TEST_AMQP_URL", "x"),
+                ("FARM_SEED", "1"),
+                ("FARM_STORAGE__REGION", "r"),
+                ("FARM_STORAGE__RETRY_SECS", "5"),
+                ("FARM_AMQP_URL", "007"),
+            ]),
             &[("worker_id", "from-flag".to_owned())],
         )
         .expect("valid");
         assert_eq!(config.slots, 4);
+        assert_eq!(config.amqp_url, "007", "strings stay strings");
         assert_eq!(config.worker_id, "from-flag");
         assert_eq!(config.delivery_limit, 5);
         assert_eq!(
@@ -150,7 +164,7 @@ mod tests {
                 region: "r".into(),
                 access_key: String::new(),
                 secret_key: String::new(),
-                retry_secs: 60,
+                retry_secs: 5,
             }
         );
     }
@@ -164,5 +178,7 @@ mod tests {
         assert!(err.to_string().contains("slotz"), "{err}");
         let err = WorkerConfig::load(None, env(&[("FARM_SLOTS", "many")]), &[]).expect_err("bad value");
         assert!(err.to_string().contains("slots"), "{err}");
+        let err = WorkerConfig::load(None, env(&[("FARM_SLOTS", "0")]), &[]).expect_err("no slots");
+        assert!(err.to_string().contains("slots must be at least 1"), "{err}");
     }
 }

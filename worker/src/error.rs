@@ -18,6 +18,9 @@ pub enum JobError {
     /// Publishing the result failed.
     #[error(transparent)]
     Broker(#[from] BrokerError),
+    /// The result could not be encoded (a bug; the job is retried elsewhere).
+    #[error("encoding the result: {0}")]
+    Encode(serde_json::Error),
 }
 
 impl JobError {
@@ -34,10 +37,10 @@ impl JobError {
             },
             // Stopped by a shutdown: another worker plays it.
             JobError::Run(RunError::Replay(_) | RunError::Stopped) => true,
-            JobError::Run(RunError::Setup(_) | RunError::Engine(_)) => false,
-            // Another attempt wrote this attempt's object: never overwrite it.
-            JobError::Storage(StorageError::AlreadyExists { .. }) => false,
-            JobError::Storage(_) | JobError::Broker(_) => true,
+            JobError::Run(RunError::Setup(_) | RunError::Engine(_) | RunError::Limits { .. }) => false,
+            // Keys are unique per run, so even an object that already exists is a
+            // storage fault, not the job's: another run writes elsewhere.
+            JobError::Storage(_) | JobError::Broker(_) | JobError::Encode(_) => true,
         }
     }
 }

@@ -2,7 +2,7 @@
 //!
 //! # Layout
 //! - [`bots`]: bot sessions and the sandboxes that start them: built-in bots, local
-//!   processes, Docker containers, all over the stdio line transport.
+//!   processes and Docker containers, over the stdio or http transport.
 //! - [`runner`]: plays one match: deadlines from the rules, the replay streamed as it
 //!   is played, every bot ended whatever happens.
 //! - [`service`]: the worker service: jobs from RabbitMQ ([`queue`]), replays and logs

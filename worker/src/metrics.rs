@@ -29,7 +29,9 @@ fn histogram_vec(name: &str, help: &str, labels: &[&str], buckets: Vec<f64>) -> 
     register(HistogramVec::new(opts, labels).unwrap_or_else(|e| panic!("metric {name}: {e}")))
 }
 
-/// Matches finished, by game and outcome (`completed`, `failed`, `requeued`).
+/// Match jobs handled, by game and outcome: `completed`, `failed` (cannot be played
+/// as written), `requeued` (given back to the queue), `rejected` (not a job at all;
+/// game `unknown`, as for jobs of another schema version).
 pub static MATCHES: LazyLock<IntCounterVec> = LazyLock::new(|| {
     counter_vec("farm_worker_matches_total", "Match jobs finished, by game and outcome.", &["game", "outcome"])
 });

@@ -7,13 +7,15 @@ use std::time::Duration;
 use farm_proto::{JOBS_QUEUE, RESULTS_QUEUE};
 use lapin::options::{BasicPublishOptions, ConfirmSelectOptions, QueueDeclareOptions};
 use lapin::types::{AMQPValue, FieldTable, LongString, ShortString};
-use lapin::{BasicProperties, Channel, Connection, ConnectionProperties};
+use lapin::{BasicProperties, Channel, Confirmation, Connection, ConnectionProperties};
 use tokio::sync::watch;
 
 /// Where jobs that failed too often, or cannot be read, end up.
 pub const DEAD_LETTER_QUEUE: &str = "farm.jobs.dead";
 /// Persistent delivery mode: messages survive a broker restart.
 const PERSISTENT: u8 = 2;
+/// How long a publish may wait for the broker's confirm.
+const CONFIRM_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// A broker operation that failed.
 #[derive(Debug, thiserror::Error)]
@@ -21,12 +23,21 @@ pub enum BrokerError {
     /// The AMQP connection or channel failed.
     #[error("rabbitmq: {0}")]
     Amqp(#[from] lapin::Error),
-    /// The broker refused a published message.
-    #[error("rabbitmq refused a message published to {queue}")]
+    /// The broker refused a published message, or could not route it (the queue is missing).
+    #[error("rabbitmq refused or could not route a message published to {queue}")]
     Nacked {
         /// The queue.
         queue: &'static str,
     },
+    /// The broker did not confirm a message in time.
+    #[error("rabbitmq did not confirm a message published to {queue} in time")]
+    Unconfirmed {
+        /// The queue.
+        queue: &'static str,
+    },
+    /// A job task failed; the session is restarted so that its delivery is requeued.
+    #[error("a job task failed")]
+    TaskFailed,
 }
 
 /// Declares `farm.jobs` (a quorum queue with a delivery limit that dead-letters to
@@ -34,7 +45,7 @@ pub enum BrokerError {
 pub async fn declare_topology(channel: &Channel, delivery_limit: u32) -> Result<(), BrokerError> {
     let durable = QueueDeclareOptions { durable: true, ..Default::default() };
     let mut jobs = quorum();
-    jobs.insert("x-delivery-limit".into(), AMQPValue::LongInt(delivery_limit as i32));
+    jobs.insert("x-delivery-limit".into(), AMQPValue::LongInt(i32::try_from(delivery_limit).unwrap_or(i32::MAX)));
     jobs.insert("x-dead-letter-exchange".into(), AMQPValue::LongString(LongString::from("")));
     jobs.insert("x-dead-letter-routing-key".into(), AMQPValue::LongString(LongString::from(DEAD_LETTER_QUEUE)));
     channel.queue_declare(DEAD_LETTER_QUEUE.into(), durable, quorum()).await?;
@@ -79,17 +90,24 @@ impl ConfirmedPublisher {
         Ok(ConfirmedPublisher { channel })
     }
 
-    /// Publishes a persistent JSON message to `queue` and waits for the broker to
-    /// take responsibility for it.
+    /// Publishes a persistent JSON message to `queue` and waits (at most 30 s) for the
+    /// broker to take responsibility for it. The message is mandatory: one that no
+    /// queue takes comes back and counts as refused, instead of vanishing.
     pub async fn publish(&self, queue: &'static str, body: &[u8]) -> Result<(), BrokerError> {
         let properties = BasicProperties::default()
             .with_delivery_mode(PERSISTENT)
             .with_content_type(ShortString::from("application/json"));
-        let confirm = self
-            .channel
-            .basic_publish("".into(), queue.into(), BasicPublishOptions::default(), body, properties)
-            .await?;
-        if confirm.await?.is_ack() { Ok(()) } else { Err(BrokerError::Nacked { queue }) }
+        let options = BasicPublishOptions { mandatory: true, ..Default::default() };
+        let confirmed = tokio::time::timeout(CONFIRM_TIMEOUT, async {
+            let confirm = self.channel.basic_publish("".into(), queue.into(), options, body, properties).await?;
+            confirm.await
+        })
+        .await
+        .map_err(|_| BrokerError::Unconfirmed { queue })??;
+        match confirmed {
+            Confirmation::Ack(None) | Confirmation::NotRequested => Ok(()),
+            Confirmation::Ack(Some(_)) | Confirmation::Nack(_) => Err(BrokerError::Nacked { queue }),
+        }
     }
 }
 

@@ -50,6 +50,14 @@ pub enum RunError {
     /// The match was stopped from outside (the worker is shutting down).
     #[error("the match was stopped")]
     Stopped,
+    /// A bot's sandbox limits are out of bounds.
+    #[error("seat {seat}: {problem}")]
+    Limits {
+        /// The seat.
+        seat: Seat,
+        /// Which limit, and its bounds.
+        problem: String,
+    },
 }
 
 /// How one seat fared.
@@ -165,6 +173,9 @@ where
     let MatchIo { replay, mut on_step, stop } = io;
     let (game_kind, seed) = (setup.game, setup.seed);
     let mut game = Match::new(setup)?;
+    for (seat, bot) in bots.iter().enumerate() {
+        bot.limits.check().map_err(|problem| RunError::Limits { seat, problem })?;
+    }
     let mut sessions = Vec::with_capacity(bots.len());
     for (seat, spec) in bots.iter().enumerate() {
         let context = LaunchContext { game: game_kind, seed, seat, job_id };

@@ -13,11 +13,12 @@ use farm_proto::{
 use futures_util::StreamExt;
 use lapin::Connection;
 use lapin::message::Delivery;
-use lapin::options::{BasicAckOptions, BasicCancelOptions, BasicConsumeOptions, BasicNackOptions, BasicQosOptions};
+use lapin::options::{BasicAckOptions, BasicCancelOptions, BasicConsumeOptions, BasicQosOptions, BasicRejectOptions};
 use lapin::types::FieldTable;
 use tokio::io::AsyncWriteExt;
 use tokio::sync::watch;
 use tokio::task::JoinSet;
+use tokio::time::{Instant, timeout};
 
 use crate::bots::Sandbox;
 use crate::config::WorkerConfig;
@@ -27,6 +28,31 @@ use crate::metrics;
 use crate::queue::{self, BrokerError, ConfirmedPublisher};
 use crate::runner::{MatchIo, RunError, RunnerOptions, fill_seats, play_match};
 use crate::storage::{AttemptKeys, Storage};
+
+/// The longest a call to the broker (publish confirm, ack, reject, cancel) may take
+/// before it counts as failed: a blocked broker must not hang the worker.
+const BROKER_CALL: Duration = Duration::from_secs(30);
+/// The longest a failing job waits before it goes back to the queue.
+const MAX_REQUEUE_DELAY: Duration = Duration::from_secs(30);
+/// A broker session that lasted this long resets the reconnect backoff.
+const STABLE_SESSION: Duration = Duration::from_secs(30);
+
+/// Exponential backoff: 0.2 s doubling to 10 s.
+struct Backoff(Duration);
+
+impl Default for Backoff {
+    fn default() -> Self {
+        Backoff(Duration::from_millis(200))
+    }
+}
+
+impl Backoff {
+    fn next(&mut self) -> Duration {
+        let delay = self.0;
+        self.0 = (self.0 * 2).min(Duration::from_secs(10));
+        delay
+    }
+}
 
 /// Asks the service to stop: [`ShutdownTrigger::drain`] stops intake and lets matches in
 /// flight finish; [`ShutdownTrigger::abort`] stops them at once and requeues their jobs.
@@ -131,30 +157,42 @@ pub async fn run<S: Sandbox + Clone + Send + 'static>(
 
     let mut drain = shutdown.drain.clone();
     let mut first = true;
+    let mut backoff = Backoff::default();
     while !*drain.borrow() {
         let Some(connection) = queue::connect_with_backoff(&config.amqp_url, &mut drain).await else { break };
         if !first {
             metrics::BROKER_RECONNECTS.inc();
         }
         first = false;
-        let context = JobContext {
-            config: config.clone(),
-            sandbox: sandbox.clone(),
-            storage: storage.clone(),
-            publisher: match ConfirmedPublisher::open(&connection).await {
-                Ok(publisher) => publisher,
-                Err(error) => {
-                    tracing::warn!(%error, "opening the result channel");
-                    continue;
-                }
-            },
-            stop_matches: Arc::clone(&stop_matches),
+        let session = Instant::now();
+        let outcome = match ConfirmedPublisher::open(&connection).await {
+            Ok(publisher) => {
+                let context = JobContext {
+                    config: config.clone(),
+                    sandbox: sandbox.clone(),
+                    storage: storage.clone(),
+                    publisher,
+                    stop_matches: Arc::clone(&stop_matches),
+                };
+                consume(&connection, Arc::new(context), &health, &mut drain).await
+            }
+            Err(error) => Err(error),
         };
-        match consume(&connection, Arc::new(context), &health, &mut drain).await {
+        health.consuming.store(false, Ordering::Relaxed);
+        match outcome {
             Ok(()) => break,
             Err(error) => tracing::warn!(%error, "lost RabbitMQ; reconnecting"),
         }
-        health.consuming.store(false, Ordering::Relaxed);
+        // A broker that accepts connections but fails every session (a queue declared
+        // with other arguments, say) must not be hammered in a tight loop.
+        if session.elapsed() > STABLE_SESSION {
+            backoff = Backoff::default();
+        }
+        let delay = backoff.next();
+        tokio::select! {
+            () = tokio::time::sleep(delay) => {}
+            _ = drain.wait_for(|stop| *stop) => break,
+        }
     }
     health.consuming.store(false, Ordering::Relaxed);
     forward.abort();
@@ -164,8 +202,9 @@ pub async fn run<S: Sandbox + Clone + Send + 'static>(
     Ok(())
 }
 
-/// Consumes until drained (`Ok`) or the connection fails (`Err`). In both cases every
-/// task it started has ended when it returns.
+/// Consumes until drained (`Ok`) or the connection fails (`Err`). When drained, every
+/// task it started has ended; on `Err` they are aborted (their deliveries go back to
+/// the queue with the channel).
 async fn consume<S: Sandbox + Clone + Send + 'static>(
     connection: &Connection,
     context: Arc<JobContext<S>>,
@@ -185,7 +224,14 @@ async fn consume<S: Sandbox + Clone + Send + 'static>(
     loop {
         tokio::select! {
             _ = drain.wait_for(|stop| *stop) => break,
-            Some(_) = tasks.join_next(), if !tasks.is_empty() => {}
+            Some(joined) = tasks.join_next(), if !tasks.is_empty() => {
+                if let Err(error) = joined {
+                    // A job task panicked with its delivery unanswered. Closing the
+                    // channel (by reconnecting) gives that delivery back to the queue.
+                    tracing::error!(%error, "a job task failed; reconnecting to requeue its job");
+                    return Err(BrokerError::TaskFailed);
+                }
+            }
             delivery = consumer.next() => match delivery {
                 Some(Ok(delivery)) => { tasks.spawn(handle(delivery, Arc::clone(&context))); }
                 Some(Err(error)) => return Err(error.into()),
@@ -198,7 +244,7 @@ async fn consume<S: Sandbox + Clone + Send + 'static>(
 
     // Draining: no new deliveries; the ones in flight finish, or are stopped at the
     // end of the drain period and requeued.
-    let _ = channel.basic_cancel(tag.as_str().into(), BasicCancelOptions::default()).await;
+    let _ = timeout(BROKER_CALL, channel.basic_cancel(tag.as_str().into(), BasicCancelOptions::default())).await;
     health.consuming.store(false, Ordering::Relaxed);
     tracing::info!(in_flight = tasks.len(), "draining");
     let drained = tokio::time::timeout(Duration::from_secs(config.drain_secs), async {
@@ -214,36 +260,63 @@ async fn consume<S: Sandbox + Clone + Send + 'static>(
     Ok(())
 }
 
+/// The schema version alone: read first, because a newer sender may add fields that
+/// this build's [`JobEnvelope`] refuses.
+#[derive(serde::Deserialize)]
+struct SchemaOnly {
+    schema: u32,
+}
+
+/// Counts a job in [`metrics::JOBS_IN_FLIGHT`] for as long as it lives, however its
+/// task ends.
+struct InFlight;
+
+impl InFlight {
+    fn start() -> Self {
+        metrics::JOBS_IN_FLIGHT.inc();
+        InFlight
+    }
+}
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        metrics::JOBS_IN_FLIGHT.dec();
+    }
+}
+
 async fn handle<S: Sandbox + Clone + Send + 'static>(delivery: Delivery, context: Arc<JobContext<S>>) {
     let attempt = queue::attempt(&delivery.properties);
-    let envelope: JobEnvelope = match serde_json::from_slice(&delivery.data) {
-        Ok(envelope) => envelope,
+    let schema = serde_json::from_slice::<SchemaOnly>(&delivery.data).map(|only| only.schema);
+    if let Ok(schema) = schema
+        && schema != SCHEMA_VERSION
+    {
+        // Perhaps a newer worker reads it; after the delivery limit it is dead-lettered.
+        tracing::warn!(schema, "requeueing a job of another schema version");
+        metrics::MATCHES.with_label_values(&["unknown", "requeued"]).inc();
+        requeue_later(&delivery, &context, attempt).await;
+        return;
+    }
+    let job = match serde_json::from_slice::<JobEnvelope>(&delivery.data) {
+        Ok(envelope) => envelope.job,
         Err(error) => {
             // Unreadable: no worker will ever read it. Straight to the dead letters.
             tracing::warn!(%error, "rejecting an unreadable job");
             metrics::MATCHES.with_label_values(&["unknown", "rejected"]).inc();
-            let _ = delivery.acker.nack(BasicNackOptions { requeue: false, ..Default::default() }).await;
+            let reject = delivery.acker.reject(BasicRejectOptions { requeue: false });
+            let _ = timeout(BROKER_CALL, reject).await;
             return;
         }
     };
-    if envelope.schema != SCHEMA_VERSION {
-        // Perhaps a newer worker reads it; after the delivery limit it is dead-lettered.
-        tracing::warn!(schema = envelope.schema, "requeueing a job of another schema version");
-        metrics::MATCHES.with_label_values(&[envelope.job.game.name(), "requeued"]).inc();
-        let _ = delivery.acker.nack(BasicNackOptions { requeue: true, ..Default::default() }).await;
-        return;
-    }
-    let job = envelope.job;
     let game = job.game.name();
-    metrics::JOBS_IN_FLIGHT.inc();
-    let outcome = play_and_store(&context, &job, attempt).await;
-    metrics::JOBS_IN_FLIGHT.dec();
+    let keys = AttemptKeys::new(&job.tournament_id, &job.job_id, attempt);
+    let in_flight = InFlight::start();
+    let outcome = play_and_store(&context, &job, &keys).await;
     let result = match outcome {
         Ok(result) => result,
         Err(error) if error.is_retryable() => {
             tracing::warn!(job = %job.job_id, attempt, %error, "requeueing job");
             metrics::MATCHES.with_label_values(&[game, "requeued"]).inc();
-            let _ = delivery.acker.nack(BasicNackOptions { requeue: true, ..Default::default() }).await;
+            requeue_later(&delivery, &context, attempt).await;
             return;
         }
         Err(error) => {
@@ -251,6 +324,7 @@ async fn handle<S: Sandbox + Clone + Send + 'static>(delivery: Delivery, context
             MatchResult::Failed { reason: error.to_string() }
         }
     };
+    drop(in_flight);
     let outcome_label = if matches!(result, MatchResult::Completed { .. }) { "completed" } else { "failed" };
     let envelope = ResultEnvelope {
         schema: SCHEMA_VERSION,
@@ -260,26 +334,47 @@ async fn handle<S: Sandbox + Clone + Send + 'static>(delivery: Delivery, context
         attempt,
         result,
     };
-    let body = serde_json::to_vec(&envelope).unwrap_or_default();
-    // The result document is stored beside the replay, once per attempt.
-    let result_key = AttemptKeys::new(&job.tournament_id, &job.job_id, attempt).result();
-    let published = match context.storage.create(&result_key, body.clone()).await {
-        Ok(()) => context.publisher.publish(RESULTS_QUEUE, &body).await.map_err(JobError::from),
-        Err(error) => Err(JobError::from(error)),
+    let published = match serde_json::to_vec(&envelope) {
+        // The result document is stored beside the replay, then published.
+        Ok(body) => match context.storage.create(&keys.result(), body.clone()).await {
+            Ok(()) => context.publisher.publish(RESULTS_QUEUE, &body).await.map_err(JobError::from),
+            Err(error) => Err(JobError::from(error)),
+        },
+        Err(error) => Err(JobError::Encode(error)),
     };
     match published {
         Ok(()) => {
             metrics::MATCHES.with_label_values(&[game, outcome_label]).inc();
-            if let Err(error) = delivery.acker.ack(BasicAckOptions::default()).await {
+            match timeout(BROKER_CALL, delivery.acker.ack(BasicAckOptions::default())).await {
+                Ok(Ok(_)) => {}
                 // The broker will redeliver; the duplicate result is dropped by the coordinator.
-                tracing::warn!(job = %job.job_id, %error, "ack failed after the result was published");
+                _ => tracing::warn!(job = %job.job_id, "ack failed after the result was published"),
             }
         }
         Err(error) => {
             tracing::warn!(job = %job.job_id, %error, "storing or publishing the result failed; requeueing");
             metrics::MATCHES.with_label_values(&[game, "requeued"]).inc();
-            let _ = delivery.acker.nack(BasicNackOptions { requeue: true, ..Default::default() }).await;
+            requeue_later(&delivery, &context, attempt).await;
         }
+    }
+}
+
+/// Gives a job back to the queue after a delay that grows with its attempts (1 s,
+/// 2 s, 4 s, ... up to 30 s), or at once when the worker is stopping. Without it a
+/// short outage (Docker restarting, storage unreachable) would burn through every
+/// job's delivery limit in seconds; holding the delivery meanwhile also keeps its
+/// slot busy, which slows intake while things are failing.
+async fn requeue_later<S>(delivery: &Delivery, context: &JobContext<S>, attempt: u32) {
+    let delay = Duration::from_secs(1 << attempt.saturating_sub(1).min(5)).min(MAX_REQUEUE_DELAY);
+    let mut stop = context.stop_matches.subscribe();
+    tokio::select! {
+        () = tokio::time::sleep(delay) => {}
+        _ = stop.wait_for(|stop| *stop) => {}
+    }
+    // Reject (not nack) so that every broker version counts the redelivery.
+    let reject = delivery.acker.reject(BasicRejectOptions { requeue: true });
+    if !matches!(timeout(BROKER_CALL, reject).await, Ok(Ok(_))) {
+        tracing::warn!("requeueing failed; the broker requeues the job when the channel closes");
     }
 }
 
@@ -287,9 +382,8 @@ async fn handle<S: Sandbox + Clone + Send + 'static>(delivery: Delivery, context
 async fn play_and_store<S: Sandbox>(
     context: &JobContext<S>,
     job: &MatchJob,
-    attempt: u32,
+    keys: &AttemptKeys,
 ) -> Result<MatchResult, JobError> {
-    let keys = AttemptKeys::new(&job.tournament_id, &job.job_id, attempt);
     let bots = fill_seats(job.game, job.bots.clone());
     let players = bots.iter().map(|bot| bot.name.clone()).collect();
     let setup = MatchSetup::new(job.game, &job.rules, job.map.clone(), job.seed, players).map_err(RunError::Setup)?;

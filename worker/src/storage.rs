@@ -1,10 +1,11 @@
 //! Object storage for replays, bot logs and result documents: a local directory by
 //! default, S3 in distributed mode.
 //!
-//! Keys derive from the tournament, the job and the attempt:
-//! `tournaments/{tournament}/jobs/{job}/attempt-{n}/{replay.jsonl.zst,seat-{k}.stderr.log,result.json}`.
-//! Every object is created, never overwritten: a second writer of the same attempt
-//! fails instead of silently replacing the first one's result.
+//! Keys derive from the tournament, the job, the attempt and a run id:
+//! `tournaments/{tournament}/jobs/{job}/attempt-{n}-{run}/{replay.jsonl.zst,seat-{k}.stderr.log,result.json}`.
+//! The run id makes every execution's keys its own (a job republished by the
+//! coordinator starts again at attempt 1), and objects are created, never
+//! overwritten: no run can replace another's result.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -44,13 +45,28 @@ pub enum StorageConfig {
         secret_key: String,
         /// How long one request may keep retrying (with backoff) before the job is
         /// requeued.
-        #[serde(default = "default_retry_secs")]
+        #[serde(default = "default_retry_secs", deserialize_with = "number_or_text")]
         retry_secs: u64,
     },
 }
 
 fn default_retry_secs() -> u64 {
     60
+}
+
+/// Environment variables arrive as text, and inside this internally tagged table
+/// serde cannot turn text into a number by itself: accept both.
+fn number_or_text<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<u64, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum NumberOrText {
+        Number(u64),
+        Text(String),
+    }
+    match NumberOrText::deserialize(deserializer)? {
+        NumberOrText::Number(number) => Ok(number),
+        NumberOrText::Text(text) => text.trim().parse().map_err(serde::de::Error::custom),
+    }
 }
 
 fn default_region() -> String {
@@ -94,16 +110,22 @@ impl From<object_store::Error> for StorageError {
     }
 }
 
-/// The keys of one attempt at one job.
+/// The keys of one run of one job.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AttemptKeys {
     prefix: String,
 }
 
 impl AttemptKeys {
-    /// The keys of `attempt` (from 1) at `job` of `tournament`.
+    /// The keys of a new run of `attempt` (from 1) at `job` of `tournament`.
     pub fn new(tournament: &str, job: &str, attempt: u32) -> Self {
-        AttemptKeys { prefix: format!("tournaments/{}/jobs/{}/attempt-{attempt}", segment(tournament), segment(job)) }
+        let run = uuid::Uuid::new_v4().simple().to_string();
+        AttemptKeys { prefix: format!("{}/attempt-{attempt}-{}", Self::job_prefix(tournament, job), &run[..12]) }
+    }
+
+    /// Where every run of `job` keeps its objects.
+    pub fn job_prefix(tournament: &str, job: &str) -> String {
+        format!("tournaments/{}/jobs/{}", segment(tournament), segment(job))
     }
 
     /// The compressed replay.
@@ -186,6 +208,15 @@ impl Storage {
         Ok(self.store.get(&Path::from(key)).await?.bytes().await?.to_vec())
     }
 
+    /// The keys under `prefix`, sorted.
+    pub async fn list(&self, prefix: &str) -> Result<Vec<String>, StorageError> {
+        use futures_util::TryStreamExt;
+        let mut keys: Vec<String> =
+            self.store.list(Some(&Path::from(prefix))).map_ok(|meta| meta.location.to_string()).try_collect().await?;
+        keys.sort();
+        Ok(keys)
+    }
+
     /// The size of the object at `key`.
     pub async fn size(&self, key: &str) -> Result<u64, StorageError> {
         Ok(self.store.head(&Path::from(key)).await?.size)
@@ -197,11 +228,14 @@ mod tests {
     use super::*;
 
     #[test]
-    fn keys_nest_by_tournament_job_and_attempt_and_are_sanitised() {
+    fn keys_nest_by_tournament_job_and_attempt_are_sanitised_and_unique_per_run() {
         let keys = AttemptKeys::new("t 1", "../j/2", 3);
-        assert_eq!(keys.replay(), "tournaments/t_1/jobs/.._j_2/attempt-3/replay.jsonl.zst");
-        assert_eq!(keys.log(1), "tournaments/t_1/jobs/.._j_2/attempt-3/seat-1.stderr.log");
-        assert_eq!(AttemptKeys::new("..", "", 1).result(), "tournaments/_/jobs/_/attempt-1/result.json");
+        let replay = keys.replay();
+        assert!(replay.starts_with("tournaments/t_1/jobs/.._j_2/attempt-3-"), "{replay}");
+        assert!(replay.ends_with("/replay.jsonl.zst"), "{replay}");
+        assert_eq!(keys.log(1), replay.replace("replay.jsonl.zst", "seat-1.stderr.log"));
+        assert_ne!(AttemptKeys::new("t 1", "../j/2", 3), keys, "two runs of one attempt never share keys");
+        assert!(AttemptKeys::new("..", "", 1).result().starts_with("tournaments/_/jobs/_/attempt-1-"));
     }
 
     #[tokio::test]
@@ -210,6 +244,7 @@ mod tests {
         let dir = tempfile::tempdir().expect("temp dir");
         let storage = Storage::open(&StorageConfig::Local { path: dir.path().join("objects") }).expect("open");
         storage.create("a/result.json", b"{}".to_vec()).await.expect("first create");
+        assert_eq!(storage.list("a").await.expect("list"), ["a/result.json"]);
         let second = storage.create("a/result.json", b"{\"x\":1}".to_vec()).await;
         assert!(matches!(second, Err(StorageError::AlreadyExists { .. })), "{second:?}");
         assert_eq!(storage.read("a/result.json").await.expect("read"), b"{}");

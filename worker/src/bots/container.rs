@@ -105,7 +105,7 @@ impl DockerSandbox {
                     labels: Some(labels.clone()),
                     ..Default::default()
                 };
-                self.docker.create_network(request).await.map_err(|error| launch_error(image, error))?;
+                self.docker.create_network(request).await.map_err(DockerError)?;
                 Some(name.clone())
             }
         };
@@ -120,7 +120,7 @@ impl DockerSandbox {
                 if let Some(network) = &network {
                     remove_network(&self.docker, network).await;
                 }
-                return Err(launch_error(image, error));
+                return Err(create_error(image, error));
             }
         };
         let bot = self.attach_and_start(&created.id, limits, network.clone()).await;
@@ -131,7 +131,7 @@ impl DockerSandbox {
             }
         }
         metrics::CONTAINER_START.observe(started.elapsed().as_secs_f64());
-        bot.map_err(|error| launch_error(image, error))
+        Ok(bot.map_err(DockerError)?)
     }
 
     async fn attach_and_start(
@@ -156,7 +156,14 @@ impl DockerSandbox {
                 (BotChannel::Http(HttpChannel::new(address)), output)
             }
         };
-        Ok(ContainerBot { docker: self.docker.clone(), id: id.to_owned(), network, channel, output, removed: false })
+        Ok(ContainerBot {
+            docker: self.docker.clone(),
+            id: id.to_owned(),
+            network,
+            channel: Some(channel),
+            output,
+            removed: false,
+        })
     }
 
     /// The bot's HTTP address on its own network.
@@ -183,7 +190,9 @@ enum BotChannel {
     Http(HttpChannel),
 }
 
-fn launch_error(image: &str, error: bollard::errors::Error) -> BotLaunchError {
+/// A failed `create_container`: 404 there means the image is missing. (Elsewhere a
+/// 404 is a container that vanished: an infrastructure fault.)
+fn create_error(image: &str, error: bollard::errors::Error) -> BotLaunchError {
     use bollard::errors::Error;
     match error {
         Error::DockerResponseServerError { status_code: 404, message } => {
@@ -286,7 +295,8 @@ pub struct ContainerBot {
     docker: Docker,
     id: String,
     network: Option<String>,
-    channel: BotChannel,
+    /// `None` once the bot is being ended.
+    channel: Option<BotChannel>,
     output: JoinHandle<CappedLog>,
     removed: bool,
 }
@@ -295,22 +305,27 @@ impl ContainerBot {
     /// Queues a request. `false` if the bot is not reading its input.
     pub fn send(&mut self, request: &str) -> bool {
         match &mut self.channel {
-            BotChannel::Lines(lines) => lines.send(request),
-            BotChannel::Http(http) => http.send(request),
+            Some(BotChannel::Lines(lines)) => lines.send(request),
+            Some(BotChannel::Http(http)) => http.send(request),
+            None => false,
         }
     }
 
     /// The reply to the last request and when it arrived, or `Timeout` at `deadline`.
     pub async fn receive(&mut self, deadline: Instant) -> Received {
         match &mut self.channel {
-            BotChannel::Lines(lines) => lines.receive(deadline).await,
-            BotChannel::Http(http) => http.receive(deadline).await,
+            Some(BotChannel::Lines(lines)) => lines.receive(deadline).await,
+            Some(BotChannel::Http(http)) => http.receive(deadline).await,
+            None => Received { reply: farm_engine::BotReply::Crashed, at: Instant::now() },
         }
     }
 
     /// Ends the bot: reads how it exited, removes the container (killing it if it
     /// still runs) and its network, and collects its log.
     pub async fn finish(mut self) -> (CappedLog, BotExit) {
+        // Stop reading replies first: a bot still printing to stdout must not keep the
+        // output task blocked on a full reply buffer while its log is collected.
+        self.channel = None;
         let state = self.docker.inspect_container(&self.id, None).await.ok().and_then(|info| info.state);
         let running = state.as_ref().and_then(|s| s.running).unwrap_or(false);
         let exit = BotExit {

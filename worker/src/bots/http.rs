@@ -53,6 +53,8 @@ impl HttpChannel {
             return Received { reply: BotReply::Timeout, at: deadline };
         };
         match timeout_at(deadline, reply).await {
+            // Arrived after the deadline, while the runner was reading another seat.
+            Ok(Ok(received)) if received.at > deadline => Received { reply: BotReply::Timeout, at: deadline },
             Ok(Ok(received)) => received,
             Ok(Err(_)) => Received { reply: BotReply::Crashed, at: Instant::now() },
             Err(_) => {

@@ -1,5 +1,5 @@
 //! A line-oriented conversation over any byte streams: the stdio transport, for a
-//! local process today and a container's attach streams later.
+//! local process's pipes and a container's attach streams.
 
 use farm_engine::BotReply;
 use farm_engine::wire::{self, MAX_REPLY_BYTES};
@@ -59,6 +59,9 @@ impl LineChannel {
                 }
                 Ok(None) => return Received { reply: BotReply::Crashed, at: Instant::now() },
                 Ok(Some(_)) if self.late > 0 => self.late -= 1,
+                // Arrived after the deadline, while the runner was reading another
+                // seat: late is late, whoever was read first.
+                Ok(Some((_, at))) if at > deadline => return Received { reply: BotReply::Timeout, at: deadline },
                 Ok(Some((reply, at))) => return Received { reply, at },
             }
         }
