@@ -149,22 +149,16 @@ fn play_leftovers(kind: &str) -> Vec<String> {
     String::from_utf8_lossy(&output.stdout).lines().filter(|job| job.starts_with("play-")).map(str::to_owned).collect()
 }
 
+/// A Botwars match (seed 8, patient deadline) between two bots in the docker sandbox.
+fn docker_botwars(red: &str, blue: &str) -> (Value, tempfile::TempDir) {
+    let rules = r#"{"replyTimeoutMs":20000}"#;
+    play(&["--sandbox", "docker", "--game", "botwars", "--seed", "8", "--rules", rules, "--bot", red, "--bot", blue])
+}
+
 #[test]
 fn play_runs_image_bots_in_docker_and_removes_their_containers() {
-    let (result, dir) = play(&[
-        "--sandbox",
-        "docker",
-        "--game",
-        "botwars",
-        "--seed",
-        "8",
-        "--rules",
-        r#"{"replyTimeoutMs":20000}"#,
-        "--bot",
-        "image:matchfarm/bot-botwars-random-py",
-        "--bot",
-        "image:matchfarm/bot-botwars-random-rs",
-    ]);
+    let (result, dir) =
+        docker_botwars("image:matchfarm/bot-botwars-random-py", "image:matchfarm/bot-botwars-random-rs");
     assert_eq!(statuses(&result), ["ok", "ok"]);
     assert_eq!(result["seats"][0]["exit"]["exited_early"], false);
     let log = std::fs::read_to_string(dir.path().join("seat-0.stderr.log")).expect("log");
@@ -172,20 +166,8 @@ fn play_runs_image_bots_in_docker_and_removes_their_containers() {
     verify(dir.path());
 
     // An http bot serves POST / in its container, on an internal network of its own.
-    let (result, dir) = play(&[
-        "--sandbox",
-        "docker",
-        "--game",
-        "botwars",
-        "--seed",
-        "8",
-        "--rules",
-        r#"{"replyTimeoutMs":20000}"#,
-        "--bot",
-        "image+http:matchfarm/bot-botwars-random-http-py",
-        "--bot",
-        "image:matchfarm/bot-botwars-random-rs",
-    ]);
+    let (result, dir) =
+        docker_botwars("image+http:matchfarm/bot-botwars-random-http-py", "image:matchfarm/bot-botwars-random-rs");
     assert_eq!(statuses(&result), ["ok", "ok"]);
     assert_eq!(result["seats"][0]["requests"], result["steps"]);
     let log = std::fs::read_to_string(dir.path().join("seat-0.stderr.log")).expect("log");
