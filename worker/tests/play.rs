@@ -201,7 +201,7 @@ fn hostile_bots_get_what_the_rules_say_and_nothing_is_left_running() {
         "--seed",
         "5",
         "--rules",
-        r#"{"maxTurns":48,"moveTimeoutMs":300}"#,
+        r#"{"maxTurns":48,"moveTimeoutMs":2000}"#,
         "--startup-grace-ms",
         "2000",
         "--bot",
