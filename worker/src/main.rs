@@ -24,11 +24,13 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Run the worker service: take match jobs from RabbitMQ, play them, store replays
-    /// and logs, publish results. Options come from defaults, then --config, then
-    /// FARM_* environment variables (FARM_SLOTS, FARM_STORAGE__KIND=s3, ...), then
-    /// these flags. Ctrl-C or SIGTERM drains (matches in flight finish); a second
-    /// signal stops them and requeues their jobs.
+    /// Run the worker service: play match jobs from RabbitMQ.
+    ///
+    /// Replays and bot logs go to object storage, results to farm.results. Options
+    /// come from defaults, then --config, then FARM_* environment variables
+    /// (FARM_SLOTS, FARM_STORAGE__KIND=s3, ...), then these flags. Ctrl-C or SIGTERM
+    /// drains (matches in flight finish); a second signal stops them and requeues
+    /// their jobs.
     Serve(ServeArgs),
     /// Play one match on this machine and write its replay, logs and result.
     ///
@@ -128,6 +130,9 @@ struct ServeArgs {
     /// The S3 region [default: us-east-1].
     #[arg(long, requires = "s3_bucket")]
     s3_region: Option<String>,
+    /// How long an S3 request retries before the job is requeued [default: 60].
+    #[arg(long, value_name = "SECS", requires = "s3_bucket")]
+    s3_retry_secs: Option<u64>,
 }
 
 impl ServeArgs {
@@ -156,6 +161,7 @@ impl ServeArgs {
             set("storage.bucket", self.s3_bucket.clone());
             set("storage.endpoint", self.s3_endpoint.clone());
             set("storage.region", self.s3_region.clone());
+            set("storage.retry_secs", self.s3_retry_secs.map(|v| v.to_string()));
         }
         overrides
     }
@@ -187,7 +193,11 @@ enum MapCommand {
 #[tokio::main]
 async fn main() -> ExitCode {
     tracing_subscriber::fmt()
-        .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
+        // RUST_LOG, or by default the worker's own progress and everyone's warnings.
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn,farm_worker=info")),
+        )
         .with_writer(std::io::stderr)
         .init();
     let result = match Cli::parse().command {

@@ -127,8 +127,9 @@ pub async fn run<S: Sandbox + Clone + Send + 'static>(
     let listener = tokio::net::TcpListener::bind(&config.metrics_listen)
         .await
         .map_err(|source| ServiceError::Listen { address: config.metrics_listen.clone(), source })?;
+    let address = listener.local_addr().map_or_else(|_| config.metrics_listen.clone(), |a| a.to_string());
     tracing::info!(
-        address = %config.metrics_listen,
+        address = %address,
         worker = %config.worker_id,
         slots = config.slots,
         storage = %storage.describe(),
