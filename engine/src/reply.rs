@@ -16,13 +16,3 @@ pub enum BotReply {
     /// Something arrived that is not a reply: not UTF-8, or over the size cap.
     Unreadable,
 }
-
-impl BotReply {
-    /// The reply text, for the variants that carry one.
-    pub fn text(&self) -> Option<&str> {
-        match self {
-            BotReply::Line(text) => Some(text),
-            _ => None,
-        }
-    }
-}

@@ -120,11 +120,6 @@ impl Vindinium {
         self.turn
     }
 
-    /// The board (mines show their owners).
-    pub fn board(&self) -> &Board {
-        &self.board
-    }
-
     fn hero_at(&self, pos: Pos, except: usize) -> Option<usize> {
         (0..self.heroes.len()).find(|&index| index != except && self.heroes[index].pos == pos)
     }

@@ -125,10 +125,7 @@ impl DockerSandbox {
         };
         let bot = self.attach_and_start(&created.id, limits, network.clone()).await;
         if bot.is_err() {
-            remove(&self.docker, &created.id).await;
-            if let Some(network) = &network {
-                remove_network(&self.docker, network).await;
-            }
+            discard(&self.docker, &created.id, network.as_deref()).await;
         }
         metrics::CONTAINER_START.observe(started.elapsed().as_secs_f64());
         Ok(bot.map_err(DockerError)?)
@@ -281,6 +278,15 @@ async fn remove_network(docker: &Docker, name: &str) {
     }
 }
 
+/// Removes a bot's container, then its network if it has one (a network cannot go
+/// while a container is attached to it).
+async fn discard(docker: &Docker, container: &str, network: Option<&str>) {
+    remove(docker, container).await;
+    if let Some(network) = network {
+        remove_network(docker, network).await;
+    }
+}
+
 async fn remove(docker: &Docker, id: &str) {
     let options = RemoveContainerOptionsBuilder::new().force(true).v(true).build();
     match timeout(REMOVE_TIMEOUT, docker.remove_container(id, Some(options))).await {
@@ -334,10 +340,7 @@ impl ContainerBot {
             exited_early: !running,
             oom_killed: state.as_ref().and_then(|s| s.oom_killed).unwrap_or(false),
         };
-        remove(&self.docker, &self.id).await;
-        if let Some(network) = &self.network {
-            remove_network(&self.docker, network).await;
-        }
+        discard(&self.docker, &self.id, self.network.as_deref()).await;
         self.removed = true;
         let output = &mut self.output;
         let log = match timeout(Duration::from_secs(5), output).await {
@@ -357,12 +360,7 @@ impl Drop for ContainerBot {
         if !self.removed {
             let (docker, id, network) = (self.docker.clone(), self.id.clone(), self.network.take());
             if let Ok(runtime) = tokio::runtime::Handle::try_current() {
-                runtime.spawn(async move {
-                    remove(&docker, &id).await;
-                    if let Some(network) = network {
-                        remove_network(&docker, &network).await;
-                    }
-                });
+                runtime.spawn(async move { discard(&docker, &id, network.as_deref()).await });
             }
         }
     }

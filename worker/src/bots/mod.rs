@@ -15,7 +15,6 @@ use tokio::time::Instant;
 
 pub use capped::CappedLog;
 pub use container::{ContainerBot, DockerError, DockerSandbox, JOB_LABEL, WORKER_LABEL};
-pub use http::BOT_PORT;
 pub use process::ProcessBot;
 
 /// A bot that could not be started. Distinct from a bot that starts and then fails,
