@@ -1,7 +1,32 @@
-//! The matchfarm coordinator: tournaments, the ledger, ratings and the HTTP API.
+//! The matchfarm coordinator: what users talk to.
 //!
-//! It only reports its version so far; tournaments arrive with the coordinator issue.
+//! # Layout
+//! - [`tournament`]: tournament files, strictly validated, resolved into a
+//!   [`tournament::Tournament`] whose content decides its id and its jobs' ids and seeds;
+//!   [`schedule`] expands its format into fixtures.
+//! - [`ledger`]: tournaments, jobs and results in SQLite; one result per job id.
+//! - [`farm`]: the [`farm::Publisher`] (ledger to queue, a bounded window at a time) and
+//!   the [`farm::Recorder`] (answers to the ledger), over any [`farm::JobQueue`].
+//! - [`broker`]: that queue on RabbitMQ, with confirms; result and dead-letter ingest.
+//! - [`standings`] and [`ratings`]: per-bot results, Elo, Weng-Lin and mean scores.
+//! - [`api`]: the HTTP API; [`service`]: `serve`; [`embedded`]: `run`, the farm in one
+//!   process; [`client`]: the CLI's side of the API.
+//! - [`config`], [`metrics`].
 #![deny(missing_docs)]
 
-/// This build's version, as the binary prints it.
-pub const VERSION: &str = env!("CARGO_PKG_VERSION");
+pub mod api;
+pub mod broker;
+pub mod client;
+pub mod config;
+pub mod embedded;
+pub mod farm;
+pub mod ledger;
+pub mod metrics;
+pub mod ratings;
+pub mod schedule;
+pub mod service;
+pub mod standings;
+pub mod tournament;
+
+pub use config::CoordinatorConfig;
+pub use service::serve;

@@ -1,12 +1,336 @@
-//! `farm-coordinator`: turns tournaments into matches and collects their results.
+//! `farm-coordinator`: tournaments between game-playing bots.
 
-use clap::Parser;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::Duration;
+
+use anyhow::{Context, Result};
+use clap::{Parser, Subcommand, ValueEnum};
+use farm_coordinator::client::Client;
+use farm_coordinator::embedded::{self, RunEnd, RunOptions};
+use farm_coordinator::ledger::Progress;
+use farm_coordinator::standings::Standings;
+use farm_coordinator::tournament::{LaunchMode, TournamentFile};
+use farm_coordinator::{CoordinatorConfig, serve};
+use indicatif::{ProgressBar, ProgressStyle};
 
 #[derive(Parser)]
-#[command(name = "farm-coordinator", version, about = "Runs bot tournaments on a matchfarm.")]
-struct Cli {}
+#[command(name = "farm-coordinator", version, about = "Runs tournaments between game-playing bots.")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
 
-fn main() {
-    Cli::parse();
-    println!("farm-coordinator {}", farm_coordinator::VERSION);
+#[derive(Subcommand)]
+enum Command {
+    /// Run a tournament file on this machine, start to finish: no RabbitMQ, no Docker
+    /// (unless --sandbox docker), results under --data.
+    ///
+    /// Example: farm-coordinator run tournaments/botwars.toml
+    ///
+    /// Running the same file again shows its standings without playing anything;
+    /// an interrupted run (Ctrl-C) resumes where it stopped.
+    Run(RunArgs),
+    /// Run the coordinator service: the HTTP API, job publishing to RabbitMQ and
+    /// result ingest.
+    ///
+    /// Options come from defaults, then --config, then FARM_* environment variables
+    /// (FARM_API_TOKEN, FARM_STORAGE__KIND=s3, ...), then these flags. Ctrl-C or
+    /// SIGTERM stops it; unfinished tournaments resume when it starts again.
+    Serve(ServeArgs),
+    /// Send a tournament file to a coordinator (map files are read here and sent).
+    Submit {
+        /// The tournament file (TOML).
+        file: PathBuf,
+        #[command(flatten)]
+        api: ApiArgs,
+    },
+    /// Show a tournament's progress, live, until it finishes.
+    Status {
+        /// The tournament id (as `submit` printed it).
+        id: String,
+        /// Print the progress once and exit.
+        #[arg(long)]
+        once: bool,
+        #[command(flatten)]
+        api: ApiArgs,
+    },
+    /// Print a tournament's standings.
+    Standings {
+        /// The tournament id.
+        id: String,
+        /// Output format.
+        #[arg(long, value_enum, default_value_t = Format::Table)]
+        format: Format,
+        #[command(flatten)]
+        api: ApiArgs,
+    },
+}
+
+#[derive(clap::Args)]
+struct ApiArgs {
+    /// The coordinator's URL.
+    #[arg(long, env = "FARM_URL", default_value = "http://127.0.0.1:8000")]
+    url: String,
+    /// The API's bearer token (needed by submit).
+    #[arg(long, env = "FARM_API_TOKEN", hide_env_values = true)]
+    token: Option<String>,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum Format {
+    /// Aligned columns.
+    Table,
+    /// The API's JSON document.
+    Json,
+    /// One line per bot.
+    Csv,
+}
+
+#[derive(clap::Args)]
+struct RunArgs {
+    /// The tournament file (TOML).
+    file: PathBuf,
+    /// Where bots run: local processes (each bot's `command`) or Docker containers
+    /// (each bot's `image`).
+    #[arg(long, value_enum, default_value_t = LaunchMode::Local)]
+    sandbox: LaunchMode,
+    /// Matches played at once (default: one per core).
+    #[arg(long)]
+    workers: Option<usize>,
+    /// Where the ledger and replays go.
+    #[arg(long, value_name = "DIR", default_value = "farm-data")]
+    data: PathBuf,
+    /// How to print the final standings.
+    #[arg(long, value_enum, default_value_t = Format::Table)]
+    format: Format,
+    /// Extra time for each bot's first reply, for its process or container to start.
+    #[arg(long, default_value_t = 5000)]
+    startup_grace_ms: u64,
+    /// Tries of a match that fails for infrastructure reasons, beyond the first.
+    #[arg(long, default_value_t = 5)]
+    retries: u32,
+}
+
+#[derive(clap::Args)]
+struct ServeArgs {
+    /// A TOML configuration file (see deploy/coordinator.toml).
+    #[arg(long, value_name = "FILE")]
+    config: Option<PathBuf>,
+    /// Address of the API, /metrics and /healthz.
+    #[arg(long)]
+    listen: Option<String>,
+    /// The RabbitMQ URL.
+    #[arg(long)]
+    amqp_url: Option<String>,
+    /// The SQLite ledger file.
+    #[arg(long, value_name = "FILE")]
+    ledger: Option<PathBuf>,
+    /// Whether workers run bots from their image (docker) or their command (local).
+    #[arg(long, value_enum)]
+    bot_launch: Option<LaunchMode>,
+    /// Redeliveries of a job before it is dead-lettered (as the workers').
+    #[arg(long)]
+    delivery_limit: Option<u32>,
+    /// The most jobs queued or playing at once; the rest wait in the ledger.
+    #[arg(long)]
+    max_outstanding: Option<u64>,
+    /// Object storage: a local directory (kind local) ...
+    #[arg(long, value_name = "DIR")]
+    storage_path: Option<PathBuf>,
+    /// ... or an S3 endpoint URL (kind s3; with --s3-bucket; keys from
+    /// FARM_STORAGE__ACCESS_KEY and FARM_STORAGE__SECRET_KEY).
+    #[arg(long, value_name = "URL")]
+    s3_endpoint: Option<String>,
+    /// The S3 bucket.
+    #[arg(long)]
+    s3_bucket: Option<String>,
+}
+
+impl ServeArgs {
+    fn overrides(&self) -> Vec<(&'static str, String)> {
+        let mut overrides = Vec::new();
+        let mut set = |key, value: Option<String>| {
+            if let Some(value) = value {
+                overrides.push((key, value));
+            }
+        };
+        set("listen", self.listen.clone());
+        set("amqp_url", self.amqp_url.clone());
+        set("ledger_path", self.ledger.as_ref().map(|path| path.display().to_string()));
+        set("bot_launch", self.bot_launch.map(|mode| format!("{mode:?}").to_lowercase()));
+        set("delivery_limit", self.delivery_limit.map(|limit| limit.to_string()));
+        set("max_outstanding", self.max_outstanding.map(|limit| limit.to_string()));
+        if let Some(path) = &self.storage_path {
+            set("storage.kind", Some("local".to_owned()));
+            set("storage.path", Some(path.display().to_string()));
+        }
+        if let Some(endpoint) = &self.s3_endpoint {
+            set("storage.kind", Some("s3".to_owned()));
+            set("storage.endpoint", Some(endpoint.clone()));
+        }
+        set("storage.bucket", self.s3_bucket.clone());
+        overrides
+    }
+}
+
+#[tokio::main]
+async fn main() -> ExitCode {
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn,farm_coordinator=info")),
+        )
+        .with_writer(std::io::stderr)
+        .init();
+    let result = match Cli::parse().command {
+        Command::Run(args) => run(args).await,
+        Command::Serve(args) => serve_command(args).await,
+        Command::Submit { file, api } => submit(&file, &api).await,
+        Command::Status { id, once, api } => status(&id, once, &api).await,
+        Command::Standings { id, format, api } => standings(&id, format, &api).await,
+    };
+    match result {
+        Ok(code) => code,
+        Err(error) => {
+            eprintln!("error: {error:#}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn print_standings(standings: &Standings, format: Format) -> Result<()> {
+    match format {
+        Format::Table => print!("{}", standings.table()),
+        Format::Json => println!("{}", serde_json::to_string_pretty(standings)?),
+        Format::Csv => print!("{}", standings.csv()),
+    }
+    Ok(())
+}
+
+fn progress_bar(total: u64) -> ProgressBar {
+    let bar = ProgressBar::new(total).with_style(
+        ProgressStyle::with_template("{prefix} [{bar:40}] {pos}/{len} matches {msg} {elapsed} (eta {eta})")
+            .unwrap_or_else(|_| ProgressStyle::default_bar()),
+    );
+    bar.enable_steady_tick(Duration::from_millis(500));
+    bar
+}
+
+fn show(bar: &ProgressBar, progress: &Progress) {
+    bar.set_length(progress.total);
+    bar.set_position(progress.done + progress.failed);
+    bar.set_message(if progress.failed > 0 { format!("({} failed)", progress.failed) } else { String::new() });
+}
+
+async fn run(args: RunArgs) -> Result<ExitCode> {
+    let file = TournamentFile::read(&args.file)?;
+    let tournament = file.resolve(Some(args.file.parent().unwrap_or(Path::new("."))))?;
+    let workers = args.workers.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, usize::from));
+    let (trigger, shutdown) = farm_worker::shutdown_channel();
+    trigger.on_signals().context("installing signal handlers")?;
+    let bar = progress_bar(0);
+    bar.set_prefix(format!("{} ({})", tournament.name, tournament.id));
+    let options = RunOptions {
+        data_dir: args.data.clone(),
+        workers,
+        sandbox: args.sandbox,
+        delivery_limit: args.retries,
+        startup_grace: Duration::from_millis(args.startup_grace_ms),
+    };
+    let report = embedded::run(tournament, options, shutdown, |progress| show(&bar, &progress)).await?;
+    bar.finish_and_clear();
+    let progress = report.standings.progress;
+    match report.end {
+        RunEnd::Finished => eprintln!(
+            "{}: {} matches played ({} failed); replays and logs in {}",
+            report.standings.tournament_id,
+            progress.total,
+            progress.failed,
+            args.data.join("objects").display()
+        ),
+        RunEnd::AlreadyFinished => eprintln!(
+            "{} was already played in {} (delete it, or give another --data, to play it again)",
+            report.standings.tournament_id,
+            args.data.display()
+        ),
+        RunEnd::Interrupted => eprintln!(
+            "interrupted with {}/{} matches played: run the same command again to resume",
+            progress.done + progress.failed,
+            progress.total
+        ),
+    }
+    print_standings(&report.standings, args.format)?;
+    Ok(if report.end == RunEnd::Interrupted { ExitCode::from(130) } else { ExitCode::SUCCESS })
+}
+
+async fn serve_command(args: ServeArgs) -> Result<ExitCode> {
+    let config = CoordinatorConfig::load(args.config.as_deref(), std::env::vars(), &args.overrides())?;
+    let (trigger, shutdown) = farm_worker::shutdown_channel();
+    trigger.on_signals().context("installing signal handlers")?;
+    serve(config, shutdown).await?;
+    Ok(ExitCode::SUCCESS)
+}
+
+async fn submit(file: &Path, api: &ApiArgs) -> Result<ExitCode> {
+    let client = Client::new(&api.url, api.token.clone())?;
+    let submitted = client.submit(file).await?;
+    if submitted.created {
+        eprintln!("submitted: {} jobs", submitted.jobs);
+    } else {
+        eprintln!("already submitted ({} jobs): nothing new was created", submitted.jobs);
+    }
+    println!("{}", submitted.id);
+    Ok(ExitCode::SUCCESS)
+}
+
+#[derive(serde::Deserialize)]
+struct TournamentView {
+    name: String,
+    progress: Progress,
+}
+
+async fn status(id: &str, once: bool, api: &ApiArgs) -> Result<ExitCode> {
+    let client = Client::new(&api.url, api.token.clone())?;
+    let path = format!("/api/tournaments/{id}");
+    let view: TournamentView = client.get(&path).await?;
+    if once {
+        let p = view.progress;
+        println!(
+            "{} {}: {}/{} answered, {} done, {} failed, {} running, {} pending, {} duplicates dropped",
+            id,
+            view.name,
+            p.done + p.failed,
+            p.total,
+            p.done,
+            p.failed,
+            p.running,
+            p.pending,
+            p.duplicates
+        );
+        return Ok(ExitCode::SUCCESS);
+    }
+    let bar = progress_bar(view.progress.total);
+    bar.set_prefix(view.name);
+    let mut progress = view.progress;
+    loop {
+        show(&bar, &progress);
+        if progress.finished() {
+            break;
+        }
+        tokio::select! {
+            () = tokio::time::sleep(Duration::from_secs(1)) => {}
+            _ = tokio::signal::ctrl_c() => break,
+        }
+        progress = client.get::<TournamentView>(&path).await?.progress;
+    }
+    bar.finish();
+    Ok(ExitCode::SUCCESS)
+}
+
+async fn standings(id: &str, format: Format, api: &ApiArgs) -> Result<ExitCode> {
+    let client = Client::new(&api.url, api.token.clone())?;
+    let standings: Standings = client.get(&format!("/api/tournaments/{id}/standings")).await?;
+    print_standings(&standings, format)?;
+    Ok(ExitCode::SUCCESS)
 }

@@ -66,6 +66,9 @@ pub trait Game: Sized {
     type Rules: Serialize + DeserializeOwned + Default + Clone;
     /// One seat's parsed reply for one step.
     type Action;
+    /// Named sets of rules overrides the original defines (Ostibot's `SemiFinal`,
+    /// say), each a JSON object's text. Tournaments pick one by name.
+    const PRESETS: &'static [(&'static str, &'static str)] = &[];
 
     /// How many bots can sit at one match.
     fn seats() -> RangeInclusive<usize>;
@@ -185,6 +188,20 @@ impl AnyGame {
             let rules = parse_rules::<G>(overrides)?;
             serde_json::to_value(rules).map_err(|e| SetupError::Rules { game: kind, problem: e.to_string() })
         })
+    }
+
+    /// The overrides of `kind`'s preset `name` (see [`Game::PRESETS`]).
+    pub fn preset(kind: GameKind, name: &str) -> Result<serde_json::Value, SetupError> {
+        let presets = with_game_type!(kind, G => G::PRESETS);
+        let rules_error = |problem: String| SetupError::Rules { game: kind, problem };
+        match presets.iter().find(|(preset, _)| *preset == name) {
+            Some((_, overrides)) => serde_json::from_str(overrides).map_err(|e| rules_error(e.to_string())),
+            None if presets.is_empty() => Err(rules_error(format!("unknown preset {name:?}: {kind} has no presets"))),
+            None => {
+                let known: Vec<&str> = presets.iter().map(|(preset, _)| *preset).collect();
+                Err(rules_error(format!("unknown preset {name:?}: expected one of {}", known.join(", "))))
+            }
+        }
     }
 
     /// The reply deadlines of `kind` under `rules` (resolved as by [`AnyGame::resolve_rules`]).

@@ -5,6 +5,7 @@
 use std::collections::HashMap;
 use std::path::Path;
 
+use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
 use crate::storage::StorageConfig;
@@ -75,6 +76,13 @@ fn default_worker_id() -> String {
 #[error("configuration: {0}")]
 pub struct ConfigError(#[from] config::ConfigError);
 
+impl ConfigError {
+    /// A value that parsed but cannot be used; `problem` names the key.
+    pub fn invalid(problem: impl Into<String>) -> Self {
+        ConfigError(config::ConfigError::Message(problem.into()))
+    }
+}
+
 impl WorkerConfig {
     /// Layers defaults, `file` (if any), the `FARM_*` entries of `env` and `overrides`
     /// (`(key, value)` pairs from the command line, dotted for nested keys).
@@ -83,46 +91,58 @@ impl WorkerConfig {
         env: impl IntoIterator<Item = (String, String)>,
         overrides: &[(&str, String)],
     ) -> Result<Self, ConfigError> {
-        let mut defaults = match serde_json::to_value(WorkerConfig::default()) {
-            Ok(serde_json::Value::Object(map)) => map,
-            _ => serde_json::Map::new(),
-        };
-        let known: Vec<String> = defaults.keys().map(|key| key.to_uppercase()).collect();
-        // Storage is one of several kinds with different keys, so it has no defaults
-        // layer (a local default merged into an S3 table would leave a stray `path`):
-        // the struct's default applies when no layer names storage, and layers that
-        // do are merged, so `kind` must come with the other storage keys.
-        defaults.remove("storage");
-        // Only variables naming one of our keys: FARM_SEED, FARM_TEST_* and the like
-        // belong to others.
-        let env: HashMap<String, String> = env
-            .into_iter()
-            .filter(|(name, _)| {
-                name.strip_prefix("FARM_")
-                    .is_some_and(|rest| known.iter().any(|key| rest == key || rest.starts_with(&format!("{key}__"))))
-            })
-            .collect();
-        let mut builder = config::Config::builder().add_source(config::Config::try_from(&defaults)?);
-        if let Some(path) = file {
-            builder = builder.add_source(config::File::from(path).format(config::FileFormat::Toml).required(true));
-        }
-        builder = builder.add_source(
-            config::Environment::with_prefix("FARM")
-                .prefix_separator("_")
-                .separator("__")
-                // Values stay strings until deserialized, so FARM_WORKER_ID=007 stays "007".
-                .source(Some(env)),
-        );
-        for (key, value) in overrides {
-            builder = builder.set_override(*key, value.clone())?;
-        }
-        let config: WorkerConfig = builder.build()?.try_deserialize()?;
+        let config: WorkerConfig = load_layered(file, env, overrides)?;
         if config.slots == 0 {
             // basic.qos with 0 means "no limit": the worker would take every job at once.
-            return Err(ConfigError(config::ConfigError::Message("slots must be at least 1".into())));
+            return Err(ConfigError::invalid("slots must be at least 1"));
         }
         Ok(config)
     }
+}
+
+/// Layers a service's configuration `T`: its `Default`, then `file` (if any), then the
+/// `FARM_*` entries of `env` that name one of its keys, then `overrides` (`(key, value)`
+/// pairs from the command line, dotted for nested keys). Unknown keys are errors if
+/// `T` denies them. A key named `storage` is a [`StorageConfig`]: see below.
+pub fn load_layered<T: Serialize + DeserializeOwned + Default>(
+    file: Option<&Path>,
+    env: impl IntoIterator<Item = (String, String)>,
+    overrides: &[(&str, String)],
+) -> Result<T, ConfigError> {
+    let mut defaults = match serde_json::to_value(T::default()) {
+        Ok(serde_json::Value::Object(map)) => map,
+        _ => serde_json::Map::new(),
+    };
+    let known: Vec<String> = defaults.keys().map(|key| key.to_uppercase()).collect();
+    // Storage is one of several kinds with different keys, so it has no defaults
+    // layer (a local default merged into an S3 table would leave a stray `path`):
+    // the struct's default applies when no layer names storage, and layers that
+    // do are merged, so `kind` must come with the other storage keys.
+    defaults.remove("storage");
+    // Only variables naming one of our keys: FARM_SEED, FARM_TEST_* and the like
+    // belong to others.
+    let env: HashMap<String, String> = env
+        .into_iter()
+        .filter(|(name, _)| {
+            name.strip_prefix("FARM_")
+                .is_some_and(|rest| known.iter().any(|key| rest == key || rest.starts_with(&format!("{key}__"))))
+        })
+        .collect();
+    let mut builder = config::Config::builder().add_source(config::Config::try_from(&defaults)?);
+    if let Some(path) = file {
+        builder = builder.add_source(config::File::from(path).format(config::FileFormat::Toml).required(true));
+    }
+    builder = builder.add_source(
+        config::Environment::with_prefix("FARM")
+            .prefix_separator("_")
+            .separator("__")
+            // Values stay strings until deserialized, so FARM_WORKER_ID=007 stays "007".
+            .source(Some(env)),
+    );
+    for (key, value) in overrides {
+        builder = builder.set_override(*key, value.clone())?;
+    }
+    Ok(builder.build()?.try_deserialize()?)
 }
 
 #[cfg(test)]

@@ -5,6 +5,8 @@
 //!   processes and Docker containers, over the stdio or http transport.
 //! - [`runner`]: plays one match: deadlines from the rules, the replay streamed as it
 //!   is played, every bot ended whatever happens.
+//! - [`job`]: one job start to finish: play, store the replay and logs, build the
+//!   result; shared by the RabbitMQ [`service`] and the coordinator's in-process farm.
 //! - [`service`]: the worker service: jobs from RabbitMQ ([`queue`]), replays and logs
 //!   to object storage ([`storage`]), results published with confirms, then the ack;
 //!   [`error`] decides what is retried.
@@ -18,6 +20,7 @@ pub mod bots;
 pub mod config;
 pub mod error;
 pub mod http;
+pub mod job;
 pub mod metrics;
 pub mod queue;
 pub mod runner;
@@ -25,5 +28,6 @@ pub mod service;
 pub mod storage;
 
 pub use config::{SandboxKind, WorkerConfig};
+pub use job::JobPlayer;
 pub use runner::{MatchIo, MatchReport, RunError, RunnerOptions, SeatReport, fill_seats, play_match};
 pub use service::{Shutdown, ShutdownTrigger, run, shutdown_channel};

@@ -219,15 +219,7 @@ async fn serve(args: ServeArgs) -> Result<ExitCode> {
     let config = WorkerConfig::load(args.config.as_deref(), std::env::vars(), &args.overrides())?;
     let storage = Storage::open(&config.storage)?;
     let (trigger, shutdown) = farm_worker::shutdown_channel();
-    let mut signals = Signals::install().context("installing signal handlers")?;
-    tokio::spawn(async move {
-        signals.next().await;
-        tracing::info!("shutdown requested: draining (a second signal stops matches now)");
-        trigger.drain();
-        signals.next().await;
-        tracing::warn!("second signal: stopping matches and requeueing their jobs");
-        trigger.abort();
-    });
+    trigger.on_signals().context("installing signal handlers")?;
     match config.sandbox {
         SandboxKind::Local => farm_worker::run(config, LocalSandbox, storage, shutdown).await?,
         SandboxKind::Docker => {
@@ -240,26 +232,6 @@ async fn serve(args: ServeArgs) -> Result<ExitCode> {
         }
     }
     Ok(ExitCode::SUCCESS)
-}
-
-/// Ctrl-C and SIGTERM, each signal seen once.
-struct Signals {
-    interrupt: tokio::signal::unix::Signal,
-    terminate: tokio::signal::unix::Signal,
-}
-
-impl Signals {
-    fn install() -> std::io::Result<Self> {
-        use tokio::signal::unix::{SignalKind, signal};
-        Ok(Signals { interrupt: signal(SignalKind::interrupt())?, terminate: signal(SignalKind::terminate())? })
-    }
-
-    async fn next(&mut self) {
-        tokio::select! {
-            _ = self.interrupt.recv() => {}
-            _ = self.terminate.recv() => {}
-        }
-    }
 }
 
 async fn play(args: PlayArgs) -> Result<ExitCode> {

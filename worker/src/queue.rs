@@ -94,20 +94,43 @@ impl ConfirmedPublisher {
     /// broker to take responsibility for it. The message is mandatory: one that no
     /// queue takes comes back and counts as refused, instead of vanishing.
     pub async fn publish(&self, queue: &'static str, body: &[u8]) -> Result<(), BrokerError> {
+        self.publish_batch(queue, [body]).await
+    }
+
+    /// Publishes every message of `bodies` as [`ConfirmedPublisher::publish`] does, but
+    /// waits for their confirms together (at most 30 s for the lot): one round trip
+    /// per batch instead of one per message. `Ok` means the broker took them all.
+    pub async fn publish_batch<'a>(
+        &self,
+        queue: &'static str,
+        bodies: impl IntoIterator<Item = &'a [u8]>,
+    ) -> Result<(), BrokerError> {
         let properties = BasicProperties::default()
             .with_delivery_mode(PERSISTENT)
             .with_content_type(ShortString::from("application/json"));
         let options = BasicPublishOptions { mandatory: true, ..Default::default() };
-        let confirmed = tokio::time::timeout(CONFIRM_TIMEOUT, async {
-            let confirm = self.channel.basic_publish("".into(), queue.into(), options, body, properties).await?;
-            confirm.await
+        let confirmations = tokio::time::timeout(CONFIRM_TIMEOUT, async {
+            let mut pending = Vec::new();
+            for body in bodies {
+                pending.push(
+                    self.channel.basic_publish("".into(), queue.into(), options, body, properties.clone()).await?,
+                );
+            }
+            let mut confirmations = Vec::with_capacity(pending.len());
+            for confirm in pending {
+                confirmations.push(confirm.await?);
+            }
+            Ok::<_, lapin::Error>(confirmations)
         })
         .await
         .map_err(|_| BrokerError::Unconfirmed { queue })??;
-        match confirmed {
-            Confirmation::Ack(None) | Confirmation::NotRequested => Ok(()),
-            Confirmation::Ack(Some(_)) | Confirmation::Nack(_) => Err(BrokerError::Nacked { queue }),
+        for confirmed in confirmations {
+            match confirmed {
+                Confirmation::Ack(None) | Confirmation::NotRequested => {}
+                Confirmation::Ack(Some(_)) | Confirmation::Nack(_) => return Err(BrokerError::Nacked { queue }),
+            }
         }
+        Ok(())
     }
 }
 

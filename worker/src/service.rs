@@ -5,17 +5,12 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
-use farm_engine::MatchSetup;
-use farm_proto::{
-    JOBS_QUEUE, JobEnvelope, MatchJob, MatchResult, PlayerResult, PlayerStatus, RESULTS_QUEUE, ResultEnvelope,
-    SCHEMA_VERSION,
-};
+use farm_proto::{JOBS_QUEUE, JobEnvelope, MatchResult, RESULTS_QUEUE, ResultEnvelope, SCHEMA_VERSION};
 use futures_util::StreamExt;
 use lapin::Connection;
 use lapin::message::Delivery;
 use lapin::options::{BasicAckOptions, BasicCancelOptions, BasicConsumeOptions, BasicQosOptions, BasicRejectOptions};
 use lapin::types::FieldTable;
-use tokio::io::AsyncWriteExt;
 use tokio::sync::watch;
 use tokio::task::JoinSet;
 use tokio::time::{Instant, timeout};
@@ -24,9 +19,10 @@ use crate::bots::Sandbox;
 use crate::config::WorkerConfig;
 use crate::error::JobError;
 use crate::http::{self, Health};
+use crate::job::JobPlayer;
 use crate::metrics;
 use crate::queue::{self, BrokerError, ConfirmedPublisher};
-use crate::runner::{MatchIo, RunError, RunnerOptions, fill_seats, play_match};
+use crate::runner::RunnerOptions;
 use crate::storage::{AttemptKeys, Storage};
 
 /// The longest a call to the broker (publish confirm, ack, reject, cancel) may take
@@ -87,6 +83,53 @@ impl ShutdownTrigger {
         self.drain.send_replace(true);
         self.abort.send_replace(true);
     }
+
+    /// Drains on the first Ctrl-C or SIGTERM and aborts on the second, from a task
+    /// of its own.
+    pub fn on_signals(self) -> std::io::Result<()> {
+        use tokio::signal::unix::{SignalKind, signal};
+        // Created once: a stream made again per wait could miss a signal in between.
+        let mut interrupt = signal(SignalKind::interrupt())?;
+        let mut terminate = signal(SignalKind::terminate())?;
+        tokio::spawn(async move {
+            for step in 0..2 {
+                tokio::select! {
+                    _ = interrupt.recv() => {}
+                    _ = terminate.recv() => {}
+                }
+                if step == 0 {
+                    tracing::info!("shutdown requested: draining (a second signal stops matches now)");
+                    self.drain();
+                } else {
+                    tracing::warn!("second signal: stopping matches now");
+                    self.abort();
+                }
+            }
+        });
+        Ok(())
+    }
+}
+
+impl Shutdown {
+    /// Completes once a drain (or an abort) is asked for.
+    pub async fn drained(&mut self) {
+        let _ = self.drain.wait_for(|stop| *stop).await;
+    }
+
+    /// Completes once an abort is asked for.
+    pub async fn aborted(&mut self) {
+        let _ = self.abort.wait_for(|stop| *stop).await;
+    }
+
+    /// Whether an abort was asked for.
+    pub fn is_aborted(&self) -> bool {
+        *self.abort.borrow()
+    }
+
+    /// Whether a drain (or an abort) was asked for.
+    pub fn is_draining(&self) -> bool {
+        *self.drain.borrow()
+    }
 }
 
 /// A failure that stops the service itself (not one job).
@@ -105,8 +148,7 @@ pub enum ServiceError {
 /// What every job task shares.
 struct JobContext<S> {
     config: WorkerConfig,
-    sandbox: S,
-    storage: Storage,
+    player: JobPlayer<S>,
     publisher: ConfirmedPublisher,
     /// Set to stop the matches in flight (their jobs are requeued).
     stop_matches: Arc<watch::Sender<bool>>,
@@ -170,8 +212,11 @@ pub async fn run<S: Sandbox + Clone + Send + 'static>(
             Ok(publisher) => {
                 let context = JobContext {
                     config: config.clone(),
-                    sandbox: sandbox.clone(),
-                    storage: storage.clone(),
+                    player: JobPlayer {
+                        sandbox: sandbox.clone(),
+                        storage: storage.clone(),
+                        options: RunnerOptions { startup_grace: Duration::from_millis(config.startup_grace_ms) },
+                    },
                     publisher,
                     stop_matches: Arc::clone(&stop_matches),
                 };
@@ -311,7 +356,11 @@ async fn handle<S: Sandbox + Clone + Send + 'static>(delivery: Delivery, context
     let game = job.game.name();
     let keys = AttemptKeys::new(&job.tournament_id, &job.job_id, attempt);
     let in_flight = InFlight::start();
-    let outcome = play_and_store(&context, &job, &keys).await;
+    let mut abort = context.stop_matches.subscribe();
+    let stop = async move {
+        let _ = abort.wait_for(|stop| *stop).await;
+    };
+    let outcome = context.player.play(&job, &keys, stop).await;
     let result = match outcome {
         Ok(result) => result,
         Err(error) if error.is_retryable() => {
@@ -335,13 +384,10 @@ async fn handle<S: Sandbox + Clone + Send + 'static>(delivery: Delivery, context
         attempt,
         result,
     };
-    let published = match serde_json::to_vec(&envelope) {
-        // The result document is stored beside the replay, then published.
-        Ok(body) => match context.storage.create(&keys.result(), body.clone()).await {
-            Ok(()) => context.publisher.publish(RESULTS_QUEUE, &body).await.map_err(JobError::from),
-            Err(error) => Err(JobError::from(error)),
-        },
-        Err(error) => Err(JobError::Encode(error)),
+    // The result document is stored beside the replay, then published.
+    let published = match context.player.store_result(&keys, &envelope).await {
+        Ok(body) => context.publisher.publish(RESULTS_QUEUE, &body).await.map_err(JobError::from),
+        Err(error) => Err(error),
     };
     match published {
         Ok(()) => {
@@ -377,71 +423,4 @@ async fn requeue_later<S>(delivery: &Delivery, context: &JobContext<S>, attempt:
     if !matches!(timeout(BROKER_CALL, reject).await, Ok(Ok(_))) {
         tracing::warn!("requeueing failed; the broker requeues the job when the channel closes");
     }
-}
-
-/// Plays a job and stores its replay and logs; returns the result to publish.
-async fn play_and_store<S: Sandbox>(
-    context: &JobContext<S>,
-    job: &MatchJob,
-    keys: &AttemptKeys,
-) -> Result<MatchResult, JobError> {
-    let bots = fill_seats(job.game, job.bots.clone());
-    let players = bots.iter().map(|bot| bot.name.clone()).collect();
-    let setup = MatchSetup::new(job.game, &job.rules, job.map.clone(), job.seed, players).map_err(RunError::Setup)?;
-    let options = RunnerOptions { startup_grace: Duration::from_millis(context.config.startup_grace_ms) };
-    let replay_key = keys.replay();
-    let mut upload = context.storage.replay_upload(&replay_key);
-    let mut abort = context.stop_matches.subscribe();
-    let stop = async move {
-        let _ = abort.wait_for(|stop| *stop).await;
-    };
-    let io = MatchIo { replay: &mut upload, on_step: |_, _| {}, stop };
-    let report = play_match(&context.sandbox, &job.job_id, setup, &bots, &options, io).await?;
-    upload.shutdown().await.map_err(RunError::Replay)?;
-
-    let game = job.game.name();
-    metrics::MATCH_DURATION.with_label_values(&[game]).observe(report.elapsed_ms as f64 / 1000.0);
-    if let Ok(size) = context.storage.size(&replay_key).await {
-        metrics::REPLAY_BYTES.with_label_values(&[game]).inc_by(size);
-    }
-    let mut players = Vec::with_capacity(report.seats.len());
-    for seat in report.seats {
-        let oom_killed = seat.exit.is_some_and(|exit| exit.oom_killed);
-        let status_label = match seat.outcome.status {
-            _ if oom_killed => Some("oom_killed"),
-            PlayerStatus::Ok => None,
-            PlayerStatus::TimedOut => Some("timed_out"),
-            PlayerStatus::Crashed => Some("crashed"),
-            PlayerStatus::Disqualified => Some("disqualified"),
-        };
-        if let Some(status) = status_label {
-            metrics::BOT_FAILURES.with_label_values(&[game, status]).inc();
-        }
-        let log_key = match seat.exit {
-            Some(_) => {
-                let key = keys.log(seat.seat);
-                context.storage.create(&key, seat.log.bytes).await?;
-                Some(key)
-            }
-            None => None,
-        };
-        players.push(PlayerResult {
-            seat: seat.seat,
-            name: seat.name,
-            outcome: seat.outcome,
-            timeouts: seat.timeouts,
-            mean_reply_ms: seat.mean_reply_ms,
-            max_reply_ms: seat.max_reply_ms,
-            exit_code: seat.exit.and_then(|exit| exit.code).map(i64::from),
-            oom_killed,
-            log_key,
-        });
-    }
-    Ok(MatchResult::Completed {
-        steps: report.steps,
-        players,
-        replay_key,
-        replay_sha256: report.replay_sha256,
-        duration_ms: report.elapsed_ms,
-    })
 }

@@ -88,6 +88,12 @@ pub enum StorageError {
         /// The key.
         key: String,
     },
+    /// Nothing is stored at the key.
+    #[error("{key} not found")]
+    NotFound {
+        /// The key.
+        key: String,
+    },
     /// The store failed or could not be reached.
     #[error("object storage: {0}")]
     Store(#[source] object_store::Error),
@@ -105,6 +111,7 @@ impl From<object_store::Error> for StorageError {
     fn from(error: object_store::Error) -> Self {
         match error {
             object_store::Error::AlreadyExists { path, .. } => StorageError::AlreadyExists { key: path },
+            object_store::Error::NotFound { path, .. } => StorageError::NotFound { key: path },
             other => StorageError::Store(other),
         }
     }
@@ -206,6 +213,16 @@ impl Storage {
     /// The whole object at `key`.
     pub async fn read(&self, key: &str) -> Result<Vec<u8>, StorageError> {
         Ok(self.store.get(&Path::from(key)).await?.bytes().await?.to_vec())
+    }
+
+    /// The object at `key` as a stream of chunks, for serving it without holding it.
+    pub async fn stream(
+        &self,
+        key: &str,
+    ) -> Result<futures_util::stream::BoxStream<'static, Result<bytes::Bytes, StorageError>>, StorageError> {
+        use futures_util::StreamExt;
+        let stream = self.store.get(&Path::from(key)).await?.into_stream();
+        Ok(stream.map(|chunk| chunk.map_err(StorageError::from)).boxed())
     }
 
     /// The keys under `prefix`, sorted.

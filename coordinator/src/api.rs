@@ -1,0 +1,377 @@
+//! The HTTP API (axum): tournaments, standings, matches, replays and logs, plus
+//! `/metrics` and `/healthz`. Every write needs the bearer token. Errors are JSON
+//! (`{"error": {"code": ..., "message": ...}}`) that say what was wrong; internal
+//! errors are logged and answered with a generic message.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use axum::body::Body;
+use axum::extract::{MatchedPath, Path, Query, Request, State};
+use axum::http::{HeaderMap, StatusCode, header};
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::{Json, Router};
+use farm_proto::MatchResult;
+use farm_worker::storage::{Storage, StorageError};
+use futures_util::TryStreamExt;
+use serde::{Deserialize, Serialize};
+use tokio::sync::Notify;
+
+use crate::ledger::{JobState, Ledger, LedgerError, MatchFilter, MatchRow};
+use crate::metrics;
+use crate::standings::Standings;
+use crate::tournament::{Tournament, TournamentError, TournamentFile};
+
+/// Largest tournament body accepted: maps included, 1 MiB is generous.
+pub const MAX_BODY: usize = 1 << 20;
+/// Most matches per page.
+const MAX_PAGE: u32 = 1000;
+
+/// What the handlers share.
+#[derive(Clone)]
+pub struct ApiState {
+    /// The ledger.
+    pub ledger: Ledger,
+    /// Where replays and logs are.
+    pub storage: Storage,
+    /// The bearer token writes need.
+    pub token: Arc<str>,
+    /// Woken when a tournament is submitted.
+    pub wake_publisher: Arc<Notify>,
+}
+
+/// An error answer.
+#[derive(Debug)]
+pub enum ApiError {
+    /// The request is wrong; the message says how.
+    BadRequest(String),
+    /// No bearer token.
+    Unauthorized,
+    /// A wrong bearer token.
+    Forbidden,
+    /// No such thing; the message names it.
+    NotFound(String),
+    /// The body is over [`MAX_BODY`].
+    TooLarge,
+    /// Something broke on our side; logged, not shown.
+    Internal(String),
+}
+
+impl From<LedgerError> for ApiError {
+    fn from(error: LedgerError) -> Self {
+        ApiError::Internal(error.to_string())
+    }
+}
+
+impl From<StorageError> for ApiError {
+    fn from(error: StorageError) -> Self {
+        match error {
+            StorageError::NotFound { key } => ApiError::NotFound(format!("object {key} is not in storage")),
+            other => ApiError::Internal(other.to_string()),
+        }
+    }
+}
+
+#[derive(Serialize)]
+struct ErrorBody {
+    error: ErrorDetail,
+}
+
+#[derive(Serialize)]
+struct ErrorDetail {
+    code: &'static str,
+    message: String,
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let (status, code, message) = match self {
+            ApiError::BadRequest(message) => (StatusCode::BAD_REQUEST, "bad_request", message),
+            ApiError::Unauthorized => {
+                (StatusCode::UNAUTHORIZED, "unauthorized", "this needs an Authorization: Bearer token".to_owned())
+            }
+            ApiError::Forbidden => (StatusCode::FORBIDDEN, "forbidden", "the bearer token is not valid".to_owned()),
+            ApiError::NotFound(message) => (StatusCode::NOT_FOUND, "not_found", message),
+            ApiError::TooLarge => {
+                (StatusCode::PAYLOAD_TOO_LARGE, "too_large", format!("the body is over {MAX_BODY} bytes"))
+            }
+            ApiError::Internal(detail) => {
+                tracing::error!(%detail, "API request failed");
+                (
+                    StatusCode::INTERNAL_SERVER_ERROR,
+                    "internal",
+                    "internal error; the coordinator's log has the details".to_owned(),
+                )
+            }
+        };
+        let mut response = (status, Json(ErrorBody { error: ErrorDetail { code, message } })).into_response();
+        if status == StatusCode::UNAUTHORIZED {
+            response.headers_mut().insert(header::WWW_AUTHENTICATE, header::HeaderValue::from_static("Bearer"));
+        }
+        response
+    }
+}
+
+/// The routes.
+pub fn app(state: ApiState) -> Router {
+    Router::new()
+        .route("/api/tournaments", post(submit).get(list))
+        .route("/api/tournaments/{id}", get(tournament))
+        .route("/api/tournaments/{id}/standings", get(standings))
+        .route("/api/tournaments/{id}/matches", get(matches))
+        .route("/api/matches/{job_id}", get(match_detail))
+        .route("/api/matches/{job_id}/replay", get(replay))
+        .route("/api/matches/{job_id}/logs/{seat}", get(log))
+        .route("/metrics", get(render_metrics))
+        .route("/healthz", get(|| async { Json(serde_json::json!({ "ok": true })) }))
+        .fallback(|| async { ApiError::NotFound("no such route".to_owned()) })
+        .layer(middleware::from_fn(track))
+        .with_state(state)
+}
+
+/// Counts every request by route template (never the raw path: ids would make the
+/// labels unbounded) and times it.
+async fn track(request: Request, next: Next) -> Response {
+    let route = request
+        .extensions()
+        .get::<MatchedPath>()
+        .map_or_else(|| "unmatched".to_owned(), |path| path.as_str().to_owned());
+    let method = request.method().as_str().to_owned();
+    let started = Instant::now();
+    let response = next.run(request).await;
+    metrics::API_SECONDS.with_label_values(&[&route]).observe(started.elapsed().as_secs_f64());
+    metrics::API_REQUESTS.with_label_values(&[&route, &method, response.status().as_str()]).inc();
+    response
+}
+
+async fn render_metrics() -> impl IntoResponse {
+    ([(header::CONTENT_TYPE, "text/plain; version=0.0.4")], metrics::render())
+}
+
+fn authorize(headers: &HeaderMap, token: &str) -> Result<(), ApiError> {
+    let given = headers
+        .get(header::AUTHORIZATION)
+        .and_then(|value| value.to_str().ok())
+        .and_then(|value| value.strip_prefix("Bearer "))
+        .ok_or(ApiError::Unauthorized)?;
+    // Compares every byte whatever the first difference, so timing tells nothing.
+    let same = given.len() == token.len()
+        && given.bytes().zip(token.bytes()).fold(0u8, |difference, (a, b)| difference | (a ^ b)) == 0;
+    if same { Ok(()) } else { Err(ApiError::Forbidden) }
+}
+
+/// The answer to a submission.
+#[derive(Debug, Serialize, Deserialize)]
+pub struct Submitted {
+    /// The tournament's id.
+    pub id: String,
+    /// False when the same tournament was submitted before (nothing new was made).
+    pub created: bool,
+    /// Its jobs.
+    pub jobs: u64,
+}
+
+async fn submit(State(state): State<ApiState>, headers: HeaderMap, body: Body) -> Result<Response, ApiError> {
+    authorize(&headers, &state.token)?;
+    let bytes = axum::body::to_bytes(body, MAX_BODY).await.map_err(|_| ApiError::TooLarge)?;
+    let text = std::str::from_utf8(&bytes).map_err(|_| ApiError::BadRequest("the body is not UTF-8".to_owned()))?;
+    let is_json = headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|value| value.to_str().ok())
+        .is_some_and(|value| value.starts_with("application/json"));
+    let file = if is_json {
+        serde_json::from_str::<TournamentFile>(text).map_err(|error| TournamentError::Syntax(error.to_string()))
+    } else {
+        TournamentFile::from_toml(text)
+    };
+    let tournament =
+        file.and_then(|file| file.resolve(None)).map_err(|error| ApiError::BadRequest(error.to_string()))?;
+    let id = tournament.id.clone();
+    let inserted = state.ledger.insert_tournament(tournament).await?;
+    if inserted.created {
+        tracing::info!(tournament = %id, jobs = inserted.jobs, "tournament submitted");
+        state.wake_publisher.notify_one();
+    }
+    let status = if inserted.created { StatusCode::CREATED } else { StatusCode::OK };
+    Ok((status, Json(Submitted { id, created: inserted.created, jobs: inserted.jobs })).into_response())
+}
+
+async fn list(State(state): State<ApiState>) -> Result<Response, ApiError> {
+    Ok(Json(serde_json::json!({ "tournaments": state.ledger.tournaments().await? })).into_response())
+}
+
+async fn load(state: &ApiState, id: &str) -> Result<Tournament, ApiError> {
+    state.ledger.tournament(id).await?.ok_or_else(|| ApiError::NotFound(format!("no tournament {id}")))
+}
+
+async fn tournament(State(state): State<ApiState>, Path(id): Path<String>) -> Result<Response, ApiError> {
+    let tournament = load(&state, &id).await?;
+    let progress = state.ledger.progress(&id).await?.unwrap_or_default();
+    Ok(Json(serde_json::json!({
+        "id": tournament.id,
+        "name": tournament.name,
+        "game": tournament.game,
+        "format": tournament.format,
+        "games_per_pairing": tournament.games_per_pairing,
+        "seed": tournament.seed,
+        "rules": tournament.rules,
+        "bots": tournament.bots.iter().map(|bot| &bot.name).collect::<Vec<_>>(),
+        "maps": tournament.maps.iter().map(|map| &map.name).collect::<Vec<_>>(),
+        "progress": progress,
+        "finished": progress.finished(),
+    }))
+    .into_response())
+}
+
+/// Computes a tournament's standings from the ledger.
+pub async fn compute_standings(ledger: &Ledger, tournament: &Tournament) -> Result<Standings, LedgerError> {
+    let started = Instant::now();
+    let progress = ledger.progress(&tournament.id).await?.unwrap_or_default();
+    let completed = ledger.completed(&tournament.id).await?;
+    let tournament = tournament.clone();
+    let standings = tokio::task::spawn_blocking(move || Standings::compute(&tournament, progress, &completed))
+        .await
+        .map_err(|error| LedgerError::Task(error.to_string()))?;
+    metrics::STANDINGS_SECONDS.observe(started.elapsed().as_secs_f64());
+    Ok(standings)
+}
+
+async fn standings(State(state): State<ApiState>, Path(id): Path<String>) -> Result<Response, ApiError> {
+    let tournament = load(&state, &id).await?;
+    Ok(Json(compute_standings(&state.ledger, &tournament).await?).into_response())
+}
+
+/// Filters of the match list.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct MatchQuery {
+    bot: Option<String>,
+    status: Option<String>,
+    map: Option<String>,
+    limit: Option<u32>,
+    offset: Option<u64>,
+}
+
+#[derive(Serialize)]
+struct MatchView {
+    job_id: String,
+    position: u64,
+    bots: Vec<String>,
+    map: String,
+    repetition: u32,
+    seed: u64,
+    state: JobState,
+    attempts: u32,
+    reason: Option<String>,
+}
+
+fn view(tournament: &Tournament, row: MatchRow) -> MatchView {
+    MatchView {
+        bots: row.seats.iter().filter_map(|&bot| tournament.bots.get(bot)).map(|bot| bot.name.clone()).collect(),
+        map: tournament.maps.get(row.map).map(|map| map.name.clone()).unwrap_or_default(),
+        job_id: row.job_id,
+        position: row.position,
+        repetition: row.repetition,
+        seed: row.seed,
+        state: row.state,
+        attempts: row.attempts,
+        reason: row.reason,
+    }
+}
+
+async fn matches(
+    State(state): State<ApiState>,
+    Path(id): Path<String>,
+    query: Result<Query<MatchQuery>, axum::extract::rejection::QueryRejection>,
+) -> Result<Response, ApiError> {
+    let Query(query) = query.map_err(|rejection| ApiError::BadRequest(rejection.body_text()))?;
+    let tournament = load(&state, &id).await?;
+    let bot = match &query.bot {
+        Some(name) => Some(
+            tournament
+                .bots
+                .iter()
+                .position(|bot| &bot.name == name)
+                .ok_or_else(|| ApiError::BadRequest(format!("bot: no bot named {name:?} in {id}")))?,
+        ),
+        None => None,
+    };
+    let state_filter = match &query.status {
+        Some(name) => Some(JobState::from_name(name).ok_or_else(|| {
+            ApiError::BadRequest(format!("status: {name:?} is not one of pending, running, done, failed"))
+        })?),
+        None => None,
+    };
+    let map = match &query.map {
+        Some(name) => Some(
+            tournament
+                .maps
+                .iter()
+                .position(|map| &map.name == name)
+                .ok_or_else(|| ApiError::BadRequest(format!("map: no map named {name:?} in {id}")))?,
+        ),
+        None => None,
+    };
+    let limit = query.limit.unwrap_or(100);
+    if limit == 0 || limit > MAX_PAGE {
+        return Err(ApiError::BadRequest(format!("limit: must be 1 to {MAX_PAGE}")));
+    }
+    let filter = MatchFilter { bot, state: state_filter, map, limit, offset: query.offset.unwrap_or(0) };
+    let rows = state.ledger.matches(&id, filter).await?;
+    let views: Vec<MatchView> = rows.into_iter().map(|row| view(&tournament, row)).collect();
+    Ok(Json(serde_json::json!({ "matches": views })).into_response())
+}
+
+/// One match, its tournament and its result.
+async fn find_match(
+    state: &ApiState,
+    job_id: &str,
+) -> Result<(Tournament, MatchRow, Option<farm_proto::ResultEnvelope>), ApiError> {
+    let (tournament_id, row, envelope) =
+        state.ledger.match_detail(job_id).await?.ok_or_else(|| ApiError::NotFound(format!("no match {job_id}")))?;
+    let tournament = load(state, &tournament_id).await?;
+    Ok((tournament, row, envelope))
+}
+
+async fn match_detail(State(state): State<ApiState>, Path(job_id): Path<String>) -> Result<Response, ApiError> {
+    let (tournament, row, envelope) = find_match(&state, &job_id).await?;
+    Ok(Json(serde_json::json!({
+        "tournament_id": tournament.id,
+        "match": view(&tournament, row),
+        "worker_id": envelope.as_ref().map(|envelope| &envelope.worker_id),
+        "result": envelope.map(|envelope| envelope.result),
+    }))
+    .into_response())
+}
+
+async fn replay(State(state): State<ApiState>, Path(job_id): Path<String>) -> Result<Response, ApiError> {
+    let (_, _, envelope) = find_match(&state, &job_id).await?;
+    let Some(MatchResult::Completed { replay_key, .. }) = envelope.map(|envelope| envelope.result) else {
+        return Err(ApiError::NotFound(format!("match {job_id} has no replay (it has not completed)")));
+    };
+    let compressed = state.storage.stream(&replay_key).await?.map_err(std::io::Error::other);
+    // Stored zstd-compressed; served as plain JSON Lines, decompressed as it streams.
+    let decoder = async_compression::tokio::bufread::ZstdDecoder::new(tokio_util::io::StreamReader::new(compressed));
+    let body = Body::from_stream(tokio_util::io::ReaderStream::new(decoder));
+    Ok(([(header::CONTENT_TYPE, "application/jsonl")], body).into_response())
+}
+
+async fn log(
+    State(state): State<ApiState>,
+    Path((job_id, seat)): Path<(String, String)>,
+) -> Result<Response, ApiError> {
+    let seat: usize = seat.parse().map_err(|_| ApiError::BadRequest(format!("seat: {seat:?} is not a seat number")))?;
+    let (_, _, envelope) = find_match(&state, &job_id).await?;
+    let Some(MatchResult::Completed { players, .. }) = envelope.map(|envelope| envelope.result) else {
+        return Err(ApiError::NotFound(format!("match {job_id} has no logs (it has not completed)")));
+    };
+    let player = players.get(seat).ok_or_else(|| ApiError::NotFound(format!("match {job_id} has no seat {seat}")))?;
+    let key = player
+        .log_key
+        .clone()
+        .ok_or_else(|| ApiError::NotFound(format!("seat {seat} of match {job_id} is a builtin bot: it has no log")))?;
+    let stream = state.storage.stream(&key).await?;
+    Ok(([(header::CONTENT_TYPE, "text/plain; charset=utf-8")], Body::from_stream(stream)).into_response())
+}

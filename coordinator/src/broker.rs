@@ -1,0 +1,158 @@
+//! The coordinator's side of RabbitMQ: jobs published to `farm.jobs` with confirms,
+//! results consumed from `farm.results` and dead letters from `farm.jobs.dead`, each
+//! acked only after the ledger committed it.
+
+use farm_proto::{JobEnvelope, MatchJob, RESULTS_QUEUE, ResultEnvelope, SCHEMA_VERSION};
+use farm_worker::queue::{self, BrokerError, ConfirmedPublisher, DEAD_LETTER_QUEUE};
+use futures_util::{FutureExt, StreamExt};
+use lapin::message::Delivery;
+use lapin::options::{BasicAckOptions, BasicConsumeOptions, BasicQosOptions};
+use lapin::types::{AMQPValue, FieldTable};
+use lapin::{Channel, Connection};
+use tokio::sync::watch;
+
+use crate::farm::{FarmError, JobQueue, QueueError, Recorder};
+use crate::ledger::Answer;
+use crate::metrics;
+
+/// Answers recorded per ledger transaction, at most: also the consumers' prefetch.
+const INGEST_BATCH: u16 = 256;
+
+/// `farm.jobs` on a confirm-mode channel.
+pub struct AmqpJobQueue {
+    publisher: ConfirmedPublisher,
+}
+
+impl AmqpJobQueue {
+    /// Opens a confirm-mode channel on `connection`.
+    pub async fn open(connection: &Connection) -> Result<Self, BrokerError> {
+        Ok(AmqpJobQueue { publisher: ConfirmedPublisher::open(connection).await? })
+    }
+}
+
+impl JobQueue for AmqpJobQueue {
+    async fn publish(&mut self, jobs: Vec<MatchJob>) -> Result<(), QueueError> {
+        let bodies =
+            jobs.into_iter().map(|job| serde_json::to_vec(&JobEnvelope::new(job))).collect::<Result<Vec<_>, _>>()?;
+        self.publisher.publish_batch(farm_proto::JOBS_QUEUE, bodies.iter().map(Vec::as_slice)).await?;
+        Ok(())
+    }
+}
+
+/// Declares the queues (as the workers do) with `delivery_limit`.
+pub async fn declare(connection: &Connection, delivery_limit: u32) -> Result<Channel, BrokerError> {
+    let channel = connection.create_channel().await?;
+    queue::declare_topology(&channel, delivery_limit).await?;
+    channel.basic_qos(INGEST_BATCH, BasicQosOptions::default()).await?;
+    Ok(channel)
+}
+
+/// Consumes results and dead letters on `channel` until `stop` (`Ok`) or a failure.
+pub async fn ingest(channel: &Channel, recorder: &Recorder, stop: &mut watch::Receiver<bool>) -> Result<(), FarmError> {
+    let options = BasicConsumeOptions::default();
+    let mut results = channel
+        .basic_consume(RESULTS_QUEUE.into(), "coordinator-results".into(), options, FieldTable::default())
+        .await
+        .map_err(BrokerError::from)
+        .map_err(QueueError::from)?;
+    let mut dead = channel
+        .basic_consume(DEAD_LETTER_QUEUE.into(), "coordinator-dead-letters".into(), options, FieldTable::default())
+        .await
+        .map_err(BrokerError::from)
+        .map_err(QueueError::from)?;
+    loop {
+        tokio::select! {
+            _ = stop.wait_for(|stop| *stop) => return Ok(()),
+            first = results.next() => {
+                let batch = gather(first, &mut results)?;
+                record_batch(batch, recorder, result_answer).await?;
+            }
+            first = dead.next() => {
+                let batch = gather(first, &mut dead)?;
+                record_batch(batch, recorder, dead_letter_answer).await?;
+            }
+        }
+    }
+}
+
+/// `first` and whatever else has already arrived, up to a batch.
+fn gather(
+    first: Option<Result<Delivery, lapin::Error>>,
+    consumer: &mut lapin::Consumer,
+) -> Result<Vec<Delivery>, QueueError> {
+    let closed = || {
+        QueueError::Broker(BrokerError::Amqp(lapin::Error::from(lapin::ErrorKind::InvalidChannelState(
+            lapin::ChannelState::Closed,
+            "consumer ended",
+        ))))
+    };
+    let mut batch = vec![first.ok_or_else(closed)?.map_err(BrokerError::from)?];
+    while batch.len() < usize::from(INGEST_BATCH) {
+        match consumer.next().now_or_never() {
+            Some(Some(delivery)) => batch.push(delivery.map_err(BrokerError::from)?),
+            Some(None) => return Err(closed()),
+            None => break,
+        }
+    }
+    Ok(batch)
+}
+
+/// Records what `parse` makes of `batch` in one transaction, then acks the lot.
+/// Unreadable messages are counted, logged and acked: no reader will ever want them.
+async fn record_batch(
+    batch: Vec<Delivery>,
+    recorder: &Recorder,
+    parse: fn(&Delivery) -> Option<Answer>,
+) -> Result<(), FarmError> {
+    let answers: Vec<Answer> = batch
+        .iter()
+        .filter_map(|delivery| {
+            let answer = parse(delivery);
+            if answer.is_none() {
+                metrics::RESULTS_DROPPED.with_label_values(&["unreadable"]).inc();
+                tracing::warn!(bytes = delivery.data.len(), "dropping an unreadable message");
+            }
+            answer
+        })
+        .collect();
+    if !answers.is_empty() {
+        recorder.record(answers).await?;
+    }
+    if let Some(last) = batch.last() {
+        // Every delivery of the batch is recorded: one ack covers them all.
+        last.acker
+            .ack(BasicAckOptions { multiple: true })
+            .await
+            .map_err(BrokerError::from)
+            .map_err(QueueError::from)?;
+    }
+    Ok(())
+}
+
+fn result_answer(delivery: &Delivery) -> Option<Answer> {
+    let envelope: ResultEnvelope = serde_json::from_slice(&delivery.data).ok()?;
+    (envelope.schema == SCHEMA_VERSION).then_some(Answer::Result(envelope))
+}
+
+/// A dead-lettered job: its id from the body, why and how often from the headers
+/// RabbitMQ adds.
+fn dead_letter_answer(delivery: &Delivery) -> Option<Answer> {
+    let envelope: JobEnvelope = serde_json::from_slice(&delivery.data).ok()?;
+    let headers = delivery.properties.headers().as_ref();
+    let reason = headers
+        .and_then(|headers| headers.inner().get("x-first-death-reason").cloned())
+        .and_then(|value| match value {
+            AMQPValue::LongString(text) => Some(text.to_string()),
+            AMQPValue::ShortString(text) => Some(text.to_string()),
+            _ => None,
+        })
+        .unwrap_or_else(|| "unknown".to_owned());
+    // The dead letter keeps the delivery count it had in farm.jobs.
+    let attempts = queue::attempt(&delivery.properties).saturating_sub(1).max(1);
+    let why = match reason.as_str() {
+        "delivery_limit" => format!("dead-lettered by RabbitMQ after {attempts} tries (its delivery limit)"),
+        "rejected" => "dead-lettered by RabbitMQ: a worker rejected it as unreadable".to_owned(),
+        other => format!("dead-lettered by RabbitMQ ({other})"),
+    };
+    Some(Answer::Failed { job_id: envelope.job.job_id, attempts, reason: why, dead_letter: true })
+}

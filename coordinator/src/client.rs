@@ -1,0 +1,133 @@
+//! The CLI's side of the HTTP API (`submit`, `status`, `standings`): plain HTTP/1.1
+//! requests over one connection each, JSON in and out.
+
+use std::path::Path;
+use std::time::Duration;
+
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full, Limited};
+use hyper::{Method, Request, StatusCode, header};
+use hyper_util::rt::TokioIo;
+use serde::de::DeserializeOwned;
+
+use crate::api::Submitted;
+use crate::tournament::{TournamentError, TournamentFile};
+
+/// The longest any request may take.
+const REQUEST_TIMEOUT: Duration = Duration::from_secs(60);
+/// The largest answer read.
+const MAX_ANSWER: usize = 64 << 20;
+
+/// A request that did not get the answer it wanted.
+#[derive(Debug, thiserror::Error)]
+pub enum ClientError {
+    /// The URL is not `http://host:port`.
+    #[error("bad coordinator URL {0:?}: expected http://HOST:PORT (the CLI speaks plain HTTP)")]
+    Url(String),
+    /// The coordinator cannot be reached.
+    #[error("cannot reach the coordinator at {address}: {source}")]
+    Connect {
+        /// Where.
+        address: String,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// The request failed on the wire.
+    #[error("talking to the coordinator: {0}")]
+    Http(#[from] hyper::Error),
+    /// The coordinator did not answer in time.
+    #[error("the coordinator did not answer within {0:?}")]
+    Timeout(Duration),
+    /// The coordinator answered with an error.
+    #[error("the coordinator answered {status}: {message}")]
+    Status {
+        /// The status.
+        status: StatusCode,
+        /// Its error message.
+        message: String,
+    },
+    /// The answer is not what was expected.
+    #[error("unexpected answer from the coordinator: {0}")]
+    Decode(String),
+    /// The tournament file is wrong.
+    #[error(transparent)]
+    Tournament(#[from] TournamentError),
+}
+
+/// A coordinator's API.
+#[derive(Debug, Clone)]
+pub struct Client {
+    authority: String,
+    token: Option<String>,
+}
+
+impl Client {
+    /// A client of the coordinator at `url` (`http://host:port`), sending `token` as
+    /// the bearer token if given.
+    pub fn new(url: &str, token: Option<String>) -> Result<Self, ClientError> {
+        let authority = url
+            .strip_prefix("http://")
+            .map(|rest| rest.trim_end_matches('/'))
+            .filter(|rest| !rest.is_empty() && !rest.contains('/'))
+            .ok_or_else(|| ClientError::Url(url.to_owned()))?;
+        Ok(Client { authority: authority.to_owned(), token })
+    }
+
+    /// Sends the tournament file at `path`, its map files inlined.
+    pub async fn submit(&self, path: &Path) -> Result<Submitted, ClientError> {
+        let mut file = TournamentFile::read(path)?;
+        file.inline_maps(path.parent().unwrap_or(Path::new(".")))?;
+        let body = serde_json::to_vec(&file).map_err(|error| ClientError::Decode(error.to_string()))?;
+        self.request(Method::POST, "/api/tournaments", Some(body)).await
+    }
+
+    /// GETs `path` and decodes its JSON.
+    pub async fn get<T: DeserializeOwned>(&self, path: &str) -> Result<T, ClientError> {
+        self.request(Method::GET, path, None).await
+    }
+
+    async fn request<T: DeserializeOwned>(
+        &self,
+        method: Method,
+        path: &str,
+        body: Option<Vec<u8>>,
+    ) -> Result<T, ClientError> {
+        let exchange = async {
+            let stream = tokio::net::TcpStream::connect(&self.authority)
+                .await
+                .map_err(|source| ClientError::Connect { address: self.authority.clone(), source })?;
+            let (mut sender, connection) = hyper::client::conn::http1::handshake(TokioIo::new(stream)).await?;
+            tokio::spawn(connection);
+            let mut request = Request::builder()
+                .method(method)
+                .uri(path)
+                .header(header::HOST, &self.authority)
+                .header(header::CONTENT_TYPE, "application/json");
+            if let Some(token) = &self.token {
+                request = request.header(header::AUTHORIZATION, format!("Bearer {token}"));
+            }
+            let request = request
+                .body(Full::new(Bytes::from(body.unwrap_or_default())))
+                .map_err(|error| ClientError::Decode(error.to_string()))?;
+            let response = sender.send_request(request).await?;
+            let status = response.status();
+            let bytes = Limited::new(response.into_body(), MAX_ANSWER)
+                .collect()
+                .await
+                .map_err(|error| ClientError::Decode(error.to_string()))?
+                .to_bytes();
+            Ok::<_, ClientError>((status, bytes))
+        };
+        let (status, bytes) = tokio::time::timeout(REQUEST_TIMEOUT, exchange)
+            .await
+            .map_err(|_| ClientError::Timeout(REQUEST_TIMEOUT))??;
+        if !status.is_success() {
+            let message = serde_json::from_slice::<serde_json::Value>(&bytes)
+                .ok()
+                .and_then(|value| value["error"]["message"].as_str().map(str::to_owned))
+                .unwrap_or_else(|| String::from_utf8_lossy(&bytes).into_owned());
+            return Err(ClientError::Status { status, message });
+        }
+        serde_json::from_slice(&bytes).map_err(|error| ClientError::Decode(error.to_string()))
+    }
+}

@@ -1,0 +1,101 @@
+//! The coordinator's configuration: defaults, then a TOML file, then `FARM_*`
+//! environment variables (`FARM_API_TOKEN`, `FARM_STORAGE__KIND=s3`), then
+//! command-line flags, layered as the worker's are. Unknown keys are errors.
+
+use std::path::{Path, PathBuf};
+
+use farm_worker::config::{ConfigError, load_layered};
+use farm_worker::storage::StorageConfig;
+use serde::{Deserialize, Serialize};
+
+use crate::tournament::LaunchMode;
+
+/// Everything `farm-coordinator serve` can be told.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct CoordinatorConfig {
+    /// Address of the HTTP API, `/metrics` and `/healthz`.
+    pub listen: String,
+    /// The bearer token every write to the API must carry. Required: `serve` refuses
+    /// to start without one. Prefer the `FARM_API_TOKEN` variable to a file.
+    pub api_token: String,
+    /// The RabbitMQ URL.
+    pub amqp_url: String,
+    /// Redeliveries of one job before it is dead-lettered (must match the workers').
+    pub delivery_limit: u32,
+    /// The SQLite ledger.
+    pub ledger_path: PathBuf,
+    /// Where workers store replays and logs (the API streams them from there).
+    pub storage: StorageConfig,
+    /// Whether workers run bots from their `image` (docker) or their `command` (local).
+    pub bot_launch: LaunchMode,
+    /// Jobs published per confirm round trip.
+    pub publish_batch: u32,
+    /// The most jobs in the queue or being played at once: the rest wait in the
+    /// ledger, so a million-job tournament costs neither the broker nor the
+    /// coordinator memory.
+    pub max_outstanding: u64,
+}
+
+impl Default for CoordinatorConfig {
+    fn default() -> Self {
+        CoordinatorConfig {
+            listen: "127.0.0.1:8000".to_owned(),
+            api_token: String::new(),
+            amqp_url: "amqp://guest:guest@127.0.0.1:5672/%2f".to_owned(),
+            delivery_limit: 5,
+            ledger_path: PathBuf::from("farm-data/ledger.sqlite"),
+            storage: StorageConfig::default(),
+            bot_launch: LaunchMode::Docker,
+            publish_batch: 500,
+            max_outstanding: 20_000,
+        }
+    }
+}
+
+/// The shortest token accepted: anything shorter is guessable.
+const MIN_TOKEN: usize = 16;
+
+impl CoordinatorConfig {
+    /// Layers defaults, `file`, the `FARM_*` entries of `env` and `overrides`.
+    pub fn load(
+        file: Option<&Path>,
+        env: impl IntoIterator<Item = (String, String)>,
+        overrides: &[(&str, String)],
+    ) -> Result<Self, ConfigError> {
+        let config: CoordinatorConfig = load_layered(file, env, overrides)?;
+        if config.api_token.trim().len() < MIN_TOKEN {
+            return Err(ConfigError::invalid(format!(
+                "api_token must be set (FARM_API_TOKEN or --api-token), at least {MIN_TOKEN} characters"
+            )));
+        }
+        if config.publish_batch == 0 || config.max_outstanding == 0 {
+            return Err(ConfigError::invalid("publish_batch and max_outstanding must be at least 1"));
+        }
+        Ok(config)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_token_is_required_and_layers_apply() {
+        let error = CoordinatorConfig::load(None, Vec::new(), &[]).expect_err("no token");
+        assert!(error.to_string().contains("api_token must be set"), "{error}");
+        let env = vec![
+            ("FARM_API_TOKEN".to_owned(), "0123456789abcdef".to_owned()),
+            ("FARM_MAX_OUTSTANDING".to_owned(), "7".to_owned()),
+            ("FARM_SLOTS".to_owned(), "3".to_owned()),
+        ];
+        let config = CoordinatorConfig::load(None, env, &[("bot_launch", "local".to_owned())]).expect("valid");
+        assert_eq!(config.max_outstanding, 7);
+        assert_eq!(config.bot_launch, LaunchMode::Local);
+        let dir = tempfile::tempdir().expect("temp dir");
+        let file = dir.path().join("c.toml");
+        std::fs::write(&file, "api_token = \"0123456789abcdef\"\nlisten_on = 1\n").expect("write");
+        let error = CoordinatorConfig::load(Some(&file), Vec::new(), &[]).expect_err("unknown key");
+        assert!(error.to_string().contains("listen_on"), "{error}");
+    }
+}

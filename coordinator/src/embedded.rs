@@ -1,0 +1,319 @@
+//! `farm-coordinator run`: the whole farm in one process. The same ledger,
+//! [`Publisher`] and [`Recorder`] as `serve`, with an in-process queue (a bounded
+//! channel: the publisher waits while workers are busy) and in-process workers that
+//! play jobs exactly as `farm-worker serve` does ([`JobPlayer`]), storing replays and
+//! logs in a local directory. Interrupted, it leaves the ledger resumable: running it
+//! again plays only what is missing.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use farm_proto::{MatchJob, MatchResult, ResultEnvelope, SCHEMA_VERSION};
+use farm_worker::bots::{DockerSandbox, LocalSandbox, Sandbox};
+use farm_worker::storage::{AttemptKeys, Storage, StorageConfig, StorageError};
+use farm_worker::{JobPlayer, RunnerOptions, Shutdown};
+use tokio::sync::{Mutex, Notify, mpsc, watch};
+use tokio::task::JoinSet;
+
+use crate::api::compute_standings;
+use crate::farm::{FarmError, JobQueue, Publisher, QueueError, Recorder};
+use crate::ledger::{Answer, Ledger, LedgerError, Progress};
+use crate::standings::Standings;
+use crate::tournament::{LaunchMode, Tournament, TournamentError};
+
+/// How `run` runs.
+#[derive(Debug, Clone)]
+pub struct RunOptions {
+    /// The ledger (`ledger.sqlite`) and objects (`objects/`) go here.
+    pub data_dir: PathBuf,
+    /// Matches played at once.
+    pub workers: usize,
+    /// Where external bots run.
+    pub sandbox: LaunchMode,
+    /// Retries of a job that fails for infrastructure reasons, as the queue's
+    /// delivery limit would allow.
+    pub delivery_limit: u32,
+    /// Extra time for each bot's first reply.
+    pub startup_grace: Duration,
+}
+
+/// How a run ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RunEnd {
+    /// Every match has its result.
+    Finished,
+    /// The tournament was already complete in this data directory: nothing was played.
+    AlreadyFinished,
+    /// Interrupted; running again resumes.
+    Interrupted,
+}
+
+/// What a run leaves.
+#[derive(Debug, Clone)]
+pub struct RunReport {
+    /// How it ended.
+    pub end: RunEnd,
+    /// The standings at the end.
+    pub standings: Standings,
+}
+
+/// A run that could not go on.
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    /// A bot cannot run in the chosen sandbox.
+    #[error(transparent)]
+    Tournament(#[from] TournamentError),
+    /// The ledger failed.
+    #[error(transparent)]
+    Ledger(#[from] LedgerError),
+    /// The object store failed to open.
+    #[error(transparent)]
+    Storage(#[from] StorageError),
+    /// Docker is not reachable.
+    #[error("docker: {0}")]
+    Docker(String),
+    /// The publisher or the recorder failed.
+    #[error(transparent)]
+    Farm(#[from] FarmError),
+}
+
+/// The in-process queue: a bounded channel the workers share.
+struct ChannelQueue(mpsc::Sender<MatchJob>);
+
+impl JobQueue for ChannelQueue {
+    async fn publish(&mut self, jobs: Vec<MatchJob>) -> Result<(), QueueError> {
+        for job in jobs {
+            self.0.send(job).await.map_err(|_| QueueError::Closed)?;
+        }
+        Ok(())
+    }
+}
+
+/// Runs `tournament` to the end (or until `shutdown`), calling `on_progress` as
+/// results arrive.
+pub async fn run(
+    tournament: Tournament,
+    options: RunOptions,
+    shutdown: Shutdown,
+    on_progress: impl FnMut(Progress) + Send,
+) -> Result<RunReport, RunError> {
+    tournament.check_launchable(options.sandbox)?;
+    match options.sandbox {
+        LaunchMode::Local => run_in(LocalSandbox, tournament, options, shutdown, on_progress).await,
+        LaunchMode::Docker => {
+            // One label per data directory, so a later run here removes what a
+            // killed one left, and runs elsewhere are left alone.
+            let worker_id = format!("run-{:08x}", label_hash(&options.data_dir));
+            let docker =
+                DockerSandbox::connect(&worker_id).await.map_err(|error| RunError::Docker(error.to_string()))?;
+            docker.reap_orphans().await.map_err(|error| RunError::Docker(error.to_string()))?;
+            run_in(docker, tournament, options, shutdown, on_progress).await
+        }
+    }
+}
+
+fn label_hash(path: &std::path::Path) -> u32 {
+    let canonical = path.canonicalize().unwrap_or_else(|_| path.to_path_buf());
+    canonical
+        .to_string_lossy()
+        .bytes()
+        .fold(0x811c_9dc5_u32, |hash, byte| (hash ^ u32::from(byte)).wrapping_mul(0x0100_0193))
+}
+
+async fn run_in<S: Sandbox + Clone + Send + Sync + 'static>(
+    sandbox: S,
+    tournament: Tournament,
+    options: RunOptions,
+    mut shutdown: Shutdown,
+    mut on_progress: impl FnMut(Progress) + Send,
+) -> Result<RunReport, RunError> {
+    let ledger = Ledger::open(&options.data_dir.join("ledger.sqlite"))?;
+    let storage = Storage::open(&StorageConfig::Local { path: options.data_dir.join("objects") })?;
+    let id = tournament.id.clone();
+    ledger.insert_tournament(tournament.clone()).await?;
+    let progress = ledger.progress(&id).await?.unwrap_or_default();
+    if progress.finished() {
+        let standings = compute_standings(&ledger, &tournament).await?;
+        return Ok(RunReport { end: RunEnd::AlreadyFinished, standings });
+    }
+    ledger.requeue_unanswered().await?;
+    on_progress(progress);
+
+    let workers = options.workers.max(1);
+    let wake = Arc::new(Notify::new());
+    let recorder = Recorder::new(ledger.clone(), wake);
+    let mut recorded = recorder.subscribe();
+    let (stop_tx, stop) = watch::channel(false);
+    let (jobs_tx, jobs_rx) = mpsc::channel::<MatchJob>(workers);
+    let (results_tx, results_rx) = mpsc::channel::<ResultEnvelope>(workers * 2);
+
+    let mut publisher = Publisher::new(
+        ledger.clone(),
+        recorder.clone(),
+        options.sandbox,
+        workers as u32,
+        // A small window: an interrupted run leaves few jobs to hand out again.
+        (workers * 2) as u64,
+        Some(id.clone()),
+    );
+    let mut publisher_stop = stop.clone();
+    let mut publishing = tokio::spawn(async move {
+        let mut queue = ChannelQueue(jobs_tx);
+        publisher.run(&mut queue, &mut publisher_stop).await
+    });
+    let player = JobPlayer { sandbox, storage, options: RunnerOptions { startup_grace: options.startup_grace } };
+    let jobs_rx = Arc::new(Mutex::new(jobs_rx));
+    let mut pool = JoinSet::new();
+    for slot in 0..workers {
+        pool.spawn(work(
+            player.clone(),
+            Arc::clone(&jobs_rx),
+            results_tx.clone(),
+            format!("in-process-{slot}"),
+            options.delivery_limit,
+            shutdown.clone(),
+        ));
+    }
+    drop(results_tx);
+    let mut ingesting = tokio::spawn(ingest(results_rx, recorder));
+
+    let end = loop {
+        tokio::select! {
+            changed = recorded.changed() => {
+                if changed.is_err() {
+                    break RunEnd::Interrupted;
+                }
+                let progress = ledger.progress(&id).await?.unwrap_or_default();
+                on_progress(progress);
+                if progress.finished() {
+                    break RunEnd::Finished;
+                }
+            }
+            () = shutdown.drained() => break RunEnd::Interrupted,
+            published = &mut publishing => {
+                // The publisher only ends by itself when it fails.
+                published.map_err(|error| LedgerError::Task(error.to_string()))??;
+                break RunEnd::Interrupted;
+            }
+            ingested = &mut ingesting => {
+                ingested.map_err(|error| LedgerError::Task(error.to_string()))??;
+                break RunEnd::Interrupted;
+            }
+        }
+    };
+    // Stop publishing; workers finish the matches they have (or stop them, on an
+    // abort) and leave the rest, which the ledger still holds as unanswered.
+    stop_tx.send_replace(true);
+    if !publishing.is_finished() {
+        let _ = publishing.await;
+    }
+    drop(jobs_rx);
+    while pool.join_next().await.is_some() {}
+    if !ingesting.is_finished() {
+        ingesting.await.map_err(|error| LedgerError::Task(error.to_string()))??;
+    }
+    let standings = compute_standings(&ledger, &tournament).await?;
+    Ok(RunReport { end, standings })
+}
+
+/// One in-process worker: takes jobs until the queue closes or a drain, plays each.
+async fn work<S: Sandbox + Clone + Send + Sync + 'static>(
+    player: JobPlayer<S>,
+    jobs: Arc<Mutex<mpsc::Receiver<MatchJob>>>,
+    results: mpsc::Sender<ResultEnvelope>,
+    worker_id: String,
+    delivery_limit: u32,
+    mut shutdown: Shutdown,
+) {
+    loop {
+        let job = {
+            let mut jobs = jobs.lock().await;
+            tokio::select! {
+                job = jobs.recv() => job,
+                () = shutdown.drained() => None,
+            }
+        };
+        let Some(job) = job else { return };
+        let Some(envelope) = play_with_retries(&player, &job, &worker_id, delivery_limit, &shutdown).await else {
+            // Aborted: the ledger still holds the job as unanswered.
+            return;
+        };
+        if results.send(envelope).await.is_err() {
+            return;
+        }
+    }
+}
+
+/// Plays `job` as the queue would deliver it: again after an infrastructure failure,
+/// at most `delivery_limit` more times, then as a failed match. `None` if aborted.
+async fn play_with_retries<S: Sandbox>(
+    player: &JobPlayer<S>,
+    job: &MatchJob,
+    worker_id: &str,
+    delivery_limit: u32,
+    shutdown: &Shutdown,
+) -> Option<ResultEnvelope> {
+    let mut attempt = 1;
+    loop {
+        let keys = AttemptKeys::new(&job.tournament_id, &job.job_id, attempt);
+        let mut abort = shutdown.clone();
+        let played = player.play(job, &keys, async move { abort.aborted().await }).await;
+        let result = match played {
+            Ok(result) => Ok(result),
+            Err(error) if error.is_retryable() => Err(error),
+            Err(error) => Ok(MatchResult::Failed { reason: error.to_string() }),
+        };
+        let stored = match result {
+            Ok(result) => {
+                let envelope = ResultEnvelope {
+                    schema: SCHEMA_VERSION,
+                    job_id: job.job_id.clone(),
+                    tournament_id: job.tournament_id.clone(),
+                    worker_id: worker_id.to_owned(),
+                    attempt,
+                    result,
+                };
+                player.store_result(&keys, &envelope).await.map(|_| envelope)
+            }
+            Err(error) => Err(error),
+        };
+        match stored {
+            Ok(envelope) => return Some(envelope),
+            Err(_) if shutdown.is_aborted() => return None,
+            Err(error) if attempt > delivery_limit => {
+                tracing::warn!(job = %job.job_id, attempt, %error, "giving up on a job");
+                return Some(ResultEnvelope {
+                    schema: SCHEMA_VERSION,
+                    job_id: job.job_id.clone(),
+                    tournament_id: job.tournament_id.clone(),
+                    worker_id: worker_id.to_owned(),
+                    attempt,
+                    result: MatchResult::Failed { reason: format!("gave up after {attempt} tries: {error}") },
+                });
+            }
+            Err(error) => {
+                tracing::warn!(job = %job.job_id, attempt, %error, "trying a job again");
+                let delay = Duration::from_secs(1 << (attempt - 1).min(5));
+                let mut abort = shutdown.clone();
+                tokio::select! {
+                    () = tokio::time::sleep(delay) => {}
+                    () = abort.aborted() => return None,
+                }
+                attempt += 1;
+            }
+        }
+    }
+}
+
+/// Records results as workers send them, a batch per transaction.
+async fn ingest(mut results: mpsc::Receiver<ResultEnvelope>, recorder: Recorder) -> Result<(), FarmError> {
+    while let Some(first) = results.recv().await {
+        let mut batch = vec![Answer::Result(first)];
+        while let Ok(more) = results.try_recv() {
+            batch.push(Answer::Result(more));
+        }
+        recorder.record(batch).await?;
+    }
+    Ok(())
+}

@@ -1,0 +1,229 @@
+//! The coordinator's two loops, whatever carries the jobs: the [`Publisher`] moves
+//! pending jobs from the ledger into a [`JobQueue`], never more than a window of them
+//! at once; the [`Recorder`] writes answers to the ledger, once per job, and wakes the
+//! publisher as the window frees up. `serve` runs them over RabbitMQ ([`crate::broker`]),
+//! `run` over an in-process queue ([`crate::embedded`]).
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use farm_proto::{BotSpec, MatchJob};
+use tokio::sync::{Notify, watch};
+
+use crate::ledger::{Answer, JobState, Ledger, LedgerError, Recorded};
+use crate::metrics;
+use crate::tournament::{LaunchMode, Tournament};
+
+/// A failure of the coordinator's loops.
+#[derive(Debug, thiserror::Error)]
+pub enum FarmError {
+    /// The ledger failed: not retryable from here (the disk is full, or the file is
+    /// damaged); the service stops rather than ack what it cannot record.
+    #[error(transparent)]
+    Ledger(#[from] LedgerError),
+    /// The queue failed: retryable, by reconnecting.
+    #[error(transparent)]
+    Queue(#[from] QueueError),
+}
+
+impl FarmError {
+    /// Whether reconnecting to the queue and going on can help: the one place that
+    /// classifies the coordinator's infrastructure errors.
+    pub fn is_retryable(&self) -> bool {
+        match self {
+            FarmError::Queue(_) => true,
+            FarmError::Ledger(LedgerError::Task(_)) => true,
+            FarmError::Ledger(_) => false,
+        }
+    }
+}
+
+/// A queue that refused or lost jobs.
+#[derive(Debug, thiserror::Error)]
+pub enum QueueError {
+    /// RabbitMQ failed.
+    #[error(transparent)]
+    Broker(#[from] farm_worker::queue::BrokerError),
+    /// The in-process queue has no workers left.
+    #[error("the in-process queue is closed")]
+    Closed,
+    /// A job could not be encoded (a bug).
+    #[error("encoding a job: {0}")]
+    Encode(#[from] serde_json::Error),
+}
+
+/// Where published jobs go.
+pub trait JobQueue {
+    /// Hands `jobs` over; returns once the queue is responsible for every one (the
+    /// broker confirmed them, or a worker's channel took them).
+    fn publish(&mut self, jobs: Vec<MatchJob>) -> impl Future<Output = Result<(), QueueError>> + Send;
+}
+
+/// Records answers: the only writer of results.
+#[derive(Clone)]
+pub struct Recorder {
+    ledger: Ledger,
+    wake_publisher: Arc<Notify>,
+    recorded: Arc<watch::Sender<u64>>,
+}
+
+impl Recorder {
+    /// A recorder that wakes `wake_publisher` when jobs leave the window.
+    pub fn new(ledger: Ledger, wake_publisher: Arc<Notify>) -> Self {
+        Recorder { ledger, wake_publisher, recorded: Arc::new(watch::channel(0).0) }
+    }
+
+    /// Counts answers recorded so far; changes after every batch.
+    pub fn subscribe(&self) -> watch::Receiver<u64> {
+        self.recorded.subscribe()
+    }
+
+    /// Records `answers` in one transaction. Returns once they are durable: only then
+    /// may their messages be acked.
+    pub async fn record(&self, answers: Vec<Answer>) -> Result<Vec<Recorded>, LedgerError> {
+        let dead_letters =
+            answers.iter().filter(|answer| matches!(answer, Answer::Failed { dead_letter: true, .. })).count();
+        let recorded = self.ledger.record(answers).await?;
+        metrics::DEAD_LETTERS.inc_by(dead_letters as u64);
+        let mut new = 0u64;
+        for outcome in &recorded {
+            match outcome {
+                Recorded::New { completed, tournament_finished } => {
+                    new += 1;
+                    metrics::RESULTS_INGESTED
+                        .with_label_values(&[if *completed { "completed" } else { "failed" }])
+                        .inc();
+                    if *tournament_finished {
+                        tracing::debug!("a tournament has all its results");
+                    }
+                }
+                Recorded::Duplicate => {
+                    metrics::DUPLICATES.inc();
+                    tracing::debug!("dropped a duplicate result");
+                }
+                Recorded::UnknownJob => {
+                    metrics::RESULTS_DROPPED.with_label_values(&["unknown_job"]).inc();
+                    tracing::warn!("dropped the result of a job this ledger does not have");
+                }
+            }
+        }
+        if new > 0 {
+            self.wake_publisher.notify_one();
+            self.recorded.send_modify(|count| *count += new);
+        }
+        Ok(recorded)
+    }
+}
+
+/// A tournament ready to publish from: its bots as workers launch them, or why they
+/// cannot be.
+struct Prepared {
+    tournament: Tournament,
+    bots: Result<Vec<BotSpec>, String>,
+}
+
+/// Moves pending jobs into a [`JobQueue`], at most `max_outstanding` at once.
+pub struct Publisher {
+    ledger: Ledger,
+    recorder: Recorder,
+    launch: LaunchMode,
+    batch: u32,
+    max_outstanding: u64,
+    only: Option<String>,
+    wake: Arc<Notify>,
+    prepared: HashMap<String, Prepared>,
+}
+
+impl Publisher {
+    /// A publisher of the ledger's pending jobs (only tournament `only`'s, if given).
+    pub fn new(
+        ledger: Ledger,
+        recorder: Recorder,
+        launch: LaunchMode,
+        batch: u32,
+        max_outstanding: u64,
+        only: Option<String>,
+    ) -> Self {
+        let wake = Arc::clone(&recorder.wake_publisher);
+        Publisher { ledger, recorder, launch, batch, max_outstanding, only, wake, prepared: HashMap::new() }
+    }
+
+    /// Publishes until `stop` turns true (`Ok`) or something fails. Waits whenever
+    /// the window is full or nothing is pending, until an answer or a new tournament
+    /// wakes it.
+    pub async fn run<Q: JobQueue>(&mut self, queue: &mut Q, stop: &mut watch::Receiver<bool>) -> Result<(), FarmError> {
+        loop {
+            if *stop.borrow() {
+                return Ok(());
+            }
+            let outstanding = self.ledger.count(JobState::Running, self.only.clone()).await?;
+            let room = self.max_outstanding.saturating_sub(outstanding).min(u64::from(self.batch)) as u32;
+            let pending = if room > 0 { self.ledger.pending(room, self.only.clone()).await? } else { Vec::new() };
+            if pending.is_empty() {
+                tokio::select! {
+                    () = self.wake.notified() => continue,
+                    _ = stop.wait_for(|stop| *stop) => return Ok(()),
+                }
+            }
+            let mut jobs = Vec::with_capacity(pending.len());
+            let mut unlaunchable = Vec::new();
+            for job in pending {
+                let prepared = self.prepare(&job.tournament_id).await?;
+                match prepared {
+                    Some(Prepared { tournament, bots: Ok(bots) }) => jobs.push(tournament.job(&job.planned, bots)),
+                    Some(Prepared { bots: Err(reason), .. }) => unlaunchable.push(Answer::Failed {
+                        job_id: job.planned.job_id,
+                        attempts: 0,
+                        reason: reason.clone(),
+                        dead_letter: false,
+                    }),
+                    None => {}
+                }
+            }
+            if !unlaunchable.is_empty() {
+                self.recorder.record(unlaunchable).await?;
+            }
+            if jobs.is_empty() {
+                continue;
+            }
+            let ids: Vec<String> = jobs.iter().map(|job| job.job_id.clone()).collect();
+            let mut per_game: Vec<(&'static str, u64)> = Vec::new();
+            for job in &jobs {
+                match per_game.iter_mut().find(|(game, _)| *game == job.game.name()) {
+                    Some((_, count)) => *count += 1,
+                    None => per_game.push((job.game.name(), 1)),
+                }
+            }
+            for (game, count) in &per_game {
+                metrics::JOBS_PUBLISHED.with_label_values(&[game]).inc_by(*count);
+            }
+            queue.publish(jobs).await?;
+            for (game, count) in &per_game {
+                metrics::JOBS_CONFIRMED.with_label_values(&[game]).inc_by(*count);
+            }
+            self.ledger.mark_running(ids).await?;
+        }
+    }
+
+    async fn prepare(&mut self, tournament_id: &str) -> Result<Option<&Prepared>, LedgerError> {
+        if !self.prepared.contains_key(tournament_id) {
+            let Some(tournament) = self.ledger.tournament(tournament_id).await? else { return Ok(None) };
+            let bots = tournament.check_launchable(self.launch).map_err(|error| error.to_string());
+            if let Err(reason) = &bots {
+                tracing::warn!(tournament = tournament_id, %reason, "its jobs cannot be played by these workers");
+            }
+            self.prepared.insert(tournament_id.to_owned(), Prepared { tournament, bots });
+        }
+        Ok(self.prepared.get(tournament_id))
+    }
+}
+
+/// Keeps the job and tournament gauges current: called after each ledger change
+/// that matters, cheap enough for that (one indexed count per state).
+pub async fn refresh_gauges(ledger: &Ledger) -> Result<(), LedgerError> {
+    for (state, count) in ledger.totals().await? {
+        metrics::JOBS.with_label_values(&[state.name()]).set(i64::try_from(count).unwrap_or(i64::MAX));
+    }
+    metrics::TOURNAMENTS_ACTIVE.set(i64::try_from(ledger.active_tournaments().await?).unwrap_or(i64::MAX));
+    Ok(())
+}

@@ -1,0 +1,770 @@
+//! The ledger: tournaments, their jobs and results, in SQLite.
+//!
+//! A job is `pending` (not yet in the queue), `running` (published and confirmed, no
+//! result yet), `done` (a completed result) or `failed` (a failed result, or
+//! dead-lettered). A result is recorded once per job id: the first wins, later ones
+//! are counted as duplicates and dropped, in the same transaction, so a redelivered
+//! result can never change standings. On start the coordinator turns `running` jobs
+//! back into `pending` ([`Ledger::requeue_unanswered`]) and publishes them again:
+//! their results may already be on the way, which is harmless by the rule above.
+//!
+//! SQLite calls block, so every call runs on the blocking pool behind one connection.
+
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+
+use farm_proto::{MatchResult, PlayerStatus, ResultEnvelope};
+use rusqlite::{Connection, OptionalExtension, params};
+use serde::Serialize;
+
+use crate::tournament::{PlannedJob, Tournament};
+
+/// Rows inserted per transaction when a tournament's jobs are written.
+const INSERT_BATCH: usize = 10_000;
+
+/// A ledger operation that failed. Every one is an infrastructure error: retrying
+/// after the cause is fixed (disk space, permissions) may succeed.
+#[derive(Debug, thiserror::Error)]
+pub enum LedgerError {
+    /// SQLite failed.
+    #[error("ledger: {0}")]
+    Sqlite(#[from] rusqlite::Error),
+    /// A stored document does not parse (the ledger was edited by hand, or is from a
+    /// newer version).
+    #[error("ledger: stored {what} does not parse: {source}")]
+    Corrupt {
+        /// What was being read.
+        what: &'static str,
+        /// Why.
+        source: serde_json::Error,
+    },
+    /// The ledger's directory cannot be created.
+    #[error("ledger directory {path}: {source}")]
+    Directory {
+        /// The directory.
+        path: String,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// The blocking task running the call died.
+    #[error("ledger call failed: {0}")]
+    Task(String),
+}
+
+/// A job's state in the ledger.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum JobState {
+    /// Not yet in the queue.
+    Pending,
+    /// In the queue or being played.
+    Running,
+    /// Played; its result is recorded.
+    Done,
+    /// Cannot be played, or dead-lettered; its reason is recorded.
+    Failed,
+}
+
+impl JobState {
+    /// Every state, in order.
+    pub const ALL: [JobState; 4] = [JobState::Pending, JobState::Running, JobState::Done, JobState::Failed];
+
+    /// The name stored and shown.
+    pub fn name(self) -> &'static str {
+        match self {
+            JobState::Pending => "pending",
+            JobState::Running => "running",
+            JobState::Done => "done",
+            JobState::Failed => "failed",
+        }
+    }
+
+    /// Parses a stored or requested name.
+    pub fn from_name(name: &str) -> Option<Self> {
+        JobState::ALL.into_iter().find(|state| state.name() == name)
+    }
+}
+
+/// How many of a tournament's jobs are in each state.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, serde::Deserialize)]
+pub struct Progress {
+    /// All jobs.
+    pub total: u64,
+    /// Not yet published.
+    pub pending: u64,
+    /// Published, not answered.
+    pub running: u64,
+    /// Completed.
+    pub done: u64,
+    /// Failed.
+    pub failed: u64,
+    /// Results dropped because the job already had one.
+    pub duplicates: u64,
+}
+
+impl Progress {
+    /// Whether every job has its result.
+    pub fn finished(&self) -> bool {
+        self.done + self.failed == self.total
+    }
+}
+
+/// A tournament as listed.
+#[derive(Debug, Clone, Serialize)]
+pub struct TournamentSummary {
+    /// Its id.
+    pub id: String,
+    /// Its name.
+    pub name: String,
+    /// Its game.
+    pub game: farm_proto::GameKind,
+    /// When it was submitted (Unix seconds).
+    pub created_at: i64,
+    /// Its jobs by state.
+    pub progress: Progress,
+}
+
+/// What [`Ledger::insert_tournament`] did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Inserted {
+    /// False when the same tournament was already there (nothing was added).
+    pub created: bool,
+    /// Its jobs.
+    pub jobs: u64,
+}
+
+/// What recording one answer did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Recorded {
+    /// The job's first answer: recorded.
+    New {
+        /// Whether it completed (rather than failed).
+        completed: bool,
+        /// Whether it was the tournament's last missing result.
+        tournament_finished: bool,
+    },
+    /// The job already had an answer: counted and dropped.
+    Duplicate,
+    /// No such job: dropped (another coordinator's, or a deleted ledger's).
+    UnknownJob,
+}
+
+/// An answer to a job, as the ingest path hands it to the ledger.
+#[derive(Debug, Clone)]
+pub enum Answer {
+    /// A result from a worker.
+    Result(ResultEnvelope),
+    /// The job cannot be played: dead-lettered by the broker, or its bots cannot run
+    /// on these workers.
+    Failed {
+        /// The job.
+        job_id: String,
+        /// Deliveries it had.
+        attempts: u32,
+        /// Why.
+        reason: String,
+        /// Whether the broker dead-lettered it.
+        dead_letter: bool,
+    },
+}
+
+impl Answer {
+    /// The job answered.
+    pub fn job_id(&self) -> &str {
+        match self {
+            Answer::Result(envelope) => &envelope.job_id,
+            Answer::Failed { job_id, .. } => job_id,
+        }
+    }
+}
+
+/// A job as a publisher reads it.
+#[derive(Debug, Clone)]
+pub struct PendingJob {
+    /// Its tournament.
+    pub tournament_id: String,
+    /// The job.
+    pub planned: PlannedJob,
+}
+
+/// One match as listed.
+#[derive(Debug, Clone, Serialize)]
+pub struct MatchRow {
+    /// The job id.
+    pub job_id: String,
+    /// Position in the schedule.
+    pub position: u64,
+    /// Bots (indices into the tournament's bots) by seat.
+    pub seats: Vec<usize>,
+    /// Map index.
+    pub map: usize,
+    /// Which repetition.
+    pub repetition: u32,
+    /// The match seed.
+    pub seed: u64,
+    /// Its state.
+    pub state: JobState,
+    /// Delivery of the recorded answer.
+    pub attempts: u32,
+    /// Why it failed.
+    pub reason: Option<String>,
+}
+
+/// Which matches to list.
+#[derive(Debug, Clone, Default)]
+pub struct MatchFilter {
+    /// Only matches this bot (index) plays in.
+    pub bot: Option<usize>,
+    /// Only matches in this state.
+    pub state: Option<JobState>,
+    /// Only matches on this map (index).
+    pub map: Option<usize>,
+    /// At most this many.
+    pub limit: u32,
+    /// Skipping this many.
+    pub offset: u64,
+}
+
+/// One seat of a completed match, for standings.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SeatOutcome {
+    /// The tournament bot in the seat, or none for a seat the game filled itself.
+    pub bot: Option<usize>,
+    /// The score.
+    pub score: i64,
+    /// The rank (1 best).
+    pub rank: u32,
+    /// How the bot ended.
+    pub status: PlayerStatus,
+    /// Requests it missed.
+    pub timeouts: u64,
+}
+
+/// The ledger handle; cheap to clone.
+#[derive(Clone)]
+pub struct Ledger {
+    connection: Arc<Mutex<Connection>>,
+}
+
+const SCHEMA: &str = "
+CREATE TABLE IF NOT EXISTS tournaments (
+    id TEXT PRIMARY KEY,
+    name TEXT NOT NULL,
+    game TEXT NOT NULL,
+    definition TEXT NOT NULL,
+    created_at INTEGER NOT NULL,
+    jobs INTEGER NOT NULL,
+    duplicates INTEGER NOT NULL DEFAULT 0
+);
+CREATE TABLE IF NOT EXISTS jobs (
+    job_id TEXT PRIMARY KEY,
+    tournament_id TEXT NOT NULL REFERENCES tournaments(id),
+    position INTEGER NOT NULL,
+    seats TEXT NOT NULL,
+    map INTEGER NOT NULL,
+    repetition INTEGER NOT NULL,
+    seed INTEGER NOT NULL,
+    state TEXT NOT NULL,
+    attempts INTEGER NOT NULL DEFAULT 0,
+    reason TEXT
+);
+CREATE INDEX IF NOT EXISTS jobs_by_state ON jobs(state);
+CREATE INDEX IF NOT EXISTS jobs_by_tournament ON jobs(tournament_id, state, position);
+CREATE TABLE IF NOT EXISTS results (
+    job_id TEXT PRIMARY KEY REFERENCES jobs(job_id),
+    envelope TEXT NOT NULL,
+    recorded_at INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS result_seats (
+    job_id TEXT NOT NULL REFERENCES jobs(job_id),
+    seat INTEGER NOT NULL,
+    bot INTEGER,
+    score INTEGER NOT NULL,
+    rank INTEGER NOT NULL,
+    status TEXT NOT NULL,
+    timeouts INTEGER NOT NULL,
+    PRIMARY KEY (job_id, seat)
+);
+";
+
+fn now() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |elapsed| i64::try_from(elapsed.as_secs()).unwrap_or(i64::MAX))
+}
+
+/// Seats are stored as `,0,3,`: a `LIKE '%,3,%'` finds a bot's matches.
+fn seats_text(seats: &[usize]) -> String {
+    let mut text = String::from(",");
+    for bot in seats {
+        text.push_str(&bot.to_string());
+        text.push(',');
+    }
+    text
+}
+
+fn seats_from_text(text: &str) -> Vec<usize> {
+    text.split(',').filter_map(|part| part.parse().ok()).collect()
+}
+
+fn status_name(status: PlayerStatus) -> &'static str {
+    match status {
+        PlayerStatus::Ok => "ok",
+        PlayerStatus::TimedOut => "timed_out",
+        PlayerStatus::Crashed => "crashed",
+        PlayerStatus::Disqualified => "disqualified",
+    }
+}
+
+fn status_from_name(name: &str) -> PlayerStatus {
+    match name {
+        "timed_out" => PlayerStatus::TimedOut,
+        "crashed" => PlayerStatus::Crashed,
+        "disqualified" => PlayerStatus::Disqualified,
+        _ => PlayerStatus::Ok,
+    }
+}
+
+impl Ledger {
+    /// Opens (creating if needed) the ledger at `path`.
+    pub fn open(path: &Path) -> Result<Self, LedgerError> {
+        if let Some(directory) = path.parent().filter(|parent| !parent.as_os_str().is_empty()) {
+            std::fs::create_dir_all(directory)
+                .map_err(|source| LedgerError::Directory { path: directory.display().to_string(), source })?;
+        }
+        let connection = Connection::open(path)?;
+        // WAL lets readers (the API) run beside the writer; FULL makes a commit
+        // durable before the result it records is acked.
+        connection.pragma_update(None, "journal_mode", "WAL")?;
+        connection.pragma_update(None, "synchronous", "FULL")?;
+        connection.pragma_update(None, "foreign_keys", "ON")?;
+        connection.busy_timeout(std::time::Duration::from_secs(10))?;
+        connection.execute_batch(SCHEMA)?;
+        Ok(Ledger { connection: Arc::new(Mutex::new(connection)) })
+    }
+
+    /// Runs `call` with the connection on the blocking pool.
+    async fn with<T, F>(&self, call: F) -> Result<T, LedgerError>
+    where
+        T: Send + 'static,
+        F: FnOnce(&mut Connection) -> Result<T, LedgerError> + Send + 'static,
+    {
+        let connection = Arc::clone(&self.connection);
+        tokio::task::spawn_blocking(move || {
+            // A panic inside a call cannot leave a half-done transaction (rusqlite
+            // rolls back on drop), so a poisoned lock is still usable.
+            let mut connection = connection.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+            call(&mut connection)
+        })
+        .await
+        .map_err(|error| LedgerError::Task(error.to_string()))?
+    }
+
+    /// Stores `tournament` and all its jobs as pending, unless it is already there.
+    pub async fn insert_tournament(&self, tournament: Tournament) -> Result<Inserted, LedgerError> {
+        self.with(move |connection| {
+            let existing: Option<i64> = connection
+                .query_row("SELECT jobs FROM tournaments WHERE id = ?1", [&tournament.id], |row| row.get(0))
+                .optional()?;
+            if let Some(jobs) = existing {
+                return Ok(Inserted { created: false, jobs: jobs as u64 });
+            }
+            let definition = serde_json::to_string(&tournament)
+                .map_err(|source| LedgerError::Corrupt { what: "tournament", source })?;
+            let plan = tournament.plan().map_err(|error| {
+                // Resolved tournaments were scheduled once already; this is a bug.
+                LedgerError::Task(format!("scheduling {}: {error}", tournament.id))
+            })?;
+            // One transaction for the tournament row and its first batch, then one per
+            // batch: a crash half-way leaves a tournament whose job count is wrong, so
+            // the count is written last, in the final transaction.
+            let transaction = connection.transaction()?;
+            transaction.execute(
+                "INSERT INTO tournaments (id, name, game, definition, created_at, jobs) VALUES (?1, ?2, ?3, ?4, ?5, 0)",
+                params![tournament.id, tournament.name, tournament.game.name(), definition, now()],
+            )?;
+            transaction.commit()?;
+            let mut plan = plan.peekable();
+            let mut jobs = 0u64;
+            while plan.peek().is_some() {
+                let transaction = connection.transaction()?;
+                {
+                    let mut insert = transaction.prepare_cached(
+                        "INSERT OR IGNORE INTO jobs (job_id, tournament_id, position, seats, map, repetition, seed, state)
+                         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 'pending')",
+                    )?;
+                    for job in plan.by_ref().take(INSERT_BATCH) {
+                        insert.execute(params![
+                            job.job_id,
+                            tournament.id,
+                            job.position as i64,
+                            seats_text(&job.seats),
+                            job.map as i64,
+                            job.repetition,
+                            // SQLite integers are signed: the seed's bits, stored as they are.
+                            job.seed as i64,
+                        ])?;
+                        jobs += 1;
+                    }
+                }
+                transaction.commit()?;
+            }
+            connection.execute("UPDATE tournaments SET jobs = ?1 WHERE id = ?2", params![jobs as i64, tournament.id])?;
+            Ok(Inserted { created: true, jobs })
+        })
+        .await
+    }
+
+    /// A stored tournament.
+    pub async fn tournament(&self, id: &str) -> Result<Option<Tournament>, LedgerError> {
+        let id = id.to_owned();
+        self.with(move |connection| {
+            let definition: Option<String> = connection
+                .query_row("SELECT definition FROM tournaments WHERE id = ?1", [&id], |row| row.get(0))
+                .optional()?;
+            definition
+                .map(|text| {
+                    serde_json::from_str(&text).map_err(|source| LedgerError::Corrupt { what: "tournament", source })
+                })
+                .transpose()
+        })
+        .await
+    }
+
+    /// Every tournament, newest first, with its progress.
+    pub async fn tournaments(&self) -> Result<Vec<TournamentSummary>, LedgerError> {
+        self.with(|connection| {
+            let mut select = connection
+                .prepare("SELECT id, name, game, created_at FROM tournaments ORDER BY created_at DESC, id")?;
+            let rows = select
+                .query_map([], |row| {
+                    Ok((row.get::<_, String>(0)?, row.get(1)?, row.get::<_, String>(2)?, row.get(3)?))
+                })?
+                .collect::<Result<Vec<(String, String, String, i64)>, _>>()?;
+            let mut summaries = Vec::with_capacity(rows.len());
+            for (id, name, game, created_at) in rows {
+                let Ok(game) = game.parse() else { continue };
+                let progress = progress_of(connection, &id)?.unwrap_or_default();
+                summaries.push(TournamentSummary { id, name, game, created_at, progress });
+            }
+            Ok(summaries)
+        })
+        .await
+    }
+
+    /// A tournament's progress, if it exists.
+    pub async fn progress(&self, id: &str) -> Result<Option<Progress>, LedgerError> {
+        let id = id.to_owned();
+        self.with(move |connection| progress_of(connection, &id)).await
+    }
+
+    /// Jobs in each state, over all tournaments.
+    pub async fn totals(&self) -> Result<Vec<(JobState, u64)>, LedgerError> {
+        let mut totals = Vec::new();
+        for state in JobState::ALL {
+            totals.push((state, self.count(state, None).await?));
+        }
+        Ok(totals)
+    }
+
+    /// On start: every published job without an answer goes back to pending, to be
+    /// published again. Returns how many.
+    pub async fn requeue_unanswered(&self) -> Result<u64, LedgerError> {
+        self.with(|connection| {
+            Ok(connection.execute("UPDATE jobs SET state = 'pending' WHERE state = 'running'", [])? as u64)
+        })
+        .await
+    }
+
+    /// Jobs in `state` (of tournament `only`, if given).
+    pub async fn count(&self, state: JobState, only: Option<String>) -> Result<u64, LedgerError> {
+        self.with(move |connection| {
+            let count: i64 = match only {
+                Some(id) => connection.query_row(
+                    "SELECT count(*) FROM jobs WHERE tournament_id = ?1 AND state = ?2",
+                    params![id, state.name()],
+                    |row| row.get(0),
+                )?,
+                None => connection
+                    .query_row("SELECT count(*) FROM jobs WHERE state = ?1", [state.name()], |row| row.get(0))?,
+            };
+            Ok(count as u64)
+        })
+        .await
+    }
+
+    /// Tournaments with jobs not yet answered.
+    pub async fn active_tournaments(&self) -> Result<u64, LedgerError> {
+        self.with(|connection| {
+            let count: i64 = connection.query_row(
+                "SELECT count(DISTINCT tournament_id) FROM jobs WHERE state IN ('pending', 'running')",
+                [],
+                |row| row.get(0),
+            )?;
+            Ok(count as u64)
+        })
+        .await
+    }
+
+    /// Up to `limit` pending jobs (of tournament `only`, if given), oldest tournament
+    /// first, in schedule order.
+    pub async fn pending(&self, limit: u32, only: Option<String>) -> Result<Vec<PendingJob>, LedgerError> {
+        self.with(move |connection| {
+            let mut select = connection.prepare_cached(
+                "SELECT tournament_id, job_id, position, seats, map, repetition, seed FROM jobs
+                 WHERE state = 'pending' AND (?2 IS NULL OR tournament_id = ?2) ORDER BY rowid LIMIT ?1",
+            )?;
+            let rows = select.query_map(params![limit, only], |row| {
+                Ok(PendingJob {
+                    tournament_id: row.get(0)?,
+                    planned: PlannedJob {
+                        job_id: row.get(1)?,
+                        position: row.get::<_, i64>(2)? as u64,
+                        seats: seats_from_text(&row.get::<_, String>(3)?),
+                        map: row.get::<_, i64>(4)? as usize,
+                        repetition: row.get(5)?,
+                        seed: row.get::<_, i64>(6)? as u64,
+                    },
+                })
+            })?;
+            Ok(rows.collect::<Result<Vec<_>, _>>()?)
+        })
+        .await
+    }
+
+    /// Marks jobs as published (confirmed by the broker). Jobs answered meanwhile keep
+    /// their answer.
+    pub async fn mark_running(&self, job_ids: Vec<String>) -> Result<(), LedgerError> {
+        self.with(move |connection| {
+            let transaction = connection.transaction()?;
+            {
+                let mut update = transaction
+                    .prepare_cached("UPDATE jobs SET state = 'running' WHERE job_id = ?1 AND state = 'pending'")?;
+                for job_id in &job_ids {
+                    update.execute([job_id])?;
+                }
+            }
+            transaction.commit()?;
+            Ok(())
+        })
+        .await
+    }
+
+    /// Records a batch of answers in one transaction, each once per job id; returns
+    /// what became of each, in order. Only after this returns may they be acked.
+    pub async fn record(&self, answers: Vec<Answer>) -> Result<Vec<Recorded>, LedgerError> {
+        self.with(move |connection| {
+            let transaction = connection.transaction()?;
+            let mut recorded = Vec::with_capacity(answers.len());
+            for answer in &answers {
+                recorded.push(record_one(&transaction, answer)?);
+            }
+            transaction.commit()?;
+            Ok(recorded)
+        })
+        .await
+    }
+
+    /// A tournament's matches, in schedule order.
+    pub async fn matches(&self, tournament_id: &str, filter: MatchFilter) -> Result<Vec<MatchRow>, LedgerError> {
+        let tournament_id = tournament_id.to_owned();
+        self.with(move |connection| {
+            let mut sql = String::from(
+                "SELECT job_id, position, seats, map, repetition, seed, state, attempts, reason FROM jobs
+                 WHERE tournament_id = ?1",
+            );
+            let mut values: Vec<Box<dyn rusqlite::ToSql>> = vec![Box::new(tournament_id)];
+            if let Some(bot) = filter.bot {
+                values.push(Box::new(format!("%,{bot},%")));
+                sql.push_str(&format!(" AND seats LIKE ?{}", values.len()));
+            }
+            if let Some(state) = filter.state {
+                values.push(Box::new(state.name()));
+                sql.push_str(&format!(" AND state = ?{}", values.len()));
+            }
+            if let Some(map) = filter.map {
+                values.push(Box::new(map as i64));
+                sql.push_str(&format!(" AND map = ?{}", values.len()));
+            }
+            values.push(Box::new(i64::from(filter.limit)));
+            sql.push_str(&format!(" ORDER BY position LIMIT ?{}", values.len()));
+            values.push(Box::new(i64::try_from(filter.offset).unwrap_or(i64::MAX)));
+            sql.push_str(&format!(" OFFSET ?{}", values.len()));
+            let mut select = connection.prepare(&sql)?;
+            let rows = select.query_map(rusqlite::params_from_iter(values.iter()), match_row)?;
+            Ok(rows.collect::<Result<Vec<_>, _>>()?)
+        })
+        .await
+    }
+
+    /// One match: its tournament, its row and its recorded result document.
+    pub async fn match_detail(
+        &self,
+        job_id: &str,
+    ) -> Result<Option<(String, MatchRow, Option<ResultEnvelope>)>, LedgerError> {
+        let job_id = job_id.to_owned();
+        self.with(move |connection| {
+            let row = connection
+                .query_row(
+                    "SELECT job_id, position, seats, map, repetition, seed, state, attempts, reason, tournament_id
+                     FROM jobs WHERE job_id = ?1",
+                    [&job_id],
+                    |row| Ok((match_row(row)?, row.get::<_, String>(9)?)),
+                )
+                .optional()?;
+            let Some((row, tournament_id)) = row else { return Ok(None) };
+            let envelope: Option<String> = connection
+                .query_row("SELECT envelope FROM results WHERE job_id = ?1", [&job_id], |row| row.get(0))
+                .optional()?;
+            let envelope = envelope
+                .map(|text| {
+                    serde_json::from_str(&text).map_err(|source| LedgerError::Corrupt { what: "result", source })
+                })
+                .transpose()?;
+            Ok(Some((tournament_id, row, envelope)))
+        })
+        .await
+    }
+
+    /// Every completed match of a tournament in schedule order, with its seats: what
+    /// standings are computed from (so they never depend on arrival order).
+    pub async fn completed(&self, tournament_id: &str) -> Result<Vec<Vec<SeatOutcome>>, LedgerError> {
+        let tournament_id = tournament_id.to_owned();
+        self.with(move |connection| {
+            let mut select = connection.prepare(
+                "SELECT s.job_id, s.bot, s.score, s.rank, s.status, s.timeouts FROM jobs j
+                 JOIN result_seats s ON s.job_id = j.job_id
+                 WHERE j.tournament_id = ?1 AND j.state = 'done' ORDER BY j.position, s.seat",
+            )?;
+            let mut rows = select.query([&tournament_id])?;
+            let mut matches: Vec<Vec<SeatOutcome>> = Vec::new();
+            let mut last_job = String::new();
+            while let Some(row) = rows.next()? {
+                let job_id: String = row.get(0)?;
+                if job_id != last_job || matches.is_empty() {
+                    matches.push(Vec::new());
+                    last_job = job_id;
+                }
+                let seat = SeatOutcome {
+                    bot: row.get::<_, Option<i64>>(1)?.map(|bot| bot as usize),
+                    score: row.get(2)?,
+                    rank: row.get(3)?,
+                    status: status_from_name(&row.get::<_, String>(4)?),
+                    timeouts: row.get::<_, i64>(5)? as u64,
+                };
+                if let Some(current) = matches.last_mut() {
+                    current.push(seat);
+                }
+            }
+            Ok(matches)
+        })
+        .await
+    }
+}
+
+fn match_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<MatchRow> {
+    Ok(MatchRow {
+        job_id: row.get(0)?,
+        position: row.get::<_, i64>(1)? as u64,
+        seats: seats_from_text(&row.get::<_, String>(2)?),
+        map: row.get::<_, i64>(3)? as usize,
+        repetition: row.get(4)?,
+        seed: row.get::<_, i64>(5)? as u64,
+        state: JobState::from_name(&row.get::<_, String>(6)?).unwrap_or(JobState::Pending),
+        attempts: row.get(7)?,
+        reason: row.get(8)?,
+    })
+}
+
+fn progress_of(connection: &Connection, id: &str) -> Result<Option<Progress>, LedgerError> {
+    let header: Option<(i64, i64)> = connection
+        .query_row("SELECT jobs, duplicates FROM tournaments WHERE id = ?1", [id], |row| Ok((row.get(0)?, row.get(1)?)))
+        .optional()?;
+    let Some((total, duplicates)) = header else { return Ok(None) };
+    let mut progress = Progress { total: total as u64, duplicates: duplicates as u64, ..Progress::default() };
+    let mut select =
+        connection.prepare_cached("SELECT state, count(*) FROM jobs WHERE tournament_id = ?1 GROUP BY state")?;
+    let mut rows = select.query([id])?;
+    while let Some(row) = rows.next()? {
+        let count = row.get::<_, i64>(1)? as u64;
+        match JobState::from_name(&row.get::<_, String>(0)?) {
+            Some(JobState::Pending) => progress.pending = count,
+            Some(JobState::Running) => progress.running = count,
+            Some(JobState::Done) => progress.done = count,
+            Some(JobState::Failed) => progress.failed = count,
+            None => {}
+        }
+    }
+    Ok(Some(progress))
+}
+
+fn record_one(transaction: &rusqlite::Transaction<'_>, answer: &Answer) -> Result<Recorded, LedgerError> {
+    let job: Option<(String, String, String)> = transaction
+        .query_row("SELECT tournament_id, seats, state FROM jobs WHERE job_id = ?1", [answer.job_id()], |row| {
+            Ok((row.get(0)?, row.get(1)?, row.get(2)?))
+        })
+        .optional()?;
+    let Some((tournament_id, seats, state)) = job else { return Ok(Recorded::UnknownJob) };
+    if matches!(JobState::from_name(&state), Some(JobState::Done | JobState::Failed)) {
+        transaction.execute("UPDATE tournaments SET duplicates = duplicates + 1 WHERE id = ?1", [&tournament_id])?;
+        return Ok(Recorded::Duplicate);
+    }
+    let seats = seats_from_text(&seats);
+    let completed = match answer {
+        Answer::Result(envelope) => {
+            let document =
+                serde_json::to_string(envelope).map_err(|source| LedgerError::Corrupt { what: "result", source })?;
+            transaction.execute(
+                "INSERT INTO results (job_id, envelope, recorded_at) VALUES (?1, ?2, ?3)",
+                params![envelope.job_id, document, now()],
+            )?;
+            match &envelope.result {
+                MatchResult::Completed { players, .. } => {
+                    let mut insert = transaction.prepare_cached(
+                        "INSERT OR REPLACE INTO result_seats (job_id, seat, bot, score, rank, status, timeouts)
+                         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+                    )?;
+                    for player in players {
+                        // Seats past the tournament's bots are the game's own fillers.
+                        let bot = seats.get(player.seat).map(|&bot| bot as i64);
+                        insert.execute(params![
+                            envelope.job_id,
+                            player.seat as i64,
+                            bot,
+                            player.outcome.score,
+                            player.outcome.rank,
+                            status_name(player.outcome.status),
+                            player.timeouts as i64,
+                        ])?;
+                    }
+                    transaction.execute(
+                        "UPDATE jobs SET state = 'done', attempts = ?2 WHERE job_id = ?1",
+                        params![envelope.job_id, envelope.attempt],
+                    )?;
+                    true
+                }
+                MatchResult::Failed { reason } => {
+                    transaction.execute(
+                        "UPDATE jobs SET state = 'failed', attempts = ?2, reason = ?3 WHERE job_id = ?1",
+                        params![envelope.job_id, envelope.attempt, reason],
+                    )?;
+                    false
+                }
+            }
+        }
+        Answer::Failed { job_id, attempts, reason, .. } => {
+            transaction.execute(
+                "UPDATE jobs SET state = 'failed', attempts = ?2, reason = ?3 WHERE job_id = ?1",
+                params![job_id, attempts, reason],
+            )?;
+            false
+        }
+    };
+    // EXISTS stops at the first open job: cheap even for a million-job tournament.
+    let open: bool = transaction.query_row(
+        "SELECT EXISTS (SELECT 1 FROM jobs WHERE tournament_id = ?1 AND state IN ('pending', 'running'))",
+        [&tournament_id],
+        |row| row.get(0),
+    )?;
+    Ok(Recorded::New { completed, tournament_finished: !open })
+}

@@ -1,0 +1,156 @@
+//! Every metric the coordinator exports, defined once. Labels come from small fixed
+//! sets (game, outcome, state, route template, status code), never from ids.
+
+use std::sync::LazyLock;
+
+use prometheus::{
+    Encoder, Histogram, HistogramOpts, HistogramVec, IntCounter, IntCounterVec, IntGauge, IntGaugeVec, Opts, Registry,
+    TextEncoder,
+};
+
+/// The coordinator's registry; `/metrics` renders it.
+pub static REGISTRY: LazyLock<Registry> = LazyLock::new(Registry::new);
+
+fn register<T: prometheus::core::Collector + Clone + 'static>(metric: Result<T, prometheus::Error>, name: &str) -> T {
+    // Names are fixed strings defined here: an invalid one is a bug the tests catch.
+    let metric = metric.unwrap_or_else(|error| panic!("metric {name}: {error}"));
+    if let Err(error) = REGISTRY.register(Box::new(metric.clone())) {
+        tracing::error!(%error, "metric registered twice");
+    }
+    metric
+}
+
+/// Jobs sent to the queue, by game.
+pub static JOBS_PUBLISHED: LazyLock<IntCounterVec> = LazyLock::new(|| {
+    let name = "farm_coordinator_jobs_published_total";
+    register(IntCounterVec::new(Opts::new(name, "Jobs sent to the job queue, by game."), &["game"]), name)
+});
+
+/// Jobs the queue confirmed, by game.
+pub static JOBS_CONFIRMED: LazyLock<IntCounterVec> = LazyLock::new(|| {
+    let name = "farm_coordinator_jobs_confirmed_total";
+    register(IntCounterVec::new(Opts::new(name, "Jobs the job queue confirmed, by game."), &["game"]), name)
+});
+
+/// Answers recorded, by outcome: `completed`, `failed` (a failed result or a dead letter).
+pub static RESULTS_INGESTED: LazyLock<IntCounterVec> = LazyLock::new(|| {
+    let name = "farm_coordinator_results_ingested_total";
+    register(IntCounterVec::new(Opts::new(name, "Match answers recorded, by outcome."), &["outcome"]), name)
+});
+
+/// Results dropped because their job already had one.
+pub static DUPLICATES: LazyLock<IntCounter> = LazyLock::new(|| {
+    let name = "farm_coordinator_duplicate_results_total";
+    register(IntCounter::new(name, "Results dropped because their job already had one."), name)
+});
+
+/// Messages on the result queue that are not results of a known job.
+pub static RESULTS_DROPPED: LazyLock<IntCounterVec> = LazyLock::new(|| {
+    let name = "farm_coordinator_results_dropped_total";
+    register(
+        IntCounterVec::new(
+            Opts::new(name, "Result messages dropped, by reason: unreadable, unknown_job."),
+            &["reason"],
+        ),
+        name,
+    )
+});
+
+/// Jobs the broker dead-lettered.
+pub static DEAD_LETTERS: LazyLock<IntCounter> = LazyLock::new(|| {
+    let name = "farm_coordinator_dead_letters_total";
+    register(IntCounter::new(name, "Jobs dead-lettered by the broker, recorded as failed."), name)
+});
+
+/// Jobs in the ledger by state, over all tournaments.
+pub static JOBS: LazyLock<IntGaugeVec> = LazyLock::new(|| {
+    let name = "farm_coordinator_jobs";
+    register(IntGaugeVec::new(Opts::new(name, "Jobs in the ledger, by state."), &["state"]), name)
+});
+
+/// Tournaments with jobs still open.
+pub static TOURNAMENTS_ACTIVE: LazyLock<IntGauge> = LazyLock::new(|| {
+    let name = "farm_coordinator_tournaments_active";
+    register(IntGauge::new(name, "Tournaments with jobs not yet answered."), name)
+});
+
+/// Time to compute one tournament's standings.
+pub static STANDINGS_SECONDS: LazyLock<Histogram> = LazyLock::new(|| {
+    let name = "farm_coordinator_standings_compute_seconds";
+    let buckets = prometheus::exponential_buckets(0.0005, 2.0, 16).unwrap_or_default();
+    register(
+        Histogram::with_opts(HistogramOpts::new(name, "Time to compute a tournament's standings.").buckets(buckets)),
+        name,
+    )
+});
+
+/// API requests, by route template, method and status code.
+pub static API_REQUESTS: LazyLock<IntCounterVec> = LazyLock::new(|| {
+    let name = "farm_coordinator_api_requests_total";
+    register(
+        IntCounterVec::new(
+            Opts::new(name, "API requests, by route template, method and status."),
+            &["route", "method", "status"],
+        ),
+        name,
+    )
+});
+
+/// API latency, by route template.
+pub static API_SECONDS: LazyLock<HistogramVec> = LazyLock::new(|| {
+    let name = "farm_coordinator_api_request_duration_seconds";
+    let buckets = prometheus::exponential_buckets(0.0005, 2.0, 16).unwrap_or_default();
+    register(
+        HistogramVec::new(
+            HistogramOpts::new(name, "API request latency, by route template.").buckets(buckets),
+            &["route"],
+        ),
+        name,
+    )
+});
+
+/// Registers every metric, so `/metrics` lists them all from the start.
+pub fn init() {
+    LazyLock::force(&JOBS_PUBLISHED);
+    LazyLock::force(&JOBS_CONFIRMED);
+    LazyLock::force(&RESULTS_INGESTED);
+    LazyLock::force(&DUPLICATES);
+    LazyLock::force(&RESULTS_DROPPED);
+    LazyLock::force(&DEAD_LETTERS);
+    LazyLock::force(&JOBS);
+    LazyLock::force(&TOURNAMENTS_ACTIVE);
+    LazyLock::force(&STANDINGS_SECONDS);
+    LazyLock::force(&API_REQUESTS);
+    LazyLock::force(&API_SECONDS);
+}
+
+/// The text exposition of every metric.
+pub fn render() -> String {
+    let mut out = Vec::new();
+    if let Err(error) = TextEncoder::new().encode(&REGISTRY.gather(), &mut out) {
+        tracing::error!(%error, "encoding metrics");
+    }
+    String::from_utf8(out).unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_metric_registers_once_under_its_prefix() {
+        init();
+        init();
+        DUPLICATES.inc();
+        API_REQUESTS.with_label_values(&["/healthz", "GET", "200"]).inc();
+        let text = render();
+        for name in [
+            "farm_coordinator_duplicate_results_total",
+            "farm_coordinator_api_requests_total",
+            "farm_coordinator_tournaments_active",
+        ] {
+            assert!(text.contains(&format!("# TYPE {name} ")), "{name} missing from\n{text}");
+        }
+        assert!(REGISTRY.gather().iter().all(|family| family.name().starts_with("farm_coordinator_")));
+    }
+}

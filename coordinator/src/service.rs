@@ -1,0 +1,146 @@
+//! `farm-coordinator serve`: the HTTP API, and the publisher and result ingest over
+//! RabbitMQ, until drained.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use farm_worker::Shutdown;
+use farm_worker::queue;
+use farm_worker::storage::{Storage, StorageError};
+use tokio::sync::{Notify, watch};
+
+use crate::api::{self, ApiState};
+use crate::broker::{self, AmqpJobQueue};
+use crate::config::CoordinatorConfig;
+use crate::farm::{self, FarmError, Publisher, QueueError, Recorder};
+use crate::ledger::{Ledger, LedgerError};
+use crate::metrics;
+
+/// How often the job gauges are refreshed from the ledger.
+const GAUGE_PERIOD: Duration = Duration::from_secs(5);
+
+/// A failure that stops the service.
+#[derive(Debug, thiserror::Error)]
+pub enum ServiceError {
+    /// The API address cannot be listened on.
+    #[error("listening on {address}: {source}")]
+    Listen {
+        /// The address.
+        address: String,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// The ledger cannot be opened or written.
+    #[error(transparent)]
+    Ledger(#[from] LedgerError),
+    /// The object store cannot be opened.
+    #[error(transparent)]
+    Storage(#[from] StorageError),
+    /// A loop failed in a way reconnecting cannot fix.
+    #[error(transparent)]
+    Farm(#[from] FarmError),
+}
+
+/// Runs the coordinator until `shutdown` drains it. A lost broker is reconnected with
+/// backoff; only the ledger failing ends the service early.
+pub async fn serve(config: CoordinatorConfig, mut shutdown: Shutdown) -> Result<(), ServiceError> {
+    metrics::init();
+    let ledger = Ledger::open(&config.ledger_path)?;
+    let storage = Storage::open(&config.storage)?;
+    let requeued = ledger.requeue_unanswered().await?;
+    if requeued > 0 {
+        tracing::info!(requeued, "jobs published before a restart and not answered: publishing them again");
+    }
+    let wake = Arc::new(Notify::new());
+    let recorder = Recorder::new(ledger.clone(), Arc::clone(&wake));
+
+    let listener = tokio::net::TcpListener::bind(&config.listen)
+        .await
+        .map_err(|source| ServiceError::Listen { address: config.listen.clone(), source })?;
+    let address = listener.local_addr().map_or_else(|_| config.listen.clone(), |address| address.to_string());
+    tracing::info!(%address, ledger = %config.ledger_path.display(), storage = %storage.describe(), "coordinator started");
+    let (stop_tx, stop) = watch::channel(false);
+    let state = ApiState {
+        ledger: ledger.clone(),
+        storage,
+        token: Arc::from(config.api_token.as_str()),
+        wake_publisher: Arc::clone(&wake),
+    };
+    let mut api_stop = stop.clone();
+    let server = tokio::spawn(
+        axum::serve(listener, api::app(state))
+            .with_graceful_shutdown(async move {
+                let _ = api_stop.wait_for(|stop| *stop).await;
+            })
+            .into_future(),
+    );
+    let gauges = {
+        let ledger = ledger.clone();
+        tokio::spawn(async move {
+            loop {
+                if let Err(error) = farm::refresh_gauges(&ledger).await {
+                    tracing::warn!(%error, "refreshing the job gauges");
+                }
+                tokio::time::sleep(GAUGE_PERIOD).await;
+            }
+        })
+    };
+    let forward = tokio::spawn(async move {
+        shutdown.drained().await;
+        stop_tx.send_replace(true);
+    });
+
+    let outcome = broker_sessions(&config, &ledger, &recorder, stop.clone()).await;
+    gauges.abort();
+    forward.abort();
+    // The API goes last: it answers while the loops wind down.
+    let _ = server.await;
+    tracing::info!("coordinator stopped");
+    outcome
+}
+
+/// Publishes and ingests over RabbitMQ, reconnecting after retryable failures, until
+/// `stop`.
+async fn broker_sessions(
+    config: &CoordinatorConfig,
+    ledger: &Ledger,
+    recorder: &Recorder,
+    mut stop: watch::Receiver<bool>,
+) -> Result<(), ServiceError> {
+    let mut delay = Duration::from_millis(200);
+    while !*stop.borrow() {
+        let Some(connection) = queue::connect_with_backoff(&config.amqp_url, &mut stop).await else { break };
+        tracing::info!("connected to RabbitMQ");
+        let session = async {
+            let channel = broker::declare(&connection, config.delivery_limit).await.map_err(QueueError::from)?;
+            let mut jobs = AmqpJobQueue::open(&connection).await.map_err(QueueError::from)?;
+            let mut publisher = Publisher::new(
+                ledger.clone(),
+                recorder.clone(),
+                config.bot_launch,
+                config.publish_batch,
+                config.max_outstanding,
+                None,
+            );
+            let (mut publish_stop, mut ingest_stop) = (stop.clone(), stop.clone());
+            tokio::try_join!(
+                publisher.run(&mut jobs, &mut publish_stop),
+                broker::ingest(&channel, recorder, &mut ingest_stop)
+            )
+            .map(drop)
+        };
+        let outcome: Result<(), FarmError> = session.await;
+        let _ = connection.close(200, "coordinator stopping".into()).await;
+        match outcome {
+            Ok(()) => break,
+            Err(error) if error.is_retryable() => tracing::warn!(%error, "lost RabbitMQ; reconnecting"),
+            Err(error) => return Err(error.into()),
+        }
+        tokio::select! {
+            () = tokio::time::sleep(delay) => {}
+            _ = stop.wait_for(|stop| *stop) => break,
+        }
+        delay = (delay * 2).min(Duration::from_secs(10));
+    }
+    Ok(())
+}

@@ -1,0 +1,729 @@
+//! Tournament files: the TOML a user writes, its strict validation, and the resolved
+//! [`Tournament`] the ledger stores, whose content alone decides its id and the ids
+//! and seeds of its jobs.
+//!
+//! ```toml
+//! name = "vindinium weekly"
+//! game = "vindinium"
+//! format = "round-robin"      # or "gauntlet" (with candidates = [...]) or "single"
+//! games_per_pairing = 2
+//! seed = 7
+//! maps = [{ file = "../maps/vindinium/m1.txt" }, { seed = 3 }]
+//! [rules]
+//! maxTurns = 600
+//! [[bots]]
+//! name = "greedy"
+//! builtin = "greedy"
+//! [[bots]]
+//! name = "random-py"
+//! command = "python3 bots/vindinium/random_bot.py"
+//! image = "matchfarm/bot-vindinium-random-py"
+//! ```
+
+use std::path::{Path, PathBuf};
+
+use farm_engine::{AnyGame, GameKind, builtin};
+use farm_proto::{BotLaunch, BotLimits, BotSpec, MatchJob, Transport};
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use crate::schedule::{self, Fixture, ScheduleError};
+
+/// The most fixtures an N-player round robin or gauntlet schedules when the file
+/// does not say (`max_matches`): all combinations of 40 bots in groups of 4 would be
+/// 91,390 groups.
+const DEFAULT_MAX_MATCHES: u64 = 10_000;
+/// Longest tournament and bot name.
+const MAX_NAME: usize = 100;
+
+/// A tournament file as written. Unknown keys are errors.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TournamentFile {
+    /// Shown in lists.
+    pub name: String,
+    /// The game.
+    pub game: GameKind,
+    /// A named set of rules overrides of the game (Ostibot's `Final`, say).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub preset: Option<String>,
+    /// Rules overrides, applied after the preset.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rules: Option<serde_json::Map<String, serde_json::Value>>,
+    /// How bots are paired.
+    pub format: FormatKind,
+    /// Matches per pairing, per map.
+    #[serde(default = "one")]
+    pub games_per_pairing: u32,
+    /// Every job's seed derives from it.
+    #[serde(default)]
+    pub seed: u64,
+    /// Bots per match (N-player games); default: as many as the game seats, at most
+    /// the number of bots.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seats: Option<usize>,
+    /// The most pairings an N-player round robin or gauntlet schedules; above it a
+    /// balanced subset is chosen.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_matches: Option<u64>,
+    /// Gauntlet: the bots (by name) that play against all the others.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub candidates: Vec<String>,
+    /// The maps; none means the game's default (generated from each match's seed).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub maps: Vec<MapEntry>,
+    /// The bots.
+    pub bots: Vec<BotEntry>,
+}
+
+fn one() -> u32 {
+    1
+}
+
+/// The tournament formats.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum FormatKind {
+    /// Every bot against every other: both sides for 2 seats; balanced groups in every
+    /// seat rotation for more.
+    RoundRobin,
+    /// The candidates against the pool (every other bot), never against each other.
+    Gauntlet,
+    /// One match, bots seated in the order listed.
+    Single,
+}
+
+/// One map of a tournament file: exactly one of `file`, `seed` or `text`.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MapEntry {
+    /// A map file, relative to the tournament file.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub file: Option<PathBuf>,
+    /// Generate the map with the game's generator from this seed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seed: Option<u64>,
+    /// The map itself.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub text: Option<String>,
+    /// Shown in match lists; default: the file's name or `seed-N`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+}
+
+/// One bot of a tournament file: a builtin, or a command and/or an image.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BotEntry {
+    /// Unique within the tournament.
+    pub name: String,
+    /// A bot compiled into the engine.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub builtin: Option<String>,
+    /// How to run it as a local process (`farm-coordinator run`; `sh -c`, in the
+    /// directory the farm runs in).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub command: Option<String>,
+    /// Its Docker image (workers with the docker sandbox).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub image: Option<String>,
+    /// How it talks.
+    #[serde(default)]
+    pub transport: Transport,
+    /// What its sandbox may use.
+    #[serde(default)]
+    pub limits: BotLimits,
+}
+
+/// A tournament file that cannot be used: the key and what is wrong with it.
+#[derive(Debug, thiserror::Error)]
+pub enum TournamentError {
+    /// Not TOML, or not the expected shape (the message has the line and column).
+    #[error("{0}")]
+    Syntax(String),
+    /// A value that parsed but cannot be used.
+    #[error("{key}: {problem}")]
+    Invalid {
+        /// The key, as a path (`bots[2].command`).
+        key: String,
+        /// What is wrong.
+        problem: String,
+    },
+    /// The file cannot be read.
+    #[error("reading {path}: {source}")]
+    Read {
+        /// The file.
+        path: String,
+        /// Why.
+        source: std::io::Error,
+    },
+}
+
+fn invalid(key: impl Into<String>, problem: impl ToString) -> TournamentError {
+    TournamentError::Invalid { key: key.into(), problem: problem.to_string() }
+}
+
+/// How a tournament pairs its bots, resolved.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case", tag = "kind")]
+pub enum Format {
+    /// See [`FormatKind::RoundRobin`].
+    RoundRobin {
+        /// Bots per match.
+        seats: usize,
+        /// The most fixtures of an N-player round robin.
+        max_matches: u64,
+    },
+    /// See [`FormatKind::Gauntlet`].
+    Gauntlet {
+        /// Bots per match.
+        seats: usize,
+        /// The most fixtures.
+        max_matches: u64,
+        /// Indices of the candidate bots.
+        candidates: Vec<usize>,
+    },
+    /// See [`FormatKind::Single`].
+    Single,
+}
+
+/// One map slot of a resolved tournament.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MapSlot {
+    /// Shown in match lists and used in filters.
+    pub name: String,
+    /// The map, or none for the game's default generated from each match's seed.
+    pub text: Option<String>,
+}
+
+/// A validated tournament with everything it needs inline (maps included), so that
+/// its content alone decides its id.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Tournament {
+    /// `t-` and 16 hex digits of the hash of everything else.
+    pub id: String,
+    /// Shown in lists.
+    pub name: String,
+    /// The game.
+    pub game: GameKind,
+    /// Rules overrides (preset, then the file's `[rules]`), checked against the game.
+    pub rules: serde_json::Value,
+    /// The bots; jobs refer to them by index.
+    pub bots: Vec<BotEntry>,
+    /// At least one.
+    pub maps: Vec<MapSlot>,
+    /// How bots are paired.
+    pub format: Format,
+    /// Matches per pairing and map.
+    pub games_per_pairing: u32,
+    /// The tournament seed.
+    pub seed: u64,
+}
+
+/// Where the farm runs external bots: picks each bot's command or its image.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum LaunchMode {
+    /// Local processes: the bot's `command`.
+    Local,
+    /// Docker containers: the bot's `image`.
+    Docker,
+}
+
+/// One match of a tournament, before it becomes a [`MatchJob`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PlannedJob {
+    /// Position in the tournament's schedule, from 0.
+    pub position: u64,
+    /// Derived from the tournament id, the seating, the map and the repetition.
+    pub job_id: String,
+    /// The bot (index) in each seat.
+    pub seats: Vec<usize>,
+    /// Index into [`Tournament::maps`].
+    pub map: usize,
+    /// Which of the `games_per_pairing` games.
+    pub repetition: u32,
+    /// The match seed: the same for every seating of the same bots on the same map and
+    /// repetition, so both sides of a pairing play the same generated world.
+    pub seed: u64,
+}
+
+impl TournamentFile {
+    /// Parses a tournament file's TOML text.
+    pub fn from_toml(text: &str) -> Result<Self, TournamentError> {
+        toml::from_str(text).map_err(|error| TournamentError::Syntax(error.to_string().trim_end().to_owned()))
+    }
+
+    /// Reads and parses the file at `path`.
+    pub fn read(path: &Path) -> Result<Self, TournamentError> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|source| TournamentError::Read { path: path.display().to_string(), source })?;
+        Self::from_toml(&text).map_err(|error| match error {
+            TournamentError::Syntax(message) => TournamentError::Syntax(format!("{}: {message}", path.display())),
+            other => other,
+        })
+    }
+
+    /// Replaces every map `file` with its `text`, read relative to `base`, so the
+    /// tournament can be sent to a coordinator that cannot see this machine's files.
+    pub fn inline_maps(&mut self, base: &Path) -> Result<(), TournamentError> {
+        for (index, map) in self.maps.iter_mut().enumerate() {
+            if let Some(file) = map.file.take() {
+                let path = base.join(&file);
+                let text = std::fs::read_to_string(&path).map_err(|source| {
+                    invalid(format!("maps[{index}].file"), format!("{}: {source}", path.display()))
+                })?;
+                map.name.get_or_insert_with(|| file_label(&file));
+                map.text = Some(text);
+            }
+        }
+        Ok(())
+    }
+
+    /// Validates everything and resolves the tournament. Map files are read relative
+    /// to `base`; without one (a tournament sent over the API) they are refused.
+    pub fn resolve(self, base: Option<&Path>) -> Result<Tournament, TournamentError> {
+        let name = self.name.trim().to_owned();
+        check_name("name", &name)?;
+        let game = self.game;
+        let rules = self.resolve_rules()?;
+        self.check_bots()?;
+        let bot_index = |candidate: &str| self.bots.iter().position(|bot| bot.name == candidate);
+
+        let seat_range = AnyGame::seats(game);
+        // A game that fills empty seats itself (Vindinium's random heroes) can be
+        // played by fewer tournament bots than it has seats.
+        let fewest = if builtin::seat_filler(game).is_some() { 2 } else { *seat_range.start() };
+        let most = *seat_range.end();
+        let seats = match self.seats {
+            Some(seats) if !(fewest..=most).contains(&seats) => {
+                return Err(invalid("seats", format!("{game} matches seat {fewest} to {most} bots, not {seats}")));
+            }
+            Some(seats) => seats,
+            None => most.min(self.bots.len()).max(fewest),
+        };
+        let max_matches = self.max_matches.unwrap_or(DEFAULT_MAX_MATCHES);
+        if max_matches == 0 {
+            return Err(invalid("max_matches", "must be at least 1"));
+        }
+        if self.format != FormatKind::Gauntlet && !self.candidates.is_empty() {
+            return Err(invalid("candidates", "only a gauntlet has candidates"));
+        }
+        let format = match self.format {
+            FormatKind::RoundRobin => Format::RoundRobin { seats, max_matches },
+            FormatKind::Gauntlet => {
+                if self.candidates.is_empty() {
+                    return Err(invalid("candidates", "a gauntlet needs at least one candidate"));
+                }
+                let mut candidates = Vec::new();
+                for (index, candidate) in self.candidates.iter().enumerate() {
+                    let found = bot_index(candidate).ok_or_else(|| {
+                        invalid(format!("candidates[{index}]"), format!("no bot is named {candidate:?}"))
+                    })?;
+                    if candidates.contains(&found) {
+                        return Err(invalid(format!("candidates[{index}]"), format!("{candidate:?} is listed twice")));
+                    }
+                    candidates.push(found);
+                }
+                Format::Gauntlet { seats, max_matches, candidates }
+            }
+            FormatKind::Single => {
+                if self.seats.is_some() && self.seats != Some(self.bots.len()) {
+                    return Err(invalid("seats", "a single match seats every bot listed"));
+                }
+                if !(fewest..=most).contains(&self.bots.len()) {
+                    return Err(invalid(
+                        "bots",
+                        format!("a single {game} match seats {fewest} to {most} bots, not {}", self.bots.len()),
+                    ));
+                }
+                Format::Single
+            }
+        };
+        if self.games_per_pairing == 0 {
+            return Err(invalid("games_per_pairing", "must be at least 1"));
+        }
+        let maps = self.resolve_maps(&rules, base)?;
+
+        let mut tournament = Tournament {
+            id: String::new(),
+            name,
+            game,
+            rules,
+            bots: self.bots,
+            maps,
+            format,
+            games_per_pairing: self.games_per_pairing,
+            seed: self.seed,
+        };
+        // Checks the schedule now, so that a bad format is the file's error, not the ledger's.
+        drop(tournament.fixtures().map_err(|error| invalid("format", error))?);
+        tournament.id = tournament.content_id();
+        Ok(tournament)
+    }
+
+    fn resolve_rules(&self) -> Result<serde_json::Value, TournamentError> {
+        let mut rules = match &self.preset {
+            Some(preset) => AnyGame::preset(self.game, preset).map_err(|error| invalid("preset", error))?,
+            None => serde_json::Value::Object(serde_json::Map::new()),
+        };
+        if let (Some(overrides), serde_json::Value::Object(merged)) = (&self.rules, &mut rules) {
+            merged.extend(overrides.iter().map(|(key, value)| (key.clone(), value.clone())));
+        }
+        // Checked now, so a typo fails the submission rather than every match.
+        AnyGame::resolve_rules(self.game, &rules).map_err(|error| invalid("rules", error))?;
+        Ok(rules)
+    }
+
+    fn check_bots(&self) -> Result<(), TournamentError> {
+        if self.bots.len() < 2 {
+            return Err(invalid("bots", format!("a tournament needs at least 2 bots, not {}", self.bots.len())));
+        }
+        for (index, bot) in self.bots.iter().enumerate() {
+            let key = |field: &str| format!("bots[{index}].{field}");
+            check_name(&key("name"), &bot.name)?;
+            if self.bots[..index].iter().any(|other| other.name == bot.name) {
+                return Err(invalid(key("name"), format!("{:?} is used by an earlier bot", bot.name)));
+            }
+            match (&bot.builtin, &bot.command, &bot.image) {
+                (Some(name), None, None) => {
+                    if !builtin::names(self.game).contains(&name.as_str()) {
+                        return Err(invalid(
+                            key("builtin"),
+                            format!(
+                                "{} has no builtin {name:?}: expected one of {}",
+                                self.game,
+                                builtin::names(self.game).join(", ")
+                            ),
+                        ));
+                    }
+                }
+                (Some(_), _, _) => return Err(invalid(key("builtin"), "a builtin has no command or image")),
+                (None, None, None) => return Err(invalid(key("command"), "give a builtin, a command or an image")),
+                (None, command, image) => {
+                    if command.as_deref().is_some_and(|c| c.trim().is_empty()) {
+                        return Err(invalid(key("command"), "is empty"));
+                    }
+                    if image.as_deref().is_some_and(|i| i.trim().is_empty() || i.contains(char::is_whitespace)) {
+                        return Err(invalid(key("image"), "is not an image name"));
+                    }
+                }
+            }
+            bot.limits.check().map_err(|problem| invalid(key("limits"), problem))?;
+        }
+        Ok(())
+    }
+
+    fn resolve_maps(&self, rules: &serde_json::Value, base: Option<&Path>) -> Result<Vec<MapSlot>, TournamentError> {
+        let game = self.game;
+        let has_maps = AnyGame::default_map(game, rules, 0).map_err(|error| invalid("rules", error))?.is_some();
+        if self.maps.is_empty() {
+            return Ok(vec![MapSlot { name: "default".into(), text: None }]);
+        }
+        if !has_maps {
+            return Err(invalid("maps", format!("{game} has no maps")));
+        }
+        let mut slots = Vec::with_capacity(self.maps.len());
+        for (index, entry) in self.maps.iter().enumerate() {
+            let key = |field: &str| format!("maps[{index}].{field}");
+            let (label, text) = match (&entry.file, entry.seed, &entry.text) {
+                (Some(file), None, None) => {
+                    let Some(base) = base else {
+                        return Err(invalid(
+                            key("file"),
+                            "map files cannot be read here: send the maps' text (farm-coordinator submit does)",
+                        ));
+                    };
+                    let path = base.join(file);
+                    let text = std::fs::read_to_string(&path)
+                        .map_err(|source| invalid(key("file"), format!("{}: {source}", path.display())))?;
+                    (file_label(file), text)
+                }
+                (None, Some(seed), None) => {
+                    let text = AnyGame::default_map(game, rules, seed)
+                        .map_err(|error| invalid(key("seed"), error))?
+                        .unwrap_or_default();
+                    (format!("seed-{seed}"), text)
+                }
+                (None, None, Some(text)) => (format!("map-{index}"), text.clone()),
+                _ => return Err(invalid(format!("maps[{index}]"), "give exactly one of file, seed or text")),
+            };
+            let name = entry.name.clone().unwrap_or(label);
+            check_name(&key("name"), &name)?;
+            // The map must load: one trial setup with the first bots' worth of seats.
+            let players = (0..*AnyGame::seats(game).end()).map(|seat| format!("seat-{seat}")).collect();
+            farm_engine::MatchSetup::new(game, rules, Some(text.clone()), 0, players)
+                .and_then(|setup| farm_engine::Match::new(setup).map(drop))
+                .map_err(|error| invalid(format!("maps[{index}]"), format!("{name}: {error}")))?;
+            if slots.iter().any(|slot: &MapSlot| slot.name == name) {
+                return Err(invalid(key("name"), format!("{name:?} names an earlier map too")));
+            }
+            slots.push(MapSlot { name, text: Some(text) });
+        }
+        Ok(slots)
+    }
+}
+
+fn file_label(file: &Path) -> String {
+    file.file_stem().map_or_else(|| file.display().to_string(), |stem| stem.to_string_lossy().into_owned())
+}
+
+fn check_name(key: &str, name: &str) -> Result<(), TournamentError> {
+    if name.is_empty() || name.chars().count() > MAX_NAME || name.chars().any(char::is_control) {
+        return Err(invalid(key, format!("must be 1 to {MAX_NAME} printable characters")));
+    }
+    Ok(())
+}
+
+/// 64 bits of SHA-256 over `parts`, each length-prefixed so that no two part lists
+/// hash alike.
+fn hash64(parts: &[&[u8]]) -> u64 {
+    let mut hasher = Sha256::new();
+    for part in parts {
+        hasher.update((part.len() as u64).to_le_bytes());
+        hasher.update(part);
+    }
+    let digest = hasher.finalize();
+    let mut first = [0u8; 8];
+    first.copy_from_slice(&digest[..8]);
+    u64::from_be_bytes(first)
+}
+
+fn seat_bytes(seats: &[usize]) -> Vec<u8> {
+    seats.iter().flat_map(|&bot| (bot as u64).to_le_bytes()).collect()
+}
+
+impl Tournament {
+    /// The id its content gives (everything but the id; maps by their text).
+    fn content_id(&self) -> String {
+        let mut content = self.clone();
+        content.id = String::new();
+        // serde_json's maps are sorted, so the same content always serializes alike.
+        let bytes = serde_json::to_vec(&content).unwrap_or_default();
+        format!("t-{:016x}", hash64(&[b"matchfarm tournament v1", &bytes]))
+    }
+
+    /// The fixtures of the format, before maps and repetitions.
+    fn fixtures(&self) -> Result<Box<dyn Iterator<Item = Fixture> + Send>, ScheduleError> {
+        let bots = self.bots.len();
+        Ok(match &self.format {
+            Format::RoundRobin { seats: 2, .. } => Box::new(schedule::round_robin_pairs(bots)),
+            Format::RoundRobin { seats, max_matches } => {
+                Box::new(schedule::round_robin_groups(bots, *seats, *max_matches, self.seed)?.into_iter())
+            }
+            Format::Gauntlet { seats, max_matches, candidates } => {
+                let pool: Vec<usize> = (0..bots).filter(|bot| !candidates.contains(bot)).collect();
+                Box::new(schedule::gauntlet(candidates, &pool, *seats, *max_matches, self.seed)?.into_iter())
+            }
+            Format::Single => Box::new(std::iter::once(Fixture { seats: (0..bots).collect() })),
+        })
+    }
+
+    /// Every job, in schedule order: each fixture on each map, `games_per_pairing`
+    /// times. Lazy, so a million-job round robin is never held whole.
+    pub fn plan(&self) -> Result<impl Iterator<Item = PlannedJob> + Send + 'static, ScheduleError> {
+        let fixtures = self.fixtures()?;
+        let maps = self.maps.len();
+        let repetitions = self.games_per_pairing;
+        let id = self.id.clone();
+        let seed = self.seed;
+        let plan = fixtures
+            .flat_map(move |fixture| {
+                (0..maps).flat_map(move |map| {
+                    let fixture = fixture.clone();
+                    (0..repetitions).map(move |repetition| (fixture.clone(), map, repetition))
+                })
+            })
+            .enumerate()
+            .map(move |(position, (fixture, map, repetition))| {
+                let map_and_repetition = [(map as u64).to_le_bytes(), u64::from(repetition).to_le_bytes()].concat();
+                let job = hash64(&[b"job", id.as_bytes(), &seat_bytes(&fixture.seats), &map_and_repetition]);
+                let mut bots = fixture.seats.clone();
+                bots.sort_unstable();
+                let match_seed = hash64(&[b"seed", &seed.to_le_bytes(), &seat_bytes(&bots), &map_and_repetition]);
+                PlannedJob {
+                    position: position as u64,
+                    job_id: format!("j-{job:016x}"),
+                    seats: fixture.seats,
+                    map,
+                    repetition,
+                    seed: match_seed,
+                }
+            });
+        Ok(plan)
+    }
+
+    /// The bot at `index` as a worker runs it under `mode`.
+    pub fn bot_spec(&self, index: usize, mode: LaunchMode) -> Result<BotSpec, TournamentError> {
+        let bot = self.bots.get(index).ok_or_else(|| invalid(format!("bots[{index}]"), "no such bot"))?;
+        let launch = match (&bot.builtin, mode) {
+            (Some(name), _) => BotLaunch::Builtin(name.clone()),
+            (None, LaunchMode::Local) => BotLaunch::Command(bot.command.clone().ok_or_else(|| {
+                invalid(
+                    format!("bots[{index}].command"),
+                    format!("{} has no command to run locally (it has an image: use the docker sandbox)", bot.name),
+                )
+            })?),
+            (None, LaunchMode::Docker) => BotLaunch::Image(bot.image.clone().ok_or_else(|| {
+                invalid(format!("bots[{index}].image"), format!("{} has no image to run in Docker", bot.name))
+            })?),
+        };
+        Ok(BotSpec { name: bot.name.clone(), launch, transport: bot.transport, limits: bot.limits.clone() })
+    }
+
+    /// Checks that every bot can run under `mode`, naming the first that cannot.
+    pub fn check_launchable(&self, mode: LaunchMode) -> Result<Vec<BotSpec>, TournamentError> {
+        (0..self.bots.len()).map(|index| self.bot_spec(index, mode)).collect()
+    }
+
+    /// The job a worker plays for `planned`, with bots launched as `specs` says
+    /// (from [`Tournament::check_launchable`]).
+    pub fn job(&self, planned: &PlannedJob, specs: &[BotSpec]) -> MatchJob {
+        MatchJob {
+            job_id: planned.job_id.clone(),
+            tournament_id: self.id.clone(),
+            game: self.game,
+            rules: self.rules.clone(),
+            map: self.maps.get(planned.map).and_then(|slot| slot.text.clone()),
+            seed: planned.seed,
+            bots: planned.seats.iter().filter_map(|&bot| specs.get(bot).cloned()).collect(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const BOTWARS: &str = r#"
+name = "botwars test"
+game = "botwars"
+format = "round-robin"
+games_per_pairing = 2
+seed = 5
+[[bots]]
+name = "a"
+builtin = "random"
+[[bots]]
+name = "b"
+builtin = "gatherer"
+[[bots]]
+name = "c"
+command = "python3 bots/botwars/random_bot.py"
+image = "matchfarm/bot-botwars-random-py"
+"#;
+
+    fn resolve(text: &str) -> Result<Tournament, TournamentError> {
+        TournamentFile::from_toml(text)?.resolve(None)
+    }
+
+    #[test]
+    fn a_round_robin_of_two_seats_plays_every_pair_on_both_sides_with_shared_seeds() {
+        let tournament = resolve(BOTWARS).expect("valid");
+        let jobs: Vec<PlannedJob> = tournament.plan().expect("plan").collect();
+        assert_eq!(jobs.len(), 3 * 2 * 2, "6 ordered pairs, 2 games each");
+        for (position, job) in jobs.iter().enumerate() {
+            assert_eq!(job.position, position as u64);
+            let mirror = jobs
+                .iter()
+                .find(|other| other.seats == [job.seats[1], job.seats[0]] && other.repetition == job.repetition)
+                .expect("the other side");
+            assert_eq!(mirror.seed, job.seed, "both sides of a pairing share the seed");
+            assert_ne!(mirror.job_id, job.job_id);
+        }
+        let mut ids: Vec<&str> = jobs.iter().map(|job| job.job_id.as_str()).collect();
+        ids.sort_unstable();
+        ids.dedup();
+        assert_eq!(ids.len(), jobs.len(), "ids are unique");
+    }
+
+    #[test]
+    fn the_same_content_gives_the_same_ids_and_any_change_new_ones() {
+        let first = resolve(BOTWARS).expect("valid");
+        let again = resolve(&BOTWARS.replace("seed = 5", "seed = 5 # same")).expect("valid");
+        assert_eq!(first.id, again.id);
+        let ids = |t: &Tournament| t.plan().expect("plan").map(|job| (job.job_id, job.seed)).collect::<Vec<_>>();
+        assert_eq!(ids(&first), ids(&again));
+        let reseeded = resolve(&BOTWARS.replace("seed = 5", "seed = 6")).expect("valid");
+        assert_ne!(first.id, reseeded.id);
+        assert!(ids(&first).iter().zip(ids(&reseeded)).all(|(a, b)| a.0 != b.0 && a.1 != b.1));
+    }
+
+    #[test]
+    fn bots_launch_by_command_locally_and_by_image_in_docker() {
+        let tournament = resolve(BOTWARS).expect("valid");
+        let local = tournament.check_launchable(LaunchMode::Local).expect("all local");
+        assert_eq!(local[2].launch, BotLaunch::Command("python3 bots/botwars/random_bot.py".into()));
+        assert_eq!(local[0].launch, BotLaunch::Builtin("random".into()));
+        let docker = tournament.check_launchable(LaunchMode::Docker).expect("all docker");
+        assert_eq!(docker[2].launch, BotLaunch::Image("matchfarm/bot-botwars-random-py".into()));
+        let image_only =
+            resolve(&BOTWARS.replace("command = \"python3 bots/botwars/random_bot.py\"\n", "")).expect("valid");
+        let error = image_only.check_launchable(LaunchMode::Local).expect_err("no command");
+        assert!(error.to_string().starts_with("bots[2].command: c has no command"), "{error}");
+        let job = tournament.job(&tournament.plan().expect("plan").next().expect("a job"), &local);
+        assert_eq!(job.bots.len(), 2);
+        assert_eq!(job.tournament_id, tournament.id);
+    }
+
+    #[test]
+    fn errors_name_the_key_and_the_problem() {
+        let cases: &[(&str, &str, &str)] = &[
+            ("format = \"round-robin\"", "format = \"swiss\"", "unknown variant `swiss`"),
+            ("seed = 5", "seed = 5\ncolour = 1", "unknown field `colour`"),
+            ("seed = 5", "seed = \"five\"", "seed"),
+            ("name = \"b\"", "name = \"a\"", "bots[1].name: \"a\" is used by an earlier bot"),
+            ("builtin = \"gatherer\"", "builtin = \"smart\"", "bots[1].builtin: botwars has no builtin \"smart\""),
+            ("builtin = \"gatherer\"", "", "bots[1].command: give a builtin, a command or an image"),
+            ("games_per_pairing = 2", "games_per_pairing = 0", "games_per_pairing: must be at least 1"),
+            ("seed = 5", "seed = 5\n[rules]\nturnz = 3", "rules: invalid botwars rules"),
+            ("seed = 5", "seed = 5\npreset = \"Final\"", "preset: invalid botwars rules: unknown preset \"Final\""),
+            ("seed = 5", "seed = 5\nmaps = [{ seed = 1 }]", "maps: botwars has no maps"),
+            ("seed = 5", "seed = 5\nseats = 3", "seats: botwars matches seat 2 to 2 bots, not 3"),
+            ("format = \"round-robin\"", "format = \"gauntlet\"", "candidates: a gauntlet needs at least one"),
+            ("seed = 5", "seed = 5\ncandidates = [\"a\"]", "candidates: only a gauntlet has candidates"),
+            (
+                "[[bots]]\nname = \"c\"",
+                "[bots.limits]\nmemory_mib = 1\n[[bots]]\nname = \"c\"",
+                "bots[1].limits: memory_mib must be",
+            ),
+        ];
+        for (from, to, expected) in cases {
+            assert!(BOTWARS.contains(from), "{from}");
+            let error = resolve(&BOTWARS.replacen(from, to, 1)).expect_err(to).to_string();
+            assert!(error.contains(expected), "{to:?} gave {error:?}, expected {expected:?}");
+        }
+        let error = resolve("name = \"x\"\ngame = \"chess\"").expect_err("unknown game").to_string();
+        assert!(error.contains("line 2"), "TOML errors carry the line: {error}");
+    }
+
+    #[test]
+    fn maps_load_from_files_seeds_and_text_and_bad_maps_are_refused() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+        let text = r#"
+name = "v"
+game = "vindinium"
+format = "round-robin"
+maps = [{ file = "maps/vindinium/m1.txt" }, { seed = 3 }]
+[[bots]]
+name = "a"
+builtin = "random"
+[[bots]]
+name = "b"
+builtin = "greedy"
+"#;
+        let file = TournamentFile::from_toml(text).expect("parses");
+        let error = file.clone().resolve(None).expect_err("no files over the API").to_string();
+        assert!(error.starts_with("maps[0].file: map files cannot be read here"), "{error}");
+        let tournament = file.clone().resolve(Some(&root)).expect("valid");
+        assert_eq!(tournament.maps.iter().map(|m| m.name.as_str()).collect::<Vec<_>>(), ["m1", "seed-3"]);
+        assert!(tournament.maps.iter().all(|map| map.text.is_some()));
+        assert_eq!(tournament.format, Format::RoundRobin { seats: 2, max_matches: DEFAULT_MAX_MATCHES });
+        let mut inlined = file;
+        inlined.inline_maps(&root).expect("inline");
+        assert_eq!(inlined.resolve(None).expect("valid").id, tournament.id, "inlining keeps the content");
+        let broken = text.replace("{ seed = 3 }", "{ text = \"##@1\" }");
+        let error = TournamentFile::from_toml(&broken).expect("parses").resolve(Some(&root)).expect_err("bad map");
+        assert!(error.to_string().starts_with("maps[1]: map-1: invalid vindinium map"), "{error}");
+    }
+}

@@ -1,0 +1,100 @@
+//! One job, start to finish, whatever carries it: play the match, store its replay and
+//! logs, and build and store the result document. The RabbitMQ service and the
+//! coordinator's in-process farm both call this, so they play jobs identically.
+
+use farm_engine::MatchSetup;
+use farm_proto::{MatchJob, MatchResult, PlayerResult, PlayerStatus, ResultEnvelope};
+use tokio::io::AsyncWriteExt;
+
+use crate::bots::Sandbox;
+use crate::error::JobError;
+use crate::metrics;
+use crate::runner::{MatchIo, RunError, RunnerOptions, fill_seats, play_match};
+use crate::storage::{AttemptKeys, Storage};
+
+/// What playing a job needs besides the job: where bots run and where their traces go.
+#[derive(Clone)]
+pub struct JobPlayer<S> {
+    /// Where external bots run.
+    pub sandbox: S,
+    /// Where replays, logs and result documents go.
+    pub storage: Storage,
+    /// The runner's knobs.
+    pub options: RunnerOptions,
+}
+
+impl<S: Sandbox> JobPlayer<S> {
+    /// Plays `job` (attempt `keys`), storing its replay and the logs of its external
+    /// bots; returns the result to report. `stop` completing stops the match
+    /// ([`RunError::Stopped`], retryable).
+    pub async fn play(
+        &self,
+        job: &MatchJob,
+        keys: &AttemptKeys,
+        stop: impl Future<Output = ()>,
+    ) -> Result<MatchResult, JobError> {
+        let bots = fill_seats(job.game, job.bots.clone());
+        let players = bots.iter().map(|bot| bot.name.clone()).collect();
+        let setup =
+            MatchSetup::new(job.game, &job.rules, job.map.clone(), job.seed, players).map_err(RunError::Setup)?;
+        let replay_key = keys.replay();
+        let mut upload = self.storage.replay_upload(&replay_key);
+        let io = MatchIo { replay: &mut upload, on_step: |_, _| {}, stop };
+        let report = play_match(&self.sandbox, &job.job_id, setup, &bots, &self.options, io).await?;
+        upload.shutdown().await.map_err(RunError::Replay)?;
+
+        let game = job.game.name();
+        metrics::MATCH_DURATION.with_label_values(&[game]).observe(report.elapsed_ms as f64 / 1000.0);
+        if let Ok(size) = self.storage.size(&replay_key).await {
+            metrics::REPLAY_BYTES.with_label_values(&[game]).inc_by(size);
+        }
+        let mut players = Vec::with_capacity(report.seats.len());
+        for seat in report.seats {
+            let oom_killed = seat.exit.is_some_and(|exit| exit.oom_killed);
+            let status_label = match seat.outcome.status {
+                _ if oom_killed => Some("oom_killed"),
+                PlayerStatus::Ok => None,
+                PlayerStatus::TimedOut => Some("timed_out"),
+                PlayerStatus::Crashed => Some("crashed"),
+                PlayerStatus::Disqualified => Some("disqualified"),
+            };
+            if let Some(status) = status_label {
+                metrics::BOT_FAILURES.with_label_values(&[game, status]).inc();
+            }
+            let log_key = match seat.exit {
+                Some(_) => {
+                    let key = keys.log(seat.seat);
+                    self.storage.create(&key, seat.log.bytes).await?;
+                    Some(key)
+                }
+                None => None,
+            };
+            players.push(PlayerResult {
+                seat: seat.seat,
+                name: seat.name,
+                outcome: seat.outcome,
+                timeouts: seat.timeouts,
+                mean_reply_ms: seat.mean_reply_ms,
+                max_reply_ms: seat.max_reply_ms,
+                exit_code: seat.exit.and_then(|exit| exit.code).map(i64::from),
+                oom_killed,
+                log_key,
+            });
+        }
+        Ok(MatchResult::Completed {
+            steps: report.steps,
+            players,
+            replay_key,
+            replay_sha256: report.replay_sha256,
+            duration_ms: report.elapsed_ms,
+        })
+    }
+
+    /// Stores the result document beside the replay; returns its bytes, which are
+    /// what gets reported.
+    pub async fn store_result(&self, keys: &AttemptKeys, envelope: &ResultEnvelope) -> Result<Vec<u8>, JobError> {
+        let body = serde_json::to_vec(envelope).map_err(JobError::Encode)?;
+        self.storage.create(&keys.result(), body.clone()).await?;
+        Ok(body)
+    }
+}
