@@ -53,6 +53,8 @@ pub enum ApiError {
     Forbidden,
     /// No such thing; the message names it.
     NotFound(String),
+    /// The route exists, but not with this method.
+    MethodNotAllowed,
     /// The body is over [`MAX_BODY`].
     TooLarge,
     /// Something broke on our side; logged, not shown.
@@ -68,7 +70,9 @@ impl From<LedgerError> for ApiError {
 impl From<StorageError> for ApiError {
     fn from(error: StorageError) -> Self {
         match error {
-            StorageError::NotFound { key } => ApiError::NotFound(format!("object {key} is not in storage")),
+            // The store's own key is its location: for a local store, a path on this
+            // machine. Handlers name the object instead ([`stream_object`]).
+            StorageError::NotFound { .. } => ApiError::NotFound("the object is not in storage".to_owned()),
             other => ApiError::Internal(other.to_string()),
         }
     }
@@ -94,6 +98,11 @@ impl IntoResponse for ApiError {
             }
             ApiError::Forbidden => (StatusCode::FORBIDDEN, "forbidden", "the bearer token is not valid".to_owned()),
             ApiError::NotFound(message) => (StatusCode::NOT_FOUND, "not_found", message),
+            ApiError::MethodNotAllowed => (
+                StatusCode::METHOD_NOT_ALLOWED,
+                "method_not_allowed",
+                "this route does not take that method (the Allow header lists those it takes)".to_owned(),
+            ),
             ApiError::TooLarge => {
                 (StatusCode::PAYLOAD_TOO_LARGE, "too_large", format!("the body is over {MAX_BODY} bytes"))
             }
@@ -126,6 +135,7 @@ pub fn app(state: ApiState) -> Router {
         .route("/api/matches/{job_id}/logs/{seat}", get(log))
         .route("/metrics", get(render_metrics))
         .route("/healthz", get(|| async { Json(serde_json::json!({ "ok": true })) }))
+        .method_not_allowed_fallback(|| async { ApiError::MethodNotAllowed })
         .fallback(|| async { ApiError::NotFound("no such route".to_owned()) })
         .layer(middleware::from_fn(track))
         .with_state(state)
@@ -154,7 +164,9 @@ fn authorize(headers: &HeaderMap, token: &str) -> Result<(), ApiError> {
     let given = headers
         .get(header::AUTHORIZATION)
         .and_then(|value| value.to_str().ok())
-        .and_then(|value| value.strip_prefix("Bearer "))
+        // The scheme name is case-insensitive (RFC 9110, 11.1).
+        .and_then(|value| value.split_once(' ').filter(|(scheme, _)| scheme.eq_ignore_ascii_case("bearer")))
+        .map(|(_, token)| token.trim())
         .ok_or(ApiError::Unauthorized)?;
     // Compares every byte whatever the first difference, so timing tells nothing.
     let same = given.len() == token.len()
@@ -351,7 +363,7 @@ async fn replay(State(state): State<ApiState>, Path(job_id): Path<String>) -> Re
     let Some(MatchResult::Completed { replay_key, .. }) = envelope.map(|envelope| envelope.result) else {
         return Err(ApiError::NotFound(format!("match {job_id} has no replay (it has not completed)")));
     };
-    let compressed = state.storage.stream(&replay_key).await?.map_err(std::io::Error::other);
+    let compressed = stream_object(&state, &replay_key).await?.map_err(std::io::Error::other);
     // Stored zstd-compressed; served as plain JSON Lines, decompressed as it streams.
     let decoder = async_compression::tokio::bufread::ZstdDecoder::new(tokio_util::io::StreamReader::new(compressed));
     let body = Body::from_stream(tokio_util::io::ReaderStream::new(decoder));
@@ -372,6 +384,18 @@ async fn log(
         .log_key
         .clone()
         .ok_or_else(|| ApiError::NotFound(format!("seat {seat} of match {job_id} is a builtin bot: it has no log")))?;
-    let stream = state.storage.stream(&key).await?;
+    let stream = stream_object(&state, &key).await?;
     Ok(([(header::CONTENT_TYPE, "text/plain; charset=utf-8")], Body::from_stream(stream)).into_response())
+}
+
+/// The object at `key`, streamed; a missing one is a 404 that names the key asked for,
+/// never the store's own location for it.
+async fn stream_object(
+    state: &ApiState,
+    key: &str,
+) -> Result<futures_util::stream::BoxStream<'static, Result<bytes::Bytes, StorageError>>, ApiError> {
+    state.storage.stream(key).await.map_err(|error| match error {
+        StorageError::NotFound { .. } => ApiError::NotFound(format!("object {key} is not in storage")),
+        other => ApiError::from(other),
+    })
 }

@@ -18,7 +18,18 @@ use lapin::options::{BasicAckOptions, BasicConsumeOptions, QueueDeclareOptions};
 use lapin::types::FieldTable;
 use lapin::{Connection, ConnectionProperties, Consumer};
 
-pub const WORKER: &str = env!("CARGO_BIN_EXE_farm-worker");
+/// The `farm-worker` binary. Cargo names it to the worker's own tests; another
+/// crate's tests (which share this module) find it beside their executable, in
+/// `target/<profile>/`, once the workspace is built (`scripts/test` builds it first).
+pub fn worker_binary() -> std::path::PathBuf {
+    if let Some(path) = option_env!("CARGO_BIN_EXE_farm-worker") {
+        return path.into();
+    }
+    let exe = std::env::current_exe().expect("the test's own path");
+    let path = exe.parent().and_then(Path::parent).expect("target/<profile>").join("farm-worker");
+    assert!(path.exists(), "{} is missing: build the workspace first (scripts/test does)", path.display());
+    path
+}
 
 /// A variable `scripts/test` exports; its absence fails the test loudly.
 pub fn required(name: &str) -> String {
@@ -113,7 +124,7 @@ impl WorkerProcess {
         let StorageConfig::S3 { endpoint, bucket, region, access_key, secret_key, .. } = s3_config() else {
             unreachable!("s3_config is S3");
         };
-        let mut command = Command::new(WORKER);
+        let mut command = Command::new(worker_binary());
         command
             .arg("serve")
             .env("FARM_AMQP_URL", &vhost.url)

@@ -1,0 +1,535 @@
+//! The HTTP API in process (`tower::ServiceExt::oneshot` on `api::app`): authorization,
+//! body validation, submission, lookups, match lists, replays, logs, standings, metrics.
+
+use std::sync::Arc;
+
+use axum::body::{Body, Bytes};
+use axum::http::{HeaderMap, Request, StatusCode, header};
+use farm_coordinator::api::{self, ApiState};
+use farm_coordinator::ledger::{Answer, Ledger};
+use farm_proto::{MatchResult, PlayerOutcome, PlayerResult, PlayerStatus, ResultEnvelope, SCHEMA_VERSION};
+use farm_worker::storage::{Storage, StorageConfig};
+use futures_util::FutureExt;
+use http_body_util::BodyExt;
+use serde_json::Value;
+use tokio::io::AsyncWriteExt;
+use tokio::sync::Notify;
+use tower::ServiceExt;
+
+const TOKEN: &str = "a-test-token-0123456789";
+
+/// Three builtin bots, round robin: 6 jobs.
+const BOTWARS: &str = r#"
+name = "api test"
+game = "botwars"
+format = "round-robin"
+seed = 3
+[[bots]]
+name = "alpha"
+builtin = "random"
+[[bots]]
+name = "beta"
+builtin = "gatherer"
+[[bots]]
+name = "gamma"
+builtin = "random"
+"#;
+
+/// An API over a fresh ledger and object store in a temporary directory.
+struct Fixture {
+    dir: tempfile::TempDir,
+    state: ApiState,
+}
+
+fn fixture() -> Fixture {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let ledger = Ledger::open(&dir.path().join("ledger.sqlite")).expect("open the ledger");
+    let storage = Storage::open(&StorageConfig::Local { path: dir.path().join("objects") }).expect("open storage");
+    let state = ApiState { ledger, storage, token: Arc::from(TOKEN), wake_publisher: Arc::new(Notify::new()) };
+    Fixture { dir, state }
+}
+
+/// A response, read whole.
+struct Answered {
+    status: StatusCode,
+    headers: HeaderMap,
+    body: Bytes,
+}
+
+impl Answered {
+    fn json(&self) -> Value {
+        serde_json::from_slice(&self.body)
+            .unwrap_or_else(|error| panic!("not JSON ({error}): {}", String::from_utf8_lossy(&self.body)))
+    }
+
+    fn text(&self) -> String {
+        String::from_utf8(self.body.to_vec()).expect("UTF-8 body")
+    }
+
+    /// Checks that this is a JSON error with `status` and `code`; returns its message.
+    fn error(&self, status: StatusCode, code: &str) -> String {
+        assert_eq!(self.status, status, "{}", String::from_utf8_lossy(&self.body));
+        let content_type = self.headers.get(header::CONTENT_TYPE).and_then(|value| value.to_str().ok());
+        assert_eq!(content_type, Some("application/json"), "errors are JSON");
+        let body = self.json();
+        assert_eq!(body["error"]["code"], code, "{body}");
+        body["error"]["message"].as_str().expect("a message").to_owned()
+    }
+}
+
+impl Fixture {
+    async fn send(&self, request: Request<Body>) -> Answered {
+        let response = api::app(self.state.clone()).oneshot(request).await.expect("the router never fails");
+        let (parts, body) = response.into_parts();
+        let body = body.collect().await.expect("read the body").to_bytes();
+        Answered { status: parts.status, headers: parts.headers, body }
+    }
+
+    async fn get(&self, uri: &str) -> Answered {
+        self.send(Request::get(uri).body(Body::empty()).expect("request")).await
+    }
+
+    async fn post(&self, authorization: Option<&str>, content_type: Option<&str>, body: impl Into<Body>) -> Answered {
+        let mut request = Request::post("/api/tournaments");
+        if let Some(authorization) = authorization {
+            request = request.header(header::AUTHORIZATION, authorization);
+        }
+        if let Some(content_type) = content_type {
+            request = request.header(header::CONTENT_TYPE, content_type);
+        }
+        self.send(request.body(body.into()).expect("request")).await
+    }
+
+    async fn submit(&self, text: &str) -> Answered {
+        self.post(Some(&format!("Bearer {TOKEN}")), Some("application/toml"), text.to_owned()).await
+    }
+
+    /// Submits [`BOTWARS`]; returns its id.
+    async fn submit_botwars(&self) -> String {
+        let answer = self.submit(BOTWARS).await;
+        assert_eq!(answer.status, StatusCode::CREATED, "{}", answer.text());
+        answer.json()["id"].as_str().expect("an id").to_owned()
+    }
+
+    /// The tournament's matches (JSON objects), filtered by `query`.
+    async fn matches(&self, id: &str, query: &str) -> Vec<Value> {
+        let answer = self.get(&format!("/api/tournaments/{id}/matches{query}")).await;
+        assert_eq!(answer.status, StatusCode::OK, "{}", answer.text());
+        answer.json()["matches"].as_array().expect("a list").clone()
+    }
+
+    async fn tournament_count(&self) -> usize {
+        let answer = self.get("/api/tournaments").await;
+        assert_eq!(answer.status, StatusCode::OK);
+        answer.json()["tournaments"].as_array().expect("a list").len()
+    }
+
+    /// Whether a submission woke the publisher since the last call.
+    fn woke_publisher(&self) -> bool {
+        self.state.wake_publisher.notified().now_or_never().is_some()
+    }
+}
+
+fn player(seat: usize, score: i64, rank: u32, log_key: Option<String>) -> PlayerResult {
+    PlayerResult {
+        seat,
+        name: format!("seat-{seat}"),
+        outcome: PlayerOutcome { score, rank, status: PlayerStatus::Ok },
+        timeouts: 0,
+        mean_reply_ms: 1.0,
+        max_reply_ms: 3.0,
+        exit_code: None,
+        oom_killed: false,
+        log_key,
+    }
+}
+
+/// Seat 0 beats seat 1.
+fn won_by_seat_0(tournament_id: &str, job_id: &str, replay_key: &str, log_key: Option<String>) -> Answer {
+    Answer::Result(ResultEnvelope {
+        schema: SCHEMA_VERSION,
+        job_id: job_id.to_owned(),
+        tournament_id: tournament_id.to_owned(),
+        worker_id: "worker-7".to_owned(),
+        attempt: 1,
+        result: MatchResult::Completed {
+            steps: 100,
+            players: vec![player(0, 12, 1, log_key), player(1, 3, 2, None)],
+            replay_key: replay_key.to_owned(),
+            replay_sha256: "0".repeat(64),
+            duration_ms: 25,
+        },
+    })
+}
+
+#[tokio::test]
+async fn writes_need_the_bearer_token() {
+    let fixture = fixture();
+    let missing = fixture.post(None, None, BOTWARS).await;
+    let message = missing.error(StatusCode::UNAUTHORIZED, "unauthorized");
+    assert!(message.contains("Bearer"), "{message}");
+    assert_eq!(missing.headers.get(header::WWW_AUTHENTICATE).map(|value| value.as_bytes()), Some(&b"Bearer"[..]));
+
+    let wrong = fixture.post(Some("Bearer a-test-token-0123456780"), None, BOTWARS).await;
+    wrong.error(StatusCode::FORBIDDEN, "forbidden");
+    assert!(wrong.headers.get(header::WWW_AUTHENTICATE).is_none());
+    let shorter = fixture.post(Some("Bearer a-test-token"), None, BOTWARS).await;
+    shorter.error(StatusCode::FORBIDDEN, "forbidden");
+    let longer = fixture.post(Some(&format!("Bearer {TOKEN}0")), None, BOTWARS).await;
+    longer.error(StatusCode::FORBIDDEN, "forbidden");
+    let empty = fixture.post(Some("Bearer "), None, BOTWARS).await;
+    empty.error(StatusCode::FORBIDDEN, "forbidden");
+
+    let basic = fixture.post(Some("Basic dXNlcjpwYXNz"), None, BOTWARS).await;
+    basic.error(StatusCode::UNAUTHORIZED, "unauthorized");
+    assert!(basic.headers.contains_key(header::WWW_AUTHENTICATE));
+    let bare = fixture.post(Some(TOKEN), None, BOTWARS).await;
+    bare.error(StatusCode::UNAUTHORIZED, "unauthorized");
+
+    // Authorization comes before the body is even read: a bad body is still a 401.
+    let unauthorized_garbage = fixture.post(None, None, vec![0xff_u8; 10]).await;
+    unauthorized_garbage.error(StatusCode::UNAUTHORIZED, "unauthorized");
+
+    assert_eq!(fixture.tournament_count().await, 0, "nothing was inserted");
+    assert!(!fixture.woke_publisher());
+}
+
+#[tokio::test]
+async fn bad_bodies_are_refused_with_what_is_wrong() {
+    let fixture = fixture();
+    let bearer = format!("Bearer {TOKEN}");
+    let bearer = Some(bearer.as_str());
+
+    let malformed = fixture.submit("name = \"x\"\ngame = = \"botwars\"\n").await;
+    let message = malformed.error(StatusCode::BAD_REQUEST, "bad_request");
+    assert!(message.contains("line 2"), "{message}");
+
+    let unknown_key = fixture.submit(&BOTWARS.replace("seed = 3", "seed = 3\ncolour = \"red\"")).await;
+    let message = unknown_key.error(StatusCode::BAD_REQUEST, "bad_request");
+    assert!(message.contains("colour"), "{message}");
+
+    let invalid = fixture.submit(&BOTWARS.replace("builtin = \"gatherer\"", "builtin = \"smart\"")).await;
+    let message = invalid.error(StatusCode::BAD_REQUEST, "bad_request");
+    assert!(message.starts_with("bots[1].builtin:"), "{message}");
+
+    let map_file = fixture.submit(&BOTWARS.replace("seed = 3", "seed = 3\nmaps = [{ file = \"/etc/passwd\" }]")).await;
+    map_file.error(StatusCode::BAD_REQUEST, "bad_request");
+
+    let bad_json = fixture.post(bearer, Some("application/json"), "{\"name\": ").await;
+    bad_json.error(StatusCode::BAD_REQUEST, "bad_request");
+    // TOML sent as JSON is read as JSON, and refused.
+    let toml_as_json = fixture.post(bearer, Some("application/json; charset=utf-8"), BOTWARS).await;
+    toml_as_json.error(StatusCode::BAD_REQUEST, "bad_request");
+
+    let huge = fixture.post(bearer, None, vec![b'#'; api::MAX_BODY + 1]).await;
+    let message = huge.error(StatusCode::PAYLOAD_TOO_LARGE, "too_large");
+    assert!(message.contains(&api::MAX_BODY.to_string()), "{message}");
+
+    let not_utf8 = fixture.post(bearer, None, b"name = \"\xff\xfe\"\n".to_vec()).await;
+    let message = not_utf8.error(StatusCode::BAD_REQUEST, "bad_request");
+    assert!(message.contains("UTF-8"), "{message}");
+
+    assert_eq!(fixture.tournament_count().await, 0, "nothing was inserted");
+    assert!(!fixture.woke_publisher());
+
+    // Just under the limit is read (and then judged as TOML: comments only).
+    let padded = format!("{BOTWARS}{}", "#".repeat(api::MAX_BODY - BOTWARS.len()));
+    assert_eq!(padded.len(), api::MAX_BODY);
+    assert_eq!(fixture.submit(&padded).await.status, StatusCode::CREATED);
+}
+
+#[tokio::test]
+async fn a_tournament_is_created_once_and_wakes_the_publisher() {
+    let fixture = fixture();
+    assert!(!fixture.woke_publisher());
+    let first = fixture.submit(BOTWARS).await;
+    assert_eq!(first.status, StatusCode::CREATED, "{}", first.text());
+    let submitted: api::Submitted = serde_json::from_slice(&first.body).expect("a submission answer");
+    assert!(submitted.created);
+    assert_eq!(submitted.jobs, 6);
+    assert!(submitted.id.starts_with("t-"), "{}", submitted.id);
+    assert!(fixture.woke_publisher(), "a new tournament wakes the publisher");
+
+    let again = fixture.submit(BOTWARS).await;
+    assert_eq!(again.status, StatusCode::OK);
+    let resubmitted: api::Submitted = serde_json::from_slice(&again.body).expect("a submission answer");
+    assert_eq!((resubmitted.id.as_str(), resubmitted.created, resubmitted.jobs), (submitted.id.as_str(), false, 6));
+    assert!(!fixture.woke_publisher(), "nothing new: no wake-up");
+
+    // The same tournament as JSON is the same tournament.
+    let file = farm_coordinator::tournament::TournamentFile::from_toml(BOTWARS).expect("parses");
+    let json = serde_json::to_string(&file).expect("JSON");
+    let bearer = format!("Bearer {TOKEN}");
+    let as_json = fixture.post(Some(&bearer), Some("application/json"), json).await;
+    assert_eq!(as_json.status, StatusCode::OK, "{}", as_json.text());
+    assert_eq!(as_json.json()["id"], submitted.id);
+
+    let listed = fixture.get("/api/tournaments").await.json();
+    let listed = listed["tournaments"].as_array().expect("a list").clone();
+    assert_eq!(listed.len(), 1);
+    assert_eq!(listed[0]["id"], submitted.id);
+    assert_eq!(listed[0]["progress"]["total"], 6);
+
+    let shown = fixture.get(&format!("/api/tournaments/{}", submitted.id)).await;
+    assert_eq!(shown.status, StatusCode::OK);
+    let shown = shown.json();
+    assert_eq!(shown["id"], submitted.id);
+    assert_eq!(shown["name"], "api test");
+    assert_eq!(shown["game"], "botwars");
+    assert_eq!(shown["bots"], serde_json::json!(["alpha", "beta", "gamma"]));
+    assert_eq!(shown["maps"], serde_json::json!(["default"]));
+    assert_eq!(shown["progress"]["total"], 6);
+    assert_eq!(shown["progress"]["pending"], 6);
+    assert_eq!(shown["finished"], false);
+
+    let standings = fixture.get(&format!("/api/tournaments/{}/standings", submitted.id)).await;
+    assert_eq!(standings.status, StatusCode::OK);
+    let rows = standings.json()["rows"].as_array().expect("rows").clone();
+    assert_eq!(rows.len(), 3);
+    assert!(rows.iter().all(|row| row["played"] == 0), "{rows:?}");
+}
+
+#[tokio::test]
+async fn unknown_things_are_404_and_bad_seats_400() {
+    let fixture = fixture();
+    let id = fixture.submit_botwars().await;
+    let first_job = fixture.matches(&id, "?limit=1").await[0]["job_id"].as_str().expect("a job id").to_owned();
+
+    let message = fixture.get("/api/tournaments/t-unknown").await.error(StatusCode::NOT_FOUND, "not_found");
+    assert!(message.contains("t-unknown"), "{message}");
+    fixture.get("/api/tournaments/t-unknown/standings").await.error(StatusCode::NOT_FOUND, "not_found");
+    fixture.get("/api/tournaments/t-unknown/matches").await.error(StatusCode::NOT_FOUND, "not_found");
+    let message = fixture.get("/api/matches/j-nope").await.error(StatusCode::NOT_FOUND, "not_found");
+    assert!(message.contains("j-nope"), "{message}");
+    fixture.get("/api/matches/j-nope/replay").await.error(StatusCode::NOT_FOUND, "not_found");
+    fixture.get("/api/matches/j-nope/logs/0").await.error(StatusCode::NOT_FOUND, "not_found");
+
+    let message =
+        fixture.get(&format!("/api/matches/{first_job}/replay")).await.error(StatusCode::NOT_FOUND, "not_found");
+    assert!(message.contains(&first_job) && message.contains("not completed"), "{message}");
+    let message =
+        fixture.get(&format!("/api/matches/{first_job}/logs/0")).await.error(StatusCode::NOT_FOUND, "not_found");
+    assert!(message.contains("not completed"), "{message}");
+    let message = fixture
+        .get(&format!("/api/matches/{first_job}/logs/first"))
+        .await
+        .error(StatusCode::BAD_REQUEST, "bad_request");
+    assert!(message.contains("first"), "{message}");
+    fixture.get(&format!("/api/matches/{first_job}/logs/-1")).await.error(StatusCode::BAD_REQUEST, "bad_request");
+
+    let detail = fixture.get(&format!("/api/matches/{first_job}")).await;
+    assert_eq!(detail.status, StatusCode::OK);
+    let detail = detail.json();
+    assert_eq!(detail["tournament_id"], id);
+    assert_eq!(detail["match"]["state"], "pending");
+    assert_eq!(detail["match"]["position"], 0);
+    assert_eq!(detail["result"], Value::Null);
+
+    fixture.get("/api/nothing-here").await.error(StatusCode::NOT_FOUND, "not_found");
+    fixture.get("/").await.error(StatusCode::NOT_FOUND, "not_found");
+
+    // A known route with the wrong method: 405, as JSON, with the methods it takes.
+    let delete = Request::delete("/api/tournaments").body(Body::empty()).expect("request");
+    let wrong_method = fixture.send(delete).await;
+    wrong_method.error(StatusCode::METHOD_NOT_ALLOWED, "method_not_allowed");
+    let allow = wrong_method.headers.get(header::ALLOW).and_then(|value| value.to_str().ok()).unwrap_or_default();
+    assert!(allow.contains("GET") && allow.contains("POST"), "{allow:?}");
+    let post = Request::post(format!("/api/matches/{first_job}")).body(Body::empty()).expect("request");
+    fixture.send(post).await.error(StatusCode::METHOD_NOT_ALLOWED, "method_not_allowed");
+    assert_eq!(fixture.tournament_count().await, 1);
+}
+
+#[tokio::test]
+async fn match_lists_filter_and_refuse_bad_queries() {
+    let fixture = fixture();
+    let id = fixture.submit_botwars().await;
+
+    let every = fixture.matches(&id, "").await;
+    assert_eq!(every.len(), 6);
+    let positions: Vec<u64> = every.iter().map(|row| row["position"].as_u64().expect("position")).collect();
+    assert_eq!(positions, [0, 1, 2, 3, 4, 5]);
+    assert!(every.iter().all(|row| row["bots"].as_array().is_some_and(|bots| bots.len() == 2)));
+    assert!(every.iter().all(|row| row["map"] == "default" && row["state"] == "pending"));
+
+    let filtered = fixture.matches(&id, "?bot=beta&status=pending&limit=2").await;
+    assert_eq!(filtered.len(), 2);
+    assert!(filtered.iter().all(|row| row["bots"].as_array().is_some_and(|bots| bots.contains(&"beta".into()))));
+    let with_beta: Vec<&Value> =
+        every.iter().filter(|row| row["bots"].as_array().is_some_and(|bots| bots.contains(&"beta".into()))).collect();
+    assert_eq!(with_beta.len(), 4);
+    assert_eq!(filtered[0]["job_id"], with_beta[0]["job_id"]);
+    assert_eq!(filtered[1]["job_id"], with_beta[1]["job_id"]);
+
+    assert!(fixture.matches(&id, "?status=done").await.is_empty());
+    assert_eq!(fixture.matches(&id, "?map=default").await.len(), 6);
+    let page = fixture.matches(&id, "?offset=4&limit=1000").await;
+    assert_eq!(page.iter().map(|row| row["position"].as_u64()).collect::<Vec<_>>(), [Some(4), Some(5)]);
+    assert_eq!(fixture.matches(&id, "?bot=gamma&offset=3").await.len(), 1);
+
+    let bad = |query: &'static str| {
+        let fixture = &fixture;
+        let id = &id;
+        async move {
+            fixture
+                .get(&format!("/api/tournaments/{id}/matches{query}"))
+                .await
+                .error(StatusCode::BAD_REQUEST, "bad_request")
+        }
+    };
+    let message = bad("?bot=zed").await;
+    assert!(message.contains("zed"), "{message}");
+    let message = bad("?status=finished").await;
+    assert!(message.contains("finished") && message.contains("pending"), "{message}");
+    let message = bad("?map=nowhere").await;
+    assert!(message.contains("nowhere"), "{message}");
+    for query in ["?limit=0", "?limit=5000", "?limit=1001"] {
+        let message = bad(query).await;
+        assert!(message.starts_with("limit:"), "{query}: {message}");
+    }
+    bad("?limit=ten").await;
+    bad("?limit=-1").await;
+    bad("?offset=-1").await;
+    let message = bad("?colour=red").await;
+    assert!(message.contains("colour"), "{message}");
+    assert_eq!(fixture.matches(&id, "?limit=1000").await.len(), 6);
+}
+
+#[tokio::test]
+async fn a_completed_match_serves_its_replay_its_logs_and_counts_in_standings() {
+    let fixture = fixture();
+    let id = fixture.submit_botwars().await;
+    let every = fixture.matches(&id, "").await;
+    let job = every[0]["job_id"].as_str().expect("a job id").to_owned();
+    let winner = every[0]["bots"][0].as_str().expect("a bot").to_owned();
+    let loser = every[0]["bots"][1].as_str().expect("a bot").to_owned();
+
+    // A replay large enough to arrive in several chunks, and seat 0's stderr.
+    let prefix = format!("tournaments/{id}/jobs/{job}/attempt-1-000000000000");
+    let replay_key = format!("{prefix}/replay.jsonl.zst");
+    let log_key = format!("{prefix}/seat-0.stderr.log");
+    let replay: String =
+        (0..20_000).map(|step| format!("{{\"type\":\"frame\",\"step\":{step},\"cells\":[{}]}}\n", step % 97)).collect();
+    let mut upload = fixture.state.storage.replay_upload(&replay_key);
+    upload.write_all(replay.as_bytes()).await.expect("write the replay");
+    upload.shutdown().await.expect("finish the upload");
+    let log = b"thinking...\nmove 3\n\xe2\x9c\x93 done\n".to_vec();
+    fixture.state.storage.create(&log_key, log.clone()).await.expect("store the log");
+
+    let recorded =
+        fixture.state.ledger.record(vec![won_by_seat_0(&id, &job, &replay_key, Some(log_key))]).await.expect("record");
+    assert!(matches!(recorded[..], [farm_coordinator::ledger::Recorded::New { completed: true, .. }]), "{recorded:?}");
+
+    let served = fixture.get(&format!("/api/matches/{job}/replay")).await;
+    assert_eq!(served.status, StatusCode::OK);
+    assert_eq!(served.headers.get(header::CONTENT_TYPE).map(|value| value.as_bytes()), Some(&b"application/jsonl"[..]));
+    assert_eq!(served.body.len(), replay.len());
+    assert!(served.body == replay.as_bytes(), "the replay comes back decompressed, byte for byte");
+
+    let served = fixture.get(&format!("/api/matches/{job}/logs/0")).await;
+    assert_eq!(served.status, StatusCode::OK);
+    assert_eq!(served.body, log);
+    let message = fixture.get(&format!("/api/matches/{job}/logs/1")).await.error(StatusCode::NOT_FOUND, "not_found");
+    assert!(message.contains("builtin"), "{message}");
+    let message = fixture.get(&format!("/api/matches/{job}/logs/9")).await.error(StatusCode::NOT_FOUND, "not_found");
+    assert!(message.contains("seat 9"), "{message}");
+
+    let detail = fixture.get(&format!("/api/matches/{job}")).await.json();
+    assert_eq!(detail["match"]["state"], "done");
+    assert_eq!(detail["match"]["attempts"], 1);
+    assert_eq!(detail["worker_id"], "worker-7");
+    assert_eq!(detail["result"]["status"], "completed");
+    assert_eq!(detail["result"]["replay_key"], replay_key);
+    assert_eq!(detail["result"]["players"][0]["score"], 12);
+
+    let shown = fixture.get(&format!("/api/tournaments/{id}")).await.json();
+    assert_eq!((shown["progress"]["done"].as_u64(), shown["progress"]["pending"].as_u64()), (Some(1), Some(5)));
+    assert_eq!(shown["finished"], false);
+    assert_eq!(fixture.matches(&id, "?status=done").await.len(), 1);
+
+    let standings = fixture.get(&format!("/api/tournaments/{id}/standings")).await;
+    assert_eq!(standings.status, StatusCode::OK);
+    let standings = standings.json();
+    assert_eq!(standings["tournament_id"], id);
+    assert_eq!(standings["progress"]["done"], 1);
+    let rows = standings["rows"].as_array().expect("rows");
+    let row = |name: &str| rows.iter().find(|row| row["bot"] == name).expect("a row per bot").clone();
+    assert_eq!((row(&winner)["played"].as_u64(), row(&winner)["wins"].as_u64()), (Some(1), Some(1)));
+    assert_eq!((row(&loser)["played"].as_u64(), row(&loser)["losses"].as_u64()), (Some(1), Some(1)));
+    let third = rows.iter().find(|row| row["bot"] != winner.as_str() && row["bot"] != loser.as_str()).expect("third");
+    assert_eq!(third["played"], 0);
+    assert_eq!(rows[0]["bot"], winner.as_str(), "the only winner leads");
+    assert_eq!(rows[0]["place"], 1);
+
+    // A result whose replay is not (or no longer) in storage: 404, naming no file path.
+    let other = every[1]["job_id"].as_str().expect("a job id").to_owned();
+    let missing_key = format!("tournaments/{id}/jobs/{other}/attempt-1-000000000000/replay.jsonl.zst");
+    let missing_log = format!("tournaments/{id}/jobs/{other}/attempt-1-000000000000/seat-0.stderr.log");
+    fixture
+        .state
+        .ledger
+        .record(vec![won_by_seat_0(&id, &other, &missing_key, Some(missing_log))])
+        .await
+        .expect("record");
+    let directory = fixture.dir.path().to_string_lossy().into_owned();
+    for what in ["replay", "logs/0"] {
+        let message =
+            fixture.get(&format!("/api/matches/{other}/{what}")).await.error(StatusCode::NOT_FOUND, "not_found");
+        assert!(message.contains("not in storage"), "{what}: {message}");
+        assert!(!message.contains(&directory), "{what}: the server's paths stay private: {message}");
+    }
+}
+
+#[tokio::test]
+async fn internal_errors_are_logged_not_shown() {
+    let fixture = fixture();
+    let id = fixture.submit_botwars().await;
+    // Damage the stored tournament behind the ledger's back.
+    let connection = rusqlite::Connection::open(fixture.dir.path().join("ledger.sqlite")).expect("open");
+    connection
+        .execute("UPDATE tournaments SET definition = 'not json' WHERE id = ?1", [&id])
+        .expect("damage the ledger");
+    drop(connection);
+    let answer = fixture.get(&format!("/api/tournaments/{id}")).await;
+    let message = answer.error(StatusCode::INTERNAL_SERVER_ERROR, "internal");
+    assert!(!message.contains("parse") && !message.contains("ledger:"), "{message}");
+    assert!(!message.contains("not json"), "{message}");
+}
+
+#[tokio::test]
+async fn metrics_count_requests_by_route_template_and_healthz_answers() {
+    let fixture = fixture();
+    let id = fixture.submit_botwars().await;
+    assert_eq!(fixture.get(&format!("/api/tournaments/{id}")).await.status, StatusCode::OK);
+    fixture.get("/api/tournaments/t-metrics-unknown").await.error(StatusCode::NOT_FOUND, "not_found");
+    fixture.get("/api/matches/j-metrics-unknown").await.error(StatusCode::NOT_FOUND, "not_found");
+    fixture.get("/no/such/route/metrics-test").await.error(StatusCode::NOT_FOUND, "not_found");
+
+    let healthz = fixture.get("/healthz").await;
+    assert_eq!(healthz.status, StatusCode::OK);
+    assert_eq!(healthz.json(), serde_json::json!({ "ok": true }));
+
+    let metrics = fixture.get("/metrics").await;
+    assert_eq!(metrics.status, StatusCode::OK);
+    let content_type = metrics.headers.get(header::CONTENT_TYPE).and_then(|value| value.to_str().ok());
+    assert!(content_type.is_some_and(|value| value.starts_with("text/plain")), "{content_type:?}");
+    let text = metrics.text();
+    let requests: Vec<&str> =
+        text.lines().filter(|line| line.starts_with("farm_coordinator_api_requests_total{")).collect();
+    let counted = |route: &str, method: &str, status: &str| {
+        requests.iter().any(|line| {
+            line.contains(&format!("route=\"{route}\""))
+                && line.contains(&format!("method=\"{method}\""))
+                && line.contains(&format!("status=\"{status}\""))
+        })
+    };
+    assert!(counted("/api/tournaments/{id}", "GET", "200"), "{requests:#?}");
+    assert!(counted("/api/tournaments/{id}", "GET", "404"), "{requests:#?}");
+    assert!(counted("/api/matches/{job_id}", "GET", "404"), "{requests:#?}");
+    assert!(counted("/api/tournaments", "POST", "201"), "{requests:#?}");
+    assert!(counted("/healthz", "GET", "200"), "{requests:#?}");
+    assert!(
+        requests.iter().all(|line| !line.contains(&id) && !line.contains("unknown") && !line.contains("metrics-test")),
+        "labels never carry ids or raw paths: {requests:#?}"
+    );
+    assert!(text.contains("farm_coordinator_api_request_duration_seconds"), "{text}");
+}
