@@ -98,4 +98,12 @@ mod tests {
         let error = CoordinatorConfig::load(Some(&file), Vec::new(), &[]).expect_err("unknown key");
         assert!(error.to_string().contains("listen_on"), "{error}");
     }
+
+    #[test]
+    fn the_example_file_holds_the_defaults() {
+        let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("../deploy/coordinator.toml");
+        let token = ("FARM_API_TOKEN".to_owned(), "0123456789abcdef".to_owned());
+        let config = CoordinatorConfig::load(Some(&file), vec![token], &[]).expect("the example loads");
+        assert_eq!(config, CoordinatorConfig { api_token: "0123456789abcdef".into(), ..CoordinatorConfig::default() });
+    }
 }

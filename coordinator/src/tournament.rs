@@ -726,4 +726,52 @@ builtin = "greedy"
         let error = TournamentFile::from_toml(&broken).expect("parses").resolve(Some(&root)).expect_err("bad map");
         assert!(error.to_string().starts_with("maps[1]: map-1: invalid vindinium map"), "{error}");
     }
+
+    fn vindinium(bots: usize, extra: &str) -> String {
+        let mut text = format!("name = \"v\"\ngame = \"vindinium\"\n{extra}\n");
+        for bot in 0..bots {
+            let builtin = if bot % 2 == 0 { "random" } else { "greedy" };
+            text.push_str(&format!("[[bots]]\nname = \"bot{bot}\"\nbuiltin = \"{builtin}\"\n"));
+        }
+        text
+    }
+
+    #[test]
+    fn n_player_round_robins_seat_every_bot_equally_and_a_cap_picks_a_balanced_subset() {
+        let full = resolve(&vindinium(5, "format = \"round-robin\"")).expect("valid");
+        assert_eq!(full.format, Format::RoundRobin { seats: 4, max_matches: DEFAULT_MAX_MATCHES });
+        let jobs: Vec<PlannedJob> = full.plan().expect("plan").collect();
+        assert_eq!(jobs.len(), 5 * 4, "C(5,4) groups in 4 rotations");
+        for bot in 0..5 {
+            for seat in 0..4 {
+                assert_eq!(jobs.iter().filter(|job| job.seats[seat] == bot).count(), 4, "bot {bot} seat {seat}");
+            }
+        }
+        let capped = resolve(&vindinium(12, "format = \"round-robin\"\nmax_matches = 100")).expect("valid");
+        let jobs: Vec<PlannedJob> = capped.plan().expect("plan").collect();
+        assert!(jobs.len() <= 100 && !jobs.is_empty(), "{}", jobs.len());
+        let per_bot: Vec<usize> =
+            (0..12).map(|bot| jobs.iter().filter(|job| job.seats.contains(&bot)).count()).collect();
+        assert!(per_bot.iter().all(|&count| count == per_bot[0]), "every bot plays as often: {per_bot:?}");
+    }
+
+    #[test]
+    fn a_gauntlet_never_pits_candidates_against_each_other() {
+        let text = vindinium(6, "format = \"gauntlet\"\nseats = 2\ncandidates = [\"bot0\", \"bot1\"]");
+        let tournament = resolve(&text).expect("valid");
+        let jobs: Vec<PlannedJob> = tournament.plan().expect("plan").collect();
+        assert_eq!(jobs.len(), 2 * 4 * 2, "each candidate meets each of 4 pool bots on both sides");
+        assert!(jobs.iter().all(|job| job.seats.iter().filter(|&&bot| bot < 2).count() == 1));
+        let error = resolve(&vindinium(3, "format = \"gauntlet\"\ncandidates = [\"nobody\"]")).expect_err("unknown");
+        assert_eq!(error.to_string(), "candidates[0]: no bot is named \"nobody\"");
+    }
+
+    #[test]
+    fn a_single_match_seats_the_bots_in_order() {
+        let tournament = resolve(&vindinium(3, "format = \"single\"\ngames_per_pairing = 2")).expect("valid");
+        let jobs: Vec<PlannedJob> = tournament.plan().expect("plan").collect();
+        assert_eq!(jobs.iter().map(|job| job.seats.clone()).collect::<Vec<_>>(), [vec![0, 1, 2], vec![0, 1, 2]]);
+        let error = resolve(&vindinium(5, "format = \"single\"")).expect_err("too many");
+        assert_eq!(error.to_string(), "bots: a single vindinium match seats 2 to 4 bots, not 5");
+    }
 }
