@@ -6,7 +6,7 @@ use farm_proto::{JobEnvelope, MatchJob, RESULTS_QUEUE, ResultEnvelope, SCHEMA_VE
 use farm_worker::queue::{self, BrokerError, ConfirmedPublisher, DEAD_LETTER_QUEUE};
 use futures_util::{FutureExt, StreamExt};
 use lapin::message::Delivery;
-use lapin::options::{BasicAckOptions, BasicConsumeOptions, BasicQosOptions};
+use lapin::options::{BasicAckOptions, BasicCancelOptions, BasicConsumeOptions, BasicQosOptions};
 use lapin::types::{AMQPValue, FieldTable};
 use lapin::{Channel, Connection};
 use tokio::sync::watch;
@@ -17,6 +17,9 @@ use crate::metrics;
 
 /// Answers recorded per ledger transaction, at most: also the consumers' prefetch.
 const INGEST_BATCH: u16 = 256;
+
+const RESULTS_TAG: &str = "coordinator-results";
+const DEAD_LETTERS_TAG: &str = "coordinator-dead-letters";
 
 /// `farm.jobs` on a confirm-mode channel.
 pub struct AmqpJobQueue {
@@ -51,18 +54,25 @@ pub async fn declare(connection: &Connection, delivery_limit: u32) -> Result<Cha
 pub async fn ingest(channel: &Channel, recorder: &Recorder, stop: &mut watch::Receiver<bool>) -> Result<(), FarmError> {
     let options = BasicConsumeOptions::default();
     let mut results = channel
-        .basic_consume(RESULTS_QUEUE.into(), "coordinator-results".into(), options, FieldTable::default())
+        .basic_consume(RESULTS_QUEUE.into(), RESULTS_TAG.into(), options, FieldTable::default())
         .await
         .map_err(BrokerError::from)
         .map_err(QueueError::from)?;
     let mut dead = channel
-        .basic_consume(DEAD_LETTER_QUEUE.into(), "coordinator-dead-letters".into(), options, FieldTable::default())
+        .basic_consume(DEAD_LETTER_QUEUE.into(), DEAD_LETTERS_TAG.into(), options, FieldTable::default())
         .await
         .map_err(BrokerError::from)
         .map_err(QueueError::from)?;
     loop {
         tokio::select! {
-            _ = stop.wait_for(|stop| *stop) => return Ok(()),
+            _ = stop.wait_for(|stop| *stop) => {
+                // Cancelled before the channel closes, so nothing more is delivered
+                // to a consumer that is going away.
+                for tag in [RESULTS_TAG, DEAD_LETTERS_TAG] {
+                    let _ = channel.basic_cancel(tag.into(), BasicCancelOptions::default()).await;
+                }
+                return Ok(());
+            }
             first = results.next() => {
                 let batch = gather(first, &mut results)?;
                 record_batch(batch, recorder, result_answer).await?;

@@ -123,11 +123,12 @@ async fn broker_sessions(
                 None,
             );
             let (mut publish_stop, mut ingest_stop) = (stop.clone(), stop.clone());
-            tokio::try_join!(
+            let outcome = tokio::try_join!(
                 publisher.run(&mut jobs, &mut publish_stop),
                 broker::ingest(&channel, recorder, &mut ingest_stop)
             )
-            .map(drop)
+            .map(drop);
+            outcome
         };
         let outcome: Result<(), FarmError> = session.await;
         let _ = connection.close(200, "coordinator stopping".into()).await;
