@@ -12,6 +12,17 @@ pub enum Transport {
     Stdio,
     /// The bot serves `POST /`; the request is the body, the reply is the response body.
     Http,
+    /// As `Http`, with the request form-encoded as `data=<request>`: what the original
+    /// Skookum Botwars servers read.
+    #[serde(rename = "http-form")]
+    HttpForm,
+}
+
+impl Transport {
+    /// Whether the bot serves HTTP (and so needs a network to be reached on).
+    pub fn is_http(self) -> bool {
+        matches!(self, Transport::Http | Transport::HttpForm)
+    }
 }
 
 /// Where a bot comes from.
@@ -84,7 +95,9 @@ pub struct BotSpec {
 
 /// A bot given on the command line in a form [`BotSpec::from_str`] does not know.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("bad bot {given:?}: {problem} (expected builtin:NAME, cmd:COMMAND, image:NAME or image+http:NAME)")]
+#[error(
+    "bad bot {given:?}: {problem} (expected builtin:NAME, cmd:COMMAND, image:NAME, image+http:NAME or image+http-form:NAME)"
+)]
 pub struct BotSpecError {
     /// The text that was given.
     pub given: String,
@@ -112,6 +125,7 @@ impl FromStr for BotSpec {
             "cmd" => (BotLaunch::Command(rest.to_owned()), Transport::Stdio),
             "image" => (BotLaunch::Image(rest.to_owned()), Transport::Stdio),
             "image+http" => (BotLaunch::Image(rest.to_owned()), Transport::Http),
+            "image+http-form" => (BotLaunch::Image(rest.to_owned()), Transport::HttpForm),
             _ => return Err(error("unknown scheme")),
         };
         Ok(BotSpec { name: default_name(&launch), launch, transport, limits: BotLimits::default() })
@@ -159,6 +173,11 @@ mod tests {
         assert_eq!(python.launch, BotLaunch::Command("python3 bots/vindinium/random_bot.py".into()));
         assert_eq!(python.name, "random_bot.py");
         assert_eq!(python.launch.to_string(), "cmd:python3 bots/vindinium/random_bot.py");
+
+        let form: BotSpec = "image+http-form:matchfarm/x".parse().expect("form parses");
+        assert_eq!(form.transport, Transport::HttpForm);
+        assert!(form.transport.is_http() && !Transport::Stdio.is_http());
+        assert_eq!(serde_json::to_string(&Transport::HttpForm).expect("serializes"), "\"http-form\"");
 
         let rust: BotSpec = "cmd:target/debug/botwars-random-bot".parse().expect("cmd parses");
         assert_eq!(rust.name, "botwars-random-bot");

@@ -173,6 +173,13 @@ fn play_runs_image_bots_in_docker_and_removes_their_containers() {
     let log = std::fs::read_to_string(dir.path().join("seat-0.stderr.log")).expect("log");
     assert!(log.contains("serving on port 8080"), "{log}");
     verify(dir.path());
+
+    // The same bot reading the original's form-encoded bodies plays the same match.
+    let (form, form_dir) =
+        docker_botwars("image+http-form:matchfarm/bot-botwars-random-http-py", "image:matchfarm/bot-botwars-random-rs");
+    assert_eq!(statuses(&form), ["ok", "ok"]);
+    assert_eq!(form["replay_sha256"], result["replay_sha256"], "same replies, byte for byte");
+    verify(form_dir.path());
     assert_eq!(play_leftovers("container"), Vec::<String>::new());
     assert_eq!(play_leftovers("network"), Vec::<String>::new());
 

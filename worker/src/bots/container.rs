@@ -10,6 +10,7 @@ use bollard::query_parameters::{
     AttachContainerOptionsBuilder, CreateContainerOptionsBuilder, ListContainersOptionsBuilder,
     ListNetworksOptionsBuilder, RemoveContainerOptionsBuilder,
 };
+use farm_engine::wire::HttpBody;
 use farm_proto::{BotLimits, Transport};
 use futures_util::StreamExt;
 use tokio::io::AsyncWriteExt;
@@ -97,7 +98,7 @@ impl DockerSandbox {
         ]);
         let network = match transport {
             Transport::Stdio => None,
-            Transport::Http => {
+            Transport::Http | Transport::HttpForm => {
                 let request = NetworkCreateRequest {
                     name: name.clone(),
                     driver: Some("bridge".to_owned()),
@@ -123,7 +124,8 @@ impl DockerSandbox {
                 return Err(create_error(image, error));
             }
         };
-        let bot = self.attach_and_start(&created.id, limits, network.clone()).await;
+        let body = if transport == Transport::HttpForm { HttpBody::LegacyForm } else { HttpBody::Json };
+        let bot = self.attach_and_start(&created.id, limits, network.clone(), body).await;
         if bot.is_err() {
             discard(&self.docker, &created.id, network.as_deref()).await;
         }
@@ -136,6 +138,7 @@ impl DockerSandbox {
         id: &str,
         limits: &BotLimits,
         network: Option<String>,
+        body: HttpBody,
     ) -> Result<ContainerBot, bollard::errors::Error> {
         // Attach before starting, so that nothing the bot writes is missed.
         let options = AttachContainerOptionsBuilder::new().stdin(true).stdout(true).stderr(true).stream(true).build();
@@ -150,7 +153,7 @@ impl DockerSandbox {
             Some(network) => {
                 let address = self.address_on(id, network).await?;
                 let output = tokio::spawn(split_output(attached.output, None, limits.stderr_bytes));
-                (BotChannel::Http(HttpChannel::new(address)), output)
+                (BotChannel::Http(HttpChannel::new(address, body)), output)
             }
         };
         Ok(ContainerBot {

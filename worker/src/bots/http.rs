@@ -23,13 +23,14 @@ const CONNECT_RETRY: Duration = Duration::from_millis(50);
 /// Requests to one bot's HTTP server.
 pub struct HttpChannel {
     address: SocketAddr,
+    body: HttpBody,
     pending: Option<(oneshot::Receiver<Received>, JoinHandle<()>)>,
 }
 
 impl HttpChannel {
-    /// A channel to the bot serving at `address`.
-    pub fn new(address: SocketAddr) -> Self {
-        HttpChannel { address, pending: None }
+    /// A channel to the bot serving at `address`, sending requests encoded as `body`.
+    pub fn new(address: SocketAddr, body: HttpBody) -> Self {
+        HttpChannel { address, body, pending: None }
     }
 
     /// Starts posting `request`. A request still unanswered is abandoned: its reply
@@ -37,7 +38,7 @@ impl HttpChannel {
     pub fn send(&mut self, request: &str) -> bool {
         self.abandon();
         let (reply_tx, reply_rx) = oneshot::channel();
-        let body = wire::http_request(request, HttpBody::Json);
+        let body = wire::http_request(request, self.body);
         let address = self.address;
         let task = tokio::spawn(async move {
             let reply = post(address, body).await;

@@ -9,7 +9,7 @@ mod process;
 
 use farm_engine::builtin::{self, BuiltinBot, UnknownBuiltin};
 use farm_engine::{BotReply, GameKind, Seat};
-use farm_proto::{BotLaunch, BotSpec, Transport};
+use farm_proto::{BotLaunch, BotSpec};
 use serde::Serialize;
 use tokio::time::Instant;
 
@@ -128,7 +128,7 @@ impl Sandbox for LocalSandbox {
 
     async fn launch_external(&self, spec: &BotSpec, context: &LaunchContext<'_>) -> Result<BotSession, BotLaunchError> {
         match &spec.launch {
-            BotLaunch::Command(_) if spec.transport == Transport::Http => {
+            BotLaunch::Command(_) if spec.transport.is_http() => {
                 Err(BotLaunchError::WrongSandbox { bot: format!("{} over http", spec.launch), sandbox: Self::NAME })
             }
             BotLaunch::Command(command) => Ok(BotSession::Process(ProcessBot::spawn(
