@@ -27,6 +27,11 @@ struct CoordinatorProcess {
 
 impl CoordinatorProcess {
     fn start(vhost: &Vhost, ledger: &Path) -> Self {
+        Self::start_with(vhost, ledger, &[])
+    }
+
+    /// As [`CoordinatorProcess::start`], with extra environment variables (which win).
+    fn start_with(vhost: &Vhost, ledger: &Path, env: &[(&str, &str)]) -> Self {
         let api = free_port();
         let StorageConfig::S3 { endpoint, bucket, region, access_key, secret_key, .. } = s3_config() else {
             unreachable!("s3_config is S3");
@@ -49,6 +54,7 @@ impl CoordinatorProcess {
             .env("FARM_STORAGE__ACCESS_KEY", access_key)
             .env("FARM_STORAGE__SECRET_KEY", secret_key)
             .env("RUST_LOG", "farm_coordinator=info")
+            .envs(env.iter().copied())
             .stdout(Stdio::null())
             .stderr(Stdio::inherit())
             .spawn()
@@ -235,4 +241,36 @@ async fn a_round_robin_survives_a_coordinator_restart_and_matches_the_embedded_r
     for worker in workers {
         assert!(worker.terminate().success());
     }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_job_the_broker_dead_letters_becomes_a_failed_match_with_its_reason() {
+    let vhost = Vhost::new("farm-dead");
+    let dir = tempfile::tempdir().expect("temp dir");
+    let ledger = dir.path().join("ledger.sqlite");
+    let file = dir.path().join("single.toml");
+    std::fs::write(
+        &file,
+        "name = \"doomed\"\ngame = \"botwars\"\nformat = \"single\"\n\
+         [[bots]]\nname = \"a\"\nbuiltin = \"random\"\n[[bots]]\nname = \"b\"\nbuiltin = \"gatherer\"\n",
+    )
+    .expect("write");
+    let coordinator = CoordinatorProcess::start_with(&vhost, &ledger, &[("FARM_DELIVERY_LIMIT", "1")]);
+    let url = coordinator.url();
+    let id = cli(&["submit", file.to_str().expect("UTF-8"), "--url", &url, "--token", TOKEN]).trim().to_owned();
+    // Its storage is unreachable: every try fails and is requeued, until RabbitMQ
+    // dead-letters the job after delivery_limit + 1 = 2 tries.
+    let _worker = WorkerProcess::start_with(
+        &vhost,
+        &common::unique("dead"),
+        1,
+        1,
+        &[("FARM_STORAGE__ENDPOINT", "http://127.0.0.1:1"), ("FARM_STORAGE__RETRY_SECS", "0")],
+    );
+    eventually(Duration::from_secs(120), "the job is failed", || coordinator.progress(&id)["failed"] == 1);
+    let matches = coordinator.get_json(&format!("/api/tournaments/{id}/matches?status=failed"));
+    let reason = matches["matches"][0]["reason"].as_str().expect("a reason").to_owned();
+    assert!(reason.starts_with("dead-lettered by RabbitMQ after"), "{reason}");
+    let metrics = http_get(coordinator.api, "/metrics").expect("metrics").1;
+    assert!(metrics.contains("farm_coordinator_dead_letters_total 1"), "{metrics}");
 }
