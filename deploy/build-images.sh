@@ -29,11 +29,12 @@ for file in "$HOSTILE_DIR"/*.py; do
 done
 
 ALL=(base-static base-debian
-    bot-vindinium-random-py bot-botwars-random-py bot-botwars-random-http-py
-    bot-vindinium-random-rs bot-botwars-random-rs)
+    bot-vindinium-random-py bot-botwars-random-py bot-botwars-random-http-py bot-ostibot-random-py
+    bot-ostibot-raider-js bot-vindinium-random-rs bot-botwars-random-rs)
 # The local base each image is built FROM (as its Dockerfile says).
 declare -A BASE_OF=([bot-vindinium-random-py]=base-debian [bot-botwars-random-py]=base-debian
-    [bot-botwars-random-http-py]=base-debian
+    [bot-botwars-random-http-py]=base-debian [bot-ostibot-random-py]=base-debian
+    [bot-ostibot-raider-js]=base-debian
     [bot-vindinium-random-rs]=base-static [bot-botwars-random-rs]=base-static)
 for name in "${HOSTILE[@]}"; do
     ALL+=("hostile-$name")
@@ -52,6 +53,7 @@ with no registry: NAME is one of the images below without "matchfarm/" (default:
                               user bot (10001), imported with docker import (needs root)
   matchfarm/bot-*-random-py   the example Python bots on base-debian
   matchfarm/bot-botwars-random-http-py  the Botwars example over the http transport
+  matchfarm/bot-ostibot-raider-js  the Ostibot JavaScript script bot, run by the Node harness
   matchfarm/bot-*-random-rs   the example Rust bots, static (+crt-static), on base-static
   matchfarm/hostile-NAME      the misbehaving bots of bots/hostile/ (see its README):
                               ${HOSTILE[*]}
@@ -396,7 +398,7 @@ fi
 
 # --- the example bots --------------------------------------------------------------
 
-for game in vindinium botwars; do
+for game in vindinium botwars ostibot; do
     name=bot-$game-random-py
     context=$(new_context "$name" "$REPO/bots/$game/Dockerfile.random-py" \
         "$REPO/bots/$game/random_bot.py")
@@ -411,6 +413,16 @@ done
 name=bot-botwars-random-http-py
 context=$(new_context "$name" "$REPO/bots/botwars/Dockerfile.random-http-py" \
     "$REPO/bots/botwars/random_bot.py" "$REPO/bots/botwars/random_http_bot.py")
+source=$(context_hash "$context" "$(from_line "$name")")
+if needs_build "$name" "$source"; then
+    docker_build "$name" "$context" "$source"
+else
+    skip "$name"
+fi
+
+name=bot-ostibot-raider-js
+context=$(new_context "$name" "$REPO/bots/ostibot/Dockerfile.raider-js" \
+    "$REPO/bots/ostibot/harness.js" "$REPO/bots/ostibot/raider.js")
 source=$(context_hash "$context" "$(from_line "$name")")
 if needs_build "$name" "$source"; then
     docker_build "$name" "$context" "$source"
