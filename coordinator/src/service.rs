@@ -123,12 +123,11 @@ async fn broker_sessions(
                 None,
             );
             let (mut publish_stop, mut ingest_stop) = (stop.clone(), stop.clone());
-            let outcome = tokio::try_join!(
+            tokio::try_join!(
                 publisher.run(&mut jobs, &mut publish_stop),
                 broker::ingest(&channel, recorder, &mut ingest_stop)
             )
-            .map(drop);
-            outcome
+            .map(drop)
         };
         let outcome: Result<(), FarmError> = session.await;
         let _ = connection.close(200, "coordinator stopping".into()).await;

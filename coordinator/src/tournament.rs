@@ -343,7 +343,11 @@ impl TournamentFile {
         if self.games_per_pairing == 0 {
             return Err(invalid("games_per_pairing", "must be at least 1"));
         }
-        let maps = self.resolve_maps(&rules, base)?;
+        let seated = match &format {
+            Format::RoundRobin { seats, .. } | Format::Gauntlet { seats, .. } => *seats,
+            Format::Single => self.bots.len(),
+        };
+        let maps = self.resolve_maps(&rules, base, seated)?;
 
         let mut tournament = Tournament {
             id: String::new(),
@@ -414,7 +418,13 @@ impl TournamentFile {
         Ok(())
     }
 
-    fn resolve_maps(&self, rules: &serde_json::Value, base: Option<&Path>) -> Result<Vec<MapSlot>, TournamentError> {
+    /// The maps, each checked by loading it for a match of `seated` bots.
+    fn resolve_maps(
+        &self,
+        rules: &serde_json::Value,
+        base: Option<&Path>,
+        seated: usize,
+    ) -> Result<Vec<MapSlot>, TournamentError> {
         let game = self.game;
         let has_maps = AnyGame::default_map(game, rules, 0).map_err(|error| invalid("rules", error))?.is_some();
         if self.maps.is_empty() {
@@ -450,8 +460,10 @@ impl TournamentFile {
             };
             let name = entry.name.clone().unwrap_or(label);
             check_name(&key("name"), &name)?;
-            // The map must load: one trial setup with the first bots' worth of seats.
-            let players = (0..*AnyGame::seats(game).end()).map(|seat| format!("seat-{seat}")).collect();
+            // The map must load for the matches it will host. Games that fill seats
+            // themselves (Vindinium) always seat their full number.
+            let seats = if builtin::seat_filler(game).is_some() { *AnyGame::seats(game).end() } else { seated };
+            let players = (0..seats).map(|seat| format!("seat-{seat}")).collect();
             farm_engine::MatchSetup::new(game, rules, Some(text.clone()), 0, players)
                 .and_then(|setup| farm_engine::Match::new(setup).map(drop))
                 .map_err(|error| invalid(format!("maps[{index}]"), format!("{name}: {error}")))?;
