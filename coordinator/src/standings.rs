@@ -29,6 +29,8 @@ impl RatingMethod {
         match game {
             GameKind::Botwars => RatingMethod::Elo,
             GameKind::Vindinium => RatingMethod::WengLin,
+            GameKind::Ostibot => RatingMethod::WengLin,
+            GameKind::Maze => RatingMethod::MeanScore,
         }
     }
 

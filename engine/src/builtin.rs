@@ -1,7 +1,7 @@
 //! Bots compiled into the engine. They read the same observation text an external bot
 //! gets and answer with the same reply text, so they exercise the wire codecs too.
 
-use crate::{GameKind, GameRng, Seat, botwars, vindinium};
+use crate::{GameKind, GameRng, Seat, botwars, maze, ostibot, vindinium};
 
 /// A bot that plays inside the worker process.
 pub trait BuiltinBot: Send {
@@ -24,6 +24,8 @@ pub fn names(game: GameKind) -> &'static [&'static str] {
     match game {
         GameKind::Vindinium => vindinium::bots::NAMES,
         GameKind::Botwars => botwars::bots::NAMES,
+        GameKind::Ostibot => ostibot::bots::NAMES,
+        GameKind::Maze => maze::bots::NAMES,
     }
 }
 
@@ -35,6 +37,8 @@ pub fn create(game: GameKind, name: &str, seed: u64, seat: Seat) -> Result<Box<d
     let bot = match game {
         GameKind::Vindinium => vindinium::bots::create(name, rng),
         GameKind::Botwars => botwars::bots::create(name, rng),
+        GameKind::Ostibot => ostibot::bots::create(name, rng),
+        GameKind::Maze => maze::bots::create(name, rng),
     };
     bot.ok_or_else(|| UnknownBuiltin { game, name: name.to_owned() })
 }
@@ -44,6 +48,6 @@ pub fn create(game: GameKind, name: &str, seed: u64, seat: Seat) -> Result<Box<d
 pub fn seat_filler(game: GameKind) -> Option<&'static str> {
     match game {
         GameKind::Vindinium => Some("random"),
-        GameKind::Botwars => None,
+        GameKind::Botwars | GameKind::Ostibot | GameKind::Maze => None,
     }
 }

@@ -4,7 +4,7 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::value::RawValue;
 
-use crate::{BotReply, GameKind, GameRng, PlayerOutcome, Seat, botwars, vindinium};
+use crate::{BotReply, GameKind, GameRng, PlayerOutcome, Seat, botwars, maze, ostibot, vindinium};
 
 /// How long a bot may take to reply, as each game's rules set it.
 ///
@@ -89,7 +89,8 @@ pub trait Game: Sized {
     /// The seats to ask this step, in seat order. Empty once the match is over.
     fn to_act(&self) -> Vec<Seat>;
 
-    /// What `seat` is sent this step, in the game's wire format (one line of text).
+    /// What `seat` is sent this step, in the game's wire format: one line of text, or
+    /// for Maze several lines (its protocol says how many), without a final newline.
     fn observation(&self, seat: Seat) -> String;
 
     /// Reads `seat`'s reply. Malformed or illegal input is an action too.
@@ -115,6 +116,10 @@ pub enum AnyGame {
     Vindinium(vindinium::Vindinium),
     /// A Skookum Botwars match.
     Botwars(botwars::Botwars),
+    /// An Ostibot match.
+    Ostibot(ostibot::Ostibot),
+    /// A Maze match.
+    Maze(maze::Maze),
 }
 
 impl From<vindinium::Vindinium> for AnyGame {
@@ -129,12 +134,26 @@ impl From<botwars::Botwars> for AnyGame {
     }
 }
 
+impl From<ostibot::Ostibot> for AnyGame {
+    fn from(game: ostibot::Ostibot) -> Self {
+        AnyGame::Ostibot(game)
+    }
+}
+
+impl From<maze::Maze> for AnyGame {
+    fn from(game: maze::Maze) -> Self {
+        AnyGame::Maze(game)
+    }
+}
+
 /// Calls `$body` with `$game` bound to the concrete game inside an [`AnyGame`].
 macro_rules! with_game {
     ($any:expr, $game:ident => $body:expr) => {
         match $any {
             AnyGame::Vindinium($game) => $body,
             AnyGame::Botwars($game) => $body,
+            AnyGame::Ostibot($game) => $body,
+            AnyGame::Maze($game) => $body,
         }
     };
 }
@@ -149,6 +168,14 @@ macro_rules! with_game_type {
             }
             GameKind::Botwars => {
                 type $G = botwars::Botwars;
+                $body
+            }
+            GameKind::Ostibot => {
+                type $G = ostibot::Ostibot;
+                $body
+            }
+            GameKind::Maze => {
+                type $G = maze::Maze;
                 $body
             }
         }
@@ -241,6 +268,8 @@ impl AnyGame {
         match self {
             AnyGame::Vindinium(_) => GameKind::Vindinium,
             AnyGame::Botwars(_) => GameKind::Botwars,
+            AnyGame::Ostibot(_) => GameKind::Ostibot,
+            AnyGame::Maze(_) => GameKind::Maze,
         }
     }
 

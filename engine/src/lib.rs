@@ -8,7 +8,7 @@
 //! - [`builtin`]: bots compiled into the engine; they read the same wire format as
 //!   external bots.
 //! - [`wire`]: how a request and a reply travel over the stdio and HTTP transports.
-//! - One module per game: [`vindinium`], [`botwars`].
+//! - One module per game: [`vindinium`], [`botwars`], [`ostibot`], [`maze`].
 //!
 //! Nothing here does IO, reads the clock or draws unseeded randomness: the same
 //! setup and the same replies give the same replay, byte for byte.
@@ -18,6 +18,8 @@ pub mod botwars;
 pub mod builtin;
 mod game;
 mod matches;
+pub mod maze;
+pub mod ostibot;
 mod ranking;
 pub mod replay;
 mod reply;

@@ -1,14 +1,16 @@
 //! How observations and replies travel: the `stdio` and `http` transports.
 //!
-//! Every game's observation is one line of text (JSON for the JSON games), so the
-//! codecs are shared: on stdio a request is that line plus `\n` and a reply is one
-//! line back; over HTTP the request is the body of `POST /` and the reply is the
-//! response body.
+//! Every game's observation is one line of text (JSON for the JSON games), except
+//! Maze's, which is the original's several lines (the bot knows how many to read from
+//! the entity count). The codecs are shared: on stdio a request is the observation
+//! plus `\n` and a reply is one line back; over HTTP the request is the body of
+//! `POST /` and the reply is the response body.
 
 use crate::BotReply;
 
 /// The largest reply the farm reads; anything longer is [`BotReply::Unreadable`].
-pub const MAX_REPLY_BYTES: usize = 1 << 20;
+/// 2 MiB: Ostibot replies carry the bot's `state`, which may itself be up to 1 MiB.
+pub const MAX_REPLY_BYTES: usize = 2 << 20;
 
 /// A request for the `http` transport.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -79,6 +81,12 @@ mod tests {
     #[test]
     fn stdio_request_is_one_line() {
         assert_eq!(stdio_request("{\"a\":1}"), b"{\"a\":1}\n");
+    }
+
+    #[test]
+    fn a_multi_line_observation_goes_out_as_its_lines_plus_one_newline() {
+        // Maze: the hero line, the entity count, the entity lines.
+        assert_eq!(stdio_request("1 2 20 0 5 5 5\n1\n3 3 1 -1"), b"1 2 20 0 5 5 5\n1\n3 3 1 -1\n");
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! The conformance harness: every game in `GameKind::ALL` goes through the same
 //! invariants. A new game gets all of them by being added to the enum; the one
-//! per-game table here (`documented_status`) makes the compiler ask for its entry.
+//! per-game tables here (`short_rules`, `documented_status`) make the compiler ask for
+//! its entries.
 
 use farm_engine::replay::{self, Verification};
 use farm_engine::{AnyGame, BotReply, GameKind, Match, MatchSetup, PlayerStatus, builtin};
@@ -16,6 +17,10 @@ fn short_rules(kind: GameKind) -> serde_json::Value {
     match kind {
         GameKind::Vindinium => serde_json::json!({ "maxTurns": 120 }),
         GameKind::Botwars => serde_json::json!({ "maxTurns": 40 }),
+        GameKind::Ostibot => {
+            serde_json::json!({ "corruptionStartAt": 4, "corruptionSpreadSpeed": 1, "maxTurnsPerRound": 24 })
+        }
+        GameKind::Maze => serde_json::json!({ "maxTurns": 40 }),
     }
 }
 
@@ -100,6 +105,10 @@ fn documented_status(kind: GameKind, reply: &BotReply) -> PlayerStatus {
         (GameKind::Vindinium, BotReply::Line(_) | BotReply::Unreadable) => PlayerStatus::Ok,
         // Botwars: a malformed reply disqualifies.
         (GameKind::Botwars, BotReply::Line(_) | BotReply::Unreadable) => PlayerStatus::Disqualified,
+        // Ostibot: an invalid reply idles the team for that call; nobody is disqualified.
+        (GameKind::Ostibot, BotReply::Line(_) | BotReply::Unreadable) => PlayerStatus::Ok,
+        // Maze: an invalid command ends that hero's game with score -10000.
+        (GameKind::Maze, BotReply::Line(_) | BotReply::Unreadable) => PlayerStatus::Disqualified,
         (_, BotReply::Timeout) => PlayerStatus::TimedOut,
         (_, BotReply::Crashed) => PlayerStatus::Crashed,
     }

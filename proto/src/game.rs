@@ -11,17 +11,23 @@ pub enum GameKind {
     Vindinium,
     /// Skookum Botwars: two swarms of botlets on a 20x20 grid.
     Botwars,
+    /// Ostibot: 2 to 4 teams of adventurers loot a dungeon and escape through portals.
+    Ostibot,
+    /// Maze (Code Keeper — The Hero): each bot guides a hero through its own copy of one maze.
+    Maze,
 }
 
 impl GameKind {
     /// Every game, in a fixed order.
-    pub const ALL: [GameKind; 2] = [GameKind::Vindinium, GameKind::Botwars];
+    pub const ALL: [GameKind; 4] = [GameKind::Vindinium, GameKind::Botwars, GameKind::Ostibot, GameKind::Maze];
 
     /// The name used on the command line, in files and on the wire.
     pub fn name(self) -> &'static str {
         match self {
             GameKind::Vindinium => "vindinium",
             GameKind::Botwars => "botwars",
+            GameKind::Ostibot => "ostibot",
+            GameKind::Maze => "maze",
         }
     }
 }
@@ -71,6 +77,6 @@ mod tests {
     #[test]
     fn unknown_game_lists_the_known_ones() {
         let err = "chess".parse::<GameKind>().expect_err("chess is not a game here");
-        assert_eq!(err.to_string(), "unknown game \"chess\": expected one of vindinium, botwars");
+        assert_eq!(err.to_string(), "unknown game \"chess\": expected one of vindinium, botwars, ostibot, maze");
     }
 }

@@ -1,0 +1,185 @@
+//! Built-in Ostibot bots: `random` and `raider`. They read the call line an external
+//! bot reads and write the reply line an external bot writes.
+
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::map::Dir;
+use crate::GameRng;
+use crate::builtin::BuiltinBot;
+
+mod raider;
+
+/// The built-in bots' names.
+pub const NAMES: &[&str] = &["random", "raider"];
+
+pub(crate) fn create(name: &str, rng: GameRng) -> Option<Box<dyn BuiltinBot>> {
+    match name {
+        "random" => Some(Box::new(RandomBot { rng })),
+        "raider" => Some(Box::new(raider::Raider::default())),
+        _ => None,
+    }
+}
+
+/// The parts of a call line every built-in reads.
+#[derive(Deserialize)]
+struct CallIn {
+    call: String,
+    seq: u64,
+    input: Value,
+}
+
+/// The reply with `seq` echoed.
+fn reply(seq: u64, actions: Vec<Value>) -> String {
+    json!({ "seq": seq, "actions": actions }).to_string()
+}
+
+/// Own adventurers of a shop or play input: `(id, inventory item ids)`.
+fn own_adventurers(input: &Value) -> Vec<(String, Vec<String>)> {
+    let you = input.get("you").and_then(Value::as_u64);
+    let list = match input.get("adventurers") {
+        Some(Value::Array(list)) => list.clone(),
+        _ => input
+            .pointer("/gameState/entities")
+            .and_then(Value::as_array)
+            .map(|entities| {
+                entities
+                    .iter()
+                    .filter(|entity| entity.get("type").and_then(Value::as_str) == Some("adventurer"))
+                    .filter(|entity| entity.get("team").and_then(Value::as_u64) == you)
+                    .cloned()
+                    .collect()
+            })
+            .unwrap_or_default(),
+    };
+    list.iter()
+        .filter_map(|adventurer| {
+            let id = adventurer.get("id")?.as_str()?.to_owned();
+            let items = adventurer
+                .get("inventory")
+                .and_then(Value::as_array)
+                .map(|items| items.iter().filter_map(|item| Some(item.get("id")?.as_str()?.to_owned())).collect())
+                .unwrap_or_default();
+            Some((id, items))
+        })
+        .collect()
+}
+
+/// Buys now and then, walks at random, sometimes uses an item.
+struct RandomBot {
+    rng: GameRng,
+}
+
+impl RandomBot {
+    fn shop(&mut self, input: &Value) -> Vec<Value> {
+        let adventurers = own_adventurers(input);
+        let you = input.get("you").and_then(Value::as_u64).unwrap_or(0).to_string();
+        let bank = input.pointer(&format!("/teamsGold/{you}")).and_then(Value::as_i64).unwrap_or(0);
+        let affordable: Vec<String> = input
+            .pointer("/rules/items")
+            .and_then(Value::as_object)
+            .map(|items| {
+                items
+                    .iter()
+                    .filter(|(_, stats)| stats.get("cost").and_then(Value::as_i64).is_some_and(|cost| cost <= bank))
+                    .map(|(name, _)| name.clone())
+                    .collect()
+            })
+            .unwrap_or_default();
+        if adventurers.is_empty() || affordable.is_empty() || self.rng.below(2) == 0 {
+            return Vec::new();
+        }
+        let Some((id, _)) = self.rng.pick(&adventurers) else { return Vec::new() };
+        let Some(item_type) = self.rng.pick(&affordable) else { return Vec::new() };
+        vec![json!({ "buy": { "adventurerId": id, "itemType": item_type, "equip": true } })]
+    }
+
+    fn play(&mut self, input: &Value) -> Vec<Value> {
+        own_adventurers(input)
+            .into_iter()
+            .map(|(id, items)| {
+                if !items.is_empty() && self.rng.below(10) == 0 {
+                    let item = &items[self.rng.below(items.len())];
+                    json!({ "adventurerId": id, "use": { "itemId": item } })
+                } else {
+                    let dir = Dir::ALL[self.rng.below(4)];
+                    json!({ "adventurerId": id, "move": { "direction": dir.name() } })
+                }
+            })
+            .collect()
+    }
+}
+
+impl BuiltinBot for RandomBot {
+    fn reply(&mut self, observation: &str) -> String {
+        let Ok(call) = serde_json::from_str::<CallIn>(observation) else { return "{}".into() };
+        let actions = match call.call.as_str() {
+            "shop" => self.shop(&call.input),
+            _ => self.play(&call.input),
+        };
+        reply(call.seq, actions)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ostibot::{Ostibot, OstibotRules};
+    use crate::{BotReply, Game};
+
+    fn game(map: &str, rules: OstibotRules) -> Ostibot {
+        Ostibot::new(rules, Some(map), &["a".to_owned(), "b".to_owned()], 1).expect("a valid map")
+    }
+
+    fn ask(bot: &mut dyn BuiltinBot, game: &mut Ostibot) -> Value {
+        let line = bot.reply(&game.observation(0));
+        let mut actions = vec![(0, game.parse_reply(0, &BotReply::Line(line.clone())))];
+        if game.to_act().contains(&1) {
+            actions.push((1, game.parse_reply(1, &BotReply::Line("{}".into()))));
+        }
+        game.apply(actions, &mut GameRng::new(1, GameRng::RULES));
+        // Team 2 idles through its own steps.
+        while game.to_act() == [1] {
+            let idle = game.parse_reply(1, &BotReply::Line("{}".into()));
+            game.apply(vec![(1, idle)], &mut GameRng::new(1, GameRng::RULES));
+        }
+        serde_json::from_str(&line).expect("bots write JSON")
+    }
+
+    #[test]
+    fn random_echoes_seq_and_gives_each_adventurer_one_action() {
+        let mut game = game("#######\n#1...O#\n#1...O#\n#2...O#\n#######\n", OstibotRules::default());
+        let mut bot = RandomBot { rng: GameRng::new(3, GameRng::BOTS) };
+        assert_eq!(ask(&mut bot, &mut game)["seq"], 1);
+        let reply = ask(&mut bot, &mut game);
+        assert_eq!(reply["seq"], 2);
+        let ids: Vec<&str> =
+            reply["actions"].as_array().expect("actions").iter().filter_map(|a| a["adventurerId"].as_str()).collect();
+        assert_eq!(ids, vec!["a1", "a2"]);
+    }
+
+    #[test]
+    fn raider_arms_itself_then_breaks_the_chest_next_to_it() {
+        let mut game = game("#######\n#1C..O#\n#2...O#\n#######\n", OstibotRules::default());
+        let mut bot = raider::Raider::default();
+        let shop = ask(&mut bot, &mut game);
+        assert_eq!(shop["actions"][0]["buy"]["itemType"], "rusty_sword");
+        let play = ask(&mut bot, &mut game);
+        assert_eq!(play["actions"][0]["move"]["direction"], "RIGHT", "{play}");
+    }
+
+    #[test]
+    fn raider_leaves_through_an_open_portal_before_the_corruption_comes() {
+        let rules = OstibotRules { corruption_start_at: 3, portal_hp: 1, starting_gold: 0, ..OstibotRules::default() };
+        let mut game = game("########\n#1O..C.#\n#......#\n#2....O#\n########\n", rules);
+        let mut bot = raider::Raider::default();
+        ask(&mut bot, &mut game);
+        // The portal next to the spawner is about to burn: hit it open, then go through.
+        let first = ask(&mut bot, &mut game);
+        assert_eq!(first["actions"][0]["move"]["direction"], "RIGHT", "{first}");
+        ask(&mut bot, &mut game);
+        // Team 2 then idled until the corruption ended the round: a1 is back as a veteran.
+        assert_eq!(game.round(), 2);
+        assert!(game.world().adventurer(1).is_some_and(|a1| a1.veteran));
+    }
+}

@@ -1,0 +1,627 @@
+//! The wire: the `shop` and `play` calls bots get, the replies they send back, and
+//! the replay snapshot ("I/O JSON" and Settled questions 16–22).
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+use serde_json::Value;
+use serde_json::value::RawValue;
+
+use super::map::{Dir, ObjectKind, Pos, Terrain};
+use super::shop::ShopEntry;
+use super::vision;
+use super::world::{Adventurer, Item, World};
+
+/// A reply line longer than this is invalid.
+pub const MAX_REPLY_BYTES: usize = 2 << 20;
+/// A `state` longer than this (as compact JSON) is not kept.
+pub const MAX_STATE_BYTES: usize = 1 << 20;
+/// Only this many entries of `actions` are read.
+pub const MAX_ACTIONS: usize = 1000;
+/// Logged strings (`reason`, `error`) are cut to this many characters.
+pub const MAX_LOG_CHARS: usize = 200;
+
+/// Which call a reply answers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Call {
+    Shop,
+    Play,
+}
+
+impl Call {
+    fn name(self) -> &'static str {
+        match self {
+            Call::Shop => "shop",
+            Call::Play => "play",
+        }
+    }
+}
+
+/// One entry of a `play` reply, checked for form only; whether its adventurer can act
+/// is decided when it is applied.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct PlayEntry {
+    /// The adventurer's number, or why the entry names none (it then uses up nothing).
+    pub adventurer: Result<u32, String>,
+    /// The command, or why it is malformed (it then uses up the adventurer's action).
+    pub command: Result<Command, String>,
+}
+
+/// A well-formed `move` or `use`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Command {
+    Move(Dir),
+    /// `None`: an `itemId` that is no item id, so the adventurer idles.
+    Use(Option<u32>),
+}
+
+/// The entries of a valid reply.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Entries {
+    Shop(Vec<Result<ShopEntry, String>>),
+    Play(Vec<PlayEntry>),
+}
+
+/// What a valid reply does to the team's `state`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum StateChange {
+    Keep,
+    Replace(String),
+    TooBig(usize),
+}
+
+/// A reply that is a JSON object of the right shape.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct ValidReply {
+    pub entries: Entries,
+    pub state: StateChange,
+    /// `reason` and `error` strings, and entries beyond [`MAX_ACTIONS`].
+    pub notes: Vec<String>,
+}
+
+/// Cuts a logged string to [`MAX_LOG_CHARS`] characters.
+pub(crate) fn cut(text: &str) -> String {
+    match text.char_indices().nth(MAX_LOG_CHARS) {
+        Some((end, _)) => format!("{}…", &text[..end]),
+        None => text.to_owned(),
+    }
+}
+
+/// `a12` → 12 for prefix `a`; ids are opaque strings, so only the exact form matches.
+pub(crate) fn parse_id(prefix: char, text: &str) -> Option<u32> {
+    let number: u32 = text.strip_prefix(prefix)?.parse().ok()?;
+    (format!("{prefix}{number}") == text).then_some(number)
+}
+
+/// Drops null members: Settled question 19 counts null as absent.
+fn present<'a>(object: &'a serde_json::Map<String, Value>, key: &str) -> Option<&'a Value> {
+    object.get(key).filter(|value| !value.is_null())
+}
+
+/// An id field that must be a string; a string that is no id of this kind is `None`.
+fn id_field(object: &serde_json::Map<String, Value>, key: &str, prefix: char) -> Result<Option<u32>, String> {
+    match present(object, key) {
+        Some(Value::String(text)) => Ok(parse_id(prefix, text)),
+        Some(_) => Err(format!("{key} must be a string")),
+        None => Err(format!("{key} is missing")),
+    }
+}
+
+fn note_reason(object: &serde_json::Map<String, Value>, what: &str, notes: &mut Vec<String>) {
+    if let Some(Value::String(reason)) = object.get("reason") {
+        notes.push(format!("{what}: {}", cut(reason)));
+    }
+}
+
+fn parse_play_entry(value: &Value, notes: &mut Vec<String>) -> PlayEntry {
+    let Value::Object(entry) = value else {
+        return PlayEntry { adventurer: Err("an entry must be an object".into()), command: Err(String::new()) };
+    };
+    let adventurer = match entry.get("adventurerId") {
+        Some(Value::String(text)) => parse_id('a', text).ok_or_else(|| format!("unknown adventurer {:?}", cut(text))),
+        _ => Err("adventurerId must be a string".into()),
+    };
+    let who = match &adventurer {
+        Ok(id) => format!("a{id}"),
+        Err(_) => "?".into(),
+    };
+    let command = match (present(entry, "move"), present(entry, "use")) {
+        (Some(Value::Object(order)), None) => {
+            note_reason(order, &format!("{who} move"), notes);
+            match order.get("direction") {
+                Some(Value::String(name)) => {
+                    Dir::from_name(name).map(Command::Move).ok_or_else(|| format!("bad direction {:?}", cut(name)))
+                }
+                _ => Err("move.direction must be UP, DOWN, LEFT or RIGHT".into()),
+            }
+        }
+        (None, Some(Value::Object(order))) => {
+            note_reason(order, &format!("{who} use"), notes);
+            match order.get("itemId") {
+                Some(Value::String(text)) => Ok(Command::Use(parse_id('i', text))),
+                _ => Err("use.itemId must be a string".into()),
+            }
+        }
+        (Some(_), None) => Err("move must be an object".into()),
+        (None, Some(_)) => Err("use must be an object".into()),
+        (Some(_), Some(_)) => Err("an entry has exactly one of move and use".into()),
+        (None, None) => Err("an entry needs a move or a use".into()),
+    };
+    PlayEntry { adventurer, command }
+}
+
+const SHOP_KEYS: [&str; 5] = ["buy", "sell", "equip", "unequip", "transfer"];
+
+fn parse_shop_entry(value: &Value) -> Result<ShopEntry, String> {
+    let Value::Object(entry) = value else { return Err("an entry must be an object".into()) };
+    let mut kinds = SHOP_KEYS.iter().filter(|key| present(entry, key).is_some());
+    let (Some(kind), None) = (kinds.next(), kinds.next()) else {
+        return Err("an entry has exactly one of buy, sell, equip, unequip, transfer".into());
+    };
+    let Some(Value::Object(order)) = present(entry, kind) else { return Err(format!("{kind} must be an object")) };
+    let adventurer = || id_field(order, "adventurerId", 'a');
+    let item = || id_field(order, "itemId", 'i');
+    match *kind {
+        "buy" => {
+            let item_type = match order.get("itemType") {
+                Some(Value::String(name)) => name.clone(),
+                _ => return Err("buy.itemType must be a string".into()),
+            };
+            let equip = match present(order, "equip") {
+                None => false,
+                Some(Value::Bool(flag)) => *flag,
+                Some(_) => return Err("buy.equip must be true, false or null".into()),
+            };
+            Ok(ShopEntry::Buy { adventurer: adventurer()?, item_type, equip })
+        }
+        "sell" => Ok(ShopEntry::Sell { adventurer: adventurer()?, item: item()? }),
+        "equip" => Ok(ShopEntry::Equip { adventurer: adventurer()?, item: item()? }),
+        "unequip" => Ok(ShopEntry::Unequip { adventurer: adventurer()?, item: item()? }),
+        _ => Ok(ShopEntry::Transfer {
+            from: id_field(order, "from", 'a')?,
+            to: id_field(order, "to", 'a')?,
+            item: item()?,
+        }),
+    }
+}
+
+/// Reads a reply line to call `call` number `seq`. `Err` is a wholly invalid reply
+/// (Settled question 18): no actions, state unchanged.
+pub(crate) fn parse_reply(text: &str, call: Call, seq: u64) -> Result<ValidReply, String> {
+    if text.len() > MAX_REPLY_BYTES {
+        return Err(format!("reply of {} bytes, over the {MAX_REPLY_BYTES}-byte cap", text.len()));
+    }
+    let value: Value = serde_json::from_str(text).map_err(|e| format!("not JSON: {e}"))?;
+    let Value::Object(reply) = value else { return Err("the reply is not a JSON object".into()) };
+    match reply.get("seq") {
+        None => {}
+        Some(Value::Number(number)) if number.as_u64() == Some(seq) => {}
+        Some(other) => return Err(format!("seq {} does not match this call's {seq}", cut(&other.to_string()))),
+    }
+    let entries: &[Value] = match present(&reply, "actions") {
+        None => &[],
+        Some(Value::Array(entries)) => entries,
+        Some(_) => return Err("actions must be an array".into()),
+    };
+    let mut notes = Vec::new();
+    if let Some(Value::String(error)) = reply.get("error") {
+        notes.push(format!("error: {}", cut(error)));
+    }
+    if entries.len() > MAX_ACTIONS {
+        notes.push(format!("{} actions; only the first {MAX_ACTIONS} are read", entries.len()));
+    }
+    let entries = &entries[..entries.len().min(MAX_ACTIONS)];
+    let entries = match call {
+        Call::Shop => Entries::Shop(entries.iter().map(parse_shop_entry).collect()),
+        Call::Play => Entries::Play(entries.iter().map(|entry| parse_play_entry(entry, &mut notes)).collect()),
+    };
+    let state = match reply.get("state") {
+        None => StateChange::Keep,
+        Some(value) => {
+            let text = value.to_string();
+            if text.len() > MAX_STATE_BYTES { StateChange::TooBig(text.len()) } else { StateChange::Replace(text) }
+        }
+    };
+    Ok(ValidReply { entries, state, notes })
+}
+
+// ---------------------------------------------------------------------------
+// Documents
+// ---------------------------------------------------------------------------
+
+#[derive(Serialize)]
+struct CallDoc<'a, T> {
+    call: &'static str,
+    seq: u64,
+    input: &'a T,
+}
+
+/// Wraps `input` as one call line.
+pub(crate) fn call_line<T: Serialize>(call: Call, seq: u64, input: &T) -> String {
+    // Documents of strings, integers and already-valid raw JSON always serialize.
+    serde_json::to_string(&CallDoc { call: call.name(), seq, input }).unwrap_or_default()
+}
+
+/// One team in `teams`.
+#[derive(Serialize)]
+pub(crate) struct TeamDoc<'a> {
+    pub id: u8,
+    pub name: &'a str,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct ItemDoc<'a> {
+    id: String,
+    item_type: &'a str,
+}
+
+#[derive(Serialize)]
+struct EquipmentDoc<'a> {
+    weapon: Option<ItemDoc<'a>>,
+    armor: Option<ItemDoc<'a>>,
+    accessory: Option<ItemDoc<'a>>,
+}
+
+fn item_doc(world: &World, item: Item) -> ItemDoc<'_> {
+    ItemDoc { id: format!("i{}", item.id), item_type: world.catalog.name(item.kind) }
+}
+
+fn equipment_doc<'a>(world: &'a World, adventurer: &Adventurer) -> EquipmentDoc<'a> {
+    let [weapon, armor, accessory] = adventurer.equipment.map(|item| item.map(|item| item_doc(world, item)));
+    EquipmentDoc { weapon, armor, accessory }
+}
+
+/// An adventurer as its own team sees it (and as replays record every adventurer).
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct OwnAdventurerDoc<'a> {
+    id: String,
+    #[serde(rename = "type")]
+    kind: &'static str,
+    team: u8,
+    x: i32,
+    y: i32,
+    hp: i64,
+    max_hp: i64,
+    gold: i64,
+    damage: i64,
+    armor: i64,
+    vision: i64,
+    spike_immune: bool,
+    equipment: EquipmentDoc<'a>,
+    inventory: Vec<ItemDoc<'a>>,
+    veteran: bool,
+}
+
+pub(crate) fn own_adventurer_doc<'a>(world: &'a World, adventurer: &Adventurer) -> OwnAdventurerDoc<'a> {
+    OwnAdventurerDoc {
+        id: format!("a{}", adventurer.id),
+        kind: "adventurer",
+        team: adventurer.team,
+        x: adventurer.pos.x,
+        y: adventurer.pos.y,
+        hp: adventurer.hp.max(0),
+        max_hp: world.rules.adventurer_hp,
+        gold: adventurer.gold,
+        damage: world.damage(adventurer),
+        armor: world.armor(adventurer),
+        vision: world.vision(adventurer),
+        spike_immune: world.spike_immune(adventurer),
+        equipment: equipment_doc(world, adventurer),
+        inventory: adventurer.inventory.iter().map(|item| item_doc(world, *item)).collect(),
+        veteran: adventurer.veteran,
+    }
+}
+
+/// An enemy adventurer: no gold, no inventory (Settled question 16).
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct EnemyAdventurerDoc<'a> {
+    id: String,
+    #[serde(rename = "type")]
+    kind: &'static str,
+    team: u8,
+    x: i32,
+    y: i32,
+    hp: i64,
+    max_hp: i64,
+    equipment: EquipmentDoc<'a>,
+}
+
+#[derive(Serialize)]
+struct ObjectDoc {
+    id: String,
+    #[serde(rename = "type")]
+    kind: &'static str,
+    x: i32,
+    y: i32,
+    hp: i64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    open: Option<bool>,
+}
+
+#[derive(Serialize)]
+struct GoldDoc {
+    id: String,
+    #[serde(rename = "type")]
+    kind: &'static str,
+    x: i32,
+    y: i32,
+    amount: i64,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct GroundItemDoc<'a> {
+    id: String,
+    #[serde(rename = "type")]
+    kind: &'static str,
+    item_type: &'a str,
+    x: i32,
+    y: i32,
+}
+
+/// An adventurer in a replay frame: what a viewer needs, without the stats that
+/// follow from its items and the rules.
+#[derive(Serialize)]
+struct ReplayAdventurerDoc<'a> {
+    id: String,
+    #[serde(rename = "type")]
+    kind: &'static str,
+    team: u8,
+    x: i32,
+    y: i32,
+    hp: i64,
+    gold: i64,
+    equipment: EquipmentDoc<'a>,
+    inventory: Vec<ItemDoc<'a>>,
+    veteran: bool,
+}
+
+#[derive(Serialize)]
+#[serde(untagged)]
+enum EntityDoc<'a> {
+    Replay(ReplayAdventurerDoc<'a>),
+    Own(OwnAdventurerDoc<'a>),
+    Enemy(EnemyAdventurerDoc<'a>),
+    Object(ObjectDoc),
+    Gold(GoldDoc),
+    Item(GroundItemDoc<'a>),
+}
+
+/// The entities `team` sees (every entity for `None`), sorted by (y, x), then kind
+/// (adventurer, door, chest, vase, portal, gold, item), then id (Settled question 17).
+fn entities<'a>(world: &'a World, team: Option<u8>, visible: Option<&[bool]>) -> Vec<EntityDoc<'a>> {
+    let seen = |pos: Pos| match visible {
+        None => true,
+        Some(cells) => world.index(pos).is_some_and(|index| cells[index]),
+    };
+    let mut docs: Vec<((i32, i32, u8, u32), EntityDoc<'_>)> = Vec::new();
+    for adventurer in &world.adventurers {
+        let key = (adventurer.pos.y, adventurer.pos.x, 0, adventurer.id);
+        if team.is_none() {
+            docs.push((
+                key,
+                EntityDoc::Replay(ReplayAdventurerDoc {
+                    id: format!("a{}", adventurer.id),
+                    kind: "adventurer",
+                    team: adventurer.team,
+                    x: adventurer.pos.x,
+                    y: adventurer.pos.y,
+                    hp: adventurer.hp.max(0),
+                    gold: adventurer.gold,
+                    equipment: equipment_doc(world, adventurer),
+                    inventory: adventurer.inventory.iter().map(|item| item_doc(world, *item)).collect(),
+                    veteran: adventurer.veteran,
+                }),
+            ));
+        } else if team == Some(adventurer.team) {
+            docs.push((key, EntityDoc::Own(own_adventurer_doc(world, adventurer))));
+        } else if seen(adventurer.pos) {
+            docs.push((
+                key,
+                EntityDoc::Enemy(EnemyAdventurerDoc {
+                    id: format!("a{}", adventurer.id),
+                    kind: "adventurer",
+                    team: adventurer.team,
+                    x: adventurer.pos.x,
+                    y: adventurer.pos.y,
+                    hp: adventurer.hp.max(0),
+                    max_hp: world.rules.adventurer_hp,
+                    equipment: equipment_doc(world, adventurer),
+                }),
+            ));
+        }
+    }
+    for object in world.objects.iter().filter(|object| seen(object.pos)) {
+        let rank = match object.kind {
+            ObjectKind::Door => 1,
+            ObjectKind::Chest => 2,
+            ObjectKind::Vase => 3,
+            ObjectKind::Portal => 4,
+        };
+        docs.push((
+            (object.pos.y, object.pos.x, rank, object.id),
+            EntityDoc::Object(ObjectDoc {
+                id: format!("e{}", object.id),
+                kind: object.kind.name(),
+                x: object.pos.x,
+                y: object.pos.y,
+                hp: object.hp.max(0),
+                open: (object.kind == ObjectKind::Portal).then_some(object.open),
+            }),
+        ));
+    }
+    for pile in world.gold.iter().filter(|pile| seen(pile.pos)) {
+        docs.push((
+            (pile.pos.y, pile.pos.x, 5, pile.id),
+            EntityDoc::Gold(GoldDoc {
+                id: format!("g{}", pile.id),
+                kind: "gold",
+                x: pile.pos.x,
+                y: pile.pos.y,
+                amount: pile.amount,
+            }),
+        ));
+    }
+    for ground in world.ground.iter().filter(|ground| seen(ground.pos)) {
+        docs.push((
+            (ground.pos.y, ground.pos.x, 6, ground.item.id),
+            EntityDoc::Item(GroundItemDoc {
+                id: format!("i{}", ground.item.id),
+                kind: "item",
+                item_type: world.catalog.name(ground.item.kind),
+                x: ground.pos.x,
+                y: ground.pos.y,
+            }),
+        ));
+    }
+    docs.sort_by_key(|(key, _)| *key);
+    docs.into_iter().map(|(_, doc)| doc).collect()
+}
+
+/// The cells team `team` sees: its adventurers' and its intact spawners' vision.
+pub(crate) fn team_vision(world: &World, team: u8) -> Vec<bool> {
+    let mut viewers: Vec<(Pos, i64)> = world
+        .adventurers
+        .iter()
+        .filter(|adventurer| adventurer.team == team)
+        .map(|adventurer| (adventurer.pos, world.vision(adventurer)))
+        .collect();
+    for (index, cell) in world.terrain.iter().enumerate() {
+        if *cell == Terrain::Spawner(team) {
+            let pos = Pos::new(index as i32 % world.map.width, index as i32 / world.map.width);
+            viewers.push((pos, world.rules.vision_length));
+        }
+    }
+    vision::visible_cells(world.map.width, world.map.height, &viewers, &|pos| world.blocks_sight(pos))
+}
+
+/// Terrain rows: map objects stand on floor and show as `.`; spawners show until
+/// corruption takes them.
+fn map_rows(world: &World) -> Vec<String> {
+    world.terrain.chunks(world.map.width as usize).map(|row| row.iter().map(|cell| cell.symbol()).collect()).collect()
+}
+
+fn corrupted_cells(world: &World) -> Vec<[i32; 2]> {
+    let width = world.map.width;
+    (0..world.corrupted.len())
+        .filter(|&index| world.corrupted[index])
+        .map(|index| [index as i32 % width, index as i32 / width])
+        .collect()
+}
+
+/// `teamsGold`: string keys in key order.
+pub(crate) fn teams_gold(world: &World) -> BTreeMap<String, i64> {
+    world.banks.iter().enumerate().map(|(index, bank)| ((index + 1).to_string(), *bank)).collect()
+}
+
+/// `gameState`.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct GameStateDoc<'a> {
+    round: u32,
+    turn: u32,
+    width: i32,
+    height: i32,
+    teams_gold: BTreeMap<String, i64>,
+    map: Vec<String>,
+    corrupted: Vec<[i32; 2]>,
+    entities: Vec<EntityDoc<'a>>,
+}
+
+/// The state `team` sees, or everything for `None`.
+pub(crate) fn game_state(world: &World, round: u32, turn: u32, team: Option<u8>) -> GameStateDoc<'_> {
+    let visible = team.map(|team| team_vision(world, team));
+    GameStateDoc {
+        round,
+        turn,
+        width: world.map.width,
+        height: world.map.height,
+        teams_gold: teams_gold(world),
+        map: map_rows(world),
+        corrupted: corrupted_cells(world),
+        entities: entities(world, team, visible.as_deref()),
+    }
+}
+
+/// The `shop` input.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct ShopInput<'a> {
+    pub you: u8,
+    pub round: u32,
+    pub rules: &'a RawValue,
+    pub teams: &'a [TeamDoc<'a>],
+    pub teams_gold: BTreeMap<String, i64>,
+    pub adventurers: Vec<OwnAdventurerDoc<'a>>,
+    pub state: &'a RawValue,
+}
+
+/// The `play` input.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct PlayInput<'a> {
+    pub you: u8,
+    pub rules: &'a RawValue,
+    pub teams: &'a [TeamDoc<'a>],
+    pub game_state: GameStateDoc<'a>,
+    pub state: &'a RawValue,
+}
+
+/// A replay frame's state: everything, seen by nobody in particular.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct SnapshotDoc<'a> {
+    pub phase: &'static str,
+    pub order: &'a [u8],
+    #[serde(flatten)]
+    pub state: GameStateDoc<'a>,
+    pub escaped: BTreeMap<String, Vec<String>>,
+    pub log: &'a [String],
+}
+
+/// Each team's escapees of this round, by id.
+pub(crate) fn escaped(world: &World) -> BTreeMap<String, Vec<String>> {
+    world
+        .escaped
+        .iter()
+        .enumerate()
+        .filter(|(_, list)| !list.is_empty())
+        .map(|(index, list)| ((index + 1).to_string(), list.iter().map(|a| format!("a{}", a.id)).collect()))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_match_only_their_exact_form() {
+        assert_eq!(parse_id('a', "a12"), Some(12));
+        assert_eq!(parse_id('a', "a012"), None);
+        assert_eq!(parse_id('a', "i12"), None);
+        assert_eq!(parse_id('i', "i"), None);
+        assert_eq!(parse_id('i', "i+3"), None);
+    }
+
+    #[test]
+    fn wholly_invalid_replies() {
+        for bad in ["", "nope", "[]", "42", r#"{"actions":{}}"#, r#"{"actions":"x"}"#, r#"{"seq":2}"#] {
+            assert!(parse_reply(bad, Call::Play, 1).is_err(), "{bad}");
+        }
+        let reply = parse_reply(r#"{"seq":1,"actions":null}"#, Call::Play, 1).expect("valid");
+        assert_eq!(reply.entries, Entries::Play(Vec::new()));
+        assert_eq!(reply.state, StateChange::Keep);
+        let reply = parse_reply(r#"{"state":null}"#, Call::Shop, 1).expect("valid");
+        assert_eq!(reply.state, StateChange::Replace("null".into()));
+    }
+
+    #[test]
+    fn logged_strings_are_cut() {
+        let long = "x".repeat(500);
+        assert_eq!(cut(&long).chars().count(), MAX_LOG_CHARS + 1);
+        assert_eq!(cut("short"), "short");
+    }
+}
