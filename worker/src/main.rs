@@ -51,11 +51,12 @@ enum Command {
 
 #[derive(clap::Args)]
 struct PlayArgs {
-    /// The game: vindinium or botwars.
+    /// The game: vindinium, botwars, ostibot or maze.
     #[arg(long)]
     game: GameKind,
-    /// A map file (Vindinium: maps/vindinium/*.txt). Without it, Vindinium generates
-    /// a map from the seed.
+    /// A map file (Vindinium: maps/vindinium/*.txt; Ostibot: maps/ostibot/*.txt). Without
+    /// it, Vindinium generates a map from the seed and Ostibot plays maps/ostibot/classic-2.txt.
+    /// Maze: maps/maze/*.txt; without it, the maze is generated from the seed.
     #[arg(long)]
     map: Option<PathBuf>,
     /// The match seed, given to the rules and to every bot as FARM_SEED. Random if
@@ -63,8 +64,9 @@ struct PlayArgs {
     #[arg(long)]
     seed: Option<u64>,
     /// A bot, once per seat in seat order: builtin:NAME (vindinium: random, greedy;
-    /// botwars: random, gatherer), cmd:COMMAND (run with sh -c, speaking the game's
-    /// stdio protocol; local sandbox) or image:NAME (a Docker image; docker sandbox).
+    /// botwars: random, gatherer; ostibot: random, raider; maze: random, greedy), cmd:COMMAND (run with
+    /// sh -c, speaking the game's stdio protocol; local sandbox) or image:NAME (a
+    /// Docker image; docker sandbox).
     /// Missing Vindinium seats are filled with builtin:random.
     #[arg(long = "bot", required = true, value_name = "BOT")]
     bots: Vec<BotSpec>,
@@ -72,6 +74,10 @@ struct PlayArgs {
     /// container per bot (no network, memory, CPU and pids limits, read-only root).
     #[arg(long, value_enum, default_value_t = SandboxKind::Local)]
     sandbox: SandboxKind,
+    /// A named rules preset of the game (Ostibot: Default, SemiFinal, Final),
+    /// applied before --rules.
+    #[arg(long, value_name = "NAME")]
+    preset: Option<String>,
     /// Rules overrides as a JSON object, e.g. '{"maxTurns":400}'.
     #[arg(long, value_name = "JSON")]
     rules: Option<String>,
@@ -240,10 +246,17 @@ async fn play(args: PlayArgs) -> Result<ExitCode> {
         Some(path) => Some(std::fs::read_to_string(path).with_context(|| format!("reading map {}", path.display()))?),
         None => None,
     };
-    let rules: serde_json::Value = match &args.rules {
-        Some(text) => serde_json::from_str(text).context("--rules is not JSON")?,
-        None => serde_json::Value::Null,
+    let mut rules = match &args.preset {
+        Some(name) => farm_engine::AnyGame::preset(args.game, name)?,
+        None => serde_json::Value::Object(serde_json::Map::new()),
     };
+    if let Some(text) = &args.rules {
+        let overrides: serde_json::Value = serde_json::from_str(text).context("--rules is not JSON")?;
+        match (&mut rules, overrides) {
+            (serde_json::Value::Object(merged), serde_json::Value::Object(given)) => merged.extend(given),
+            _ => anyhow::bail!("--rules must be a JSON object"),
+        }
+    }
     let given = args.bots.len();
     let mut bots = fill_seats(args.game, args.bots.clone());
     for bot in &mut bots {

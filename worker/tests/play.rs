@@ -119,6 +119,66 @@ fn a_botwars_match_between_the_rust_and_python_bots_ends_with_a_result() {
 }
 
 #[test]
+fn a_four_team_final_ostibot_match_between_the_js_python_and_builtin_bots_verifies() {
+    let (result, dir) = play(&[
+        "--game",
+        "ostibot",
+        "--map",
+        "maps/ostibot/quad-4.txt",
+        "--seed",
+        "5",
+        "--preset",
+        "Final",
+        "--rules",
+        r#"{"timeout":20}"#,
+        "--bot",
+        "cmd:node bots/ostibot/harness.js bots/ostibot/raider.js",
+        "--bot",
+        "cmd:python3 bots/ostibot/random_bot.py",
+        "--bot",
+        "builtin:raider",
+        "--bot",
+        "builtin:random",
+    ]);
+    assert_eq!(statuses(&result), ["ok", "ok", "ok", "ok"]);
+    let rounds = std::fs::read_to_string(dir.path().join("replay.jsonl")).expect("replay");
+    assert!(rounds.lines().next().is_some_and(|header| header.contains(r#""nbRounds":4"#)), "the Final preset");
+    let js_requests = result["seats"][0]["requests"].as_u64().expect("requests");
+    assert!(js_requests > 4, "the JS bot was asked to shop and play: {js_requests}");
+    let verified = verify(dir.path());
+    assert!(verified.contains("OK"), "{verified}");
+}
+
+#[test]
+fn a_maze_match_gives_each_bot_its_own_copy_and_ranks_them_by_score() {
+    let (result, dir) = play(&[
+        "--game",
+        "maze",
+        "--seed",
+        "21",
+        // Patient deadlines: this is about the rules, not the machine's load.
+        "--rules",
+        r#"{"firstTurnTimeoutMs":20000,"turnTimeoutMs":20000}"#,
+        "--bot",
+        "cmd:python3 bots/maze/explorer_bot.py",
+        "--bot",
+        "cmd:target/debug/maze-explorer-bot",
+        "--bot",
+        "builtin:greedy",
+    ]);
+    assert_eq!(statuses(&result), ["ok", "ok", "ok"]);
+    let seats = result["seats"].as_array().expect("seats");
+    let scores: Vec<i64> = seats.iter().map(|seat| seat["score"].as_i64().expect("score")).collect();
+    let ranks: Vec<u64> = seats.iter().map(|seat| seat["rank"].as_u64().expect("rank")).collect();
+    for (seat, score) in scores.iter().enumerate() {
+        let better = scores.iter().filter(|other| *other > score).count() as u64;
+        assert_eq!(ranks[seat], better + 1, "rank follows score, ties shared: {scores:?} {ranks:?}");
+    }
+    let verified = verify(dir.path());
+    assert!(verified.contains("OK"), "{verified}");
+}
+
+#[test]
 fn the_rust_vindinium_bot_plays_too() {
     let rust_bot = format!("cmd:{}", workspace_binary("vindinium-random-bot").display());
     let (result, dir) = play(&[
