@@ -30,12 +30,15 @@ done
 
 ALL=(base-static base-debian
     bot-vindinium-random-py bot-botwars-random-py bot-botwars-random-http-py bot-ostibot-random-py
-    bot-ostibot-raider-js bot-vindinium-random-rs bot-botwars-random-rs)
+    bot-ostibot-raider-js bot-maze-explorer-py bot-vindinium-random-rs bot-botwars-random-rs
+    bot-maze-explorer-rs)
 # The local base each image is built FROM (as its Dockerfile says).
 declare -A BASE_OF=([bot-vindinium-random-py]=base-debian [bot-botwars-random-py]=base-debian
     [bot-botwars-random-http-py]=base-debian [bot-ostibot-random-py]=base-debian
     [bot-ostibot-raider-js]=base-debian
-    [bot-vindinium-random-rs]=base-static [bot-botwars-random-rs]=base-static)
+    [bot-maze-explorer-py]=base-debian
+    [bot-vindinium-random-rs]=base-static [bot-botwars-random-rs]=base-static
+    [bot-maze-explorer-rs]=base-static)
 for name in "${HOSTILE[@]}"; do
     ALL+=("hostile-$name")
     BASE_OF[hostile-$name]=base-debian
@@ -54,7 +57,9 @@ with no registry: NAME is one of the images below without "matchfarm/" (default:
   matchfarm/bot-*-random-py   the example Python bots on base-debian
   matchfarm/bot-botwars-random-http-py  the Botwars example over the http transport
   matchfarm/bot-ostibot-raider-js  the Ostibot JavaScript script bot, run by the Node harness
-  matchfarm/bot-*-random-rs   the example Rust bots, static (+crt-static), on base-static
+  matchfarm/bot-maze-explorer-py  the Python Maze explorer
+  matchfarm/bot-*-random-rs, bot-maze-explorer-rs  the example Rust bots, static
+                              (+crt-static), on base-static
   matchfarm/hostile-NAME      the misbehaving bots of bots/hostile/ (see its README):
                               ${HOSTILE[*]}
 
@@ -420,6 +425,15 @@ else
     skip "$name"
 fi
 
+name=bot-maze-explorer-py
+context=$(new_context "$name" "$REPO/bots/maze/Dockerfile.explorer-py" "$REPO/bots/maze/explorer_bot.py")
+source=$(context_hash "$context" "$(from_line "$name")")
+if needs_build "$name" "$source"; then
+    docker_build "$name" "$context" "$source"
+else
+    skip "$name"
+fi
+
 name=bot-ostibot-raider-js
 context=$(new_context "$name" "$REPO/bots/ostibot/Dockerfile.raider-js" \
     "$REPO/bots/ostibot/harness.js" "$REPO/bots/ostibot/raider.js")
@@ -430,16 +444,28 @@ else
     skip "$name"
 fi
 
+# The example Rust bots: image name, crate directory, binary, Dockerfile.
+RS_BOTS=(
+    "bot-vindinium-random-rs bots/vindinium/random-rs vindinium-random-bot bots/vindinium/Dockerfile.random-rs"
+    "bot-botwars-random-rs bots/botwars/random-rs botwars-random-bot bots/botwars/Dockerfile.random-rs"
+    "bot-maze-explorer-rs bots/maze/explorer-rs maze-explorer-bot bots/maze/Dockerfile.explorer-rs"
+)
+
 RS_BUILT=0
 static_binaries() {
     [ "$RS_BUILT" = 1 ] && return
     log "building the static Rust bots (cargo, +crt-static) ..."
+    local entry binary packages=() bins=()
+    for entry in "${RS_BOTS[@]}"; do
+        read -r _ _ binary _ <<<"$entry"
+        packages+=(-p "$binary")
+        bins+=("$binary")
+    done
     (cd "$REPO" && RUSTFLAGS=$STATIC_RUSTFLAGS cargo build --release --locked \
-        --target "$STATIC_TARGET" --target-dir target/static \
-        -p vindinium-random-bot -p botwars-random-bot) >"$WORK/cargo.log" 2>&1 ||
+        --target "$STATIC_TARGET" --target-dir target/static "${packages[@]}") >"$WORK/cargo.log" 2>&1 ||
         { cat "$WORK/cargo.log" >&2; die "cargo build of the static bots failed"; }
     local bin linked
-    for bin in vindinium-random-bot botwars-random-bot; do
+    for bin in "${bins[@]}"; do
         linked=$(ldd "$STATIC_DIR/$bin" 2>&1 || true)
         case $linked in
             *"statically linked"* | *"not a dynamic executable"*) ;;
@@ -455,28 +481,27 @@ static_binaries() {
     RS_BUILT=1
 }
 
-# rs_sources GAME: the files (relative to the repository) the Rust bot of GAME is built
-# from: its Dockerfile, its crate, the workspace's Cargo.toml and Cargo.lock.
+# rs_sources CRATE_DIR DOCKERFILE: the files (relative to the repository) a Rust bot is
+# built from: its Dockerfile, its crate, the workspace's Cargo.toml and Cargo.lock.
 rs_sources() {
     local file
-    printf '%s\n' "bots/$1/Dockerfile.random-rs" Cargo.toml Cargo.lock
+    printf '%s\n' "$2" Cargo.toml Cargo.lock
     for file in rust-toolchain rust-toolchain.toml .cargo/config.toml; do
         [ ! -f "$REPO/$file" ] || printf '%s\n' "$file"
     done
-    (cd "$REPO" && find "bots/$1/random-rs" -name target -prune -o -type f -print | LC_ALL=C sort)
+    (cd "$REPO" && find "$1" -name target -prune -o -type f -print | LC_ALL=C sort)
 }
 
 # Hashed from their sources, so that cargo only runs when an image is to be (re)built.
-for game in vindinium botwars; do
-    name=bot-$game-random-rs
-    bin=$game-random-bot
-    mapfile -t files < <(rs_sources "$game")
+for entry in "${RS_BOTS[@]}"; do
+    read -r name crate bin dockerfile <<<"$entry"
+    mapfile -t files < <(rs_sources "$crate" "$dockerfile")
     source=$(source_hash "$REPO" "${files[@]}" -- "$(from_line "$name")" \
         "RUSTFLAGS=$STATIC_RUSTFLAGS cargo build --release --locked --target $STATIC_TARGET" \
         "strip $bin")
     if needs_build "$name" "$source"; then
         static_binaries
-        context=$(new_context "$name" "$REPO/bots/$game/Dockerfile.random-rs")
+        context=$(new_context "$name" "$REPO/$dockerfile")
         # Debug information is useless in the image: strip the copy when we can.
         strip -o "$context/$bin" "$STATIC_DIR/$bin" 2>/dev/null || cp "$STATIC_DIR/$bin" "$context/$bin"
         docker_build "$name" "$context" "$source"

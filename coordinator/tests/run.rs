@@ -39,13 +39,35 @@ fn assert_complete(standings: &serde_json::Value, seats_per_match: u64) {
 fn the_example_tournaments_run_locally_and_a_second_run_plays_nothing() {
     let dir = tempfile::tempdir().expect("temp dir");
     let data = dir.path().to_str().expect("UTF-8 path");
-    for (file, seats) in [("tournaments/botwars.toml", 2), ("tournaments/vindinium.toml", 3)] {
+    for (file, seats) in
+        [("tournaments/botwars.toml", 2), ("tournaments/vindinium.toml", 3), ("tournaments/ostibot.toml", 4)]
+    {
         let first = json_standings(&run(&[file, "--data", data, "--format", "json"]));
         assert_complete(&first, seats);
         let again = run(&[file, "--data", data, "--format", "json"]);
         assert!(String::from_utf8_lossy(&again.stderr).contains("was already played"), "{again:?}");
         assert_eq!(json_standings(&again), first, "nothing new is played, the standings are the same");
     }
+    // The Maze example runs the release build of the Rust explorer; the tests have the
+    // debug build. The copy reads its maps from the repository.
+    let maze = dir.path().join("maze.toml");
+    let text = std::fs::read_to_string(repo().join("tournaments/maze.toml")).expect("the maze example");
+    let repo_dir = repo().canonicalize().expect("repository");
+    let text = text
+        .replace("target/release/", &format!("{}/target/debug/", repo_dir.display()))
+        .replace("\"../maps/", &format!("\"{}/maps/", repo_dir.display()));
+    std::fs::write(&maze, text).expect("write");
+    let maze_data = dir.path().join("maze-data");
+    let standings = json_standings(&run(&[
+        maze.to_str().expect("UTF-8"),
+        "--data",
+        maze_data.to_str().expect("UTF-8"),
+        "--format",
+        "json",
+    ]));
+    assert_complete(&standings, 4);
+    assert_eq!(standings["method"], "mean-score");
+
     let table = run(&["tournaments/botwars.toml", "--data", data]);
     let table = String::from_utf8_lossy(&table.stdout);
     assert!(table.starts_with("place  bot"), "{table}");
@@ -56,8 +78,12 @@ fn the_example_tournaments_run_locally_and_a_second_run_plays_nothing() {
 fn the_example_tournaments_run_in_docker() {
     let dir = tempfile::tempdir().expect("temp dir");
     let data = dir.path().to_str().expect("UTF-8 path");
-    let output = run(&["tournaments/botwars.toml", "--data", data, "--format", "json", "--sandbox", "docker"]);
-    assert_complete(&json_standings(&output), 2);
+    for (file, seats) in
+        [("tournaments/botwars.toml", 2), ("tournaments/ostibot.toml", 4), ("tournaments/maze.toml", 4)]
+    {
+        let output = run(&[file, "--data", data, "--format", "json", "--sandbox", "docker"]);
+        assert_complete(&json_standings(&output), seats);
+    }
     // `run` labels its containers with worker ids `run-<hash of the data dir>`;
     // none is left once it returns (no other test runs `run` in Docker).
     let labelled = Command::new("docker")
