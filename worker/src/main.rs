@@ -7,8 +7,7 @@ use std::time::Duration;
 
 use anyhow::{Context, Result};
 use clap::{Parser, Subcommand};
-use farm_engine::vindinium::generator;
-use farm_engine::{GameKind, GameRng, MatchSetup, replay};
+use farm_engine::{GameKind, MatchSetup, replay};
 use farm_proto::BotSpec;
 use farm_worker::bots::{DockerSandbox, LocalSandbox};
 use farm_worker::storage::Storage;
@@ -185,8 +184,12 @@ enum ReplayCommand {
 
 #[derive(Subcommand)]
 enum MapCommand {
-    /// Generate a random Vindinium map with the original's generator.
+    /// Generate a map with a game's generator (Vindinium: the original's; Maze: the
+    /// seeded maze a match with this seed plays when given no map).
     Generate {
+        /// The game.
+        #[arg(long, default_value = "vindinium")]
+        game: GameKind,
         /// The map seed.
         #[arg(long)]
         seed: u64,
@@ -210,7 +213,7 @@ async fn main() -> ExitCode {
         Command::Serve(args) => serve(args).await,
         Command::Play(args) => play(args).await,
         Command::Replay { command: ReplayCommand::Verify { file } } => verify(&file),
-        Command::Map { command: MapCommand::Generate { seed, out } } => generate_map(seed, out.as_deref()),
+        Command::Map { command: MapCommand::Generate { game, seed, out } } => generate_map(game, seed, out.as_deref()),
     };
     match result {
         Ok(code) => code,
@@ -367,8 +370,9 @@ fn verify(path: &Path) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-fn generate_map(seed: u64, out: Option<&Path>) -> Result<ExitCode> {
-    let map = generator::generate(&mut GameRng::new(seed, GameRng::MAP))?.to_string();
+fn generate_map(game: GameKind, seed: u64, out: Option<&Path>) -> Result<ExitCode> {
+    let map = farm_engine::AnyGame::default_map(game, &serde_json::Value::Null, seed)?
+        .with_context(|| format!("{game} has no maps"))?;
     match out {
         Some(path) => std::fs::write(path, &map).with_context(|| format!("writing {}", path.display()))?,
         None => print!("{map}"),

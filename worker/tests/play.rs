@@ -351,3 +351,16 @@ fn bad_input_is_reported_naming_what_is_wrong() {
         assert!(stderr.contains(expected), "{args:?}: {stderr}");
     }
 }
+
+#[test]
+fn map_generate_prints_the_map_a_match_without_one_plays() {
+    let output = run(&["map", "generate", "--game", "maze", "--seed", "3"]);
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let saved = std::fs::read_to_string(repo().join("maps/maze/seed-3.txt")).expect("the saved maze");
+    assert_eq!(String::from_utf8_lossy(&output.stdout), saved);
+    let vindinium = run(&["map", "generate", "--seed", "3"]);
+    let text = String::from_utf8_lossy(&vindinium.stdout);
+    assert!(vindinium.status.success() && text.contains("[]") && text.contains("$-"), "vindinium by default: {text}");
+    let botwars = run(&["map", "generate", "--game", "botwars", "--seed", "3"]);
+    assert!(String::from_utf8_lossy(&botwars.stderr).contains("botwars has no maps"));
+}
