@@ -903,3 +903,295 @@ fn the_seed_maps_are_what_the_generator_makes() {
         assert_eq!(map.to_string(), *text, "maps/maze/{name}.txt");
     }
 }
+
+// ---------------------------------------------------------------------------
+// Robustness: no reply and no sequence of commands makes the engine panic
+// ---------------------------------------------------------------------------
+
+/// Odd replies a bot may send. None may panic; each is either a command or an error.
+const ODD_REPLIES: [&str; 30] = [
+    "",
+    " ",
+    "\t",
+    "\r",
+    "MOVE",
+    "ATTACK",
+    "MOVE 2147483647 2147483647",
+    "MOVE -2147483648 0",
+    "MOVE 2147483648 0",
+    "MOVE 99999999999999999999999999999 1",
+    "ATTACK 99999999999999999999 1 1",
+    "ATTACK -2147483648 1 1",
+    "ATTACK 2147483647 1 1",
+    "MOVE 1 1 😀 ünïcödé message",
+    "MOVE １ 1",
+    "MOVE ١ 1",
+    "MOVÉ 1 1",
+    "😀",
+    "MOVE\u{a0}1 1",
+    "\u{feff}MOVE 1 1",
+    "MOVE 1 1\u{0}",
+    "MOVE 1\u{0} 1",
+    "ATTACK 1 1 1\t",
+    "ATTACK\t1 1 1",
+    "ATTACK 1  1 1",
+    "ATTACK 3 +0 -0",
+    "MOVE --1 1",
+    "MOVE 1 1 \r",
+    "\r\r\r",
+    "ATTACK 0 0 0 0 0 0 0 0",
+];
+
+/// A reply built from random keywords, separators and fields, so that most of them are
+/// almost well-formed.
+fn random_reply(rng: &mut GameRng) -> String {
+    const KEYWORDS: [&str; 6] = ["MOVE", "ATTACK", "move", "", "ATTACK ", "JUMP"];
+    const SEPARATORS: [&str; 7] = [" ", " ", " ", " ", "  ", "\t", ""];
+    const FIELDS: [&str; 20] = [
+        "0",
+        "1",
+        "2",
+        "3",
+        "4",
+        "7",
+        "11",
+        "15",
+        "16",
+        "-1",
+        "+3",
+        "-0",
+        "007",
+        "99999999999",
+        "١",
+        "３",
+        "é",
+        "😀",
+        "",
+        "x",
+    ];
+    let mut reply = (*rng.pick(&KEYWORDS).expect("keywords")).to_owned();
+    for _ in 0..rng.below(6) {
+        reply.push_str(rng.pick(&SEPARATORS).expect("separators"));
+        reply.push_str(rng.pick(&FIELDS).expect("fields"));
+    }
+    if rng.below(4) == 0 {
+        reply.push('\r');
+    }
+    reply
+}
+
+#[test]
+fn no_reply_makes_the_engine_panic() {
+    let layout = generator::generate(&mut GameRng::new(21, GameRng::MAP)).expect("generates");
+    let mut rng = GameRng::new(99, GameRng::RULES);
+    let mut replies: Vec<String> = ODD_REPLIES.iter().map(|reply| (*reply).to_owned()).collect();
+    replies.push(format!("MOVE 1 1 {}", "x".repeat(100_000)));
+    replies.push("9".repeat(10_000));
+    replies.push(format!("ATTACK {} 1 1", "1".repeat(5_000)));
+    replies.extend((0..3000).map(|_| random_reply(&mut rng)));
+    let mut commands = 0;
+    for reply in &replies {
+        let mut game = Maze::from_map(MazeRules::default(), &layout, 1, 21);
+        let action = game.parse_reply(0, &BotReply::Line(reply.clone()));
+        let command = match &action {
+            MazeAction::Command(command) => Some(command.clone()),
+            MazeAction::Fail { status, .. } => {
+                assert_eq!(*status, PlayerStatus::Disqualified, "{reply:?}");
+                None
+            }
+        };
+        game.apply(vec![(0, action)], &mut rng);
+        let dungeon = game.dungeon(0);
+        match command {
+            Some(Command::Move { target, .. } | Command::Attack { target, .. }) => {
+                commands += 1;
+                assert!(target.in_maze(), "{reply:?}");
+                assert_ne!(dungeon.end(), Some(End::Error), "{reply:?}");
+                assert_eq!(dungeon.turn(), 1, "{reply:?}");
+            }
+            None => assert_eq!((dungeon.hero().score, dungeon.end()), (-10_000, Some(End::Error)), "{reply:?}"),
+        }
+        let _ = game.snapshot();
+        let _ = game.outcome();
+    }
+    assert!(commands > 20, "the random replies should hold many valid ones; {commands}");
+}
+
+/// Checks what must hold after every turn of any game.
+fn check_invariants(d: &Dungeon) {
+    let hero = d.hero();
+    assert!(hero.pos.in_maze() && !d.is_obstacle(hero.pos), "the hero stands on floor: {:?}", hero.pos);
+    assert!(hero.hp <= 20);
+    assert!(d.is_over() || hero.hp > 0);
+    assert!(d.turn() <= 150);
+    let mut cells: Vec<Pos> = d.monsters().iter().map(|m| m.pos).collect();
+    for monster in d.monsters() {
+        assert!(monster.pos.in_maze() && !d.is_obstacle(monster.pos), "{monster:?} on an obstacle");
+        assert_ne!(monster.pos, hero.pos, "{monster:?} on the hero");
+        assert!(monster.hp > 0 && monster.hp <= monster.kind.max_hp(), "{monster:?}");
+    }
+    cells.dedup();
+    assert_eq!(cells.len(), d.monsters().len(), "two monsters on one cell");
+    // The observation: a count that matches, every listed cell in view, sorted by
+    // (x, y) and then obstacle, item, monster.
+    let text = d.observation();
+    let lines: Vec<&str> = text.split('\n').collect();
+    assert_eq!(lines[1].parse::<usize>().expect("count"), lines.len() - 2, "{text}");
+    let rank = |etype: i32| match etype {
+        1 => 0,
+        0 | 2..=6 => 1,
+        _ => 2,
+    };
+    let keys: Vec<(i32, i32, i32)> = lines[2..]
+        .iter()
+        .map(|line| {
+            let numbers: Vec<i32> = line.split(' ').map(|n| n.parse().expect("a number")).collect();
+            assert_eq!(numbers.len(), 4, "{line}");
+            assert!(p(numbers[0], numbers[1]).chebyshev(hero.pos) <= 3, "{line}");
+            (numbers[0], numbers[1], rank(numbers[2]))
+        })
+        .collect();
+    let mut sorted_keys = keys.clone();
+    sorted_keys.sort();
+    sorted_keys.dedup();
+    assert_eq!(keys, sorted_keys, "{text}");
+}
+
+#[test]
+fn random_valid_commands_keep_every_invariant() {
+    for seed in 0..12 {
+        let layout = generator::generate(&mut GameRng::new(seed, GameRng::MAP)).expect("generates");
+        let mut game = Maze::from_map(MazeRules::default(), &layout, 4, seed);
+        let mut bots = GameRng::new(seed, GameRng::BOTS);
+        let rng = &mut GameRng::new(seed, GameRng::RULES);
+        while !game.is_over() {
+            let actions: Vec<(usize, MazeAction)> = game
+                .to_act()
+                .into_iter()
+                .map(|seat| {
+                    let hero = game.dungeon(seat).hero().pos;
+                    // Mostly nearby targets, so that attacks are often valid.
+                    let near = |rng: &mut GameRng, c: i32, max: i32| (c + rng.below(9) as i32 - 4).clamp(0, max - 1);
+                    let (x, y) = (near(&mut bots, hero.x, WIDTH), near(&mut bots, hero.y, HEIGHT));
+                    let command = if bots.below(3) == 0 {
+                        Command::Attack { weapon: Weapon::ALL[bots.below(4)], target: p(x, y), message: String::new() }
+                    } else {
+                        Command::Move { target: p(x, y), message: String::new() }
+                    };
+                    (seat, MazeAction::Command(command))
+                })
+                .collect();
+            game.apply(actions, rng);
+            for seat in 0..4 {
+                check_invariants(game.dungeon(seat));
+            }
+        }
+        assert!(game.steps() <= 150);
+        for seat in 0..4 {
+            assert!(game.dungeon(seat).is_over());
+            assert_ne!(game.dungeon(seat).end(), Some(End::Error));
+        }
+    }
+}
+
+/// The original's `heroPathfinding` / `monsterPathfinding`, ported line by line (the
+/// visited set filled as the Java fills it), to check the engine's shared BFS against.
+fn reference_step(d: &Dungeon, from: Pos, target: Pos, monster_view: Option<i32>) -> Pos {
+    let blocked = |pos: Pos| d.is_obstacle(pos) || (monster_view.is_some() && d.monster_at(pos).is_some());
+    let mut visited = vec![from];
+    let mut first: Vec<(Pos, Pos)> = Vec::new();
+    let first_of = |first: &[(Pos, Pos)], pos: Pos| first.iter().rev().find(|(cell, _)| *cell == pos).expect("set").1;
+    let mut queue = VecDeque::new();
+    let (mut best, mut best_dist) = (from, from.manhattan(target));
+    for next in from.neighbors() {
+        if monster_view.is_none() && next == target {
+            return next;
+        }
+        if blocked(next) {
+            continue;
+        }
+        queue.push_back(next);
+        first.push((next, next));
+    }
+    while let Some(pos) = queue.pop_front() {
+        if pos == target {
+            return first_of(&first, pos);
+        }
+        visited.push(pos);
+        let dist = pos.manhattan(target);
+        if dist < best_dist {
+            (best, best_dist) = (first_of(&first, pos), dist);
+        }
+        for next in pos.neighbors() {
+            let out_of_reach = match monster_view {
+                Some(view) => next.chebyshev(from) > view,
+                None => next.chebyshev(from) > 3,
+            };
+            if visited.contains(&next) || blocked(next) || out_of_reach {
+                continue;
+            }
+            queue.push_back(next);
+            visited.push(next);
+            let step = first_of(&first, pos);
+            first.push((next, step));
+        }
+    }
+    best
+}
+
+#[test]
+fn both_pathfindings_match_a_literal_port_of_the_original() {
+    let mut checked = (0, 0);
+    for seed in 0..40 {
+        let layout = generator::generate(&mut GameRng::new(seed, GameRng::MAP)).expect("generates");
+        let mut d = Dungeon::new(&layout, 150, GameRng::new(seed, GameRng::RULES));
+        let mut rng = GameRng::new(seed, GameRng::BOTS);
+        let free: Vec<Pos> = Pos::all().filter(|&pos| !d.is_obstacle(pos) && d.monster_at(pos).is_none()).collect();
+        for _ in 0..20 {
+            d.hero_mut().pos = *rng.pick(&free).expect("floor");
+            let hero = d.hero().pos;
+            for target in Pos::all().filter(|target| target.chebyshev(hero) <= 5) {
+                assert_eq!(
+                    d.hero_step(target),
+                    reference_step(&d, hero, target, None),
+                    "seed {seed}: {hero} to {target}"
+                );
+                checked.0 += 1;
+            }
+            for monster in d.monsters().to_vec() {
+                let distance = monster.pos.chebyshev(hero);
+                if distance > monster.kind.range() && distance <= monster.kind.view() {
+                    let expected = reference_step(&d, monster.pos, hero, Some(monster.kind.view()));
+                    assert_eq!(d.monster_step(&monster), expected, "seed {seed}: {monster:?} to {hero}");
+                    checked.1 += 1;
+                }
+            }
+        }
+    }
+    assert!(checked.0 > 10_000 && checked.1 > 200, "{checked:?}");
+}
+
+#[test]
+fn a_huge_reply_is_not_repeated_in_every_later_replay_frame() {
+    // A copy that ends keeps its last description in every frame until the match
+    // ends: a bot's text in it must be clipped, or one 2 MB reply would be repeated in
+    // up to 149 frames.
+    let huge = "Z".repeat(1 << 20);
+    let text = map(&["HE..", "...."]).to_string();
+    let mut game = Maze::new(MazeRules::default(), Some(&text), &players(3), 5).expect("valid");
+    let rng = &mut GameRng::new(0, GameRng::RULES);
+    let replies = [huge.clone(), format!("MOVE 1 0 {huge}"), format!("MOVE 0 0 {huge}")];
+    let actions =
+        replies.iter().enumerate().map(|(seat, line)| (seat, game.parse_reply(seat, &BotReply::Line(line.clone()))));
+    game.apply(actions.collect(), rng);
+    assert_eq!(game.dungeon(0).end(), Some(End::Error));
+    assert_eq!(game.dungeon(1).end(), Some(End::Exit));
+    assert_eq!(game.dungeon(2).end(), None);
+    for seat in 0..3 {
+        let last = game.dungeon(seat).last();
+        assert!(last.chars().count() < 300, "seat {seat}: {} chars", last.chars().count());
+    }
+    assert!(game.dungeon(0).last().starts_with("error: unknown command \"ZZZZ"), "{}", game.dungeon(0).last());
+    assert!(game.dungeon(1).last().starts_with("MOVE 1 0 \"ZZZZ"), "{}", game.dungeon(1).last());
+    assert!(game.snapshot().get().len() < 2_000);
+}

@@ -83,7 +83,8 @@ pub enum Command {
 /// A reply that ends the game with the error score.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum CommandError {
-    /// The first word is not `MOVE` or `ATTACK` (case-sensitive).
+    /// The first word is not `MOVE` or `ATTACK` (case-sensitive); the word, clipped
+    /// to [`QUOTE_CHARS`] characters.
     #[error("unknown command {0:?}; expected MOVE or ATTACK")]
     Keyword(String),
     /// A number is missing or is not an integer.
@@ -105,6 +106,19 @@ pub enum CommandError {
     /// The weapon number is not 0 to 3.
     #[error("weapon {0} does not exist; expected 0 sword, 1 hammer, 2 scythe or 3 bow")]
     Weapon(i64),
+}
+
+/// At most this many characters of a bot's own text are quoted in error messages and
+/// turn descriptions: a copy that has ended repeats its last description in every
+/// later replay frame.
+pub const QUOTE_CHARS: usize = 80;
+
+/// `text` cut to [`QUOTE_CHARS`] characters, with `…` when something was cut.
+pub(crate) fn clip(text: &str) -> String {
+    match text.char_indices().nth(QUOTE_CHARS) {
+        Some((cut, _)) => format!("{}…", &text[..cut]),
+        None => text.to_owned(),
+    }
 }
 
 /// Java's `Integer.parseInt` over ASCII: an optional sign, then decimal digits,
@@ -160,7 +174,7 @@ pub fn parse_command(line: &str) -> Result<Command, CommandError> {
             let weapon = Weapon::from_index(w).ok_or(CommandError::Weapon(w))?;
             Ok(Command::Attack { weapon, target, message: message(fields.get(3)) })
         }
-        other => Err(CommandError::Keyword(other.to_owned())),
+        other => Err(CommandError::Keyword(clip(other))),
     }
 }
 

@@ -5,7 +5,7 @@ use std::collections::VecDeque;
 
 use serde::Serialize;
 
-use super::command::{Command, Weapon};
+use super::command::{Command, Weapon, clip};
 use super::map::{CELLS, Cell, Item, MazeMap, MonsterKind, Pos};
 use super::{DEATH_SCORE, ERROR_SCORE, EXIT_SCORE, HERO_FOV, HERO_MAX_HP, POTION_HP, TREASURE_SCORE};
 use crate::{GameRng, PlayerStatus};
@@ -362,7 +362,9 @@ impl Dungeon {
         self.hero.score = ERROR_SCORE;
         self.status = status;
         self.end = Some(End::Error);
-        self.last = format!("error: {reason}");
+        // The reason quotes at most QUOTE_CHARS characters of the reply; this caps
+        // anything else that might come in.
+        self.last = format!("error: {}", clip_reason(reason));
     }
 
     /// Plays one turn: the hero's command, then (unless the game ended or this was the
@@ -469,6 +471,14 @@ impl Dungeon {
     }
 }
 
+/// A failure's reason, cut to a few times [`super::command::QUOTE_CHARS`] characters.
+fn clip_reason(reason: &str) -> &str {
+    match reason.char_indices().nth(4 * super::command::QUOTE_CHARS) {
+        Some((cut, _)) => &reason[..cut],
+        None => reason,
+    }
+}
+
 fn describe(command: &Command, resolved: &Resolved) -> String {
     let (asked, said) = match command {
         Command::Move { target, message } => (format!("MOVE {} {}", target.x, target.y), message),
@@ -486,7 +496,7 @@ fn describe(command: &Command, resolved: &Resolved) -> String {
         Resolved::Wasted(Waste::NoCharges) => "wasted: no charges".to_owned(),
         Resolved::Wasted(Waste::OutOfRange) => "wasted: out of range".to_owned(),
     };
-    if said.is_empty() { format!("{asked}: {did}") } else { format!("{asked} \"{said}\": {did}") }
+    if said.is_empty() { format!("{asked}: {did}") } else { format!("{asked} \"{}\": {did}", clip(said)) }
 }
 
 #[derive(Serialize)]
