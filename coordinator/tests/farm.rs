@@ -6,100 +6,14 @@
 
 #[path = "../../worker/tests/common/mod.rs"]
 mod common;
+mod support;
 
-use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
-use common::{Vhost, WorkerProcess, eventually, free_port, http_get, repo, s3, s3_config};
+use common::{Vhost, WorkerProcess, eventually, http_get, repo, s3};
 use farm_proto::RESULTS_QUEUE;
-use farm_worker::storage::StorageConfig;
-
-const COORDINATOR: &str = env!("CARGO_BIN_EXE_farm-coordinator");
-const TOKEN: &str = "farm-test-token-0123456789";
-
-/// A `farm-coordinator serve` process on its own port, ledger and vhost.
-struct CoordinatorProcess {
-    api: SocketAddr,
-    child: Child,
-}
-
-impl CoordinatorProcess {
-    fn start(vhost: &Vhost, ledger: &Path) -> Self {
-        Self::start_with(vhost, ledger, &[])
-    }
-
-    /// As [`CoordinatorProcess::start`], with extra environment variables (which win).
-    fn start_with(vhost: &Vhost, ledger: &Path, env: &[(&str, &str)]) -> Self {
-        let api = free_port();
-        let StorageConfig::S3 { endpoint, bucket, region, access_key, secret_key, .. } = s3_config() else {
-            unreachable!("s3_config is S3");
-        };
-        let child = Command::new(COORDINATOR)
-            .arg("serve")
-            .env("FARM_API_TOKEN", TOKEN)
-            .env("FARM_LISTEN", api.to_string())
-            .env("FARM_AMQP_URL", &vhost.url)
-            .env("FARM_LEDGER_PATH", ledger)
-            .env("FARM_BOT_LAUNCH", "docker")
-            // A small window: when the coordinator is killed, most jobs are still in
-            // the ledger only, and some are in the queue or being played.
-            .env("FARM_MAX_OUTSTANDING", "4")
-            .env("FARM_PUBLISH_BATCH", "2")
-            .env("FARM_STORAGE__KIND", "s3")
-            .env("FARM_STORAGE__ENDPOINT", endpoint)
-            .env("FARM_STORAGE__BUCKET", bucket)
-            .env("FARM_STORAGE__REGION", region)
-            .env("FARM_STORAGE__ACCESS_KEY", access_key)
-            .env("FARM_STORAGE__SECRET_KEY", secret_key)
-            .env("RUST_LOG", "farm_coordinator=info")
-            .envs(env.iter().copied())
-            .stdout(Stdio::null())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .expect("farm-coordinator starts");
-        let coordinator = CoordinatorProcess { api, child };
-        eventually(Duration::from_secs(30), "the coordinator answers /healthz", || {
-            http_get(api, "/healthz").is_some_and(|(status, _)| status == 200)
-        });
-        coordinator
-    }
-
-    fn url(&self) -> String {
-        format!("http://{}", self.api)
-    }
-
-    fn get_json(&self, path: &str) -> serde_json::Value {
-        let (status, body) = http_get(self.api, path).expect("the coordinator answers");
-        assert_eq!(status, 200, "GET {path}: {body}");
-        let json = body.split_once("\r\n\r\n").map_or(body.as_str(), |(_, json)| json);
-        serde_json::from_str(json).unwrap_or_else(|error| panic!("GET {path}: {error}: {json}"))
-    }
-
-    fn progress(&self, id: &str) -> serde_json::Value {
-        self.get_json(&format!("/api/tournaments/{id}"))["progress"].clone()
-    }
-
-    fn kill(mut self) {
-        self.child.kill().expect("SIGKILL the coordinator");
-        self.child.wait().expect("reap the coordinator");
-    }
-}
-
-impl Drop for CoordinatorProcess {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-/// Runs the CLI; returns its stdout, failing on a non-zero exit.
-fn cli(args: &[&str]) -> String {
-    let output = Command::new(COORDINATOR).args(args).current_dir(repo()).output().expect("farm-coordinator runs");
-    assert!(output.status.success(), "{args:?}: {}", String::from_utf8_lossy(&output.stderr));
-    String::from_utf8(output.stdout).expect("UTF-8 output")
-}
+use support::{CoordinatorProcess, TOKEN, cli};
 
 /// A Botwars round robin whose bots run as images in the farm and as commands in `run`.
 fn tournament_file(dir: &Path) -> PathBuf {

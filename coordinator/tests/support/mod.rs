@@ -1,0 +1,98 @@
+//! Helpers for the coordinator's tests against the real services: a
+//! `farm-coordinator serve` process and the CLI. The test crate that uses this module
+//! also declares `mod common` (the worker's test helpers, `worker/tests/common`).
+#![allow(dead_code)] // each test binary uses a different part of this module
+
+use std::net::SocketAddr;
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+use farm_worker::storage::StorageConfig;
+
+use crate::common::{Vhost, eventually, free_port, http_get, repo, s3_config};
+
+pub const COORDINATOR: &str = env!("CARGO_BIN_EXE_farm-coordinator");
+pub const TOKEN: &str = "farm-test-token-0123456789";
+
+/// A `farm-coordinator serve` process on its own port, ledger and vhost.
+pub struct CoordinatorProcess {
+    pub api: SocketAddr,
+    child: Child,
+}
+
+impl CoordinatorProcess {
+    pub fn start(vhost: &Vhost, ledger: &Path) -> Self {
+        Self::start_with(vhost, ledger, &[])
+    }
+
+    /// As [`CoordinatorProcess::start`], with extra environment variables (which win).
+    pub fn start_with(vhost: &Vhost, ledger: &Path, env: &[(&str, &str)]) -> Self {
+        let api = free_port();
+        let StorageConfig::S3 { endpoint, bucket, region, access_key, secret_key, .. } = s3_config() else {
+            unreachable!("s3_config is S3");
+        };
+        let child = Command::new(COORDINATOR)
+            .arg("serve")
+            .env("FARM_API_TOKEN", TOKEN)
+            .env("FARM_LISTEN", api.to_string())
+            .env("FARM_AMQP_URL", &vhost.url)
+            .env("FARM_LEDGER_PATH", ledger)
+            .env("FARM_BOT_LAUNCH", "docker")
+            // A small window: when the coordinator is killed, most jobs are still in
+            // the ledger only, and some are in the queue or being played.
+            .env("FARM_MAX_OUTSTANDING", "4")
+            .env("FARM_PUBLISH_BATCH", "2")
+            .env("FARM_STORAGE__KIND", "s3")
+            .env("FARM_STORAGE__ENDPOINT", endpoint)
+            .env("FARM_STORAGE__BUCKET", bucket)
+            .env("FARM_STORAGE__REGION", region)
+            .env("FARM_STORAGE__ACCESS_KEY", access_key)
+            .env("FARM_STORAGE__SECRET_KEY", secret_key)
+            .env("RUST_LOG", "farm_coordinator=info")
+            .envs(env.iter().copied())
+            .stdout(Stdio::null())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("farm-coordinator starts");
+        let coordinator = CoordinatorProcess { api, child };
+        eventually(Duration::from_secs(30), "the coordinator answers /healthz", || {
+            http_get(api, "/healthz").is_some_and(|(status, _)| status == 200)
+        });
+        coordinator
+    }
+
+    pub fn url(&self) -> String {
+        format!("http://{}", self.api)
+    }
+
+    pub fn get_json(&self, path: &str) -> serde_json::Value {
+        let (status, body) = http_get(self.api, path).expect("the coordinator answers");
+        assert_eq!(status, 200, "GET {path}: {body}");
+        let json = body.split_once("\r\n\r\n").map_or(body.as_str(), |(_, json)| json);
+        serde_json::from_str(json).unwrap_or_else(|error| panic!("GET {path}: {error}: {json}"))
+    }
+
+    pub fn progress(&self, id: &str) -> serde_json::Value {
+        self.get_json(&format!("/api/tournaments/{id}"))["progress"].clone()
+    }
+
+    pub fn kill(mut self) {
+        self.child.kill().expect("SIGKILL the coordinator");
+        self.child.wait().expect("reap the coordinator");
+    }
+}
+
+impl Drop for CoordinatorProcess {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Runs the CLI; returns its stdout, failing on a non-zero exit.
+pub fn cli(args: &[&str]) -> String {
+    let output = Command::new(COORDINATOR).args(args).current_dir(repo()).output().expect("farm-coordinator runs");
+    assert!(output.status.success(), "{args:?}: {}", String::from_utf8_lossy(&output.stderr));
+    String::from_utf8(output.stdout).expect("UTF-8 output")
+}
