@@ -12,6 +12,7 @@ use farm_coordinator::ledger::Progress;
 use farm_coordinator::standings::Standings;
 use farm_coordinator::tournament::{LaunchMode, TournamentFile};
 use farm_coordinator::{CoordinatorConfig, serve};
+use farm_worker::config::StorageArgs;
 use indicatif::{ProgressBar, ProgressStyle};
 
 #[derive(Parser)]
@@ -135,16 +136,9 @@ struct ServeArgs {
     /// The most jobs queued or playing at once; the rest wait in the ledger.
     #[arg(long)]
     max_outstanding: Option<u64>,
-    /// Object storage: a local directory (kind local) ...
-    #[arg(long, value_name = "DIR")]
-    storage_path: Option<PathBuf>,
-    /// ... or an S3 endpoint URL (kind s3; with --s3-bucket; keys from
-    /// FARM_STORAGE__ACCESS_KEY and FARM_STORAGE__SECRET_KEY).
-    #[arg(long, value_name = "URL")]
-    s3_endpoint: Option<String>,
-    /// The S3 bucket.
-    #[arg(long)]
-    s3_bucket: Option<String>,
+    /// Where the workers store replays and logs (the API streams them from there).
+    #[command(flatten)]
+    storage: StorageArgs,
 }
 
 impl ServeArgs {
@@ -161,15 +155,7 @@ impl ServeArgs {
         set("bot_launch", self.bot_launch.map(|mode| format!("{mode:?}").to_lowercase()));
         set("delivery_limit", self.delivery_limit.map(|limit| limit.to_string()));
         set("max_outstanding", self.max_outstanding.map(|limit| limit.to_string()));
-        if let Some(path) = &self.storage_path {
-            set("storage.kind", Some("local".to_owned()));
-            set("storage.path", Some(path.display().to_string()));
-        }
-        if let Some(endpoint) = &self.s3_endpoint {
-            set("storage.kind", Some("s3".to_owned()));
-            set("storage.endpoint", Some(endpoint.clone()));
-        }
-        set("storage.bucket", self.s3_bucket.clone());
+        overrides.extend(self.storage.overrides());
         overrides
     }
 }

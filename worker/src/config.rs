@@ -71,6 +71,51 @@ fn default_worker_id() -> String {
         .unwrap_or_else(|| "worker".to_owned())
 }
 
+/// The object-storage flags both services' `serve` commands take, flattened into
+/// their arguments; [`StorageArgs::overrides`] turns them into configuration keys.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct StorageArgs {
+    /// Store objects in this local directory [default: farm-data/objects].
+    #[arg(long, value_name = "DIR", conflicts_with = "s3_bucket")]
+    pub storage_dir: Option<String>,
+    /// Store objects in this S3 bucket. Credentials come from the config file,
+    /// FARM_STORAGE__ACCESS_KEY and FARM_STORAGE__SECRET_KEY, or AWS_* variables.
+    #[arg(long, value_name = "BUCKET")]
+    pub s3_bucket: Option<String>,
+    /// The S3 endpoint URL, for S3-compatible services.
+    #[arg(long, value_name = "URL", requires = "s3_bucket")]
+    pub s3_endpoint: Option<String>,
+    /// The S3 region [default: us-east-1].
+    #[arg(long, requires = "s3_bucket")]
+    pub s3_region: Option<String>,
+    /// How long an S3 request retries before it counts as failed [default: 60].
+    #[arg(long, value_name = "SECS", requires = "s3_bucket")]
+    pub s3_retry_secs: Option<u64>,
+}
+
+impl StorageArgs {
+    /// The flags that were given, as `storage.*` configuration keys: a directory
+    /// selects local storage, a bucket S3.
+    pub fn overrides(&self) -> Vec<(&'static str, String)> {
+        let mut overrides = Vec::new();
+        if let Some(dir) = &self.storage_dir {
+            overrides.push(("storage.kind", "local".to_owned()));
+            overrides.push(("storage.path", dir.clone()));
+        }
+        if let Some(bucket) = &self.s3_bucket {
+            overrides.push(("storage.kind", "s3".to_owned()));
+            overrides.push(("storage.bucket", bucket.clone()));
+            let optional = [
+                ("storage.endpoint", self.s3_endpoint.clone()),
+                ("storage.region", self.s3_region.clone()),
+                ("storage.retry_secs", self.s3_retry_secs.map(|secs| secs.to_string())),
+            ];
+            overrides.extend(optional.into_iter().filter_map(|(key, value)| value.map(|value| (key, value))));
+        }
+        overrides
+    }
+}
+
 /// A configuration that cannot be used.
 #[derive(Debug, thiserror::Error)]
 #[error("configuration: {0}")]
@@ -200,5 +245,21 @@ mod tests {
         assert!(err.to_string().contains("slots"), "{err}");
         let err = WorkerConfig::load(None, env(&[("FARM_SLOTS", "0")]), &[]).expect_err("no slots");
         assert!(err.to_string().contains("slots must be at least 1"), "{err}");
+    }
+
+    #[test]
+    fn storage_flags_select_the_kind_and_pass_only_what_was_given() {
+        let local = StorageArgs { storage_dir: Some("/d".into()), ..StorageArgs::default() };
+        assert_eq!(local.overrides(), [("storage.kind", "local".to_owned()), ("storage.path", "/d".to_owned())]);
+        let s3 = StorageArgs { s3_bucket: Some("b".into()), s3_retry_secs: Some(5), ..StorageArgs::default() };
+        assert_eq!(
+            s3.overrides(),
+            [
+                ("storage.kind", "s3".to_owned()),
+                ("storage.bucket", "b".to_owned()),
+                ("storage.retry_secs", "5".to_owned())
+            ]
+        );
+        assert!(StorageArgs::default().overrides().is_empty());
     }
 }

@@ -10,6 +10,7 @@ use clap::{Parser, Subcommand};
 use farm_engine::{GameKind, MatchSetup, replay};
 use farm_proto::BotSpec;
 use farm_worker::bots::{DockerSandbox, LocalSandbox};
+use farm_worker::config::StorageArgs;
 use farm_worker::storage::Storage;
 use farm_worker::{MatchIo, MatchReport, RunnerOptions, SandboxKind, WorkerConfig, fill_seats, play_match};
 use indicatif::{ProgressBar, ProgressStyle};
@@ -122,22 +123,8 @@ struct ServeArgs {
     /// Seconds matches in flight may take to finish on shutdown [default: 60].
     #[arg(long, value_name = "SECS")]
     drain_secs: Option<u64>,
-    /// Store objects in this local directory [default: farm-data/objects].
-    #[arg(long, value_name = "DIR", conflicts_with = "s3_bucket")]
-    storage_dir: Option<String>,
-    /// Store objects in this S3 bucket. Credentials come from the config file,
-    /// FARM_STORAGE__ACCESS_KEY and FARM_STORAGE__SECRET_KEY, or AWS_* variables.
-    #[arg(long, value_name = "BUCKET")]
-    s3_bucket: Option<String>,
-    /// The S3 endpoint URL, for S3-compatible services.
-    #[arg(long, value_name = "URL", requires = "s3_bucket")]
-    s3_endpoint: Option<String>,
-    /// The S3 region [default: us-east-1].
-    #[arg(long, requires = "s3_bucket")]
-    s3_region: Option<String>,
-    /// How long an S3 request retries before the job is requeued [default: 60].
-    #[arg(long, value_name = "SECS", requires = "s3_bucket")]
-    s3_retry_secs: Option<u64>,
+    #[command(flatten)]
+    storage: StorageArgs,
 }
 
 impl ServeArgs {
@@ -157,17 +144,7 @@ impl ServeArgs {
         set("metrics_listen", self.metrics_listen.clone());
         set("startup_grace_ms", self.startup_grace_ms.map(|v| v.to_string()));
         set("drain_secs", self.drain_secs.map(|v| v.to_string()));
-        if let Some(dir) = &self.storage_dir {
-            set("storage.kind", Some("local".into()));
-            set("storage.path", Some(dir.clone()));
-        }
-        if self.s3_bucket.is_some() {
-            set("storage.kind", Some("s3".into()));
-            set("storage.bucket", self.s3_bucket.clone());
-            set("storage.endpoint", self.s3_endpoint.clone());
-            set("storage.region", self.s3_region.clone());
-            set("storage.retry_secs", self.s3_retry_secs.map(|v| v.to_string()));
-        }
+        overrides.extend(self.storage.overrides());
         overrides
     }
 }
