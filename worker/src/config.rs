@@ -27,8 +27,16 @@ pub struct WorkerConfig {
     /// Names this worker in results and on its containers' labels. Two workers on one
     /// Docker daemon need different ids.
     pub worker_id: String,
-    /// Matches played at once (the AMQP prefetch).
+    /// Matches played at once.
     pub slots: u16,
+    /// Matches whose bots are started ahead, while the slots are busy, so that a
+    /// match begins at once when its slot frees. The AMQP prefetch is the slots plus
+    /// these: the worker must hold a job to start its bots.
+    pub warm_pool: WarmPool,
+    /// How long bots started ahead may wait for their match. Past that they are ended,
+    /// and they start again when the slot comes: a long match ahead never pins idle
+    /// containers.
+    pub warm_idle_secs: u64,
     /// Where external bots run.
     pub sandbox: SandboxKind,
     /// The RabbitMQ URL.
@@ -52,6 +60,8 @@ impl Default for WorkerConfig {
         WorkerConfig {
             worker_id: default_worker_id(),
             slots: 1,
+            warm_pool: WarmPool::On,
+            warm_idle_secs: 120,
             sandbox: SandboxKind::Docker,
             amqp_url: "amqp://guest:guest@127.0.0.1:5672/%2f".to_owned(),
             delivery_limit: 5,
@@ -59,6 +69,71 @@ impl Default for WorkerConfig {
             startup_grace_ms: 5000,
             drain_secs: 60,
             storage: StorageConfig::default(),
+        }
+    }
+}
+
+/// The size of the warm pool, in matches: `on` (one match per slot, the default), `off`
+/// or a number of matches (`0` is `off`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(try_from = "String", into = "String")]
+pub enum WarmPool {
+    /// Each match's bots start when its slot comes; the prefetch is the slots.
+    Off,
+    /// One match ahead per slot.
+    On,
+    /// This many matches ahead.
+    Matches(u16),
+}
+
+impl WarmPool {
+    /// Matches started ahead with `slots` slots.
+    pub fn matches(self, slots: u16) -> u16 {
+        match self {
+            WarmPool::Off => 0,
+            WarmPool::On => slots,
+            WarmPool::Matches(matches) => matches,
+        }
+    }
+}
+
+/// A warm pool size that is not `on`, `off` or a number.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("warm pool {0:?}: expected on, off or a number of matches")]
+pub struct WarmPoolError(String);
+
+impl std::str::FromStr for WarmPool {
+    type Err = WarmPoolError;
+
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        match text.trim() {
+            "on" => Ok(WarmPool::On),
+            "off" | "0" => Ok(WarmPool::Off),
+            number => number.parse().map(WarmPool::Matches).map_err(|_| WarmPoolError(text.to_owned())),
+        }
+    }
+}
+
+impl TryFrom<String> for WarmPool {
+    type Error = WarmPoolError;
+
+    fn try_from(text: String) -> Result<Self, Self::Error> {
+        text.parse()
+    }
+}
+
+impl From<WarmPool> for String {
+    fn from(pool: WarmPool) -> Self {
+        pool.to_string()
+    }
+}
+
+impl std::fmt::Display for WarmPool {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            WarmPool::Off => f.write_str("off"),
+            WarmPool::On => f.write_str("on"),
+            WarmPool::Matches(matches) => write!(f, "{matches}"),
         }
     }
 }
@@ -142,6 +217,16 @@ impl WorkerConfig {
             return Err(ConfigError::invalid("slots must be at least 1"));
         }
         Ok(config)
+    }
+
+    /// Matches whose bots are started ahead (see [`WorkerConfig::warm_pool`]).
+    pub fn warm_matches(&self) -> u16 {
+        self.warm_pool.matches(self.slots)
+    }
+
+    /// Jobs taken from RabbitMQ at once: the slots, plus the matches started ahead.
+    pub fn prefetch(&self) -> u16 {
+        self.slots.saturating_add(self.warm_matches())
     }
 }
 
@@ -245,6 +330,23 @@ mod tests {
         assert!(err.to_string().contains("slots"), "{err}");
         let err = WorkerConfig::load(None, env(&[("FARM_SLOTS", "0")]), &[]).expect_err("no slots");
         assert!(err.to_string().contains("slots must be at least 1"), "{err}");
+    }
+
+    #[test]
+    fn the_warm_pool_follows_the_slots_unless_sized_and_sets_the_prefetch() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let file = dir.path().join("worker.toml");
+        std::fs::write(&file, "slots = 3\nwarm_pool = 2\n").expect("write");
+        let sized = WorkerConfig::load(Some(&file), Vec::new(), &[]).expect("a number from TOML");
+        assert_eq!((sized.warm_matches(), sized.prefetch()), (2, 5));
+        let default = WorkerConfig::load(None, env(&[("FARM_SLOTS", "3")]), &[]).expect("valid");
+        assert_eq!((default.warm_pool, default.warm_matches(), default.prefetch()), (WarmPool::On, 3, 6));
+        let off = WorkerConfig::load(None, env(&[("FARM_SLOTS", "3"), ("FARM_WARM_POOL", "off")]), &[]).expect("off");
+        assert_eq!((off.warm_matches(), off.prefetch()), (0, 3));
+        assert_eq!("0".parse::<WarmPool>(), Ok(WarmPool::Off));
+        assert_eq!("7".parse::<WarmPool>(), Ok(WarmPool::Matches(7)));
+        let err = WorkerConfig::load(None, env(&[("FARM_WARM_POOL", "lots")]), &[]).expect_err("not a size");
+        assert!(err.to_string().contains("expected on, off or a number"), "{err}");
     }
 
     #[test]

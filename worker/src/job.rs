@@ -9,7 +9,7 @@ use tokio::io::AsyncWriteExt;
 use crate::bots::Sandbox;
 use crate::error::JobError;
 use crate::metrics;
-use crate::runner::{MatchIo, RunError, RunnerOptions, fill_seats, play_match};
+use crate::runner::{MatchIo, RunError, RunnerOptions, StartedMatch, fill_seats, start_match};
 use crate::storage::{AttemptKeys, Storage};
 
 /// What playing a job needs besides the job: where bots run and where their traces go.
@@ -33,17 +33,34 @@ impl<S: Sandbox> JobPlayer<S> {
         keys: &AttemptKeys,
         stop: impl Future<Output = ()>,
     ) -> Result<MatchResult, JobError> {
+        let started = self.start(job).await?;
+        self.play_started(started, keys, stop).await
+    }
+
+    /// Checks `job` and starts its bots: the first half of [`JobPlayer::play`], which
+    /// the worker also does ahead of time for a job waiting for a slot.
+    pub async fn start(&self, job: &MatchJob) -> Result<StartedMatch, RunError> {
         let bots = fill_seats(job.game, job.bots.clone());
         let players = bots.iter().map(|bot| bot.name.clone()).collect();
-        let setup =
-            MatchSetup::new(job.game, &job.rules, job.map.clone(), job.seed, players).map_err(RunError::Setup)?;
+        let setup = MatchSetup::new(job.game, &job.rules, job.map.clone(), job.seed, players)?;
+        start_match(&self.sandbox, &job.job_id, setup, &bots).await
+    }
+
+    /// Plays a job's match whose bots [`JobPlayer::start`] started: the second half of
+    /// [`JobPlayer::play`].
+    pub async fn play_started(
+        &self,
+        started: StartedMatch,
+        keys: &AttemptKeys,
+        stop: impl Future<Output = ()>,
+    ) -> Result<MatchResult, JobError> {
+        let game = started.game().name();
         let replay_key = keys.replay();
         let mut upload = self.storage.replay_upload(&replay_key);
         let io = MatchIo { replay: &mut upload, on_step: |_, _| {}, stop };
-        let report = play_match(&self.sandbox, &job.job_id, setup, &bots, &self.options, io).await?;
+        let report = started.play(&self.options, io).await?;
         upload.shutdown().await.map_err(RunError::Replay)?;
 
-        let game = job.game.name();
         metrics::MATCH_DURATION.with_label_values(&[game]).observe(report.elapsed_ms as f64 / 1000.0);
         if let Ok(size) = self.storage.size(&replay_key).await {
             metrics::REPLAY_BYTES.with_label_values(&[game]).inc_by(size);

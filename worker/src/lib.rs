@@ -9,7 +9,8 @@
 //!   result; shared by the RabbitMQ [`service`] and the coordinator's in-process farm.
 //! - [`service`]: the worker service: jobs from RabbitMQ ([`queue`]), replays and logs
 //!   to object storage ([`storage`]), results published with confirms, then the ack;
-//!   [`error`] decides what is retried.
+//!   [`error`] decides what is retried; [`warm`] starts the bots of jobs waiting for
+//!   a slot while other matches play.
 //! - [`config`], [`metrics`], [`http`]: configuration, every metric, `/metrics`.
 //!
 //! The binary `farm-worker` only parses its command line, installs signal handlers
@@ -26,8 +27,11 @@ pub mod queue;
 pub mod runner;
 pub mod service;
 pub mod storage;
+pub mod warm;
 
-pub use config::{SandboxKind, WorkerConfig};
+pub use config::{SandboxKind, WarmPool, WorkerConfig};
 pub use job::JobPlayer;
-pub use runner::{MatchIo, MatchReport, RunError, RunnerOptions, SeatReport, fill_seats, play_match};
+pub use runner::{
+    MatchIo, MatchReport, RunError, RunnerOptions, SeatReport, StartedMatch, fill_seats, play_match, start_match,
+};
 pub use service::{Shutdown, ShutdownTrigger, run, shutdown_channel};

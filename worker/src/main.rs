@@ -12,7 +12,7 @@ use farm_proto::BotSpec;
 use farm_worker::bots::{DockerSandbox, LocalSandbox};
 use farm_worker::config::StorageArgs;
 use farm_worker::storage::Storage;
-use farm_worker::{MatchIo, MatchReport, RunnerOptions, SandboxKind, WorkerConfig, fill_seats, play_match};
+use farm_worker::{MatchIo, MatchReport, RunnerOptions, SandboxKind, WarmPool, WorkerConfig, fill_seats, play_match};
 use indicatif::{ProgressBar, ProgressStyle};
 
 #[derive(Parser)]
@@ -104,6 +104,16 @@ struct ServeArgs {
     /// Matches played at once [default: 1].
     #[arg(long)]
     slots: Option<u16>,
+    /// Matches whose bots are started ahead while the slots are busy, so that a
+    /// queued match begins without waiting for its containers: on (one per slot),
+    /// off, or a number. The worker takes this many jobs beyond its slots from
+    /// RabbitMQ; one not begun when it stops is requeued [default: on].
+    #[arg(long, value_name = "on|off|N")]
+    warm_pool: Option<WarmPool>,
+    /// Seconds bots started ahead may wait for their match before they are ended
+    /// (they start again with it) [default: 120].
+    #[arg(long, value_name = "SECS")]
+    warm_idle_secs: Option<u64>,
     /// Where external bots run [default: docker].
     #[arg(long, value_enum)]
     sandbox: Option<SandboxKind>,
@@ -138,6 +148,8 @@ impl ServeArgs {
         };
         set("worker_id", self.worker_id.clone());
         set("slots", self.slots.map(|v| v.to_string()));
+        set("warm_pool", self.warm_pool.map(|v| v.to_string()));
+        set("warm_idle_secs", self.warm_idle_secs.map(|v| v.to_string()));
         set("sandbox", self.sandbox.map(|v| format!("{v:?}").to_lowercase()));
         set("amqp_url", self.amqp_url.clone());
         set("delivery_limit", self.delivery_limit.map(|v| v.to_string()));
@@ -214,7 +226,14 @@ async fn serve(args: ServeArgs) -> Result<ExitCode> {
             if reaped > 0 {
                 tracing::warn!(reaped, "removed bot containers left by an earlier run of this worker");
             }
-            farm_worker::run(config, docker, storage, shutdown).await?
+            farm_worker::run(config, docker.clone(), storage, shutdown).await?;
+            // Every match has ended; what is still labelled with this worker's id is
+            // a removal that failed or was still under way.
+            match docker.reap_orphans().await {
+                Ok(0) => {}
+                Ok(left) => tracing::info!(left, "removed bot containers still present at shutdown"),
+                Err(error) => tracing::warn!(%error, "removing bot containers at shutdown"),
+            }
         }
     }
     Ok(ExitCode::SUCCESS)

@@ -63,6 +63,61 @@ pub static CONTAINER_START: LazyLock<Histogram> = LazyLock::new(|| {
     register(Histogram::with_opts(opts).unwrap_or_else(|e| panic!("metric: {e}")))
 });
 
+/// Bot containers or networks the worker failed to remove (an error other than "already
+/// gone", or no answer in time). The worker's start-up and shutdown sweeps by label
+/// retry them; a steady rise means the Docker daemon is in trouble.
+pub static CONTAINER_REMOVE_FAILURES: LazyLock<IntCounter> = LazyLock::new(|| {
+    register(
+        IntCounter::new(
+            "farm_worker_container_remove_failures_total",
+            "Bot containers or networks that could not be removed.",
+        )
+        .unwrap_or_else(|e| panic!("{e}")),
+    )
+});
+
+/// Matches with external bots, by whether their bots were already running when the
+/// match got its slot (`hit`: started ahead by the warm pool) or had to be started
+/// then (`miss`).
+pub static WARM_POOL: LazyLock<IntCounterVec> = LazyLock::new(|| {
+    counter_vec(
+        "farm_worker_warm_pool_total",
+        "Matches with external bots, by whether their bots were started ahead (hit) or not (miss).",
+        &["outcome"],
+    )
+});
+
+/// External bots started ahead and waiting for their match.
+pub static WARM_BOTS: LazyLock<IntGauge> = LazyLock::new(|| {
+    register(
+        IntGauge::new("farm_worker_warm_bots", "External bots started ahead, waiting for their match.")
+            .unwrap_or_else(|e| panic!("{e}")),
+    )
+});
+
+/// Matches whose bots were started ahead and ended unplayed, by reason: `idle` (they
+/// waited longer than the idle time; they start again with the match) or `shutdown`
+/// (the worker stopped and requeued the job).
+pub static WARM_DISCARDED: LazyLock<IntCounterVec> = LazyLock::new(|| {
+    counter_vec(
+        "farm_worker_warm_discarded_total",
+        "Matches whose bots were started ahead and ended unplayed, by reason.",
+        &["reason"],
+    )
+});
+
+/// Time from a match getting its slot to its bots being ready: near zero on a warm
+/// pool hit, the bots' start-up on a miss. Matches with only built-in bots are not
+/// counted.
+pub static BOTS_READY: LazyLock<Histogram> = LazyLock::new(|| {
+    let opts = HistogramOpts::new(
+        "farm_worker_bots_ready_seconds",
+        "Time from a match getting its slot to its external bots being ready.",
+    )
+    .buckets(prometheus::exponential_buckets(0.0005, 2.0, 16).unwrap_or_default());
+    register(Histogram::with_opts(opts).unwrap_or_else(|e| panic!("metric: {e}")))
+});
+
 /// Bots that ended a match in a failure status, by game and status (`timed_out`,
 /// `crashed`, `disqualified`, `oom_killed`).
 pub static BOT_FAILURES: LazyLock<IntCounterVec> = LazyLock::new(|| {
@@ -108,6 +163,16 @@ pub fn init() {
     LazyLock::force(&SLOTS);
     LazyLock::force(&REPLAY_BYTES);
     LazyLock::force(&BROKER_RECONNECTS);
+    LazyLock::force(&CONTAINER_REMOVE_FAILURES);
+    LazyLock::force(&WARM_BOTS);
+    LazyLock::force(&WARM_DISCARDED);
+    LazyLock::force(&BOTS_READY);
+    for outcome in ["hit", "miss"] {
+        WARM_POOL.with_label_values(&[outcome]);
+    }
+    for reason in ["idle", "shutdown"] {
+        WARM_DISCARDED.with_label_values(&[reason]);
+    }
 }
 
 /// The registry in Prometheus' text format.

@@ -170,9 +170,19 @@ where
     P: FnMut(u64, u64),
     F: Future<Output = ()>,
 {
-    let MatchIo { replay, mut on_step, stop } = io;
+    start_match(sandbox, job_id, setup, bots).await?.play(options, io).await
+}
+
+/// Checks `setup` and the bots' limits, then starts `bots` (one per seat) in
+/// `sandbox`. The match has not begun: no clock runs until [`StartedMatch::play`].
+pub async fn start_match<S: Sandbox>(
+    sandbox: &S,
+    job_id: &str,
+    setup: MatchSetup,
+    bots: &[BotSpec],
+) -> Result<StartedMatch, RunError> {
     let (game_kind, seed) = (setup.game, setup.seed);
-    let mut game = Match::new(setup)?;
+    let game = Match::new(setup)?;
     for (seat, bot) in bots.iter().enumerate() {
         bot.limits.check().map_err(|problem| RunError::Limits { seat, problem })?;
     }
@@ -183,55 +193,100 @@ where
             Ok(session) => sessions.push(session),
             Err(source) => {
                 // The bots already started are ended before giving up.
-                for session in sessions {
-                    session.finish().await;
-                }
+                end_all(sessions).await;
                 return Err(RunError::Launch { seat, source });
             }
         }
     }
-    // Bots are running: from here on the clock is the match's.
-    let started = Instant::now();
-    let result = tokio::select! {
-        result = drive(&mut game, &mut sessions, options, replay, &mut on_step) => result,
-        () = stop => Err(RunError::Stopped),
-    };
+    Ok(StartedMatch { game, bots: bots.to_vec(), sessions })
+}
 
-    // Every bot is ended, whether the match finished or failed.
-    let mut ended = Vec::with_capacity(sessions.len());
-    for session in sessions {
-        ended.push(session.finish().await);
+/// A match whose bots are running and which has not begun: played at once by
+/// [`play_match`], or later (the worker starts a waiting job's bots while another
+/// match plays). Its bots belong to it alone: they were started with its seed, seats
+/// and job id, and end with it. Dropped unplayed, it ends them in the background;
+/// [`StartedMatch::end`] ends them and waits.
+pub struct StartedMatch {
+    game: Match,
+    bots: Vec<BotSpec>,
+    sessions: Vec<BotSession>,
+}
+
+impl StartedMatch {
+    /// The game.
+    pub fn game(&self) -> GameKind {
+        self.game.setup().game
     }
-    let (clocks, replay_sha256) = result?;
 
-    let seats = game
-        .outcome()
-        .into_iter()
-        .zip(bots)
-        .zip(clocks)
-        .zip(ended)
-        .enumerate()
-        .map(|(seat, (((outcome, spec), clock), (log, exit)))| SeatReport {
-            seat,
-            name: spec.name.clone(),
-            launch: spec.launch.to_string(),
-            outcome,
-            requests: clock.requests,
-            timeouts: clock.timeouts,
-            mean_reply_ms: if clock.replies == 0 { 0.0 } else { millis(clock.total) / clock.replies as f64 },
-            max_reply_ms: millis(clock.max),
-            exit,
-            log,
+    /// Bots running outside the worker (processes or containers), not built in.
+    pub fn external_bots(&self) -> usize {
+        self.sessions.iter().filter(|session| session.is_external()).count()
+    }
+
+    /// Ends every bot without playing, and waits until they are gone.
+    pub async fn end(self) {
+        end_all(self.sessions).await;
+    }
+
+    /// Plays the match. Its clock starts now: however long its bots have been
+    /// running, their start-up never counts against them.
+    pub async fn play<W, P, F>(self, options: &RunnerOptions, io: MatchIo<W, P, F>) -> Result<MatchReport, RunError>
+    where
+        W: AsyncWrite + Unpin,
+        P: FnMut(u64, u64),
+        F: Future<Output = ()>,
+    {
+        let StartedMatch { mut game, bots, mut sessions } = self;
+        let MatchIo { replay, mut on_step, stop } = io;
+        let (game_kind, seed) = (game.setup().game, game.setup().seed);
+        let started = Instant::now();
+        let result = tokio::select! {
+            result = drive(&mut game, &mut sessions, options, replay, &mut on_step) => result,
+            () = stop => Err(RunError::Stopped),
+        };
+
+        // Every bot is ended, whether the match finished or failed.
+        let mut ended = Vec::with_capacity(sessions.len());
+        for session in sessions {
+            ended.push(session.finish().await);
+        }
+        let (clocks, replay_sha256) = result?;
+
+        let seats = game
+            .outcome()
+            .into_iter()
+            .zip(bots)
+            .zip(clocks)
+            .zip(ended)
+            .enumerate()
+            .map(|(seat, (((outcome, spec), clock), (log, exit)))| SeatReport {
+                seat,
+                name: spec.name,
+                launch: spec.launch.to_string(),
+                outcome,
+                requests: clock.requests,
+                timeouts: clock.timeouts,
+                mean_reply_ms: if clock.replies == 0 { 0.0 } else { millis(clock.total) / clock.replies as f64 },
+                max_reply_ms: millis(clock.max),
+                exit,
+                log,
+            })
+            .collect();
+        Ok(MatchReport {
+            game: game_kind,
+            seed,
+            steps: game.steps(),
+            replay_sha256,
+            elapsed_ms: started.elapsed().as_millis() as u64,
+            seats,
         })
-        .collect();
-    Ok(MatchReport {
-        game: game_kind,
-        seed,
-        steps: game.steps(),
-        replay_sha256,
-        elapsed_ms: started.elapsed().as_millis() as u64,
-        seats,
-    })
+    }
+}
+
+async fn end_all(sessions: Vec<BotSession>) {
+    for session in sessions {
+        session.finish().await;
+    }
 }
 
 fn millis(duration: Duration) -> f64 {

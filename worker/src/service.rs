@@ -24,6 +24,7 @@ use crate::metrics;
 use crate::queue::{self, BrokerError, ConfirmedPublisher};
 use crate::runner::RunnerOptions;
 use crate::storage::{AttemptKeys, Storage};
+use crate::warm::Slots;
 
 /// The longest a call to the broker (publish confirm, ack, reject, cancel) may take
 /// before it counts as failed: a blocked broker must not hang the worker.
@@ -150,6 +151,10 @@ struct JobContext<S> {
     config: WorkerConfig,
     player: JobPlayer<S>,
     publisher: ConfirmedPublisher,
+    /// The slots jobs wait for, starting their bots meanwhile (the warm pool).
+    slots: Slots,
+    /// Set once the worker drains: jobs still waiting for a slot are requeued.
+    drain: watch::Receiver<bool>,
     /// Set to stop the matches in flight (their jobs are requeued).
     stop_matches: Arc<watch::Sender<bool>>,
 }
@@ -174,6 +179,7 @@ pub async fn run<S: Sandbox + Clone + Send + 'static>(
         address = %address,
         worker = %config.worker_id,
         slots = config.slots,
+        warm_pool = config.warm_matches(),
         storage = %storage.describe(),
         "worker started"
     );
@@ -218,6 +224,8 @@ pub async fn run<S: Sandbox + Clone + Send + 'static>(
                         options: RunnerOptions { startup_grace: Duration::from_millis(config.startup_grace_ms) },
                     },
                     publisher,
+                    slots: Slots::new(config.slots, config.warm_matches(), Duration::from_secs(config.warm_idle_secs)),
+                    drain: drain.clone(),
                     stop_matches: Arc::clone(&stop_matches),
                 };
                 consume(&connection, Arc::new(context), &health, &mut drain).await
@@ -259,7 +267,8 @@ async fn consume<S: Sandbox + Clone + Send + 'static>(
 ) -> Result<(), BrokerError> {
     let config = &context.config;
     let channel = connection.create_channel().await?;
-    channel.basic_qos(config.slots, BasicQosOptions::default()).await?;
+    // Beyond the slots, the jobs whose bots start while they wait (the warm pool).
+    channel.basic_qos(config.prefetch(), BasicQosOptions::default()).await?;
     queue::declare_topology(&channel, config.delivery_limit).await?;
     let tag = format!("{}-{}", config.worker_id, std::process::id());
     let mut consumer = channel
@@ -288,8 +297,8 @@ async fn consume<S: Sandbox + Clone + Send + 'static>(
         }
     }
 
-    // Draining: no new deliveries; the ones in flight finish, or are stopped at the
-    // end of the drain period and requeued.
+    // Draining: no new deliveries; the jobs waiting for a slot are requeued, the ones
+    // in flight finish, or are stopped at the end of the drain period and requeued.
     let _ = timeout(BROKER_CALL, channel.basic_cancel(tag.as_str().into(), BasicCancelOptions::default())).await;
     health.consuming.store(false, Ordering::Relaxed);
     tracing::info!(in_flight = tasks.len(), "draining");
@@ -303,6 +312,9 @@ async fn consume<S: Sandbox + Clone + Send + 'static>(
         context.stop_matches.send_replace(true);
         while tasks.join_next().await.is_some() {}
     }
+    // Deliveries that arrived as the consumer was cancelled, and were never handed to
+    // a task, go back to the queue with the channel.
+    let _ = timeout(BROKER_CALL, channel.close(200, "worker draining".into())).await;
     Ok(())
 }
 
@@ -355,12 +367,26 @@ async fn handle<S: Sandbox + Clone + Send + 'static>(delivery: Delivery, context
     };
     let game = job.game.name();
     let keys = AttemptKeys::new(&job.tournament_id, &job.job_id, attempt);
+    let mut drain = context.drain.clone();
+    let drained = async move {
+        let _ = drain.wait_for(|stop| *stop).await;
+    };
+    let Some(turn) = context.slots.turn(|| context.player.start(&job), drained).await else {
+        // The worker stopped before this job's turn: another worker plays it.
+        tracing::info!(job = %job.job_id, "requeueing a job that had not begun");
+        metrics::MATCHES.with_label_values(&[game, "requeued"]).inc();
+        requeue_now(&delivery).await;
+        return;
+    };
     let in_flight = InFlight::start();
     let mut abort = context.stop_matches.subscribe();
     let stop = async move {
         let _ = abort.wait_for(|stop| *stop).await;
     };
-    let outcome = context.player.play(&job, &keys, stop).await;
+    let outcome = match turn.bots {
+        Ok(started) => context.player.play_started(started, &keys, stop).await,
+        Err(error) => Err(error.into()),
+    };
     let result = match outcome {
         Ok(result) => result,
         Err(error) if error.is_retryable() => {
@@ -374,6 +400,9 @@ async fn handle<S: Sandbox + Clone + Send + 'static>(delivery: Delivery, context
             MatchResult::Failed { reason: error.to_string() }
         }
     };
+    // The slot is free for the next match while this one's result is stored; a job
+    // being requeued above keeps it, which slows intake while things fail.
+    drop(turn.slot);
     drop(in_flight);
     let outcome_label = if matches!(result, MatchResult::Completed { .. }) { "completed" } else { "failed" };
     let envelope = ResultEnvelope {
@@ -418,6 +447,11 @@ async fn requeue_later<S>(delivery: &Delivery, context: &JobContext<S>, attempt:
         () = tokio::time::sleep(delay) => {}
         _ = stop.wait_for(|stop| *stop) => {}
     }
+    requeue_now(delivery).await;
+}
+
+/// Gives a job back to the queue at once.
+async fn requeue_now(delivery: &Delivery) {
     // Reject (not nack) so that every broker version counts the redelivery.
     let reject = delivery.acker.reject(BasicRejectOptions { requeue: true });
     if !matches!(timeout(BROKER_CALL, reject).await, Ok(Ok(_))) {

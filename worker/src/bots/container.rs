@@ -55,8 +55,10 @@ impl DockerSandbox {
         Ok(DockerSandbox { docker, worker_id: worker_id.to_owned() })
     }
 
-    /// Removes every container a previous run of this worker left behind (it crashed,
-    /// or was killed). Returns how many there were.
+    /// Removes every container (and network) labelled with this worker's id: at
+    /// start-up, what an earlier run left behind (it crashed, or was killed); at
+    /// shutdown, anything whose removal failed or was still under way. Returns how
+    /// many containers there were.
     pub async fn reap_orphans(&self) -> Result<usize, DockerError> {
         let filters = HashMap::from([("label", vec![format!("{WORKER_LABEL}={}", self.worker_id)])]);
         let options = ListContainersOptionsBuilder::new().all(true).filters(&filters).build();
@@ -276,9 +278,22 @@ async fn split_output(
 async fn remove_network(docker: &Docker, name: &str) {
     match timeout(REMOVE_TIMEOUT, docker.remove_network(name)).await {
         Ok(Ok(())) => {}
-        Ok(Err(error)) => tracing::warn!(network = name, %error, "removing a bot network"),
-        Err(_) => tracing::warn!(network = name, "removing a bot network timed out"),
+        Ok(Err(error)) if already_gone(&error) => {}
+        Ok(Err(error)) => removal_failed("network", name, &error.to_string()),
+        Err(_) => removal_failed("network", name, "timed out"),
     }
+}
+
+/// A 404: another removal (a sweep by label, a drop) got there first.
+fn already_gone(error: &bollard::errors::Error) -> bool {
+    matches!(error, bollard::errors::Error::DockerResponseServerError { status_code: 404, .. })
+}
+
+/// Logs and counts a removal that failed; the sweeps by label at start-up and
+/// shutdown try again.
+fn removal_failed(what: &str, name: &str, error: &str) {
+    metrics::CONTAINER_REMOVE_FAILURES.inc();
+    tracing::warn!(what, name, error, "removing a bot {what} failed");
 }
 
 /// Removes a bot's container, then its network if it has one (a network cannot go
@@ -294,8 +309,9 @@ async fn remove(docker: &Docker, id: &str) {
     let options = RemoveContainerOptionsBuilder::new().force(true).v(true).build();
     match timeout(REMOVE_TIMEOUT, docker.remove_container(id, Some(options))).await {
         Ok(Ok(())) => {}
-        Ok(Err(error)) => tracing::warn!(container = id, %error, "removing a bot container"),
-        Err(_) => tracing::warn!(container = id, "removing a bot container timed out"),
+        Ok(Err(error)) if already_gone(&error) => {}
+        Ok(Err(error)) => removal_failed("container", id, &error.to_string()),
+        Err(_) => removal_failed("container", id, "timed out"),
     }
 }
 

@@ -174,6 +174,12 @@ pub enum BotSession {
 }
 
 impl BotSession {
+    /// Whether it runs outside the worker (a process or a container), rather than
+    /// built in.
+    pub fn is_external(&self) -> bool {
+        !matches!(self, BotSession::Builtin { .. })
+    }
+
     /// Sends one request. Returns `false` if the bot cannot take it (it is not reading
     /// its input); its reply then times out.
     pub fn send(&mut self, request: &str) -> bool {
