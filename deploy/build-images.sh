@@ -31,14 +31,15 @@ done
 ALL=(base-static base-debian
     bot-vindinium-random-py bot-botwars-random-py bot-botwars-random-http-py bot-ostibot-random-py
     bot-ostibot-raider-js bot-maze-explorer-py bot-vindinium-random-rs bot-botwars-random-rs
-    bot-maze-explorer-rs)
+    bot-maze-explorer-rs bot-bench-echo-rs bot-bench-echo-http-rs)
 # The local base each image is built FROM (as its Dockerfile says).
 declare -A BASE_OF=([bot-vindinium-random-py]=base-debian [bot-botwars-random-py]=base-debian
     [bot-botwars-random-http-py]=base-debian [bot-ostibot-random-py]=base-debian
     [bot-ostibot-raider-js]=base-debian
     [bot-maze-explorer-py]=base-debian
     [bot-vindinium-random-rs]=base-static [bot-botwars-random-rs]=base-static
-    [bot-maze-explorer-rs]=base-static)
+    [bot-maze-explorer-rs]=base-static
+    [bot-bench-echo-rs]=base-static [bot-bench-echo-http-rs]=base-static)
 for name in "${HOSTILE[@]}"; do
     ALL+=("hostile-$name")
     BASE_OF[hostile-$name]=base-debian
@@ -60,6 +61,8 @@ with no registry: NAME is one of the images below without "matchfarm/" (default:
   matchfarm/bot-maze-explorer-py  the Python Maze explorer
   matchfarm/bot-*-random-rs, bot-maze-explorer-rs  the example Rust bots, static
                               (+crt-static), on base-static
+  matchfarm/bot-bench-echo-rs, bot-bench-echo-http-rs  the benchmarks' bot (answers
+                              at once; stdio, http), static, on base-static
   matchfarm/hostile-NAME      the misbehaving bots of bots/hostile/ (see its README):
                               ${HOSTILE[*]}
 
@@ -449,6 +452,8 @@ RS_BOTS=(
     "bot-vindinium-random-rs bots/vindinium/random-rs vindinium-random-bot bots/vindinium/Dockerfile.random-rs"
     "bot-botwars-random-rs bots/botwars/random-rs botwars-random-bot bots/botwars/Dockerfile.random-rs"
     "bot-maze-explorer-rs bots/maze/explorer-rs maze-explorer-bot bots/maze/Dockerfile.explorer-rs"
+    "bot-bench-echo-rs bots/bench/echo-rs bench-echo-bot bots/bench/Dockerfile.echo-rs"
+    "bot-bench-echo-http-rs bots/bench/echo-rs bench-echo-bot bots/bench/Dockerfile.echo-http-rs"
 )
 
 RS_BUILT=0
