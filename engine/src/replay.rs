@@ -6,7 +6,8 @@
 //! 3. a footer, `{"type":"footer","steps":N,"outcome":[...]}`.
 //!
 //! Re-simulating the header and the frames' replies reproduces the file byte for byte;
-//! [`verify`] does exactly that.
+//! [`verify`] does exactly that, and [`observations`] gives back on the way what one
+//! seat was sent at every step (what the viewer's fog of war shows).
 
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
@@ -153,6 +154,104 @@ pub fn digest<'a>(lines: impl IntoIterator<Item = &'a str>) -> String {
     hasher.finish()
 }
 
+/// A replay being re-simulated line by line: the match stands where the file is read
+/// to, and every line it produces is hashed and compared with the file's.
+struct Resimulation<I> {
+    lines: I,
+    /// 1-based number of the last line read.
+    number: usize,
+    game: Match,
+    hasher: LineHasher,
+    first_difference: Option<usize>,
+    saw_footer: bool,
+}
+
+/// The kind of line [`Resimulation::advance`] read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum LineKind {
+    Frame,
+    Footer,
+}
+
+impl<I, S> Resimulation<I>
+where
+    I: Iterator<Item = S>,
+    S: AsRef<str>,
+{
+    /// Reads the header and sets the match up.
+    fn start(mut lines: I) -> Result<Self, ReplayError> {
+        let first = lines.next().ok_or(ReplayError::Empty)?;
+        let header: Header<MatchSetup> = serde_json::from_str(first.as_ref())
+            .map_err(|e| ReplayError::Malformed { line: 1, problem: format!("not a replay header: {e}") })?;
+        if header.format != FORMAT_VERSION {
+            return Err(ReplayError::Malformed {
+                line: 1,
+                problem: format!("replay format {} (this build reads {FORMAT_VERSION})", header.format),
+            });
+        }
+        let game = Match::new(header.setup)?;
+        let mut replay = Resimulation {
+            lines,
+            number: 1,
+            game,
+            hasher: LineHasher::default(),
+            first_difference: None,
+            saw_footer: false,
+        };
+        let produced = replay.game.header_line();
+        replay.record(&produced, first.as_ref());
+        Ok(replay)
+    }
+
+    fn record(&mut self, produced: &str, original: &str) {
+        self.hasher.line(produced);
+        if self.first_difference.is_none() && produced != original {
+            self.first_difference = Some(self.number);
+        }
+    }
+
+    /// Re-simulates the next line; `None` once the file has no more.
+    fn advance(&mut self) -> Result<Option<LineKind>, ReplayError> {
+        let Some(line) = self.lines.next() else { return Ok(None) };
+        self.number += 1;
+        let line = line.as_ref();
+        let number = self.number;
+        let malformed = |problem: String| ReplayError::Malformed { line: number, problem };
+        if self.saw_footer {
+            return Err(malformed("a line after the footer".into()));
+        }
+        let parsed: LineIn = serde_json::from_str(line).map_err(|e| malformed(e.to_string()))?;
+        match parsed.kind.as_str() {
+            "frame" => {
+                let replies = parsed.replies.into_iter().map(|r| (r.seat, r.reply)).collect();
+                let produced = self.game.submit(replies).map_err(|e: StepError| malformed(e.to_string()))?;
+                self.record(&produced, line);
+                Ok(Some(LineKind::Frame))
+            }
+            "footer" => {
+                let produced = self.game.footer_line();
+                self.record(&produced, line);
+                self.saw_footer = true;
+                Ok(Some(LineKind::Footer))
+            }
+            other => Err(malformed(format!("unexpected line type {other:?}"))),
+        }
+    }
+
+    /// What the whole file re-simulated to; an error if it had no footer.
+    fn finish(self) -> Result<Verification, ReplayError> {
+        if !self.saw_footer {
+            return Err(ReplayError::Malformed { line: self.game.steps() as usize + 2, problem: "no footer".into() });
+        }
+        Ok(Verification {
+            frames: self.game.steps(),
+            first_difference: self.first_difference,
+            sha256: self.hasher.finish(),
+            outcome: self.game.outcome(),
+        })
+    }
+}
+
 /// Re-simulates a replay from its header and its frames' replies, comparing every
 /// line it produces with the file's.
 pub fn verify<I, S>(lines: I) -> Result<Verification, ReplayError>
@@ -160,50 +259,73 @@ where
     I: IntoIterator<Item = S>,
     S: AsRef<str>,
 {
-    let mut lines = lines.into_iter().enumerate().map(|(index, line)| (index + 1, line));
-    let (_, first) = lines.next().ok_or(ReplayError::Empty)?;
-    let header: Header<MatchSetup> = serde_json::from_str(first.as_ref())
-        .map_err(|e| ReplayError::Malformed { line: 1, problem: format!("not a replay header: {e}") })?;
-    if header.format != FORMAT_VERSION {
-        return Err(ReplayError::Malformed {
-            line: 1,
-            problem: format!("replay format {} (this build reads {FORMAT_VERSION})", header.format),
-        });
-    }
-    let mut game = Match::new(header.setup)?;
-    let mut hasher = LineHasher::default();
-    let mut first_difference = None;
-    let mut record = |number: usize, produced: &str, original: &str| {
-        hasher.line(produced);
-        if first_difference.is_none() && produced != original {
-            first_difference = Some(number);
-        }
-    };
-    record(1, &game.header_line(), first.as_ref());
+    let mut replay = Resimulation::start(lines.into_iter())?;
+    while replay.advance()?.is_some() {}
+    replay.finish()
+}
 
-    let mut saw_footer = false;
-    for (number, line) in lines {
-        let line = line.as_ref();
-        let malformed = |problem: String| ReplayError::Malformed { line: number, problem };
-        if saw_footer {
-            return Err(malformed("a line after the footer".into()));
-        }
-        let parsed: LineIn = serde_json::from_str(line).map_err(|e| malformed(e.to_string()))?;
-        match parsed.kind.as_str() {
-            "frame" => {
-                let replies = parsed.replies.into_iter().map(|r| (r.seat, r.reply)).collect();
-                let produced = game.submit(replies).map_err(|e: StepError| malformed(e.to_string()))?;
-                record(number, &produced, line);
+/// What one seat was sent at one step of a replay: a line of the observations API.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct StepObservation {
+    /// The 0-based index of the step's frame in the replay.
+    pub index: u64,
+    /// The step's number, as its frame records it (from 1).
+    pub step: u64,
+    /// The request the seat was sent before this step was played, exactly as sent;
+    /// `None` when the step did not ask the seat.
+    pub observation: Option<String>,
+}
+
+/// Why [`observations`] has none to give.
+#[derive(Debug, thiserror::Error)]
+pub enum ObservationError {
+    /// The replay cannot be read.
+    #[error(transparent)]
+    Replay(#[from] ReplayError),
+    /// The match has no such seat.
+    #[error("the match has {seats} seats; there is no seat {seat}")]
+    NoSeat {
+        /// The seat asked for.
+        seat: Seat,
+        /// How many seats the match has.
+        seats: usize,
+    },
+    /// The re-simulation differs from the file, so what it would send is not what the
+    /// bots were sent (a replay of another engine version, or a damaged one).
+    #[error("line {line} differs from its re-simulation: the replay does not match this engine")]
+    Differs {
+        /// The first differing line, 1-based.
+        line: usize,
+    },
+}
+
+/// Re-simulates a replay and gives, for each of its frames, what `seat` was sent at
+/// that step (see [`StepObservation`]). The replay must re-simulate byte for byte.
+pub fn observations<I, S>(lines: I, seat: Seat) -> Result<Vec<StepObservation>, ObservationError>
+where
+    I: IntoIterator<Item = S>,
+    S: AsRef<str>,
+{
+    let mut replay = Resimulation::start(lines.into_iter())?;
+    let seats = replay.game.setup().players.len();
+    if seat >= seats {
+        return Err(ObservationError::NoSeat { seat, seats });
+    }
+    let mut observations = Vec::new();
+    loop {
+        // The runner sends exactly `Match::requests`; this is the same call.
+        let observation = replay.game.requests().into_iter().find(|(asked, _)| *asked == seat).map(|(_, text)| text);
+        match replay.advance()? {
+            Some(LineKind::Frame) => {
+                let step = replay.game.steps();
+                observations.push(StepObservation { index: step - 1, step, observation });
             }
-            "footer" => {
-                record(number, &game.footer_line(), line);
-                saw_footer = true;
-            }
-            other => return Err(malformed(format!("unexpected line type {other:?}"))),
+            Some(LineKind::Footer) => {}
+            None => break,
         }
     }
-    if !saw_footer {
-        return Err(ReplayError::Malformed { line: game.steps() as usize + 2, problem: "no footer".into() });
+    match replay.finish()?.first_difference {
+        Some(line) => Err(ObservationError::Differs { line }),
+        None => Ok(observations),
     }
-    Ok(Verification { frames: game.steps(), first_difference, sha256: hasher.finish(), outcome: game.outcome() })
 }
