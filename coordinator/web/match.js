@@ -1,0 +1,113 @@
+// The match page: the match's tournament, map, seed and state, each seat's bot and
+// outcome with its log, and the replay viewer (viewer.js) when the match has a replay.
+"use strict";
+
+(function () {
+  const { el, fmt, paths } = MatchFarm;
+  const jobId = MatchFarm.pathSegment(1);
+
+  function milliseconds(value) {
+    return value === undefined || value === null ? "–" : `${fmt.number(value)} ms`;
+  }
+
+  /** One seat's row: its bot, and its outcome once the match completed. */
+  function seatRow(tournament, seat, name, player, color) {
+    const swatch = el("span", { class: "viewer-swatch", attrs: { "aria-hidden": "true" } });
+    swatch.style.background = color;
+    const bot = tournament.bots.includes(name) ? el("a", { href: paths.bot(tournament.id, name) }, name) : name;
+    if (!player) {
+      return el("tr", { dataset: { testid: "seat-row", seat: String(seat) } },
+        el("td", { class: "num" }, seat), el("td", {}, swatch, bot),
+        ...Array.from({ length: 7 }, () => el("td", { class: "num" }, "–")));
+    }
+    const problems = [];
+    if (player.exit_code !== null && player.exit_code !== undefined) problems.push(`exit code ${player.exit_code}`);
+    if (player.oom_killed) problems.push("killed for using too much memory");
+    const status = player.status === "ok"
+      ? el("td", {}, "ok")
+      : el("td", { class: "bad" }, fmt.status(player.status));
+    if (problems.length > 0) status.append(el("span", { class: "hint" }, ` (${problems.join(", ")})`));
+    const log = player.log_key
+      ? el("a", { href: `/api/matches/${encodeURIComponent(jobId)}/logs/${seat}` }, "stderr")
+      : el("span", { class: "hint" }, "none (built in)");
+    return el("tr", { class: player.rank === 1 ? "winner" : "", dataset: { testid: "seat-row", seat: String(seat) } },
+      el("td", { class: "num" }, seat),
+      el("td", {}, swatch, bot),
+      el("td", { class: "num" }, fmt.ordinal(player.rank)),
+      el("td", { class: "num" }, fmt.number(player.score)),
+      status,
+      el("td", { class: "num" }, fmt.number(player.timeouts)),
+      el("td", { class: "num" }, milliseconds(player.mean_reply_ms)),
+      el("td", { class: "num" }, milliseconds(player.max_reply_ms)),
+      el("td", {}, log));
+  }
+
+  /** Why there is no replay to show, or null when there is one. */
+  function noReplay(match, result) {
+    if (match.state === "failed") {
+      return `This match failed, so it has no replay: ${match.reason || (result && result.reason) || "no reason recorded"}.`;
+    }
+    if (match.state !== "done") {
+      return `This match is ${match.state}: its replay appears here once a worker has played it (reload the page).`;
+    }
+    if (!result || result.status !== "completed") return "This match has no replay.";
+    return null;
+  }
+
+  async function showMatch(viewer) {
+    // Seeds are 64-bit: kept as the digits the API sent where the browser can read
+    // them, as a JavaScript number would round them.
+    const detail = JSON.parse(await MatchFarm.apiText(`/api/matches/${encodeURIComponent(jobId)}`),
+      (key, value, context) => (key === "seed" && typeof value === "number" && context && context.source ? context.source : value));
+    const tournament = await MatchFarm.api(`/api/tournaments/${encodeURIComponent(detail.tournament_id)}`);
+    const { match, result } = detail;
+    const title = `Match #${match.position}`;
+    MatchFarm.header(MatchFarm.tournamentHeader(tournament,
+      { text: "Matches", href: paths.matches(tournament.id) }, { text: title }));
+    document.getElementById("name").textContent = `${title} of ${tournament.name}`;
+
+    const completed = result && result.status === "completed" ? result : null;
+    const facts = [
+      el("span", {}, el("a", { href: paths.tournament(tournament.id) }, tournament.name)),
+      el("span", {}, tournament.game),
+      el("span", {}, "map ", el("a", { href: paths.matches(tournament.id, { map: match.map }) }, match.map || "–")),
+      el("span", {}, `seed ${match.seed}`),
+      el("span", {}, `repetition ${match.repetition + 1}`),
+      el("span", {}, el("span", { class: `state state-${match.state}` }, match.state)),
+      completed ? el("span", {}, `${fmt.number(completed.steps)} steps in ${fmt.duration(completed.duration_ms / 1000)}`) : null,
+      detail.worker_id ? el("span", {}, `worker ${detail.worker_id}`) : null,
+      match.attempts > 1 ? el("span", {}, `attempt ${match.attempts}`) : null,
+    ];
+    document.getElementById("meta").replaceChildren(...facts.filter(Boolean));
+
+    const players = completed ? completed.players : [];
+    const seats = Math.max(players.length, match.bots.length);
+    const colors = MatchFarm.seatColors(seats);
+    document.querySelector('[data-testid="seats"] tbody').replaceChildren(
+      ...Array.from({ length: seats }, (_, seat) => {
+        const player = players.find((entry) => entry.seat === seat);
+        const name = player ? player.name : match.bots[seat];
+        return seatRow(tournament, seat, name, player, colors[seat]);
+      }));
+    document.getElementById("result-note").textContent = completed
+      ? "Seat colours are the board's. Reply times are the bot's own, as the worker measured them."
+      : "";
+
+    const missing = noReplay(match, result);
+    if (missing) {
+      viewer.replaceChildren(el("p", { class: "viewer-status", dataset: { testid: "no-replay" } }, missing));
+      return;
+    }
+    await MatchFarm.viewReplay(viewer, jobId);
+  }
+
+  MatchFarm.run(async () => {
+    const viewer = document.getElementById("viewer");
+    try {
+      await showMatch(viewer);
+    } catch (error) {
+      viewer.replaceChildren(el("p", { class: "viewer-status", dataset: { testid: "no-replay" } }, "No replay to show."));
+      throw error;
+    }
+  });
+})();
