@@ -42,7 +42,7 @@ BUILDER_IMAGE=matchfarm/farm-builder:latest
 TARGET_TRIPLE=x86_64-unknown-linux-gnu
 # The workspace members (their manifests are inputs; see deploy/Dockerfile).
 MEMBERS=(proto engine worker coordinator bots/vindinium/random-rs bots/botwars/random-rs
-    bots/maze/explorer-rs)
+    bots/maze/explorer-rs bots/bench/echo-rs)
 
 FORCE=0
 case ${1:-} in
@@ -190,7 +190,8 @@ mapfile -t inputs < <(
     cd "$REPO"
     printf '%s\n' deploy/Dockerfile .dockerignore Cargo.toml Cargo.lock
     for member in "${MEMBERS[@]}"; do printf '%s\n' "$member/Cargo.toml"; done
-    find proto/src engine/src worker/src coordinator/src maps -type f | LC_ALL=C sort
+    printf '%s\n' coordinator/build.rs
+    find proto/src engine/src worker/src coordinator/src coordinator/web maps -type f | LC_ALL=C sort
 )
 farm_source=$({
     printf '%s\n' "${build_args[@]}" "FROM $BUILDER_IMAGE $builder_source" "FROM $BASE_IMAGE $base_source"
