@@ -95,9 +95,12 @@
         const lines = [];
         const moves = [0, 1].map((seat) => movesOf(replies[seat], before.grid, cols, seat));
         if (after.turnsElapsed === before.turnsElapsed) {
-          // No turn was played: a side's reply was not a list of moves.
+          // No turn was played: a side was disqualified. The viewer already says which
+          // replies were missing; a reply that came is named here.
           moves.forEach((list, seat) => {
-            if (list === null) lines.push(`${names[seat]} is disqualified: its reply is not a list of moves`);
+            if (list !== null) return;
+            const came = replies[seat] && typeof replies[seat].line === "string";
+            lines.push(`${names[seat]} is disqualified${came ? ": its reply is not a list of moves" : ""}`);
           });
           return lines;
         }
