@@ -13,10 +13,12 @@ use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
+use farm_engine::replay::{self, ObservationError};
 use farm_proto::MatchResult;
 use farm_worker::storage::{Storage, StorageError};
 use futures_util::TryStreamExt;
 use serde::{Deserialize, Serialize};
+use tokio::io::AsyncReadExt;
 use tokio::sync::Notify;
 
 use crate::ledger::{JobState, Ledger, LedgerError, MatchFilter, MatchRow};
@@ -132,6 +134,7 @@ pub fn app(state: ApiState) -> Router {
         .route("/api/tournaments/{id}/matches", get(matches))
         .route("/api/matches/{job_id}", get(match_detail))
         .route("/api/matches/{job_id}/replay", get(replay))
+        .route("/api/matches/{job_id}/observations/{seat}", get(observations))
         .route("/api/matches/{job_id}/logs/{seat}", get(log))
         .route("/metrics", get(render_metrics))
         .route("/healthz", get(|| async { Json(serde_json::json!({ "ok": true })) }))
@@ -367,6 +370,39 @@ async fn replay(State(state): State<ApiState>, Path(job_id): Path<String>) -> Re
     // Stored zstd-compressed; served as plain JSON Lines, decompressed as it streams.
     let decoder = async_compression::tokio::bufread::ZstdDecoder::new(tokio_util::io::StreamReader::new(compressed));
     let body = Body::from_stream(tokio_util::io::ReaderStream::new(decoder));
+    Ok(([(header::CONTENT_TYPE, "application/jsonl")], body).into_response())
+}
+
+/// What one seat was sent at every step of a match, as JSON Lines of
+/// [`replay::StepObservation`]: the stored replay re-simulated (the viewer's fog of war).
+async fn observations(
+    State(state): State<ApiState>,
+    Path((job_id, seat)): Path<(String, String)>,
+) -> Result<Response, ApiError> {
+    let seat: usize = seat.parse().map_err(|_| ApiError::BadRequest(format!("seat: {seat:?} is not a seat number")))?;
+    let (_, _, envelope) = find_match(&state, &job_id).await?;
+    let Some(MatchResult::Completed { replay_key, .. }) = envelope.map(|envelope| envelope.result) else {
+        return Err(ApiError::NotFound(format!("match {job_id} has no replay (it has not completed)")));
+    };
+    let compressed = stream_object(&state, &replay_key).await?.map_err(std::io::Error::other);
+    let mut text = String::new();
+    async_compression::tokio::bufread::ZstdDecoder::new(tokio_util::io::StreamReader::new(compressed))
+        .read_to_string(&mut text)
+        .await
+        .map_err(|error| ApiError::Internal(format!("reading replay {replay_key}: {error}")))?;
+    // Re-simulating a whole match is CPU work: keep it off the async workers.
+    let observed = tokio::task::spawn_blocking(move || replay::observations(text.lines(), seat))
+        .await
+        .map_err(|error| ApiError::Internal(error.to_string()))?
+        .map_err(|error| match error {
+            ObservationError::NoSeat { .. } => ApiError::NotFound(format!("match {job_id} has no seat {seat}")),
+            other => ApiError::Internal(format!("replay {replay_key}: {other}")),
+        })?;
+    let mut body = String::new();
+    for step in &observed {
+        body.push_str(&serde_json::to_string(step).map_err(|error| ApiError::Internal(error.to_string()))?);
+        body.push('\n');
+    }
     Ok(([(header::CONTENT_TYPE, "application/jsonl")], body).into_response())
 }
 

@@ -533,3 +533,68 @@ async fn metrics_count_requests_by_route_template_and_healthz_answers() {
     );
     assert!(text.contains("farm_coordinator_api_request_duration_seconds"), "{text}");
 }
+
+/// Plays a short Botwars match of builtin bots; returns its replay and what each seat
+/// was sent at each step (`None`: not asked).
+fn botwars_replay() -> (String, Vec<Vec<Option<String>>>) {
+    use farm_engine::{BotReply, GameKind, Match, MatchSetup, builtin};
+    let players = vec!["alpha".to_owned(), "beta".to_owned()];
+    let setup = MatchSetup::new(GameKind::Botwars, &serde_json::json!({ "maxTurns": 20 }), None, 3, players)
+        .expect("a valid setup");
+    let mut bots: Vec<_> =
+        (0..2).map(|seat| builtin::create(GameKind::Botwars, "random", 3, seat).expect("a builtin")).collect();
+    let mut game = Match::new(setup).expect("starts");
+    let mut replay = game.header_line() + "\n";
+    let mut sent = vec![Vec::new(), Vec::new()];
+    while !game.is_over() {
+        let requests = game.requests();
+        for (seat, steps) in sent.iter_mut().enumerate() {
+            steps.push(requests.iter().find(|(asked, _)| *asked == seat).map(|(_, text)| text.clone()));
+        }
+        let replies =
+            requests.into_iter().map(|(seat, request)| (seat, BotReply::Line(bots[seat].reply(&request)))).collect();
+        replay += &(game.submit(replies).expect("replies fit") + "\n");
+    }
+    replay += &(game.footer_line() + "\n");
+    (replay, sent)
+}
+
+#[tokio::test]
+async fn observations_are_what_each_seat_was_sent() {
+    let fixture = fixture();
+    let id = fixture.submit_botwars().await;
+    let every = fixture.matches(&id, "").await;
+    let job = every[0]["job_id"].as_str().expect("a job id").to_owned();
+    let pending = every[1]["job_id"].as_str().expect("a job id").to_owned();
+
+    let (replay, sent) = botwars_replay();
+    let replay_key = format!("tournaments/{id}/jobs/{job}/attempt-1-000000000000/replay.jsonl.zst");
+    let mut upload = fixture.state.storage.replay_upload(&replay_key);
+    upload.write_all(replay.as_bytes()).await.expect("write the replay");
+    upload.shutdown().await.expect("finish the upload");
+    fixture.state.ledger.record(vec![won_by_seat_0(&id, &job, &replay_key, None)]).await.expect("record");
+
+    for (seat, expected) in sent.iter().enumerate() {
+        let served = fixture.get(&format!("/api/matches/{job}/observations/{seat}")).await;
+        assert_eq!(served.status, StatusCode::OK, "{}", served.text());
+        let content_type = served.headers.get(header::CONTENT_TYPE).map(|value| value.as_bytes());
+        assert_eq!(content_type, Some(&b"application/jsonl"[..]));
+        let lines: Vec<Value> =
+            served.text().lines().map(|line| serde_json::from_str(line).expect("a JSON line")).collect();
+        assert_eq!(lines.len(), expected.len(), "one line per frame");
+        for (index, (line, sent)) in lines.iter().zip(expected).enumerate() {
+            assert_eq!(line["index"], index);
+            assert_eq!(line["step"], index + 1);
+            assert_eq!(line["observation"].as_str(), sent.as_deref(), "seat {seat}, frame {index}");
+        }
+    }
+
+    let message =
+        fixture.get(&format!("/api/matches/{job}/observations/2")).await.error(StatusCode::NOT_FOUND, "not_found");
+    assert!(message.contains("seat 2"), "{message}");
+    fixture.get(&format!("/api/matches/{job}/observations/x")).await.error(StatusCode::BAD_REQUEST, "bad_request");
+    let message =
+        fixture.get(&format!("/api/matches/{pending}/observations/0")).await.error(StatusCode::NOT_FOUND, "not_found");
+    assert!(message.contains("not completed"), "{message}");
+    fixture.get("/api/matches/j-nope/observations/0").await.error(StatusCode::NOT_FOUND, "not_found");
+}
