@@ -1,5 +1,6 @@
-//! The HTTP API (axum): tournaments, standings, matches, replays and logs, plus
-//! `/metrics` and `/healthz`. Every write needs the bearer token. Errors are JSON
+//! The HTTP API (axum): tournaments, standings, pairings, matches, replays and logs,
+//! plus `/metrics`, `/healthz` and the web pages ([`crate::web`]). Every write needs
+//! the bearer token, or is refused when submissions are [`Submissions::Closed`]. Errors are JSON
 //! (`{"error": {"code": ..., "message": ...}}`) that say what was wrong; internal
 //! errors are logged and answered with a generic message.
 
@@ -14,7 +15,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
 use farm_engine::replay::{self, ObservationError};
-use farm_proto::MatchResult;
+use farm_proto::{MatchResult, PlayerStatus};
 use farm_worker::storage::{Storage, StorageError};
 use futures_util::TryStreamExt;
 use serde::{Deserialize, Serialize};
@@ -23,8 +24,9 @@ use tokio::sync::Notify;
 
 use crate::ledger::{JobState, Ledger, LedgerError, MatchFilter, MatchRow};
 use crate::metrics;
-use crate::standings::Standings;
+use crate::standings::{Pairings, Standings};
 use crate::tournament::{Tournament, TournamentError, TournamentFile};
+use crate::web;
 
 /// Largest tournament body accepted: maps included, 1 MiB is generous.
 pub const MAX_BODY: usize = 1 << 20;
@@ -38,10 +40,20 @@ pub struct ApiState {
     pub ledger: Ledger,
     /// Where replays and logs are.
     pub storage: Storage,
-    /// The bearer token writes need.
-    pub token: Arc<str>,
+    /// Who may submit tournaments.
+    pub submissions: Submissions,
     /// Woken when a tournament is submitted.
     pub wake_publisher: Arc<Notify>,
+}
+
+/// Who may submit tournaments.
+#[derive(Debug, Clone)]
+pub enum Submissions {
+    /// Whoever has this bearer token.
+    Token(Arc<str>),
+    /// Nobody: the API only shows what a ledger holds (`farm-coordinator view`, and
+    /// `run --web`, which plays its own tournament only).
+    Closed,
 }
 
 /// An error answer.
@@ -53,6 +65,8 @@ pub enum ApiError {
     Unauthorized,
     /// A wrong bearer token.
     Forbidden,
+    /// A write to a read-only coordinator ([`Submissions::Closed`]).
+    ReadOnly,
     /// No such thing; the message names it.
     NotFound(String),
     /// The route exists, but not with this method.
@@ -99,6 +113,13 @@ impl IntoResponse for ApiError {
                 (StatusCode::UNAUTHORIZED, "unauthorized", "this needs an Authorization: Bearer token".to_owned())
             }
             ApiError::Forbidden => (StatusCode::FORBIDDEN, "forbidden", "the bearer token is not valid".to_owned()),
+            ApiError::ReadOnly => (
+                StatusCode::FORBIDDEN,
+                "read_only",
+                "this coordinator only shows a finished or running `farm-coordinator run`: it takes no submissions \
+                 (submit to a `farm-coordinator serve`)"
+                    .to_owned(),
+            ),
             ApiError::NotFound(message) => (StatusCode::NOT_FOUND, "not_found", message),
             ApiError::MethodNotAllowed => (
                 StatusCode::METHOD_NOT_ALLOWED,
@@ -131,6 +152,7 @@ pub fn app(state: ApiState) -> Router {
         .route("/api/tournaments", post(submit).get(list))
         .route("/api/tournaments/{id}", get(tournament))
         .route("/api/tournaments/{id}/standings", get(standings))
+        .route("/api/tournaments/{id}/pairings", get(pairings))
         .route("/api/tournaments/{id}/matches", get(matches))
         .route("/api/matches/{job_id}", get(match_detail))
         .route("/api/matches/{job_id}/replay", get(replay))
@@ -138,6 +160,7 @@ pub fn app(state: ApiState) -> Router {
         .route("/api/matches/{job_id}/logs/{seat}", get(log))
         .route("/metrics", get(render_metrics))
         .route("/healthz", get(|| async { Json(serde_json::json!({ "ok": true })) }))
+        .merge(web::routes())
         .method_not_allowed_fallback(|| async { ApiError::MethodNotAllowed })
         .fallback(|| async { ApiError::NotFound("no such route".to_owned()) })
         .layer(middleware::from_fn(track))
@@ -163,7 +186,8 @@ async fn render_metrics() -> impl IntoResponse {
     ([(header::CONTENT_TYPE, "text/plain; version=0.0.4")], metrics::render())
 }
 
-fn authorize(headers: &HeaderMap, token: &str) -> Result<(), ApiError> {
+fn authorize(headers: &HeaderMap, submissions: &Submissions) -> Result<(), ApiError> {
+    let Submissions::Token(token) = submissions else { return Err(ApiError::ReadOnly) };
     let given = headers
         .get(header::AUTHORIZATION)
         .and_then(|value| value.to_str().ok())
@@ -189,7 +213,7 @@ pub struct Submitted {
 }
 
 async fn submit(State(state): State<ApiState>, headers: HeaderMap, body: Body) -> Result<Response, ApiError> {
-    authorize(&headers, &state.token)?;
+    authorize(&headers, &state.submissions)?;
     let bytes = axum::body::to_bytes(body, MAX_BODY).await.map_err(|_| ApiError::TooLarge)?;
     let text = std::str::from_utf8(&bytes).map_err(|_| ApiError::BadRequest("the body is not UTF-8".to_owned()))?;
     let is_json = headers
@@ -230,6 +254,7 @@ async fn tournament(State(state): State<ApiState>, Path(id): Path<String>) -> Re
         "game": tournament.game,
         "format": tournament.format,
         "games_per_pairing": tournament.games_per_pairing,
+        "bots_per_match": tournament.format.bots_per_match(tournament.bots.len()),
         "seed": tournament.seed,
         "rules": tournament.rules,
         "bots": tournament.bots.iter().map(|bot| &bot.name).collect::<Vec<_>>(),
@@ -258,6 +283,14 @@ async fn standings(State(state): State<ApiState>, Path(id): Path<String>) -> Res
     Ok(Json(compute_standings(&state.ledger, &tournament).await?).into_response())
 }
 
+/// The pairing matrix ([`Pairings`]); meant for tournaments of 2-bot matches (the
+/// tournament's `bots_per_match`), where it covers every completed match.
+async fn pairings(State(state): State<ApiState>, Path(id): Path<String>) -> Result<Response, ApiError> {
+    let tournament = load(&state, &id).await?;
+    let completed = state.ledger.completed(&id).await?;
+    Ok(Json(Pairings::compute(&tournament, &completed)).into_response())
+}
+
 /// Filters of the match list.
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -265,6 +298,7 @@ struct MatchQuery {
     bot: Option<String>,
     status: Option<String>,
     map: Option<String>,
+    failures: Option<bool>,
     limit: Option<u32>,
     offset: Option<u64>,
 }
@@ -280,10 +314,47 @@ struct MatchView {
     state: JobState,
     attempts: u32,
     reason: Option<String>,
+    /// Null until the match completed.
+    outcomes: Option<Vec<OutcomeView>>,
+}
+
+/// One seat's outcome in a completed match.
+#[derive(Serialize)]
+struct OutcomeView {
+    seat: usize,
+    /// Null for a seat the game filled itself.
+    bot: Option<String>,
+    score: i64,
+    rank: u32,
+    status: PlayerStatus,
+    timeouts: u64,
+    /// Where its stderr log is: external bots have one, builtins and fillers none.
+    log: Option<String>,
 }
 
 fn view(tournament: &Tournament, row: MatchRow) -> MatchView {
+    let outcomes = (row.state == JobState::Done).then(|| {
+        row.outcomes
+            .iter()
+            .enumerate()
+            .map(|(seat, outcome)| {
+                let bot = outcome.bot.and_then(|bot| tournament.bots.get(bot));
+                OutcomeView {
+                    seat,
+                    bot: bot.map(|bot| bot.name.clone()),
+                    score: outcome.score,
+                    rank: outcome.rank,
+                    status: outcome.status,
+                    timeouts: outcome.timeouts,
+                    log: bot
+                        .filter(|bot| bot.builtin.is_none())
+                        .map(|_| format!("/api/matches/{}/logs/{seat}", row.job_id)),
+                }
+            })
+            .collect()
+    });
     MatchView {
+        outcomes,
         bots: row.seats.iter().filter_map(|&bot| tournament.bots.get(bot)).map(|bot| bot.name.clone()).collect(),
         map: tournament.maps.get(row.map).map(|map| map.name.clone()).unwrap_or_default(),
         job_id: row.job_id,
@@ -333,10 +404,18 @@ async fn matches(
     if limit == 0 || limit > MAX_PAGE {
         return Err(ApiError::BadRequest(format!("limit: must be 1 to {MAX_PAGE}")));
     }
-    let filter = MatchFilter { bot, state: state_filter, map, limit, offset: query.offset.unwrap_or(0) };
+    let filter = MatchFilter {
+        bot,
+        state: state_filter,
+        map,
+        failures: query.failures.unwrap_or(false),
+        limit,
+        offset: query.offset.unwrap_or(0),
+    };
+    let total = state.ledger.count_matches(&id, filter.clone()).await?;
     let rows = state.ledger.matches(&id, filter).await?;
     let views: Vec<MatchView> = rows.into_iter().map(|row| view(&tournament, row)).collect();
-    Ok(Json(serde_json::json!({ "matches": views })).into_response())
+    Ok(Json(serde_json::json!({ "matches": views, "total": total })).into_response())
 }
 
 /// One match, its tournament and its result.

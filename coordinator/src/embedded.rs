@@ -5,7 +5,7 @@
 //! logs in a local directory. Interrupted, it leaves the ledger resumable: running it
 //! again plays only what is missing.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -22,10 +22,20 @@ use crate::ledger::{Answer, Ledger, LedgerError, Progress};
 use crate::standings::Standings;
 use crate::tournament::{LaunchMode, Tournament, TournamentError};
 
+/// Where a run keeps its ledger, in its data directory.
+pub fn ledger_path(data_dir: &Path) -> PathBuf {
+    data_dir.join("ledger.sqlite")
+}
+
+/// Where a run keeps its replays and logs, in its data directory.
+pub fn objects_path(data_dir: &Path) -> PathBuf {
+    data_dir.join("objects")
+}
+
 /// How `run` runs.
 #[derive(Debug, Clone)]
 pub struct RunOptions {
-    /// The ledger (`ledger.sqlite`) and objects (`objects/`) go here.
+    /// The ledger ([`ledger_path`]) and objects ([`objects_path`]) go here.
     pub data_dir: PathBuf,
     /// Matches played at once.
     pub workers: usize,
@@ -128,8 +138,8 @@ async fn run_in<S: Sandbox + Clone + Send + Sync + 'static>(
     mut shutdown: Shutdown,
     mut on_progress: impl FnMut(Progress) + Send,
 ) -> Result<RunReport, RunError> {
-    let ledger = Ledger::open(&options.data_dir.join("ledger.sqlite"))?;
-    let storage = Storage::open(&StorageConfig::Local { path: options.data_dir.join("objects") })?;
+    let ledger = Ledger::open(&ledger_path(&options.data_dir))?;
+    let storage = Storage::open(&StorageConfig::Local { path: objects_path(&options.data_dir) })?;
     let id = tournament.id.clone();
     ledger.insert_tournament(tournament.clone()).await?;
     let progress = ledger.progress(&id).await?.unwrap_or_default();

@@ -208,6 +208,8 @@ pub struct MatchRow {
     pub attempts: u32,
     /// Why it failed.
     pub reason: Option<String>,
+    /// Every seat's outcome, in seat order, once the match completed (empty until then).
+    pub outcomes: Vec<SeatOutcome>,
 }
 
 /// Which matches to list.
@@ -219,14 +221,17 @@ pub struct MatchFilter {
     pub state: Option<JobState>,
     /// Only matches on this map (index).
     pub map: Option<usize>,
+    /// Only failures: matches that failed, or in which the bot of [`MatchFilter::bot`]
+    /// (without one: any seat) timed out, crashed or was disqualified.
+    pub failures: bool,
     /// At most this many.
     pub limit: u32,
     /// Skipping this many.
     pub offset: u64,
 }
 
-/// One seat of a completed match, for standings.
-#[derive(Debug, Clone, PartialEq)]
+/// One seat of a completed match, for standings and match lists.
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct SeatOutcome {
     /// The tournament bot in the seat, or none for a seat the game filled itself.
     pub bot: Option<usize>,
@@ -569,34 +574,42 @@ impl Ledger {
         .await
     }
 
-    /// A tournament's matches, in schedule order.
+    /// A tournament's matches, in schedule order, each with its outcomes.
     pub async fn matches(&self, tournament_id: &str, filter: MatchFilter) -> Result<Vec<MatchRow>, LedgerError> {
         let tournament_id = tournament_id.to_owned();
         self.with(move |connection| {
-            let mut sql = String::from(
-                "SELECT job_id, position, seats, map, repetition, seed, state, attempts, reason FROM jobs
-                 WHERE tournament_id = ?1",
-            );
-            let mut values: Vec<Box<dyn rusqlite::ToSql>> = vec![Box::new(tournament_id)];
-            if let Some(bot) = filter.bot {
-                values.push(Box::new(format!("%,{bot},%")));
-                sql.push_str(&format!(" AND seats LIKE ?{}", values.len()));
-            }
-            if let Some(state) = filter.state {
-                values.push(Box::new(state.name()));
-                sql.push_str(&format!(" AND state = ?{}", values.len()));
-            }
-            if let Some(map) = filter.map {
-                values.push(Box::new(map as i64));
-                sql.push_str(&format!(" AND map = ?{}", values.len()));
-            }
+            let (conditions, mut values) = match_conditions(tournament_id, &filter);
             values.push(Box::new(i64::from(filter.limit)));
-            sql.push_str(&format!(" ORDER BY position LIMIT ?{}", values.len()));
+            let limit = values.len();
             values.push(Box::new(i64::try_from(filter.offset).unwrap_or(i64::MAX)));
-            sql.push_str(&format!(" OFFSET ?{}", values.len()));
+            let offset = values.len();
+            let sql = format!(
+                "SELECT job_id, position, seats, map, repetition, seed, state, attempts, reason FROM jobs
+                 WHERE {conditions} ORDER BY position LIMIT ?{limit} OFFSET ?{offset}"
+            );
             let mut select = connection.prepare(&sql)?;
             let rows = select.query_map(rusqlite::params_from_iter(values.iter()), match_row)?;
-            Ok(rows.collect::<Result<Vec<_>, _>>()?)
+            let mut rows = rows.collect::<Result<Vec<_>, _>>()?;
+            for row in &mut rows {
+                row.outcomes = outcomes_of(connection, row)?;
+            }
+            Ok(rows)
+        })
+        .await
+    }
+
+    /// How many matches [`Ledger::matches`] finds with `filter`, whatever its limit and
+    /// offset: the length of the whole list, for paging through it.
+    pub async fn count_matches(&self, tournament_id: &str, filter: MatchFilter) -> Result<u64, LedgerError> {
+        let tournament_id = tournament_id.to_owned();
+        self.with(move |connection| {
+            let (conditions, values) = match_conditions(tournament_id, &filter);
+            let count: i64 = connection.query_row(
+                &format!("SELECT count(*) FROM jobs WHERE {conditions}"),
+                rusqlite::params_from_iter(values.iter()),
+                |row| row.get(0),
+            )?;
+            Ok(count as u64)
         })
         .await
     }
@@ -616,7 +629,8 @@ impl Ledger {
                     |row| Ok((match_row(row)?, row.get::<_, String>(9)?)),
                 )
                 .optional()?;
-            let Some((row, tournament_id)) = row else { return Ok(None) };
+            let Some((mut row, tournament_id)) = row else { return Ok(None) };
+            row.outcomes = outcomes_of(connection, &row)?;
             let envelope: Option<String> = connection
                 .query_row("SELECT envelope FROM results WHERE job_id = ?1", [&job_id], |row| row.get(0))
                 .optional()?;
@@ -649,13 +663,7 @@ impl Ledger {
                     matches.push(Vec::new());
                     last_job = job_id;
                 }
-                let seat = SeatOutcome {
-                    bot: row.get::<_, Option<i64>>(1)?.map(|bot| bot as usize),
-                    score: row.get(2)?,
-                    rank: row.get(3)?,
-                    status: status_from_name(&row.get::<_, String>(4)?),
-                    timeouts: row.get::<_, i64>(5)? as u64,
-                };
+                let seat = seat_outcome(row, 1)?;
                 if let Some(current) = matches.last_mut() {
                     current.push(seat);
                 }
@@ -677,6 +685,65 @@ fn match_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<MatchRow> {
         state: JobState::from_name(&row.get::<_, String>(6)?).unwrap_or(JobState::Pending),
         attempts: row.get(7)?,
         reason: row.get(8)?,
+        outcomes: Vec::new(),
+    })
+}
+
+/// The conditions on `jobs` that select `filter`'s matches of `tournament_id` (limit
+/// and offset aside), with their values, numbered from `?1`.
+fn match_conditions(tournament_id: String, filter: &MatchFilter) -> (String, Vec<Box<dyn rusqlite::ToSql>>) {
+    let mut conditions = String::from("tournament_id = ?1");
+    let mut values: Vec<Box<dyn rusqlite::ToSql>> = vec![Box::new(tournament_id)];
+    if let Some(bot) = filter.bot {
+        values.push(Box::new(format!("%,{bot},%")));
+        conditions.push_str(&format!(" AND seats LIKE ?{}", values.len()));
+    }
+    if let Some(state) = filter.state {
+        values.push(Box::new(state.name()));
+        conditions.push_str(&format!(" AND state = ?{}", values.len()));
+    }
+    if let Some(map) = filter.map {
+        values.push(Box::new(map as i64));
+        conditions.push_str(&format!(" AND map = ?{}", values.len()));
+    }
+    if filter.failures {
+        // Only completed matches have seats: a failed job is a failure of every bot in it.
+        let seat = match filter.bot {
+            Some(bot) => {
+                values.push(Box::new(bot as i64));
+                format!(" AND s.bot = ?{}", values.len())
+            }
+            None => String::new(),
+        };
+        conditions.push_str(&format!(
+            " AND (state = 'failed' OR EXISTS (SELECT 1 FROM result_seats s
+                WHERE s.job_id = jobs.job_id AND s.status != 'ok'{seat}))"
+        ));
+    }
+    (conditions, values)
+}
+
+/// The outcomes of `row`'s seats, in seat order (none unless it completed).
+fn outcomes_of(connection: &Connection, row: &MatchRow) -> Result<Vec<SeatOutcome>, LedgerError> {
+    if row.state != JobState::Done {
+        return Ok(Vec::new());
+    }
+    let mut select = connection.prepare_cached(
+        "SELECT bot, score, rank, status, timeouts FROM result_seats WHERE job_id = ?1 ORDER BY seat",
+    )?;
+    let outcomes = select.query_map([&row.job_id], |row| seat_outcome(row, 0))?;
+    Ok(outcomes.collect::<Result<Vec<_>, _>>()?)
+}
+
+/// A seat's outcome from the columns `bot, score, rank, status, timeouts` of
+/// `result_seats`, the first at index `from`.
+fn seat_outcome(row: &rusqlite::Row<'_>, from: usize) -> rusqlite::Result<SeatOutcome> {
+    Ok(SeatOutcome {
+        bot: row.get::<_, Option<i64>>(from)?.map(|bot| bot as usize),
+        score: row.get(from + 1)?,
+        rank: row.get(from + 2)?,
+        status: status_from_name(&row.get::<_, String>(from + 3)?),
+        timeouts: row.get::<_, i64>(from + 4)? as u64,
     })
 }
 
@@ -1178,6 +1245,58 @@ builtin = "random"
         assert!(ledger.matches(&tournament.id, page(5, 12)).await.expect("page").is_empty());
         assert!(ledger.matches(&tournament.id, page(5, u64::MAX)).await.expect("page").is_empty());
         assert!(ledger.matches("t-other", all(1000)).await.expect("other").is_empty());
+    }
+
+    #[tokio::test]
+    async fn listed_matches_carry_their_outcomes_and_failures_are_found_per_bot() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let ledger = open(&dir);
+        let tournament = botwars("outcomes", 1);
+        ledger.insert_tournament(tournament.clone()).await.expect("insert");
+        let jobs = jobs(&tournament);
+        // Job 0 completes cleanly, job 1 with seat 1 crashed, job 2 fails outright.
+        let mut crashed = envelope(&tournament, &jobs[1].job_id, "w1", [3, 0]);
+        if let MatchResult::Completed { players, .. } = &mut crashed.result {
+            players[1].outcome.status = PlayerStatus::Crashed;
+        }
+        ledger
+            .record(vec![
+                completed(&tournament, &jobs[0].job_id, "w1", [2, 7]),
+                Answer::Result(crashed),
+                dead_letter(&jobs[2].job_id, "poison"),
+            ])
+            .await
+            .expect("record");
+
+        let every = ledger.matches(&tournament.id, all(100)).await.expect("matches");
+        let clean = &every[0].outcomes;
+        assert_eq!(clean.len(), 2);
+        assert_eq!((clean[0].bot, clean[0].score, clean[0].rank), (Some(jobs[0].seats[0]), 2, 2));
+        assert_eq!((clean[1].bot, clean[1].score, clean[1].rank, clean[1].timeouts), (Some(jobs[0].seats[1]), 7, 1, 1));
+        assert_eq!(every[1].outcomes[1].status, PlayerStatus::Crashed);
+        assert!(every[2..].iter().all(|row| row.outcomes.is_empty()), "no outcomes without a completed result");
+        let (_, detail, _) = ledger.match_detail(&jobs[1].job_id).await.expect("detail").expect("exists");
+        assert_eq!(detail.outcomes, every[1].outcomes);
+
+        let failures = |bot| MatchFilter { bot, failures: true, ..all(100) };
+        let any = ledger.matches(&tournament.id, failures(None)).await.expect("failures");
+        assert_eq!(ids(&any), [jobs[1].job_id.as_str(), jobs[2].job_id.as_str()]);
+        // Round robin order: job 1 seats [1, 0], job 2 seats [0, 2].
+        assert_eq!((&jobs[1].seats[..], &jobs[2].seats[..]), (&[1, 0][..], &[0, 2][..]));
+        let (j1, j2) = (jobs[1].job_id.as_str(), jobs[2].job_id.as_str());
+        for (bot, expected) in [(0, vec![j1, j2]), (1, vec![]), (2, vec![j2])] {
+            let found = ledger.matches(&tournament.id, failures(Some(bot))).await.expect("failures");
+            assert_eq!(ids(&found), expected, "bot {bot}: its own crashes and the failed jobs it was in");
+        }
+
+        // The count ignores paging and follows every filter.
+        let count = |filter| ledger.count_matches(&tournament.id, filter);
+        assert_eq!(count(MatchFilter { limit: 1, offset: 4, ..MatchFilter::default() }).await.expect("count"), 6);
+        assert_eq!(count(failures(None)).await.expect("count"), 2);
+        assert_eq!(count(failures(Some(0))).await.expect("count"), 2);
+        assert_eq!(count(MatchFilter { state: Some(JobState::Done), ..all(1) }).await.expect("count"), 2);
+        assert_eq!(count(MatchFilter { bot: Some(0), ..all(1) }).await.expect("count"), 4);
+        assert_eq!(ledger.count_matches("t-other", all(1)).await.expect("count"), 0);
     }
 
     #[tokio::test]

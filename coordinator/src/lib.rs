@@ -9,8 +9,9 @@
 //!   the [`farm::Recorder`] (answers to the ledger), over any [`farm::JobQueue`].
 //! - [`broker`]: that queue on RabbitMQ, with confirms; result and dead-letter ingest.
 //! - [`standings`] and [`ratings`]: per-bot results, Elo, Weng-Lin and mean scores.
-//! - [`api`]: the HTTP API; [`service`]: `serve`; [`embedded`]: `run`, the farm in one
-//!   process; [`client`]: the CLI's side of the API.
+//! - [`api`]: the HTTP API; [`web`]: the web pages it serves; [`service`]: `serve`;
+//!   [`embedded`]: `run`, the farm in one process; [`view`]: `view` and `run --web`,
+//!   the API and pages over a run's data, read-only; [`client`]: the CLI's side of the API.
 //! - [`config`], [`metrics`].
 #![deny(missing_docs)]
 
@@ -27,6 +28,8 @@ pub mod schedule;
 pub mod service;
 pub mod standings;
 pub mod tournament;
+pub mod view;
+pub mod web;
 
 pub use config::CoordinatorConfig;
 pub use service::serve;

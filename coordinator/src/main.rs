@@ -11,9 +11,12 @@ use farm_coordinator::embedded::{self, RunEnd, RunOptions};
 use farm_coordinator::ledger::Progress;
 use farm_coordinator::standings::Standings;
 use farm_coordinator::tournament::{LaunchMode, TournamentFile};
+use farm_coordinator::view::{View, ViewError};
 use farm_coordinator::{CoordinatorConfig, serve};
 use farm_worker::config::StorageArgs;
 use indicatif::{ProgressBar, ProgressStyle};
+use tokio::sync::oneshot;
+use tokio::task::JoinHandle;
 
 #[derive(Parser)]
 #[command(name = "farm-coordinator", version, about = "Runs tournaments between game-playing bots.")]
@@ -30,8 +33,17 @@ enum Command {
     /// Example: farm-coordinator run tournaments/botwars.toml
     ///
     /// Running the same file again shows its standings without playing anything;
-    /// an interrupted run (Ctrl-C) resumes where it stopped.
+    /// an interrupted run (Ctrl-C) resumes where it stopped. With --web ADDR, the web
+    /// pages show it live in a browser while it plays.
     Run(RunArgs),
+    /// Serve the web pages and the API over a `run`'s data directory, read-only (no
+    /// broker; submissions are refused), until Ctrl-C.
+    ///
+    /// Example: farm-coordinator view --data farm-data, then open http://127.0.0.1:8000/
+    ///
+    /// It prints `listening on http://ADDRESS` on stdout (with port 0, the port chosen).
+    /// A run playing in the same directory meanwhile shows live.
+    View(ViewArgs),
     /// Run the coordinator service: the HTTP API, job publishing to RabbitMQ and
     /// result ingest.
     ///
@@ -111,6 +123,25 @@ struct RunArgs {
     /// Tries of a match that fails for infrastructure reasons, beyond the first.
     #[arg(long, default_value_t = 5)]
     retries: u32,
+    /// Serve the web pages and the API (read-only) at this address while the run plays,
+    /// e.g. 127.0.0.1:8000 (port 0: any free port); the URL is printed on stderr. They
+    /// stop when the run ends, unless --keep-serving (`view` serves them again later).
+    #[arg(long, value_name = "ADDR")]
+    web: Option<String>,
+    /// With --web: go on serving after the run has finished, until Ctrl-C.
+    #[arg(long, requires = "web")]
+    keep_serving: bool,
+}
+
+#[derive(clap::Args)]
+struct ViewArgs {
+    /// The data directory a `run` wrote (its --data).
+    #[arg(long, value_name = "DIR", default_value = "farm-data")]
+    data: PathBuf,
+    /// The address to serve on; port 0 picks a free one. The default is the address
+    /// the other commands' --url defaults to.
+    #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:8000")]
+    listen: String,
 }
 
 #[derive(clap::Args)]
@@ -171,6 +202,7 @@ async fn main() -> ExitCode {
         .init();
     let result = match Cli::parse().command {
         Command::Run(args) => run(args).await,
+        Command::View(args) => view(args).await,
         Command::Serve(args) => serve_command(args).await,
         Command::Submit { file, api } => submit(&file, &api).await,
         Command::Status { id, once, api } => status(&id, once, &api).await,
@@ -215,6 +247,11 @@ async fn run(args: RunArgs) -> Result<ExitCode> {
     let workers = args.workers.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, usize::from));
     let (trigger, shutdown) = farm_worker::shutdown_channel();
     trigger.on_signals().context("installing signal handlers")?;
+    let web = match &args.web {
+        Some(address) => Some(serve_in_background(&args.data, address).await?),
+        None => None,
+    };
+    let mut after_the_run = shutdown.clone();
     let bar = progress_bar(0);
     bar.set_prefix(format!("{} ({})", tournament.name, tournament.id));
     let options = RunOptions {
@@ -233,7 +270,7 @@ async fn run(args: RunArgs) -> Result<ExitCode> {
             report.standings.tournament_id,
             progress.total,
             progress.failed,
-            args.data.join("objects").display()
+            embedded::objects_path(&args.data).display()
         ),
         RunEnd::AlreadyFinished => eprintln!(
             "{} was already played in {} (delete it, or give another --data, to play it again)",
@@ -247,7 +284,57 @@ async fn run(args: RunArgs) -> Result<ExitCode> {
         ),
     }
     print_standings(&report.standings, args.format)?;
+    if let Some(web) = web {
+        if args.keep_serving && report.end != RunEnd::Interrupted {
+            eprintln!("still serving {}: Ctrl-C stops", web.url);
+            after_the_run.drained().await;
+        }
+        web.stop().await?;
+    }
     Ok(if report.end == RunEnd::Interrupted { ExitCode::from(130) } else { ExitCode::SUCCESS })
+}
+
+/// `run --web`: the read-only pages and API on a task of their own.
+struct BackgroundView {
+    url: String,
+    stop: oneshot::Sender<()>,
+    serving: JoinHandle<Result<(), ViewError>>,
+}
+
+async fn serve_in_background(data: &Path, address: &str) -> Result<BackgroundView> {
+    let view = View::bind(data, address).await?;
+    let url = format!("http://{}/", view.address()?);
+    eprintln!("watch the run at {url}");
+    let (stop, stopped) = oneshot::channel::<()>();
+    let serving = tokio::spawn(view.serve(async move {
+        let _ = stopped.await;
+    }));
+    Ok(BackgroundView { url, stop, serving })
+}
+
+impl BackgroundView {
+    async fn stop(self) -> Result<()> {
+        let _ = self.stop.send(());
+        self.serving.await.context("the web server's task")??;
+        Ok(())
+    }
+}
+
+async fn view(args: ViewArgs) -> Result<ExitCode> {
+    let ledger = embedded::ledger_path(&args.data);
+    anyhow::ensure!(
+        ledger.is_file(),
+        "{} has no ledger: play a tournament there first (farm-coordinator run FILE --data {})",
+        args.data.display(),
+        args.data.display()
+    );
+    let (trigger, mut shutdown) = farm_worker::shutdown_channel();
+    trigger.on_signals().context("installing signal handlers")?;
+    let view = View::bind(&args.data, &args.listen).await?;
+    println!("listening on http://{}", view.address()?);
+    eprintln!("serving {} read-only; Ctrl-C stops", args.data.display());
+    view.serve(async move { shutdown.drained().await }).await?;
+    Ok(ExitCode::SUCCESS)
 }
 
 async fn serve_command(args: ServeArgs) -> Result<ExitCode> {

@@ -9,7 +9,7 @@ use farm_worker::queue;
 use farm_worker::storage::{Storage, StorageError};
 use tokio::sync::{Notify, watch};
 
-use crate::api::{self, ApiState};
+use crate::api::{self, ApiState, Submissions};
 use crate::broker::{self, AmqpJobQueue};
 use crate::config::CoordinatorConfig;
 use crate::farm::{self, FarmError, Publisher, QueueError, Recorder};
@@ -63,7 +63,7 @@ pub async fn serve(config: CoordinatorConfig, mut shutdown: Shutdown) -> Result<
     let state = ApiState {
         ledger: ledger.clone(),
         storage,
-        token: Arc::from(config.api_token.as_str()),
+        submissions: Submissions::Token(Arc::from(config.api_token.as_str())),
         wake_publisher: Arc::clone(&wake),
     };
     let mut api_stop = stop.clone();

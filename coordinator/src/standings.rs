@@ -140,16 +140,8 @@ impl Standings {
                     scores[bot].push(seat.score as f64);
                 }
             }
-            let in_tournament: Vec<(usize, u32)> =
-                seats.iter().filter_map(|seat| seat.bot.map(|bot| (bot, seat.rank))).collect();
-            if let [(a, rank_a), (b, rank_b)] = in_tournament[..] {
-                let score_a = match rank_a.cmp(&rank_b) {
-                    std::cmp::Ordering::Less => 1.0,
-                    std::cmp::Ordering::Equal => 0.5,
-                    std::cmp::Ordering::Greater => 0.0,
-                };
-                pairs.push(PairGame { a, b, score_a });
-            }
+            let in_tournament = tournament_ranks(seats);
+            pairs.extend(pair_game(&in_tournament));
             ranked.push(in_tournament);
         }
         let ratings = match method {
@@ -257,6 +249,85 @@ impl Standings {
     }
 }
 
+/// The tournament's bots in a match with their ranks, filler seats left out.
+fn tournament_ranks(seats: &[SeatOutcome]) -> Vec<(usize, u32)> {
+    seats.iter().filter_map(|seat| seat.bot.map(|bot| (bot, seat.rank))).collect()
+}
+
+/// The match as a game between two bots, if it seated exactly two of the tournament's.
+fn pair_game(in_tournament: &[(usize, u32)]) -> Option<PairGame> {
+    let [(a, rank_a), (b, rank_b)] = in_tournament[..] else { return None };
+    let score_a = match rank_a.cmp(&rank_b) {
+        std::cmp::Ordering::Less => 1.0,
+        std::cmp::Ordering::Equal => 0.5,
+        std::cmp::Ordering::Greater => 0.0,
+    };
+    Some(PairGame { a, b, score_a })
+}
+
+/// One bot's results against another.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HeadToHead {
+    /// Matches it ranked above the other.
+    pub wins: u64,
+    /// Matches they ranked equal.
+    pub draws: u64,
+    /// Matches it ranked below the other.
+    pub losses: u64,
+}
+
+impl HeadToHead {
+    fn add(&mut self, other: HeadToHead) {
+        self.wins += other.wins;
+        self.draws += other.draws;
+        self.losses += other.losses;
+    }
+}
+
+/// The pairing matrix: how each bot did against each other one, over the completed
+/// matches that seated exactly two of the tournament's bots (the games Elo is computed
+/// from; filler seats do not count). In a tournament of 2-bot matches
+/// ([`crate::tournament::Format::bots_per_match`]) that is every completed match.
+///
+/// Pairs are unordered: a match counts the same whichever seat each bot had, so
+/// `results[j][i]` is `results[i][j]` seen from the other side (wins and losses
+/// swapped), and the diagonal is all zeros.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Pairings {
+    /// The tournament.
+    pub tournament_id: String,
+    /// The bots in tournament order: the rows, and the columns, of `results`.
+    pub bots: Vec<String>,
+    /// `results[i][j]`: bot `i`'s results against bot `j`.
+    pub results: Vec<Vec<HeadToHead>>,
+}
+
+impl Pairings {
+    /// Counts `matches` (completed, any order).
+    pub fn compute(tournament: &Tournament, matches: &[Vec<SeatOutcome>]) -> Self {
+        let bots = tournament.bots.len();
+        let mut results = vec![vec![HeadToHead::default(); bots]; bots];
+        for seats in matches {
+            let [(a, rank_a), (b, rank_b)] = tournament_ranks(seats)[..] else { continue };
+            if a == b || a.max(b) >= bots {
+                continue;
+            }
+            let for_a = HeadToHead {
+                wins: u64::from(rank_a < rank_b),
+                draws: u64::from(rank_a == rank_b),
+                losses: u64::from(rank_a > rank_b),
+            };
+            results[a][b].add(for_a);
+            results[b][a].add(HeadToHead { wins: for_a.losses, draws: for_a.draws, losses: for_a.wins });
+        }
+        Pairings {
+            tournament_id: tournament.id.clone(),
+            bots: tournament.bots.iter().map(|bot| bot.name.clone()).collect(),
+            results,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -303,6 +374,30 @@ mod tests {
         let csv = standings.csv();
         assert!(csv.lines().nth(1).is_some_and(|line| line.starts_with("1,a,3,2,1,0,2.5,")), "{csv}");
         assert!(standings.table().contains("elo (95%)"));
+    }
+
+    #[test]
+    fn the_pairing_matrix_counts_both_sides_of_each_pair_and_ignores_other_matches() {
+        let tournament = tournament("botwars", &["a", "b", "c"]);
+        let matches = vec![
+            vec![seat(Some(0), 5, 1), seat(Some(1), 2, 2)],
+            vec![seat(Some(1), 4, 1), seat(Some(0), 1, 2)],
+            vec![seat(Some(1), 3, 1), seat(Some(0), 3, 1)],
+            vec![seat(Some(2), 0, 2), seat(Some(0), 6, 1)],
+            // Two bots and a filler: still a game between the two (the filler ranked first).
+            vec![seat(None, 9, 1), seat(Some(2), 4, 2), seat(Some(1), 1, 3)],
+            // Three bots: no pair.
+            vec![seat(Some(0), 1, 1), seat(Some(1), 1, 2), seat(Some(2), 1, 3)],
+        ];
+        let pairings = Pairings::compute(&tournament, &matches);
+        assert_eq!(pairings.bots, ["a", "b", "c"]);
+        let h = |wins, draws, losses| HeadToHead { wins, draws, losses };
+        assert_eq!(pairings.results[0], [h(0, 0, 0), h(1, 1, 1), h(1, 0, 0)]);
+        assert_eq!(pairings.results[1], [h(1, 1, 1), h(0, 0, 0), h(0, 0, 1)]);
+        assert_eq!(pairings.results[2], [h(0, 0, 1), h(1, 0, 0), h(0, 0, 0)]);
+        assert_eq!(pairings.tournament_id, tournament.id);
+        let empty = Pairings::compute(&tournament, &[]);
+        assert!(empty.results.iter().flatten().all(|cell| *cell == HeadToHead::default()));
     }
 
     #[test]

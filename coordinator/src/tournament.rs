@@ -187,6 +187,16 @@ pub enum Format {
     Single,
 }
 
+impl Format {
+    /// How many of a tournament's `bots` each match seats.
+    pub fn bots_per_match(&self, bots: usize) -> usize {
+        match self {
+            Format::RoundRobin { seats, .. } | Format::Gauntlet { seats, .. } => *seats,
+            Format::Single => bots,
+        }
+    }
+}
+
 /// One map slot of a resolved tournament.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct MapSlot {
@@ -343,10 +353,7 @@ impl TournamentFile {
         if self.games_per_pairing == 0 {
             return Err(invalid("games_per_pairing", "must be at least 1"));
         }
-        let seated = match &format {
-            Format::RoundRobin { seats, .. } | Format::Gauntlet { seats, .. } => *seats,
-            Format::Single => self.bots.len(),
-        };
+        let seated = format.bots_per_match(self.bots.len());
         let maps = self.resolve_maps(&rules, base, seated)?;
 
         let mut tournament = Tournament {

@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use axum::body::{Body, Bytes};
 use axum::http::{HeaderMap, Request, StatusCode, header};
-use farm_coordinator::api::{self, ApiState};
+use farm_coordinator::api::{self, ApiState, Submissions};
 use farm_coordinator::ledger::{Answer, Ledger};
 use farm_proto::{MatchResult, PlayerOutcome, PlayerResult, PlayerStatus, ResultEnvelope, SCHEMA_VERSION};
 use farm_worker::storage::{Storage, StorageConfig};
@@ -42,10 +42,14 @@ struct Fixture {
 }
 
 fn fixture() -> Fixture {
+    fixture_with(Submissions::Token(Arc::from(TOKEN)))
+}
+
+fn fixture_with(submissions: Submissions) -> Fixture {
     let dir = tempfile::tempdir().expect("temp dir");
     let ledger = Ledger::open(&dir.path().join("ledger.sqlite")).expect("open the ledger");
     let storage = Storage::open(&StorageConfig::Local { path: dir.path().join("objects") }).expect("open storage");
-    let state = ApiState { ledger, storage, token: Arc::from(TOKEN), wake_publisher: Arc::new(Notify::new()) };
+    let state = ApiState { ledger, storage, submissions, wake_publisher: Arc::new(Notify::new()) };
     Fixture { dir, state }
 }
 
@@ -326,7 +330,8 @@ async fn unknown_things_are_404_and_bad_seats_400() {
     assert_eq!(detail["result"], Value::Null);
 
     fixture.get("/api/nothing-here").await.error(StatusCode::NOT_FOUND, "not_found");
-    fixture.get("/").await.error(StatusCode::NOT_FOUND, "not_found");
+    fixture.get("/nothing-here").await.error(StatusCode::NOT_FOUND, "not_found");
+    fixture.get("/static/nothing-here.js").await.error(StatusCode::NOT_FOUND, "not_found");
 
     // A known route with the wrong method: 405, as JSON, with the methods it takes.
     let delete = Request::delete("/api/tournaments").body(Body::empty()).expect("request");
@@ -479,6 +484,156 @@ async fn a_completed_match_serves_its_replay_its_logs_and_counts_in_standings() 
     }
 }
 
+/// One match's seat results (seat order: score, rank, status, timeouts).
+fn played(tournament_id: &str, job_id: &str, seats: [(i64, u32, PlayerStatus, u64); 2]) -> Answer {
+    let players = seats
+        .iter()
+        .enumerate()
+        .map(|(seat, &(score, rank, status, timeouts))| PlayerResult {
+            outcome: PlayerOutcome { score, rank, status },
+            timeouts,
+            ..player(seat, score, rank, None)
+        })
+        .collect();
+    let Answer::Result(mut envelope) = won_by_seat_0(tournament_id, job_id, "replay", None) else {
+        unreachable!("a result")
+    };
+    if let MatchResult::Completed { players: slots, .. } = &mut envelope.result {
+        *slots = players;
+    }
+    Answer::Result(envelope)
+}
+
+#[tokio::test]
+async fn match_rows_carry_seat_outcomes_and_a_total_and_failures_can_be_listed() {
+    let fixture = fixture();
+    // gamma is an external bot: its seats have logs.
+    let text =
+        BOTWARS.replace("name = \"gamma\"\nbuiltin = \"random\"", "name = \"gamma\"\ncommand = \"python3 gamma.py\"");
+    let answer = fixture.submit(&text).await;
+    assert_eq!(answer.status, StatusCode::CREATED, "{}", answer.text());
+    let id = answer.json()["id"].as_str().expect("an id").to_owned();
+    let shown = fixture.get(&format!("/api/tournaments/{id}")).await.json();
+    assert_eq!(shown["bots_per_match"], 2);
+
+    let page = fixture.get(&format!("/api/tournaments/{id}/matches?limit=2")).await.json();
+    assert_eq!(page["total"], 6, "the total ignores the limit");
+    assert_eq!(page["matches"].as_array().map(Vec::len), Some(2));
+    assert_eq!(page["matches"][0]["outcomes"], Value::Null, "no outcomes before the match is played");
+
+    let every = fixture.matches(&id, "").await;
+    let job = |index: usize| every[index]["job_id"].as_str().expect("a job id").to_owned();
+    let bots = |index: usize| -> Vec<String> {
+        every[index]["bots"]
+            .as_array()
+            .expect("bots")
+            .iter()
+            .map(|bot| bot.as_str().expect("a name").to_owned())
+            .collect()
+    };
+    // Round robin order: alpha-beta both ways, then alpha-gamma both ways, then beta-gamma.
+    assert_eq!(
+        (bots(0), bots(2), bots(5)),
+        (
+            vec!["alpha".to_owned(), "beta".into()],
+            vec!["alpha".into(), "gamma".into()],
+            vec!["gamma".into(), "beta".into()]
+        )
+    );
+    let ok = PlayerStatus::Ok;
+    fixture
+        .state
+        .ledger
+        .record(vec![
+            played(&id, &job(0), [(12, 1, ok, 0), (3, 2, ok, 1)]),
+            played(&id, &job(2), [(5, 1, ok, 0), (0, 2, PlayerStatus::Crashed, 2)]),
+            played(&id, &job(3), [(4, 1, ok, 0), (4, 1, ok, 0)]),
+            Answer::Failed { job_id: job(5), attempts: 3, reason: "poison".to_owned(), dead_letter: true },
+        ])
+        .await
+        .expect("record");
+
+    let done = fixture.matches(&id, "?status=done").await;
+    assert_eq!(done.len(), 3);
+    assert_eq!(
+        done[0]["outcomes"],
+        serde_json::json!([
+            { "seat": 0, "bot": "alpha", "score": 12, "rank": 1, "status": "ok", "timeouts": 0, "log": null },
+            { "seat": 1, "bot": "beta", "score": 3, "rank": 2, "status": "ok", "timeouts": 1, "log": null },
+        ])
+    );
+    let crashed = &done[1]["outcomes"][1];
+    assert_eq!((crashed["bot"].as_str(), crashed["status"].as_str()), (Some("gamma"), Some("crashed")));
+    assert_eq!(crashed["log"], format!("/api/matches/{}/logs/1", job(2)));
+    let detail = fixture.get(&format!("/api/matches/{}", job(2))).await.json();
+    assert_eq!(detail["match"]["outcomes"], done[1]["outcomes"], "the match page has the same outcomes");
+
+    let failures = |query: &'static str| {
+        let fixture = &fixture;
+        let id = &id;
+        async move { fixture.get(&format!("/api/tournaments/{id}/matches?failures=true{query}")).await.json() }
+    };
+    let jobs_of = |page: &Value| -> Vec<String> {
+        page["matches"]
+            .as_array()
+            .expect("matches")
+            .iter()
+            .map(|row| row["job_id"].as_str().expect("id").to_owned())
+            .collect()
+    };
+    let all = failures("").await;
+    assert_eq!((jobs_of(&all), all["total"].as_u64()), (vec![job(2), job(5)], Some(2)));
+    assert_eq!(jobs_of(&failures("&bot=gamma").await), [job(2), job(5)], "its crash and the failed match it was in");
+    assert_eq!(jobs_of(&failures("&bot=alpha").await), Vec::<String>::new(), "alpha never failed");
+    assert_eq!(jobs_of(&failures("&bot=beta").await), [job(5)]);
+    let limited = failures("&limit=1&offset=1").await;
+    assert_eq!((jobs_of(&limited), limited["total"].as_u64()), (vec![job(5)], Some(2)));
+    fixture
+        .get(&format!("/api/tournaments/{id}/matches?failures=maybe"))
+        .await
+        .error(StatusCode::BAD_REQUEST, "bad_request");
+
+    // Pairings: alpha beat beta once and drew gamma once; alpha beat gamma once (gamma
+    // crashed); the failed match counts for nobody.
+    let pairings = fixture.get(&format!("/api/tournaments/{id}/pairings")).await;
+    assert_eq!(pairings.status, StatusCode::OK, "{}", pairings.text());
+    let pairings = pairings.json();
+    assert_eq!(pairings["bots"], serde_json::json!(["alpha", "beta", "gamma"]));
+    let cell = |row: usize, column: usize| {
+        let cell = &pairings["results"][row][column];
+        (cell["wins"].as_u64(), cell["draws"].as_u64(), cell["losses"].as_u64())
+    };
+    assert_eq!(cell(0, 1), (Some(1), Some(0), Some(0)));
+    assert_eq!(cell(1, 0), (Some(0), Some(0), Some(1)), "the same games from the other side");
+    assert_eq!(cell(0, 2), (Some(1), Some(1), Some(0)));
+    assert_eq!(cell(2, 0), (Some(0), Some(1), Some(1)));
+    assert_eq!(cell(1, 2), (Some(0), Some(0), Some(0)));
+    assert_eq!(cell(1, 1), (Some(0), Some(0), Some(0)));
+    fixture.get("/api/tournaments/t-unknown/pairings").await.error(StatusCode::NOT_FOUND, "not_found");
+}
+
+#[tokio::test]
+async fn a_read_only_api_refuses_submissions_and_serves_the_rest() {
+    let fixture = fixture_with(Submissions::Closed);
+    let tournament =
+        farm_coordinator::tournament::TournamentFile::from_toml(BOTWARS).expect("parses").resolve(None).expect("valid");
+    fixture.state.ledger.insert_tournament(tournament.clone()).await.expect("insert");
+
+    for authorization in [Some(format!("Bearer {TOKEN}")), None] {
+        let refused = fixture.post(authorization.as_deref(), Some("application/toml"), BOTWARS).await;
+        let message = refused.error(StatusCode::FORBIDDEN, "read_only");
+        assert!(message.contains("no submissions"), "{message}");
+    }
+    assert!(!fixture.woke_publisher());
+
+    let listed = fixture.get("/api/tournaments").await.json();
+    assert_eq!(listed["tournaments"][0]["id"], tournament.id);
+    assert_eq!(fixture.matches(&tournament.id, "").await.len(), 6);
+    let page = fixture.get(&format!("/tournaments/{}", tournament.id)).await;
+    assert_eq!(page.status, StatusCode::OK);
+    assert!(page.text().contains("data-testid=\"standings\""), "the tournament page");
+}
+
 #[tokio::test]
 async fn internal_errors_are_logged_not_shown() {
     let fixture = fixture();
@@ -493,6 +648,27 @@ async fn internal_errors_are_logged_not_shown() {
     let message = answer.error(StatusCode::INTERNAL_SERVER_ERROR, "internal");
     assert!(!message.contains("parse") && !message.contains("ledger:"), "{message}");
     assert!(!message.contains("not json"), "{message}");
+}
+
+#[tokio::test]
+async fn the_web_pages_are_served_beside_the_api() {
+    let fixture = fixture();
+    for path in [
+        "/",
+        "/tournaments/t-0000000000000000",
+        "/tournaments/t-1/bots/alpha",
+        "/tournaments/t-1/matches",
+        "/matches/j-1",
+    ] {
+        let page = fixture.get(path).await;
+        assert_eq!(page.status, StatusCode::OK, "{path}");
+        let content_type = page.headers.get(header::CONTENT_TYPE).and_then(|value| value.to_str().ok());
+        assert_eq!(content_type, Some("text/html; charset=utf-8"), "{path}");
+        assert!(page.text().contains("/static/common.js"), "{path}");
+    }
+    let script = fixture.get("/static/common.js").await;
+    assert_eq!(script.status, StatusCode::OK);
+    assert!(script.text().contains("MatchFarm"));
 }
 
 #[tokio::test]
