@@ -1,0 +1,249 @@
+// Shared by every page: window.MatchFarm.
+//
+//   MatchFarm.run(main)           runs the page's async main(); an error it throws is shown
+//                                 (showError), and the page is marked ready either way
+//   MatchFarm.api(path)           GET JSON from the API; throws an Error with the API's message
+//   MatchFarm.apiText(path)       the same, for text answers (replays, logs)
+//   MatchFarm.el(tag, props, ...children)
+//                                 builds an element; children are nodes or strings (set as
+//                                 text, never parsed as HTML); props: class, text, href,
+//                                 title, dataset {...}, attrs {...}, hidden
+//   MatchFarm.header(crumbs)      the navigation bar: [{text, href}], the last one is the
+//                                 current page (href optional)
+//   MatchFarm.ready()             marks <body> data-ready="true" (the browser tests wait for it)
+//   MatchFarm.showError(error)    shows an error in [data-testid=error] (null: hides it)
+//   MatchFarm.fmt                 number, rating, percent, duration, date, ordinal, status
+//   MatchFarm.paths               tournament(id), bot(id, bot), matches(id, query), match(job)
+//   MatchFarm.pathSegment(index)  the decoded index-th segment of location.pathname
+//   MatchFarm.pager({total, offset, limit, href})
+//                                 "previous / next" links for a paged list
+//   MatchFarm.tournamentHeader(t) crumbs for pages under a tournament
+//   MatchFarm.matchLink(match)    a link "#position" to a match's page (a row of a match list)
+//   MatchFarm.problems(match, bot)
+//                                 what went wrong in a listed match, as text: its failure
+//                                 reason, or the seats (only `bot`'s, if given) that did not
+//                                 end "ok"; "" when nothing did
+"use strict";
+
+(function () {
+  const MatchFarm = {};
+
+  /** An error answer of the API, with its status and code. */
+  class ApiError extends Error {
+    constructor(status, code, message) {
+      super(message);
+      this.name = "ApiError";
+      this.status = status;
+      this.code = code;
+    }
+  }
+  MatchFarm.ApiError = ApiError;
+
+  async function request(path) {
+    let response;
+    try {
+      response = await fetch(path, { headers: { Accept: "application/json" } });
+    } catch (error) {
+      throw new Error(`the coordinator does not answer (${error.message})`);
+    }
+    if (!response.ok) {
+      let code = "http";
+      let message = `${response.status} ${response.statusText}`;
+      try {
+        const body = await response.json();
+        if (body && body.error) {
+          code = body.error.code;
+          message = body.error.message;
+        }
+      } catch (_) {
+        // Not a JSON error: the status line says enough.
+      }
+      throw new ApiError(response.status, code, message);
+    }
+    return response;
+  }
+
+  MatchFarm.api = async function (path) {
+    return (await request(path)).json();
+  };
+
+  MatchFarm.apiText = async function (path) {
+    return (await request(path)).text();
+  };
+
+  MatchFarm.el = function (tag, props, ...children) {
+    const node = document.createElement(tag);
+    const options = props || {};
+    for (const [key, value] of Object.entries(options)) {
+      if (value === undefined || value === null) continue;
+      switch (key) {
+        case "class":
+          node.className = value;
+          break;
+        case "text":
+          node.textContent = String(value);
+          break;
+        case "dataset":
+          for (const [name, data] of Object.entries(value)) node.dataset[name] = String(data);
+          break;
+        case "attrs":
+          for (const [name, attribute] of Object.entries(value)) node.setAttribute(name, String(attribute));
+          break;
+        case "hidden":
+          node.hidden = Boolean(value);
+          break;
+        default:
+          node[key] = value;
+      }
+    }
+    for (const child of children.flat()) {
+      if (child === undefined || child === null || child === false) continue;
+      node.append(child instanceof Node ? child : document.createTextNode(String(child)));
+    }
+    return node;
+  };
+  const el = MatchFarm.el;
+
+  MatchFarm.header = function (crumbs) {
+    const nav = el("nav", { class: "crumbs", attrs: { "aria-label": "Breadcrumbs" } });
+    crumbs.forEach((crumb, index) => {
+      if (index > 0) nav.append(el("span", { class: "sep", attrs: { "aria-hidden": "true" } }, "/"));
+      const last = index === crumbs.length - 1;
+      nav.append(
+        crumb.href && !last
+          ? el("a", { href: crumb.href }, crumb.text)
+          : el("span", { class: last ? "current" : "", attrs: last ? { "aria-current": "page" } : {} }, crumb.text),
+      );
+    });
+    const bar = el("header", { class: "topbar" }, el("a", { class: "brand", href: "/" }, "matchfarm"), nav);
+    const existing = document.querySelector("body > header.topbar");
+    if (existing) existing.replaceWith(bar);
+    else document.body.prepend(bar);
+    if (crumbs.length > 0) document.title = `${crumbs[crumbs.length - 1].text} · matchfarm`;
+  };
+
+  MatchFarm.tournamentHeader = function (tournament, ...more) {
+    return [{ text: "Tournaments", href: "/" }, { text: tournament.name, href: MatchFarm.paths.tournament(tournament.id) }, ...more];
+  };
+
+  MatchFarm.ready = function () {
+    document.body.dataset.ready = "true";
+  };
+
+  function errorBox() {
+    let box = document.querySelector('[data-testid="error"]');
+    if (!box) {
+      box = el("p", { class: "error", dataset: { testid: "error" }, attrs: { role: "alert" }, hidden: true });
+      (document.querySelector("main") || document.body).prepend(box);
+    }
+    return box;
+  }
+
+  MatchFarm.showError = function (error) {
+    const box = errorBox();
+    if (error === null || error === undefined) {
+      box.textContent = "";
+      box.hidden = true;
+      return;
+    }
+    box.textContent = error instanceof Error ? error.message : String(error);
+    box.hidden = false;
+  };
+
+  MatchFarm.run = function (main) {
+    const start = async () => {
+      try {
+        await main();
+      } catch (error) {
+        MatchFarm.showError(error);
+      }
+      MatchFarm.ready();
+    };
+    if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", start);
+    else start();
+  };
+
+  MatchFarm.pathSegment = function (index) {
+    const segments = location.pathname.split("/").filter((segment) => segment !== "");
+    const segment = segments[index];
+    return segment === undefined ? undefined : decodeURIComponent(segment);
+  };
+
+  const enc = encodeURIComponent;
+  MatchFarm.paths = {
+    tournament: (id) => `/tournaments/${enc(id)}`,
+    bot: (id, bot) => `/tournaments/${enc(id)}/bots/${enc(bot)}`,
+    matches: (id, query) => {
+      const search = new URLSearchParams();
+      for (const [key, value] of Object.entries(query || {})) {
+        if (value !== undefined && value !== null && value !== "" && value !== false) search.set(key, value);
+      }
+      const text = search.toString();
+      return `/tournaments/${enc(id)}/matches${text ? `?${text}` : ""}`;
+    },
+    match: (job) => `/matches/${enc(job)}`,
+  };
+
+  const numbers = new Intl.NumberFormat(undefined, { maximumFractionDigits: 1 });
+  MatchFarm.fmt = {
+    /** A count or a score, grouped by thousands, at most one decimal. */
+    number: (value) => numbers.format(value),
+    /** A rating: its value and its interval, or a dash before any match. */
+    rating: (rating, played) =>
+      played === 0 ? "–" : `${rating.value.toFixed(1)} [${rating.low.toFixed(1)}, ${rating.high.toFixed(1)}]`,
+    /** A share in 0..1 as a whole percentage. */
+    percent: (share) => `${Math.round(share * 100)}%`,
+    /** Seconds as "1 h 05 min", "3 min 20 s" or "12 s". */
+    duration: (seconds) => {
+      const total = Math.max(0, Math.round(seconds));
+      const hours = Math.floor(total / 3600);
+      const minutes = Math.floor((total % 3600) / 60);
+      const rest = total % 60;
+      if (hours > 0) return `${hours} h ${String(minutes).padStart(2, "0")} min`;
+      if (minutes > 0) return `${minutes} min ${String(rest).padStart(2, "0")} s`;
+      return `${rest} s`;
+    },
+    /** Unix seconds as a local date and time. */
+    date: (unix) => new Date(unix * 1000).toLocaleString(),
+    /** 1 → "1st". */
+    ordinal: (n) => {
+      const tens = n % 100;
+      const suffix = tens >= 11 && tens <= 13 ? "th" : { 1: "st", 2: "nd", 3: "rd" }[n % 10] || "th";
+      return `${n}${suffix}`;
+    },
+    /** A seat status as shown: "ok", "timed out", ... */
+    status: (status) => status.replace(/_/g, " "),
+  };
+
+  MatchFarm.pager = function ({ total, offset, limit, href }) {
+    const nav = el("nav", { class: "pager", attrs: { "aria-label": "Pages" } });
+    const first = total === 0 ? 0 : offset + 1;
+    const last = Math.min(total, offset + limit);
+    const link = (text, target, enabled) =>
+      enabled ? el("a", { href: href(target) }, text) : el("span", { class: "disabled" }, text);
+    nav.append(
+      link("← previous", Math.max(0, offset - limit), offset > 0),
+      el("span", { class: "range" }, `${MatchFarm.fmt.number(first)}–${MatchFarm.fmt.number(last)} of ${MatchFarm.fmt.number(total)}`),
+      link("next →", offset + limit, last < total),
+    );
+    return nav;
+  };
+
+  MatchFarm.matchLink = function (match) {
+    return el("a", { href: MatchFarm.paths.match(match.job_id), title: match.job_id }, `#${match.position}`);
+  };
+
+  MatchFarm.problems = function (match, bot) {
+    if (match.state === "failed") return `failed: ${match.reason || "no reason recorded"}`;
+    const seats = (match.outcomes || []).filter((seat) => seat.status !== "ok" && (bot === undefined || seat.bot === bot));
+    return seats
+      .map((seat) => {
+        const who = seat.bot === null ? `seat ${seat.seat}` : seat.bot;
+        const timeouts = seat.timeouts > 0 ? ` (${seat.timeouts} timeout${seat.timeouts === 1 ? "" : "s"})` : "";
+        return `${who} ${MatchFarm.fmt.status(seat.status)}${timeouts}`;
+      })
+      .join("; ");
+  };
+
+  window.MatchFarm = MatchFarm;
+})();

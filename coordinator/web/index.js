@@ -1,0 +1,60 @@
+// The tournament list: every tournament with its progress, refreshed every 2 s while
+// any is unfinished.
+"use strict";
+
+(function () {
+  const { el, fmt, paths } = MatchFarm;
+  const POLL_MS = 2000;
+
+  function miniBar(progress) {
+    const share = (count) => (progress.total > 0 ? `${(100 * count) / progress.total}%` : "0%");
+    const bar = el("span", { class: "mini-bar", attrs: { "aria-hidden": "true" } },
+      el("span", { class: "done" }), el("span", { class: "failed" }));
+    bar.children[0].style.width = share(progress.done);
+    bar.children[1].style.width = share(progress.failed);
+    return bar;
+  }
+
+  function row(tournament) {
+    const progress = tournament.progress;
+    const answered = progress.done + progress.failed;
+    const finished = answered === progress.total;
+    const state = finished
+      ? el("span", { class: "state state-done" }, "finished")
+      : el("span", { class: "state state-running" }, fmt.percent(progress.total ? answered / progress.total : 0));
+    return el("tr", { dataset: { testid: "tournament-row", id: tournament.id } },
+      el("td", {}, el("a", { href: paths.tournament(tournament.id) }, tournament.name)),
+      el("td", {}, tournament.game),
+      el("td", {}, miniBar(progress), state),
+      el("td", { class: "num" }, `${fmt.number(answered)} / ${fmt.number(progress.total)}`,
+        progress.failed > 0 ? el("span", { class: "bad" }, ` (${fmt.number(progress.failed)} failed)`) : null),
+      el("td", {}, fmt.date(tournament.created_at)));
+  }
+
+  function draw(tournaments) {
+    const body = document.querySelector('[data-testid="tournaments"] tbody');
+    body.replaceChildren(...tournaments.map(row));
+    const running = tournaments.filter((t) => t.progress.done + t.progress.failed < t.progress.total).length;
+    document.getElementById("summary").textContent = tournaments.length === 0
+      ? "No tournaments yet: play one with `farm-coordinator run FILE`, or submit one to a `farm-coordinator serve`."
+      : `${tournaments.length} tournament${tournaments.length === 1 ? "" : "s"}, ${running} playing.`;
+    return running > 0;
+  }
+
+  async function poll() {
+    try {
+      const { tournaments } = await MatchFarm.api("/api/tournaments");
+      MatchFarm.showError(null);
+      if (!draw(tournaments)) return;
+    } catch (error) {
+      MatchFarm.showError(error);
+    }
+    setTimeout(poll, POLL_MS);
+  }
+
+  MatchFarm.run(async () => {
+    MatchFarm.header([{ text: "Tournaments" }]);
+    const { tournaments } = await MatchFarm.api("/api/tournaments");
+    if (draw(tournaments)) setTimeout(poll, POLL_MS);
+  });
+})();

@@ -1,0 +1,204 @@
+// A tournament: live progress (every 2 s until it finishes, with a rate and an ETA),
+// standings, the pairing matrix (tournaments of 2-bot matches) and its failures.
+"use strict";
+
+(function () {
+  const { el, fmt, paths } = MatchFarm;
+  const POLL_MS = 2000;
+  /** Progress samples kept for the rate: about a minute at one per poll. */
+  const RATE_SAMPLES = 30;
+  const FAILURES_SHOWN = 10;
+
+  const id = MatchFarm.pathSegment(1);
+  const base = `/api/tournaments/${encodeURIComponent(id)}`;
+
+  const RATINGS = {
+    elo: ["Elo", "Elo ratings (Bradley–Terry) with their 95% intervals."],
+    "weng-lin": ["μ [μ ± 3σ]", "Weng-Lin ratings over the ranks of each match: μ, and μ ± 3σ."],
+    "mean-score": ["Mean score", "Each bot plays alone: its mean score, with its 95% interval."],
+  };
+
+  /** [time in ms, matches answered], oldest first. */
+  const samples = [];
+  let lastAnswered = -1;
+
+  function drawHeader(tournament) {
+    MatchFarm.header(MatchFarm.tournamentHeader(tournament));
+    document.getElementById("name").textContent = tournament.name;
+    const format = tournament.format.kind === "single"
+      ? "a single match"
+      : `${tournament.format.kind}, ${tournament.bots_per_match} bots a match`;
+    const perPairing = `${tournament.games_per_pairing} game${tournament.games_per_pairing === 1 ? "" : "s"} a pairing`;
+    document.getElementById("meta").replaceChildren(
+      el("span", {}, tournament.game),
+      el("span", {}, format),
+      el("span", {}, `${tournament.bots.length} bots`),
+      el("span", {}, `${tournament.maps.length} map${tournament.maps.length === 1 ? "" : "s"}`),
+      el("span", {}, perPairing),
+      el("span", { class: "hint" }, tournament.id));
+  }
+
+  function drawProgress(progress) {
+    const box = document.querySelector('[data-testid="progress"]');
+    box.dataset.done = progress.done;
+    box.dataset.failed = progress.failed;
+    box.dataset.total = progress.total;
+    const [done, failed, running] = box.querySelectorAll(".bar span");
+    const share = (count) => (progress.total > 0 ? `${(100 * count) / progress.total}%` : "0%");
+    done.style.width = share(progress.done);
+    failed.style.width = share(progress.failed);
+    running.style.width = share(progress.running);
+    const bar = box.querySelector(".bar");
+    const answered = progress.done + progress.failed;
+    bar.setAttribute("aria-valuemin", "0");
+    bar.setAttribute("aria-valuemax", String(progress.total));
+    bar.setAttribute("aria-valuenow", String(answered));
+
+    const now = Date.now();
+    samples.push([now, answered]);
+    if (samples.length > RATE_SAMPLES) samples.shift();
+    const parts = [
+      `${fmt.number(answered)} of ${fmt.number(progress.total)} matches answered`,
+      `${fmt.number(progress.done)} done`,
+      `${fmt.number(progress.failed)} failed`,
+    ];
+    const finished = answered === progress.total;
+    if (!finished) {
+      parts.push(`${fmt.number(progress.running)} playing`, `${fmt.number(progress.pending)} waiting`);
+      const [firstTime, firstAnswered] = samples[0];
+      const seconds = (now - firstTime) / 1000;
+      const gained = answered - firstAnswered;
+      if (seconds > 0 && gained > 0) {
+        const perSecond = gained / seconds;
+        parts.push(`${fmt.number(perSecond * 60)} matches/min`, `about ${fmt.duration((progress.total - answered) / perSecond)} left`);
+      }
+    } else {
+      parts.push("finished");
+    }
+    if (progress.duplicates > 0) parts.push(`${fmt.number(progress.duplicates)} duplicate results dropped`);
+    document.getElementById("progress-text").textContent = parts.join(" · ");
+  }
+
+  function drawLinks(progress, matchCount) {
+    const links = [el("a", { href: paths.matches(id) }, `All ${fmt.number(matchCount)} matches`)];
+    if (progress.failed > 0) {
+      links.push(el("a", { href: paths.matches(id, { status: "failed" }) }, `${fmt.number(progress.failed)} failed matches`));
+    }
+    if (progress.running > 0) links.push(el("a", { href: paths.matches(id, { status: "running" }) }, "Playing now"));
+    document.getElementById("links").replaceChildren(...links);
+  }
+
+  function numberCell(field, value, text) {
+    return el("td", { class: "num", dataset: { field, value } }, text === undefined ? fmt.number(value) : text);
+  }
+
+  function drawStandings(standings) {
+    const [heading, hint] = RATINGS[standings.method] || ["Rating", ""];
+    document.getElementById("rating-heading").textContent = heading;
+    document.getElementById("rating-hint").textContent = hint;
+    const rows = standings.rows.map((row) => {
+      const rating = numberCell("rating", row.rating.value, row.played === 0 ? "–" : null);
+      if (row.played > 0) {
+        rating.append(`${row.rating.value.toFixed(1)} `,
+          el("span", { class: "interval" }, `[${row.rating.low.toFixed(1)}, ${row.rating.high.toFixed(1)}]`));
+      }
+      return el("tr", { dataset: { testid: "standing-row", bot: row.bot } },
+        numberCell("place", row.place),
+        el("td", { dataset: { field: "bot", value: row.bot } }, el("a", { href: paths.bot(id, row.bot) }, row.bot)),
+        numberCell("played", row.played),
+        numberCell("wins", row.wins),
+        numberCell("draws", row.draws),
+        numberCell("losses", row.losses),
+        numberCell("points", row.points),
+        rating,
+        numberCell("timeouts", row.timeouts),
+        numberCell("crashes", row.crashes),
+        numberCell("disqualified", row.disqualified));
+    });
+    document.querySelector('[data-testid="standings"] tbody').replaceChildren(...rows);
+  }
+
+  /** Red (0) through yellow to green (1): the row bot's share of the points. */
+  function shareColour(share) {
+    return `hsl(${Math.round(share * 120)}, 65%, 78%)`;
+  }
+
+  function drawPairings(pairings, order) {
+    const index = new Map(pairings.bots.map((bot, i) => [bot, i]));
+    const bots = order.filter((bot) => index.has(bot));
+    const table = document.querySelector('[data-testid="pairings"]');
+    const head = el("tr", {}, el("th", {}, "vs"),
+      ...bots.map((bot) => el("th", { class: "col", title: bot, attrs: { scope: "col" } }, bot)));
+    const rows = bots.map((rowBot) => {
+      const cells = bots.map((colBot) => {
+        if (rowBot === colBot) return el("td", { class: "cell self" }, "—");
+        const result = pairings.results[index.get(rowBot)][index.get(colBot)];
+        const games = result.wins + result.draws + result.losses;
+        if (games === 0) return el("td", { class: "cell unplayed", title: `${rowBot} has not played ${colBot} yet` }, "·");
+        const share = (result.wins + result.draws / 2) / games;
+        const cell = el("td", {
+          class: "cell",
+          title: `${rowBot} against ${colBot}: ${result.wins} won, ${result.draws} drawn, ${result.losses} lost (${fmt.percent(share)})`,
+          dataset: { wins: result.wins, draws: result.draws, losses: result.losses },
+        }, `${result.wins}–${result.draws}–${result.losses}`);
+        cell.style.backgroundColor = shareColour(share);
+        return cell;
+      });
+      return el("tr", {}, el("th", { attrs: { scope: "row" } }, el("a", { href: paths.bot(id, rowBot) }, rowBot)), ...cells);
+    });
+    table.replaceChildren(el("thead", {}, head), el("tbody", {}, rows));
+  }
+
+  function drawFailures(page) {
+    const section = document.getElementById("failures-section");
+    section.hidden = page.total === 0;
+    const rows = page.matches.map((match) => el("tr", {},
+      el("td", { class: "num" }, MatchFarm.matchLink(match)),
+      el("td", {}, match.bots.join(" vs ")),
+      el("td", { class: "wrap" }, MatchFarm.problems(match))));
+    document.querySelector('[data-testid="failures"] tbody').replaceChildren(...rows);
+    document.getElementById("failures-more").replaceChildren(page.total > page.matches.length
+      ? el("a", { href: paths.matches(id, { failures: "true" }) }, `All ${fmt.number(page.total)} failures`)
+      : "");
+  }
+
+  /** Draws the tournament; the rest only when new answers came in. Returns whether it finished. */
+  async function refresh() {
+    const tournament = await MatchFarm.api(base);
+    drawProgress(tournament.progress);
+    const answered = tournament.progress.done + tournament.progress.failed;
+    if (answered !== lastAnswered) {
+      const twoBots = tournament.bots_per_match === 2;
+      const [standings, pairings, failures] = await Promise.all([
+        MatchFarm.api(`${base}/standings`),
+        twoBots ? MatchFarm.api(`${base}/pairings`) : null,
+        MatchFarm.api(`${base}/matches?failures=true&limit=${FAILURES_SHOWN}`),
+      ]);
+      drawStandings(standings);
+      document.getElementById("pairings-section").hidden = !twoBots;
+      if (pairings) drawPairings(pairings, standings.rows.map((row) => row.bot));
+      drawFailures(failures);
+      drawLinks(tournament.progress, tournament.progress.total);
+      lastAnswered = answered;
+    }
+    return tournament.finished;
+  }
+
+  async function poll() {
+    try {
+      const finished = await refresh();
+      MatchFarm.showError(null);
+      if (finished) return;
+    } catch (error) {
+      MatchFarm.showError(error);
+    }
+    setTimeout(poll, POLL_MS);
+  }
+
+  MatchFarm.run(async () => {
+    MatchFarm.header([{ text: "Tournaments", href: "/" }, { text: id }]);
+    const tournament = await MatchFarm.api(base);
+    drawHeader(tournament);
+    if (!(await refresh())) setTimeout(poll, POLL_MS);
+  });
+})();
