@@ -1,0 +1,109 @@
+//! One turn's round trip (request out, reply in) to a bot that answers at once,
+//! through each transport the worker has: a built-in bot in the worker's process, a
+//! local process over stdio, a container over its attach streams, and a container
+//! over HTTP. The request is a real Botwars observation (the first of a fixed match).
+//!
+//! The process and container benchmarks use bench-echo-bot (bots/bench/echo-rs): the
+//! process one runs `target/{release,debug}/bench-echo-bot` (`cargo build --release -p
+//! bench-echo-bot`), the container ones the images `matchfarm/bot-bench-echo-rs` and
+//! `matchfarm/bot-bench-echo-http-rs` (`deploy/build-images.sh`). A benchmark whose bot
+//! or Docker is missing is skipped with a message saying so.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use farm_engine::{GameKind, Match, MatchSetup};
+use farm_proto::{BotLaunch, BotSpec, Transport};
+use farm_worker::bots::{BotSession, DockerSandbox, LaunchContext, LocalSandbox, Sandbox};
+use tokio::runtime::Runtime;
+use tokio::time::Instant;
+
+/// How long any one reply may take before the benchmark fails: far beyond a turn.
+const REPLY_LIMIT: Duration = Duration::from_secs(10);
+
+fn bot(launch: BotLaunch, transport: Transport) -> BotSpec {
+    BotSpec { name: "echo".to_owned(), launch, transport, limits: Default::default() }
+}
+
+/// The first observation of a fixed Botwars match: what a bot reads on turn one.
+fn observation() -> String {
+    let players = vec!["red".to_owned(), "blue".to_owned()];
+    let setup = MatchSetup::new(GameKind::Botwars, &serde_json::Value::Null, None, 7, players).expect("valid setup");
+    let game = Match::new(setup).expect("valid match");
+    game.requests().into_iter().next().expect("turn one asks a seat").1
+}
+
+/// The echo bot built beside this benchmark (target/<profile>/), or in the other profile.
+fn echo_binary() -> Option<PathBuf> {
+    let exe = std::env::current_exe().ok()?;
+    let target = exe.parent()?.parent()?.parent()?.to_path_buf();
+    ["release", "debug"].iter().map(|profile| target.join(profile).join("bench-echo-bot")).find(|path| path.exists())
+}
+
+async fn launch(sandbox: &impl Sandbox, spec: &BotSpec) -> Result<BotSession, String> {
+    let context = LaunchContext { game: GameKind::Botwars, seed: 7, seat: 0, job_id: "bench-roundtrip" };
+    let mut session = sandbox.launch(spec, &context).await.map_err(|error| error.to_string())?;
+    // The first request also waits for the bot to start: not part of a turn.
+    session.send(&observation());
+    session.receive(Instant::now() + Duration::from_secs(60)).await;
+    Ok(session)
+}
+
+/// Benchmarks `iters` round trips of `request` to `session`.
+fn round_trips(runtime: &Runtime, session: &mut BotSession, request: &str, iters: u64) -> Duration {
+    runtime.block_on(async {
+        let start = Instant::now();
+        for _ in 0..iters {
+            assert!(session.send(request), "the bot takes its request");
+            let received = session.receive(Instant::now() + REPLY_LIMIT).await;
+            assert!(matches!(received.reply, farm_engine::BotReply::Line(_)), "{:?}", received.reply);
+        }
+        start.elapsed()
+    })
+}
+
+fn bench_session(c: &mut Criterion, runtime: &Runtime, name: &str, session: Result<BotSession, String>) {
+    let request = observation();
+    match session {
+        Ok(mut session) => {
+            let mut group = c.benchmark_group("round_trip");
+            group.throughput(Throughput::Elements(1));
+            group.bench_function(name, |b| b.iter_custom(|iters| round_trips(runtime, &mut session, &request, iters)));
+            group.finish();
+            runtime.block_on(session.finish());
+        }
+        Err(why) => eprintln!("round_trip/{name}: skipped: {why}"),
+    }
+}
+
+fn transports(c: &mut Criterion) {
+    // As the worker runs: the multi-threaded runtime of #[tokio::main].
+    let runtime = Runtime::new().expect("a tokio runtime");
+    let builtin = runtime.block_on(launch(&LocalSandbox, &bot(BotLaunch::Builtin("random".into()), Transport::Stdio)));
+    bench_session(c, &runtime, "builtin", builtin);
+
+    let process = match echo_binary() {
+        Some(path) => {
+            let command = BotLaunch::Command(path.display().to_string());
+            runtime.block_on(launch(&LocalSandbox, &bot(command, Transport::Stdio)))
+        }
+        None => Err("bench-echo-bot is not built (cargo build --release -p bench-echo-bot)".to_owned()),
+    };
+    bench_session(c, &runtime, "process_stdio", process);
+
+    let docker = runtime.block_on(DockerSandbox::connect("bench-roundtrip")).map_err(|error| error.to_string());
+    for (name, image, transport) in [
+        ("docker_attach", "matchfarm/bot-bench-echo-rs", Transport::Stdio),
+        ("docker_http", "matchfarm/bot-bench-echo-http-rs", Transport::Http),
+    ] {
+        let session = match &docker {
+            Ok(docker) => runtime.block_on(launch(docker, &bot(BotLaunch::Image(image.into()), transport))),
+            Err(why) => Err(format!("Docker is not reachable: {why}")),
+        };
+        bench_session(c, &runtime, name, session);
+    }
+}
+
+criterion_group!(benches, transports);
+criterion_main!(benches);
