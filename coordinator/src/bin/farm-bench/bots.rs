@@ -1,0 +1,50 @@
+//! The bots and sandboxes the sections use: built-in bots, bench-echo-bot as a local
+//! process, and its images in Docker.
+
+use std::path::PathBuf;
+
+use farm_proto::{BotLaunch, BotSpec, Transport};
+use farm_worker::bots::DockerSandbox;
+
+/// The echo bot's stdio image (deploy/build-images.sh builds it).
+pub const ECHO_IMAGE: &str = "matchfarm/bot-bench-echo-rs";
+/// The echo bot's http image.
+pub const ECHO_HTTP_IMAGE: &str = "matchfarm/bot-bench-echo-http-rs";
+
+/// A binary of the workspace beside this one (target/<profile>/), or why not.
+pub fn sibling(name: &str) -> Result<PathBuf, String> {
+    let exe = std::env::current_exe().map_err(|error| format!("cannot find farm-bench itself: {error}"))?;
+    let path = exe.parent().map(|dir| dir.join(name)).ok_or("farm-bench has no directory")?;
+    if path.exists() {
+        Ok(path)
+    } else {
+        Err(format!("{} is missing: build it first (cargo build --release -p {name})", path.display()))
+    }
+}
+
+/// A bot named `name`.
+pub fn spec(name: &str, launch: BotLaunch, transport: Transport) -> BotSpec {
+    BotSpec { name: name.to_owned(), launch, transport, limits: Default::default() }
+}
+
+/// bench-echo-bot as a local process.
+pub fn echo_process(name: &str) -> Result<BotSpec, String> {
+    let path = sibling("bench-echo-bot")?;
+    Ok(spec(name, BotLaunch::Command(path.display().to_string()), Transport::Stdio))
+}
+
+/// The Docker sandbox, with the echo images present, or why it cannot be used.
+pub async fn docker(worker_id: &str) -> Result<DockerSandbox, String> {
+    let sandbox =
+        DockerSandbox::connect(worker_id).await.map_err(|error| format!("Docker is not reachable: {error}"))?;
+    for image in [ECHO_IMAGE, ECHO_HTTP_IMAGE] {
+        let present = std::process::Command::new("docker")
+            .args(["image", "inspect", "--format", "{{.Id}}", image])
+            .output()
+            .is_ok_and(|output| output.status.success());
+        if !present {
+            return Err(format!("image {image} is missing: run deploy/build-images.sh"));
+        }
+    }
+    Ok(sandbox)
+}

@@ -1,0 +1,135 @@
+//! Coordinator: scheduling a round robin of many bots and inserting its jobs in the
+//! ledger, publishing them through the [`Publisher`] (into a queue that only encodes
+//! and counts them, so that the figure is the coordinator's own), and recording
+//! results in ingest-sized batches.
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Instant;
+
+use farm_coordinator::farm::{JobQueue, Publisher, QueueError, Recorder};
+use farm_coordinator::ledger::{Answer, Ledger};
+use farm_coordinator::tournament::{LaunchMode, TournamentFile};
+use farm_proto::{JobEnvelope, MatchJob, MatchResult, PlayerOutcome, PlayerResult, PlayerStatus, ResultEnvelope};
+use tokio::sync::{Notify, watch};
+
+use crate::report::Figures;
+
+/// Answers per ledger transaction: the coordinator's ingest batch (its consumers'
+/// prefetch).
+const INGEST_BATCH: usize = 256;
+/// Jobs per publish, as `serve` publishes by default.
+const PUBLISH_BATCH: u32 = 500;
+
+/// A queue that encodes each job as the broker would carry it, counts them, keeps the
+/// first `keep` for the ingest figures, and stops the publisher after `total`.
+struct CountingQueue {
+    published: u64,
+    total: u64,
+    kept: Vec<MatchJob>,
+    keep: usize,
+    bytes: u64,
+    stop: watch::Sender<bool>,
+}
+
+impl JobQueue for CountingQueue {
+    async fn publish(&mut self, jobs: Vec<MatchJob>) -> Result<(), QueueError> {
+        for job in jobs {
+            self.bytes += serde_json::to_vec(&JobEnvelope::new(job.clone()))?.len() as u64;
+            if self.kept.len() < self.keep {
+                self.kept.push(job);
+            }
+            self.published += 1;
+        }
+        if self.published >= self.total {
+            self.stop.send_replace(true);
+        }
+        Ok(())
+    }
+}
+
+/// A round robin of `bots` built-in Botwars bots, one game per ordered pair.
+fn round_robin(bots: usize) -> anyhow::Result<farm_coordinator::tournament::Tournament> {
+    let mut text = format!("name = \"bench {bots}\"\ngame = \"botwars\"\nformat = \"round-robin\"\nseed = 1\n");
+    for index in 0..bots {
+        text.push_str(&format!("[[bots]]\nname = \"bot-{index}\"\nbuiltin = \"random\"\n"));
+    }
+    Ok(TournamentFile::from_toml(&text)?.resolve(None)?)
+}
+
+/// A completed result for `job`, as a worker reports it.
+fn result_for(job: &MatchJob) -> Answer {
+    let players = job
+        .bots
+        .iter()
+        .enumerate()
+        .map(|(seat, bot)| PlayerResult {
+            seat,
+            name: bot.name.clone(),
+            outcome: PlayerOutcome { score: seat as i64, rank: 2 - seat as u32, status: PlayerStatus::Ok },
+            timeouts: 0,
+            mean_reply_ms: 0.1,
+            max_reply_ms: 0.2,
+            exit_code: None,
+            oom_killed: false,
+            log_key: None,
+        })
+        .collect();
+    Answer::Result(ResultEnvelope {
+        schema: farm_proto::SCHEMA_VERSION,
+        job_id: job.job_id.clone(),
+        tournament_id: job.tournament_id.clone(),
+        worker_id: "bench".to_owned(),
+        attempt: 1,
+        result: MatchResult::Completed {
+            steps: 100,
+            players,
+            replay_key: format!("tournaments/{}/jobs/{}/1/replay.jsonl.zst", job.tournament_id, job.job_id),
+            replay_sha256: "0".repeat(64),
+            duration_ms: 10,
+        },
+    })
+}
+
+/// Runs the figures for a round robin of `bots` bots, recording `results` results,
+/// with the ledger in `dir`.
+pub async fn run(bots: usize, results: usize, dir: &Path) -> anyhow::Result<Figures> {
+    let mut figures = Figures::default();
+    let ledger = Ledger::open(&dir.join("ledger.sqlite"))?;
+    let tournament = round_robin(bots)?;
+    let id = tournament.id.clone();
+
+    let started = Instant::now();
+    let inserted = ledger.insert_tournament(tournament).await?;
+    let insert_seconds = started.elapsed().as_secs_f64();
+    figures.put("bots", bots, bots.to_string());
+    figures.put("jobs", inserted.jobs, inserted.jobs.to_string());
+    figures.number("schedule_and_insert_seconds", insert_seconds, "s");
+    figures.number("inserted_jobs_per_second", inserted.jobs as f64 / insert_seconds, "jobs/s");
+
+    let recorder = Recorder::new(ledger.clone(), Arc::new(Notify::new()));
+    let (stop_tx, mut stop) = watch::channel(false);
+    let mut queue =
+        CountingQueue { published: 0, total: inserted.jobs, kept: Vec::new(), keep: results, bytes: 0, stop: stop_tx };
+    let mut publisher =
+        Publisher::new(ledger.clone(), recorder.clone(), LaunchMode::Local, PUBLISH_BATCH, u64::MAX, Some(id));
+    let started = Instant::now();
+    publisher.run(&mut queue, &mut stop).await?;
+    let publish_seconds = started.elapsed().as_secs_f64();
+    anyhow::ensure!(queue.published == inserted.jobs, "published {} of {} jobs", queue.published, inserted.jobs);
+    figures.number("publish_seconds", publish_seconds, "s");
+    figures.number("published_jobs_per_second", queue.published as f64 / publish_seconds, "jobs/s");
+    figures.number("job_message_bytes", queue.bytes as f64 / queue.published as f64, "B");
+
+    let answers: Vec<Answer> = queue.kept.iter().map(result_for).collect();
+    let started = Instant::now();
+    let mut batches = answers.into_iter().peekable();
+    while batches.peek().is_some() {
+        recorder.record(batches.by_ref().take(INGEST_BATCH).collect()).await?;
+    }
+    let ingest_seconds = started.elapsed().as_secs_f64();
+    figures.put("ingest.results", queue.kept.len(), queue.kept.len().to_string());
+    figures.put("ingest.batch", INGEST_BATCH, INGEST_BATCH.to_string());
+    figures.number("ingest.results_per_second", queue.kept.len() as f64 / ingest_seconds, "results/s");
+    Ok(figures)
+}

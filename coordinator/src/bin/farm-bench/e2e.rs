@@ -1,0 +1,377 @@
+//! End to end: matches per second through RabbitMQ, with one and with two
+//! `farm-worker serve` processes (one slot each) behind a `farm-coordinator serve`
+//! process, on a round robin of short Botwars matches between echo bots; with the
+//! bots as local processes and as Docker containers. Also the peak memory (VmHWM) of
+//! the worker and coordinator processes. Each run has a RabbitMQ virtual host and a
+//! ledger of its own.
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use farm_coordinator::client::Client;
+use farm_coordinator::ledger::Progress;
+use http_body_util::{BodyExt, Full};
+use hyper::{Method, Request};
+use hyper_util::rt::TokioIo;
+use nix::sys::signal::{Signal, kill};
+use nix::unistd::Pid;
+
+use crate::bots::{self, ECHO_IMAGE};
+use crate::report::Figures;
+
+/// The API token of the coordinators started here.
+const TOKEN: &str = "farm-bench-token-0123456789";
+/// The longest one run may take.
+const RUN_LIMIT: Duration = Duration::from_secs(900);
+
+/// Where the services are: RabbitMQ (AMQP and management API) and object storage.
+#[derive(Debug, Clone, clap::Args)]
+pub struct Services {
+    /// RabbitMQ's AMQP URL; each run uses a virtual host of its own on that server.
+    #[arg(long, env = "FARM_TEST_AMQP_URL", value_name = "URL")]
+    amqp_url: Option<String>,
+    /// RabbitMQ's management API (to create the virtual hosts), as http://HOST:PORT.
+    #[arg(long, env = "FARM_TEST_RABBITMQ_MGMT", value_name = "URL")]
+    rabbitmq_mgmt: Option<String>,
+    /// S3 endpoint for replays and logs; without it they go to a local directory.
+    #[arg(long, env = "FARM_TEST_S3_ENDPOINT", value_name = "URL")]
+    s3_endpoint: Option<String>,
+    /// S3 bucket.
+    #[arg(long, env = "FARM_TEST_S3_BUCKET", default_value = "matchfarm")]
+    s3_bucket: String,
+    /// S3 region.
+    #[arg(long, env = "FARM_TEST_S3_REGION", default_value = "us-east-1")]
+    s3_region: String,
+    /// S3 access key.
+    #[arg(long, env = "FARM_TEST_S3_ACCESS_KEY", default_value = "")]
+    s3_access_key: String,
+    /// S3 secret key.
+    #[arg(long, env = "FARM_TEST_S3_SECRET_KEY", default_value = "", hide_env_values = true)]
+    s3_secret_key: String,
+}
+
+impl Services {
+    /// The storage variables every process gets: S3 when configured, else a local
+    /// directory they share.
+    fn storage_env(&self, dir: &Path) -> Vec<(&'static str, String)> {
+        match &self.s3_endpoint {
+            Some(endpoint) => vec![
+                ("FARM_STORAGE__KIND", "s3".to_owned()),
+                ("FARM_STORAGE__ENDPOINT", endpoint.clone()),
+                ("FARM_STORAGE__BUCKET", self.s3_bucket.clone()),
+                ("FARM_STORAGE__REGION", self.s3_region.clone()),
+                ("FARM_STORAGE__ACCESS_KEY", self.s3_access_key.clone()),
+                ("FARM_STORAGE__SECRET_KEY", self.s3_secret_key.clone()),
+            ],
+            None => vec![
+                ("FARM_STORAGE__KIND", "local".to_owned()),
+                ("FARM_STORAGE__PATH", dir.join("objects").display().to_string()),
+            ],
+        }
+    }
+}
+
+/// Sizes of the runs.
+pub struct Plan {
+    /// Echo bots in the round robin (every ordered pair plays).
+    pub bots: usize,
+    /// Games per ordered pair, with process bots and with Docker bots.
+    pub games_process: u32,
+    /// See `games_process`.
+    pub games_docker: u32,
+    /// Turns per match.
+    pub turns: u32,
+}
+
+/// One request to an HTTP/1.1 server: `(status, body)`.
+async fn http(
+    method: Method,
+    authority: &str,
+    path: &str,
+    basic: Option<&str>,
+    body: &'static str,
+) -> anyhow::Result<(u16, String)> {
+    let stream = tokio::net::TcpStream::connect(authority).await?;
+    let (mut sender, connection) = hyper::client::conn::http1::handshake(TokioIo::new(stream)).await?;
+    let driver = tokio::spawn(connection);
+    let mut request = Request::builder().method(method).uri(path).header(hyper::header::HOST, authority);
+    if let Some(credentials) = basic {
+        request = request.header(hyper::header::AUTHORIZATION, format!("Basic {}", base64(credentials.as_bytes())));
+    }
+    let request = request.header(hyper::header::CONTENT_TYPE, "application/json").body(Full::new(Bytes::from(body)))?;
+    let response = tokio::time::timeout(Duration::from_secs(30), sender.send_request(request)).await??;
+    let status = response.status().as_u16();
+    let body = String::from_utf8_lossy(&response.into_body().collect().await?.to_bytes()).into_owned();
+    driver.abort();
+    Ok((status, body))
+}
+
+/// Standard base64 with padding: HTTP Basic credentials.
+fn base64(bytes: &[u8]) -> String {
+    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut text = String::new();
+    for chunk in bytes.chunks(3) {
+        let group = chunk.iter().enumerate().fold(0u32, |group, (i, byte)| group | u32::from(*byte) << (16 - 8 * i));
+        for i in 0..4 {
+            if i <= chunk.len() {
+                text.push(char::from(ALPHABET[(group >> (18 - 6 * i) & 63) as usize]));
+            } else {
+                text.push('=');
+            }
+        }
+    }
+    text
+}
+
+/// A RabbitMQ virtual host of one run, deleted when the run ends.
+struct Vhost {
+    management: String,
+    credentials: String,
+    name: String,
+    url: String,
+}
+
+impl Vhost {
+    async fn create(amqp_url: &str, management: &str, name: String) -> anyhow::Result<Self> {
+        let rest = amqp_url.strip_prefix("amqp://").ok_or_else(|| anyhow::anyhow!("not an amqp:// URL"))?;
+        let (credentials, _) = rest.split_once('@').unwrap_or(("guest:guest", rest));
+        let management = management.trim_start_matches("http://").trim_end_matches('/').to_owned();
+        let user = credentials.split(':').next().unwrap_or("guest");
+        let everything = r#"{"configure":".*","write":".*","read":".*"}"#;
+        for (path, body) in
+            [(format!("/api/vhosts/{name}"), ""), (format!("/api/permissions/{name}/{user}"), everything)]
+        {
+            let (status, body) = http(Method::PUT, &management, &path, Some(credentials), body).await?;
+            anyhow::ensure!((200..300).contains(&status), "PUT {path}: {status} {body}");
+        }
+        let base = amqp_url.rsplit_once('/').map_or(amqp_url, |(head, _)| head);
+        Ok(Vhost { url: format!("{base}/{name}"), management, credentials: credentials.to_owned(), name })
+    }
+
+    async fn delete(self) {
+        let path = format!("/api/vhosts/{}", self.name);
+        if let Err(error) = http(Method::DELETE, &self.management, &path, Some(&self.credentials), "").await {
+            eprintln!("warning: deleting the virtual host {}: {error}", self.name);
+        }
+    }
+}
+
+/// A `serve` process of this run.
+struct Service {
+    child: Child,
+}
+
+impl Service {
+    fn start(binary: &Path, env: &[(&str, String)]) -> anyhow::Result<Self> {
+        let child = Command::new(binary)
+            .arg("serve")
+            .envs(env.iter().map(|(key, value)| (*key, value.as_str())))
+            .env("RUST_LOG", "warn")
+            .stdout(Stdio::null())
+            .stderr(Stdio::inherit())
+            .spawn()?;
+        Ok(Service { child })
+    }
+
+    /// Its peak resident memory so far (VmHWM), in MiB.
+    fn peak_mib(&self) -> Option<f64> {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id())).ok()?;
+        let line = status.lines().find(|line| line.starts_with("VmHWM:"))?;
+        let kib: f64 = line.split_whitespace().nth(1)?.parse().ok()?;
+        Some(kib / 1024.0)
+    }
+
+    /// SIGTERM (a drain), then waits for it to exit.
+    fn stop(mut self) {
+        if let Ok(pid) = i32::try_from(self.child.id()) {
+            let _ = kill(Pid::from_raw(pid), Signal::SIGTERM);
+        }
+        let _ = self.child.wait();
+    }
+}
+
+impl Drop for Service {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn free_port() -> anyhow::Result<std::net::SocketAddr> {
+    Ok(std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?)
+}
+
+/// Polls `ready` every 100 ms until it holds, failing after `limit`.
+async fn until<F: Future<Output = bool>>(
+    limit: Duration,
+    what: &str,
+    mut ready: impl FnMut() -> F,
+) -> anyhow::Result<()> {
+    let deadline = Instant::now() + limit;
+    while !ready().await {
+        anyhow::ensure!(Instant::now() < deadline, "{what}: not within {limit:?}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    Ok(())
+}
+
+/// The tournament file: a round robin of echo bots, run by command or by image.
+fn tournament_file(dir: &Path, plan: &Plan, games: u32, echo: &Path) -> anyhow::Result<PathBuf> {
+    let mut text = format!(
+        "name = \"farm-bench\"\ngame = \"botwars\"\nformat = \"round-robin\"\ngames_per_pairing = {games}\n\
+         seed = 3\n[rules]\nmaxTurns = {}\n",
+        plan.turns
+    );
+    for index in 0..plan.bots {
+        text.push_str(&format!(
+            "[[bots]]\nname = \"echo-{index}\"\ncommand = \"{}\"\nimage = \"{ECHO_IMAGE}\"\n",
+            echo.display()
+        ));
+    }
+    let path = dir.join("tournament.toml");
+    std::fs::write(&path, text)?;
+    Ok(path)
+}
+
+#[derive(serde::Deserialize)]
+struct TournamentView {
+    progress: Progress,
+}
+
+/// One run: a coordinator and `workers` workers, the tournament submitted and played
+/// to its end. Records matches per second and peak memory under `path`.
+async fn run_once(
+    services: &Services,
+    sandbox: &str,
+    workers: usize,
+    plan: &Plan,
+    games: u32,
+    figures: &mut Figures,
+    path: &str,
+) -> anyhow::Result<f64> {
+    let (amqp_url, management) = match (&services.amqp_url, &services.rabbitmq_mgmt) {
+        (Some(amqp), Some(management)) => (amqp, management),
+        _ => anyhow::bail!("unreachable: checked by the caller"),
+    };
+    let dir = crate::scratch_dir(&format!("e2e-{sandbox}-{workers}"))?;
+    let vhost =
+        Vhost::create(amqp_url, management, format!("farm-bench-{}-{sandbox}-{workers}", std::process::id())).await?;
+    let result = async {
+        let storage = services.storage_env(&dir);
+        let api = free_port()?;
+        let mut env: Vec<(&str, String)> = vec![
+            ("FARM_API_TOKEN", TOKEN.to_owned()),
+            ("FARM_LISTEN", api.to_string()),
+            ("FARM_AMQP_URL", vhost.url.clone()),
+            ("FARM_LEDGER_PATH", dir.join("ledger.sqlite").display().to_string()),
+            ("FARM_BOT_LAUNCH", sandbox.to_owned()),
+        ];
+        env.extend(storage.iter().cloned());
+        let coordinator = Service::start(&bots::sibling("farm-coordinator").map_err(anyhow::Error::msg)?, &env)?;
+        let client = Client::new(&format!("http://{api}"), Some(TOKEN.to_owned()))?;
+        until(Duration::from_secs(60), "the coordinator answers", || async {
+            client.get::<serde_json::Value>("/api/tournaments").await.is_ok()
+        })
+        .await?;
+        let mut running = Vec::new();
+        for index in 0..workers {
+            let metrics = free_port()?;
+            let mut env: Vec<(&str, String)> = vec![
+                ("FARM_AMQP_URL", vhost.url.clone()),
+                ("FARM_WORKER_ID", format!("bench-{}-{sandbox}-{index}", std::process::id())),
+                ("FARM_SLOTS", "1".to_owned()),
+                ("FARM_SANDBOX", sandbox.to_owned()),
+                ("FARM_METRICS_LISTEN", metrics.to_string()),
+            ];
+            env.extend(storage.iter().cloned());
+            let worker = Service::start(&bots::sibling("farm-worker").map_err(anyhow::Error::msg)?, &env)?;
+            let authority = metrics.to_string();
+            until(Duration::from_secs(60), "a worker consumes", || async {
+                http(Method::GET, &authority, "/healthz", None, "").await.is_ok_and(|(status, _)| status == 200)
+            })
+            .await?;
+            running.push(worker);
+        }
+
+        let echo = bots::sibling("bench-echo-bot").map_err(anyhow::Error::msg)?;
+        let file = tournament_file(&dir, plan, games, &echo)?;
+        let started = Instant::now();
+        let submitted = client.submit(&file).await?;
+        let status = format!("/api/tournaments/{}", submitted.id);
+        let progress = loop {
+            if let Ok(view) = client.get::<TournamentView>(&status).await
+                && view.progress.finished()
+            {
+                break view.progress;
+            }
+            anyhow::ensure!(started.elapsed() < RUN_LIMIT, "the tournament did not finish within {RUN_LIMIT:?}");
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        };
+        let seconds = started.elapsed().as_secs_f64();
+        anyhow::ensure!(progress.failed == 0, "{} of {} matches failed", progress.failed, progress.total);
+        let rate = progress.total as f64 / seconds;
+        figures.put(&format!("{path}.matches"), progress.total, progress.total.to_string());
+        figures.number(&format!("{path}.matches_per_second"), rate, "matches/s");
+        let peak = running.iter().filter_map(Service::peak_mib).fold(0.0, f64::max);
+        figures.number(&format!("{path}.worker_peak_rss_mib"), peak, "MiB");
+        if let Some(peak) = coordinator.peak_mib() {
+            figures.number(&format!("{path}.coordinator_peak_rss_mib"), peak, "MiB");
+        }
+        for worker in running {
+            worker.stop();
+        }
+        coordinator.stop();
+        Ok(rate)
+    }
+    .await;
+    vhost.delete().await;
+    result
+}
+
+/// Runs both sandboxes with one and two workers; says why when a service is missing.
+pub async fn run(services: &Services, plan: &Plan) -> anyhow::Result<Figures> {
+    let mut figures = Figures::default();
+    let missing = match (&services.amqp_url, &services.rabbitmq_mgmt) {
+        (None, _) => Some(
+            "RabbitMQ is not configured: set FARM_TEST_AMQP_URL and FARM_TEST_RABBITMQ_MGMT \
+                           (eval \"$(scripts/services/rabbitmq.sh env)\") or --amqp-url and --rabbitmq-mgmt",
+        ),
+        (_, None) => Some("RabbitMQ's management API is not configured: FARM_TEST_RABBITMQ_MGMT or --rabbitmq-mgmt"),
+        _ => None,
+    };
+    if let Some(why) = missing {
+        figures.skipped("process", why);
+        figures.skipped("docker", why);
+        return Ok(figures);
+    }
+    let storage = if services.s3_endpoint.is_some() { "s3" } else { "local directory" };
+    figures.put("storage", storage, storage.to_owned());
+    figures.put("turns_per_match", plan.turns, plan.turns.to_string());
+    for (sandbox, games) in [("local", plan.games_process), ("docker", plan.games_docker)] {
+        let name = if sandbox == "local" { "process" } else { "docker" };
+        if sandbox == "docker"
+            && let Err(why) = bots::docker("bench-e2e-check").await
+        {
+            figures.skipped(name, &why);
+            continue;
+        }
+        let one = run_once(services, sandbox, 1, plan, games, &mut figures, &format!("{name}.one_worker")).await?;
+        let two = run_once(services, sandbox, 2, plan, games, &mut figures, &format!("{name}.two_workers")).await?;
+        figures.ratio(&format!("{name}.scaling_two_over_one"), two / one);
+    }
+    Ok(figures)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::base64;
+
+    #[test]
+    fn base64_pads_as_rfc_4648_says() {
+        assert_eq!(base64(b"farm:farm"), "ZmFybTpmYXJt");
+        assert_eq!(base64(b"guest:guest"), "Z3Vlc3Q6Z3Vlc3Q=");
+        assert_eq!(base64(b"ab"), "YWI=");
+    }
+}

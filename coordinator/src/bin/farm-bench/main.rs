@@ -1,0 +1,185 @@
+//! `farm-bench`: the farm's end-to-end figures, written as one JSON report and
+//! printed as a table.
+//!
+//! # Layout
+//! - [`engine`]: turns per second of one core, per game, with built-in bots;
+//! - [`roundtrip`]: per-turn round trip (p50, p99) to a bot that answers at once, per
+//!   transport;
+//! - [`overhead`]: fixed overhead per match: local process, Docker cold, warm pool;
+//! - [`e2e`]: matches per second through RabbitMQ with one and two workers, and
+//!   their peak memory (needs RabbitMQ, Docker for its Docker half);
+//! - [`coordinator`]: scheduling, inserting and publishing a large round robin, and
+//!   results ingested per second;
+//! - [`report`]: the JSON document and the table; [`bots`]: the bots they use.
+//!
+//! It lives in the coordinator's package because it drives both the worker's library
+//! and the coordinator's. Build it in release mode beside the binaries it starts:
+//! `cargo build --release -p farm-coordinator -p farm-worker -p bench-echo-bot`.
+
+mod bots;
+mod coordinator;
+mod e2e;
+mod engine;
+mod overhead;
+mod report;
+mod roundtrip;
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::Duration;
+
+use clap::{Parser, ValueEnum};
+use serde_json::json;
+
+use report::{Figures, Outcome, Report};
+
+#[derive(Parser)]
+#[command(
+    name = "farm-bench",
+    version,
+    about = "Measures the farm: engine, bot round trips, match overhead, \
+    throughput through RabbitMQ, the coordinator. Writes one JSON report and prints a table."
+)]
+struct Cli {
+    /// Where the JSON report goes.
+    #[arg(long, default_value = "target/bench-report.json", value_name = "FILE")]
+    out: PathBuf,
+    /// A short run (seconds rather than minutes), for smoke tests: the same keys, fewer samples.
+    #[arg(long)]
+    quick: bool,
+    /// The sections to run, comma-separated [default: all].
+    #[arg(long, value_enum, value_delimiter = ',')]
+    only: Vec<Section>,
+    #[command(flatten)]
+    services: e2e::Services,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum Section {
+    /// Turns per second per core, per game, built-in bots.
+    Engine,
+    /// Per-turn round trip per transport.
+    Roundtrip,
+    /// Fixed overhead per match.
+    Overhead,
+    /// Matches per second through RabbitMQ, one and two workers; peak memory.
+    E2e,
+    /// Round-robin scheduling, publishing and result ingest.
+    Coordinator,
+}
+
+impl Section {
+    const ALL: [Section; 5] =
+        [Section::Engine, Section::Roundtrip, Section::Overhead, Section::E2e, Section::Coordinator];
+
+    fn name(self) -> &'static str {
+        match self {
+            Section::Engine => "engine",
+            Section::Roundtrip => "roundtrip",
+            Section::Overhead => "overhead",
+            Section::E2e => "e2e",
+            Section::Coordinator => "coordinator",
+        }
+    }
+}
+
+/// A fresh directory for one part of the run, under the system's temporary directory.
+pub fn scratch_dir(part: &str) -> std::io::Result<PathBuf> {
+    let dir = std::env::temp_dir().join(format!("farm-bench-{}", std::process::id())).join(part);
+    if dir.exists() {
+        std::fs::remove_dir_all(&dir)?;
+    }
+    std::fs::create_dir_all(&dir)?;
+    Ok(dir)
+}
+
+/// The 1, 5 and 15 minute load averages: the machine may be shared.
+fn load_average() -> Vec<f64> {
+    std::fs::read_to_string("/proc/loadavg")
+        .map(|text| text.split_whitespace().take(3).filter_map(|part| part.parse().ok()).collect())
+        .unwrap_or_default()
+}
+
+async fn run_section(section: Section, cli: &Cli) -> anyhow::Result<Figures> {
+    let quick = cli.quick;
+    match section {
+        Section::Engine => {
+            let budget = Duration::from_millis(if quick { 300 } else { 3000 });
+            // A runtime of its own on a thread of its own: one core, nothing else on it.
+            std::thread::spawn(move || engine::run(budget))
+                .join()
+                .map_err(|_| anyhow::anyhow!("the engine section panicked"))?
+        }
+        Section::Roundtrip => roundtrip::run(if quick { 200 } else { 5000 }).await,
+        Section::Overhead => overhead::run(if quick { 5 } else { 40 }, if quick { 3 } else { 20 }).await,
+        Section::E2e => {
+            let plan = if quick {
+                e2e::Plan { bots: 3, games_process: 1, games_docker: 1, turns: 20 }
+            } else {
+                e2e::Plan { bots: 5, games_process: 6, games_docker: 2, turns: 20 }
+            };
+            e2e::run(&cli.services, &plan).await
+        }
+        Section::Coordinator => {
+            let dir = scratch_dir("coordinator")?;
+            let figures =
+                coordinator::run(if quick { 100 } else { 1000 }, if quick { 2000 } else { 50_000 }, &dir).await;
+            std::fs::remove_dir_all(&dir)?;
+            figures
+        }
+    }
+}
+
+fn write_report(path: &Path, report: &Report) -> anyhow::Result<()> {
+    if let Some(dir) = path.parent().filter(|dir| !dir.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir)?;
+    }
+    std::fs::write(path, serde_json::to_string_pretty(&report.to_json())? + "\n")?;
+    Ok(())
+}
+
+#[tokio::main]
+async fn main() -> ExitCode {
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
+        )
+        .with_writer(std::io::stderr)
+        .init();
+    let cli = Cli::parse();
+    let sections = if cli.only.is_empty() { Section::ALL.to_vec() } else { cli.only.clone() };
+    let started = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs());
+    let load_before = load_average();
+    let mut outcomes = Vec::new();
+    let mut failed = false;
+    for section in sections {
+        eprintln!("farm-bench: {} ...", section.name());
+        let outcome = match run_section(section, &cli).await {
+            Ok(figures) => Outcome::Ran(figures),
+            Err(error) => {
+                failed = true;
+                eprintln!("farm-bench: {} failed: {error:#}", section.name());
+                Outcome::Skipped(format!("failed: {error:#}"))
+            }
+        };
+        outcomes.push((section.name(), outcome));
+    }
+    let header = json!({
+        "started_at": started,
+        "quick": cli.quick,
+        "cores": std::thread::available_parallelism().map_or(1, usize::from),
+        "load_average_before": load_before,
+        "load_average_after": load_average(),
+        "profile": if cfg!(debug_assertions) { "debug" } else { "release" },
+    });
+    let report = Report { header, sections: outcomes };
+    print!("{}", report.table());
+    if let Err(error) = write_report(&cli.out, &report) {
+        eprintln!("farm-bench: writing {}: {error:#}", cli.out.display());
+        return ExitCode::from(2);
+    }
+    eprintln!("farm-bench: report written to {}", cli.out.display());
+    let _ = std::fs::remove_dir_all(std::env::temp_dir().join(format!("farm-bench-{}", std::process::id())));
+    if failed { ExitCode::FAILURE } else { ExitCode::SUCCESS }
+}

@@ -1,0 +1,99 @@
+//! Per-turn round trip to a bot that answers at once: request out, reply in, through
+//! each transport (a built-in bot, a local process over stdio, a container over its
+//! attach streams, a container over HTTP). The request is a real Botwars observation.
+
+use std::time::Duration;
+
+use farm_engine::{BotReply, GameKind, Match, MatchSetup};
+use farm_proto::{BotLaunch, BotSpec, Transport};
+use farm_worker::bots::{BotSession, LaunchContext, LocalSandbox, Sandbox};
+use tokio::time::Instant;
+
+use crate::bots::{self, ECHO_HTTP_IMAGE, ECHO_IMAGE};
+use crate::report::Figures;
+
+/// Any one reply may take this long before the section fails: far beyond a turn.
+const REPLY_LIMIT: Duration = Duration::from_secs(10);
+/// The first reply also waits for the bot to start.
+const FIRST_REPLY_LIMIT: Duration = Duration::from_secs(60);
+
+/// The first observation of a fixed Botwars match.
+fn observation() -> anyhow::Result<String> {
+    let players = vec!["red".to_owned(), "blue".to_owned()];
+    let setup = MatchSetup::new(GameKind::Botwars, &serde_json::Value::Null, None, 7, players)?;
+    let game = Match::new(setup)?;
+    let (_, request) = game.requests().into_iter().next().ok_or_else(|| anyhow::anyhow!("turn one asks nobody"))?;
+    Ok(request)
+}
+
+/// `samples` timed round trips to `spec`, started in `sandbox` (after one untimed
+/// request, which waits for the bot to start).
+async fn measure(
+    sandbox: &impl Sandbox,
+    spec: &BotSpec,
+    request: &str,
+    samples: usize,
+) -> anyhow::Result<Vec<Duration>> {
+    let context = LaunchContext { game: GameKind::Botwars, seed: 7, seat: 0, job_id: "bench-roundtrip" };
+    let mut session = sandbox.launch(spec, &context).await?;
+    let result = async {
+        ask(&mut session, request, FIRST_REPLY_LIMIT).await?;
+        let mut times = Vec::with_capacity(samples);
+        for _ in 0..samples {
+            let sent = Instant::now();
+            ask(&mut session, request, REPLY_LIMIT).await?;
+            times.push(sent.elapsed());
+        }
+        Ok(times)
+    }
+    .await;
+    session.finish().await;
+    result
+}
+
+async fn ask(session: &mut BotSession, request: &str, limit: Duration) -> anyhow::Result<()> {
+    anyhow::ensure!(session.send(request), "the bot does not take its request");
+    match session.receive(Instant::now() + limit).await.reply {
+        BotReply::Line(_) => Ok(()),
+        other => anyhow::bail!("the bot answered {other:?}"),
+    }
+}
+
+/// Measures every transport; those whose bot or Docker is missing are recorded as
+/// skipped, with the reason.
+pub async fn run(samples: usize) -> anyhow::Result<Figures> {
+    let request = observation()?;
+    let mut figures = Figures::default();
+    let builtin = bots::spec("random", BotLaunch::Builtin("random".to_owned()), Transport::Stdio);
+    figures.latencies("builtin", &mut measure(&LocalSandbox, &builtin, &request, samples).await?);
+    match bots::echo_process("echo") {
+        Ok(process) => {
+            figures.latencies("process_stdio", &mut measure(&LocalSandbox, &process, &request, samples).await?)
+        }
+        Err(why) => figures.skipped("process_stdio", &why),
+    }
+    match bots::docker("bench-roundtrip").await {
+        Ok(docker) => {
+            for (name, image, transport) in
+                [("docker_attach", ECHO_IMAGE, Transport::Stdio), ("docker_http", ECHO_HTTP_IMAGE, Transport::Http)]
+            {
+                let spec = bots::spec("echo", BotLaunch::Image(image.to_owned()), transport);
+                figures.latencies(name, &mut measure(&docker, &spec, &request, samples).await?);
+            }
+        }
+        Err(why) => {
+            figures.skipped("docker_attach", &why);
+            figures.skipped("docker_http", &why);
+        }
+    }
+    for name in ["docker_attach", "docker_http"] {
+        let over = |quantile: &str| {
+            Some(figures.get(&format!("{name}.{quantile}"))? / figures.get(&format!("process_stdio.{quantile}"))?)
+        };
+        if let (Some(p50), Some(p99)) = (over("p50_us"), over("p99_us")) {
+            figures.ratio(&format!("ratios.{name}_over_process.p50"), p50);
+            figures.ratio(&format!("ratios.{name}_over_process.p99"), p99);
+        }
+    }
+    Ok(figures)
+}
