@@ -1,0 +1,184 @@
+//! The warm pool against the real RabbitMQ, S3 server and Docker engine: a job queued
+//! behind a match in flight has its containers started while that match plays, and
+//! no container outlives the worker however it stops.
+//!
+//! Each test first starts a slow match (`sleepy` answers each move after 3 s, so the
+//! match takes about 12 s) on a worker with one slot, and only then queues a second,
+//! quick job: the order of the two is never left to chance.
+
+mod common;
+
+use std::time::Duration;
+
+use common::*;
+use farm_proto::{GameKind, JOBS_QUEUE, MatchJob, MatchResult, PlayerStatus};
+use farm_worker::bots::{JOB_LABEL, WORKER_LABEL};
+
+fn job(tournament: &str, job_id: &str, seed: u64, rules: serde_json::Value, bots: &[&str]) -> MatchJob {
+    MatchJob {
+        job_id: job_id.to_owned(),
+        tournament_id: tournament.to_owned(),
+        game: GameKind::Vindinium,
+        rules,
+        map: Some(std::fs::read_to_string(repo().join("maps/vindinium/m1.txt")).expect("m1")),
+        seed,
+        bots: bots.iter().map(|spec| spec.parse().expect("bot spec")).collect(),
+    }
+}
+
+/// Four moves of `sleepy`: the match ahead, long enough for the next job to wait.
+fn slow_job(tournament: &str, job_id: &str) -> MatchJob {
+    let rules = serde_json::json!({ "maxTurns": 16, "moveTimeoutMs": 10000 });
+    job(tournament, job_id, 1, rules, &["image:matchfarm/hostile-sleepy", "builtin:random"])
+}
+
+/// A short match whose container bot logs its seed and seat.
+fn quick_job(tournament: &str, job_id: &str) -> MatchJob {
+    let rules = serde_json::json!({ "maxTurns": 20, "moveTimeoutMs": 20000 });
+    job(tournament, job_id, 6, rules, &["image:matchfarm/bot-vindinium-random-py", "builtin:random"])
+}
+
+/// The value of one sample of the worker's `/metrics` (0 if absent).
+fn metric(worker: &WorkerProcess, sample: &str) -> f64 {
+    worker
+        .metrics_text()
+        .lines()
+        .find_map(|line| line.strip_prefix(sample)?.strip_prefix(' ')?.trim().parse().ok())
+        .unwrap_or(0.0)
+}
+
+const HITS: &str = "farm_worker_warm_pool_total{outcome=\"hit\"}";
+const MISSES: &str = "farm_worker_warm_pool_total{outcome=\"miss\"}";
+
+/// Starts a worker with one slot and `env`, plays the slow job on it, and queues the
+/// quick one once the slow match has begun. Returns the worker and the two job ids.
+async fn slow_then_quick(vhost: &Vhost, name: &str, env: &[(&str, &str)]) -> (WorkerProcess, String, String) {
+    let connection = vhost.connect().await;
+    let tournament = unique(&format!("t-{name}"));
+    let (slow, quick) = (unique("slow"), unique("quick"));
+    publish_jobs(&connection, 5, &[slow_job(&tournament, &slow)]).await;
+    let worker = WorkerProcess::start_with(vhost, &unique(&format!("w-{name}")), 1, 5, env);
+    eventually(Duration::from_secs(60), "the slow match starts", || !containers(JOB_LABEL, &slow).is_empty());
+    publish_jobs(&connection, 5, &[quick_job(&tournament, &quick)]).await;
+    (worker, slow, quick)
+}
+
+/// Waits until the quick job's container runs while the slow match still plays:
+/// it was started ahead (a cold start comes only after the slow match's containers
+/// are removed).
+fn quick_starts_while_slow_plays(slow: &str, quick: &str) {
+    eventually(Duration::from_secs(60), "the queued job's container starts while the match ahead plays", || {
+        !containers(JOB_LABEL, quick).is_empty() && !containers(JOB_LABEL, slow).is_empty()
+    });
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_queued_job_plays_with_the_containers_started_while_the_match_ahead_played() {
+    let vhost = Vhost::new("warm-hit");
+    let connection = vhost.connect().await;
+    let (worker, slow, quick) = slow_then_quick(&vhost, "hit", &[]).await;
+    let mut results = results_consumer(&connection).await;
+    quick_starts_while_slow_plays(&slow, &quick);
+
+    let mut seen = std::collections::BTreeMap::new();
+    while seen.len() < 2 {
+        let result = next_result(&mut results, Duration::from_secs(120)).await;
+        seen.insert(result.job_id.clone(), result);
+    }
+    let MatchResult::Completed { players, .. } = &seen[&quick].result else {
+        panic!("the queued match failed: {:?}", seen[&quick].result);
+    };
+    assert!(players.iter().all(|p| p.outcome.status == PlayerStatus::Ok), "{players:?}");
+    // The warm container was started with this match's own seed and seat.
+    let log_key = players[0].log_key.as_deref().expect("a container bot has a log");
+    let log = String::from_utf8(s3().read(log_key).await.expect("log stored")).expect("utf-8 log");
+    assert!(log.contains("seed 6, seat 0"), "{log}");
+    // The slow match found no warm containers (nothing was queued), the quick one did.
+    assert_eq!((metric(&worker, HITS), metric(&worker, MISSES)), (1.0, 1.0));
+    assert_eq!(metric(&worker, "farm_worker_warm_bots"), 0.0);
+
+    let id = worker.id.clone();
+    assert!(worker.terminate().success());
+    assert!(containers(WORKER_LABEL, &id).is_empty(), "no container left");
+    assert_eq!(ready_messages(&connection, JOBS_QUEUE).await, 0);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_drain_requeues_the_job_not_begun_and_removes_its_warm_containers() {
+    let vhost = Vhost::new("warm-drain");
+    let connection = vhost.connect().await;
+    let (worker, slow, quick) = slow_then_quick(&vhost, "drain", &[]).await;
+    let mut results = results_consumer(&connection).await;
+    quick_starts_while_slow_plays(&slow, &quick);
+
+    let id = worker.id.clone();
+    assert!(worker.terminate().success());
+    let result = next_result(&mut results, Duration::from_secs(10)).await;
+    assert_eq!(result.job_id, slow, "the match in flight finishes");
+    assert!(containers(WORKER_LABEL, &id).is_empty(), "no container left, warm or not");
+    assert_eq!(ready_messages(&connection, JOBS_QUEUE).await, 1, "the job not begun is requeued");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_abort_requeues_both_jobs_and_removes_every_container() {
+    let vhost = Vhost::new("warm-abort");
+    let connection = vhost.connect().await;
+    let (worker, slow, quick) = slow_then_quick(&vhost, "abort", &[]).await;
+    quick_starts_while_slow_plays(&slow, &quick);
+
+    let id = worker.id.clone();
+    worker.signal();
+    // Draining shows as unhealthy; only then is the second signal a second one.
+    worker.wait_until(Duration::from_secs(10), |status, _| status == 503);
+    worker.signal();
+    assert!(worker.wait().success());
+    assert!(containers(WORKER_LABEL, &id).is_empty(), "no container left, warm or not");
+    assert_eq!(ready_messages(&connection, JOBS_QUEUE).await, 2, "both jobs are requeued");
+    assert_eq!(ready_messages(&connection, farm_proto::RESULTS_QUEUE).await, 0, "and have no result");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn warm_containers_idle_out_and_the_match_starts_its_own_later() {
+    let vhost = Vhost::new("warm-idle");
+    let connection = vhost.connect().await;
+    let (worker, slow, quick) = slow_then_quick(&vhost, "idle", &[("FARM_WARM_IDLE_SECS", "1")]).await;
+    let mut results = results_consumer(&connection).await;
+    quick_starts_while_slow_plays(&slow, &quick);
+
+    // Counted once they are gone, and long before the slow match ends.
+    eventually(Duration::from_secs(30), "the warm containers idle out", || {
+        metric(&worker, "farm_worker_warm_discarded_total{reason=\"idle\"}") == 1.0
+    });
+    assert!(containers(JOB_LABEL, &quick).is_empty(), "idle warm containers are removed");
+    assert!(!containers(JOB_LABEL, &slow).is_empty(), "while the match ahead still plays");
+
+    let mut completed = 0;
+    while completed < 2 {
+        let result = next_result(&mut results, Duration::from_secs(120)).await;
+        assert!(matches!(result.result, MatchResult::Completed { .. }), "{result:?}");
+        completed += 1;
+    }
+    assert_eq!((metric(&worker, HITS), metric(&worker, MISSES)), (0.0, 2.0), "both matches started cold");
+    let id = worker.id.clone();
+    assert!(worker.terminate().success());
+    assert!(containers(WORKER_LABEL, &id).is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn warm_containers_left_by_a_killed_worker_are_removed_when_it_starts_again() {
+    let vhost = Vhost::new("warm-crash");
+    let (worker, slow, quick) = slow_then_quick(&vhost, "crash", &[]).await;
+    quick_starts_while_slow_plays(&slow, &quick);
+    let id = worker.id.clone();
+    worker.kill();
+    let left = containers(JOB_LABEL, &quick);
+    assert!(!left.is_empty(), "a SIGKILLed worker leaves its warm containers behind");
+
+    // The restarted worker plays both jobs again, in containers of its own: the
+    // names (unique per start) tell the leftovers apart.
+    let restarted = WorkerProcess::start(&vhost, &id, 1, 5);
+    let now = containers(WORKER_LABEL, &id);
+    assert!(left.iter().all(|name| !now.contains(name)), "leftovers {left:?} still among {now:?}");
+    assert!(restarted.terminate().success());
+    assert!(containers(WORKER_LABEL, &id).is_empty());
+}
