@@ -1,0 +1,83 @@
+//! `farm-bench --quick` runs its sections that need no broker and writes a report in
+//! which every expected figure is there and positive. (No timing thresholds: the
+//! figures depend on the machine; only their presence and sign are checked.)
+
+use std::path::Path;
+use std::process::Command;
+
+use serde_json::Value;
+
+const FARM_BENCH: &str = env!("CARGO_BIN_EXE_farm-bench");
+
+fn number(report: &Value, path: &str) -> f64 {
+    let value = path.split('.').fold(report, |value, key| &value[key]);
+    value.as_f64().unwrap_or_else(|| panic!("{path} is not a number: {value}"))
+}
+
+fn positive(report: &Value, path: &str) {
+    let value = number(report, path);
+    assert!(value > 0.0 && value.is_finite(), "{path} = {value}");
+}
+
+/// `path`'s figures, or the reason they were skipped (a part that needs Docker).
+fn positive_or_skipped(report: &Value, path: &str, figures: &[&str]) {
+    let part = path.split('.').fold(report, |value, key| &value[key]);
+    if let Some(why) = part["skipped"].as_str() {
+        assert!(!why.is_empty(), "{path} was skipped without a reason");
+        return;
+    }
+    for figure in figures {
+        positive(report, &format!("{path}.{figure}"));
+    }
+}
+
+#[test]
+fn a_quick_run_reports_every_figure_of_its_sections() {
+    let echo = Path::new(FARM_BENCH).with_file_name("bench-echo-bot");
+    assert!(echo.exists(), "{} is missing: build the workspace first", echo.display());
+    let dir = tempfile::tempdir().expect("temp dir");
+    let out = dir.path().join("report.json");
+    let output = Command::new(FARM_BENCH)
+        .args(["--quick", "--only", "engine,roundtrip,overhead,coordinator", "--out"])
+        .arg(&out)
+        .output()
+        .expect("farm-bench runs");
+    let table = String::from_utf8_lossy(&output.stdout);
+    assert!(output.status.success(), "{table}\n{}", String::from_utf8_lossy(&output.stderr));
+    let report: Value = serde_json::from_str(&std::fs::read_to_string(&out).expect("the report")).expect("JSON");
+
+    assert_eq!(report["quick"], true);
+    positive(&report, "cores");
+    let sections = &report["sections"];
+    assert_eq!(sections.as_object().map(|s| s.len()), Some(4), "only the sections asked for: {sections}");
+    for game in ["vindinium", "botwars", "ostibot", "maze"] {
+        positive(sections, &format!("engine.{game}.turns_per_second"));
+        positive(sections, &format!("engine.{game}.matches"));
+        assert!(table.contains(&format!("{game}.turns_per_second")), "the table shows {game}: {table}");
+    }
+    let latencies = ["samples", "p50_us", "p99_us", "mean_us"];
+    for transport in ["builtin", "process_stdio"] {
+        positive_or_skipped(sections, &format!("roundtrip.{transport}"), &latencies);
+        assert!(sections["roundtrip"][transport]["skipped"].is_null(), "{transport} needs no service");
+    }
+    for transport in ["docker_attach", "docker_http"] {
+        positive_or_skipped(sections, &format!("roundtrip.{transport}"), &latencies);
+    }
+    positive(sections, "overhead.local_process.ms_per_match");
+    positive_or_skipped(sections, "overhead.docker_cold", &["ms_per_match"]);
+    positive_or_skipped(sections, "overhead.docker_warm_pool", &["ms_per_match"]);
+    for figure in [
+        "bots",
+        "jobs",
+        "schedule_and_insert_seconds",
+        "inserted_jobs_per_second",
+        "publish_seconds",
+        "published_jobs_per_second",
+        "job_message_bytes",
+        "ingest.results",
+        "ingest.results_per_second",
+    ] {
+        positive(sections, &format!("coordinator.{figure}"));
+    }
+    assert_eq!(number(sections, "coordinator.jobs"), 100.0 * 99.0, "a round robin of 100 bots, ordered pairs");
+}
