@@ -1,0 +1,796 @@
+//! The coordinator's web pages in a real browser. Four tiny tournaments, one per game
+//! (`tests/web/*.toml`: builtin bots and a Python bot that runs as a process, so
+//! there are logs), are played with `farm-coordinator run` into one data directory,
+//! which `farm-coordinator view` serves read-only. Headless Chromium (Debian's
+//! `chromium`, named by `FARM_TEST_CHROMIUM`) then visits every page of every
+//! tournament on a laptop screen: the tournament list, the standings against
+//! `/api/.../standings`, the pairing matrix, the match list and its bot filter, a bot
+//! page, and a match page whose replay steps, plays and scrubs (with Ostibot's fog of
+//! war and Maze's side-by-side copies); then the same pages on a phone screen, where
+//! nothing may be wider than the screen. No page may log a console error or throw.
+//!
+//! The pages are found through the `data-testid` hooks of `coordinator/web/README.md`.
+//! A screenshot of every page on both screens is written to
+//! `target/web-screenshots/{desktop,phone}/` (the test prints the path) for people to
+//! look at. Every check runs, and the test fails at the end listing each one that
+//! failed, so one run shows everything broken.
+
+#[path = "../../worker/tests/common/mod.rs"]
+mod common;
+mod support;
+
+use std::ffi::OsStr;
+use std::io::{BufRead, BufReader, Read};
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex, mpsc};
+use std::time::{Duration, Instant};
+
+use base64::Engine as _;
+use farm_coordinator::tournament::TournamentFile;
+use headless_chrome::protocol::cdp::types::Event;
+use headless_chrome::protocol::cdp::{Emulation, Log, Page, Runtime};
+use headless_chrome::{Browser, LaunchOptions, Tab};
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+
+use common::{http_get, repo, required};
+use support::{COORDINATOR, cli};
+
+/// The games, each with its fixture `tests/web/{game}.toml`.
+const GAMES: [&str; 4] = ["botwars", "vindinium", "ostibot", "maze"];
+/// How long a page may take to load and draw, or a change to show.
+const DEADLINE: Duration = Duration::from_secs(30);
+/// Between two looks at a condition that does not hold yet.
+const POLL_INTERVAL: Duration = Duration::from_millis(50);
+/// Screenshots of long pages are cut here (CSS pixels).
+const MAX_SCREENSHOT_HEIGHT: f64 = 4000.0;
+
+/// A screen the pages are shown on.
+#[derive(Debug, Clone, Copy)]
+struct Screen {
+    name: &'static str,
+    width: u32,
+    height: u32,
+    pixel_ratio: f64,
+    mobile: bool,
+}
+
+const LAPTOP: Screen = Screen { name: "desktop", width: 1280, height: 800, pixel_ratio: 1.0, mobile: false };
+const PHONE: Screen = Screen { name: "phone", width: 390, height: 844, pixel_ratio: 2.0, mobile: true };
+
+#[test]
+fn the_pages_show_four_finished_tournaments_in_chromium() {
+    let data = tempfile::tempdir().expect("temp dir");
+    let tournaments: Vec<Tournament> = GAMES.iter().map(|game| Tournament::play(game, data.path())).collect();
+    let server = ViewServer::start(data.path());
+    let screenshots = Screenshots::new();
+    let chromium = Chromium::launch();
+    let mut findings = Findings::default();
+
+    chromium.use_screen(LAPTOP);
+    let pages = visit_on_laptop(&chromium, &server, &tournaments, &screenshots, &mut findings);
+    chromium.use_screen(PHONE);
+    for (label, path) in &pages {
+        let url = server.url(path);
+        let shown = chromium.open(&url);
+        let loaded = shown.is_ok();
+        findings.check(&url, "phone: the page loads", shown);
+        if loaded {
+            findings.check(&url, "phone: nothing is wider than the screen", chromium.fits_the_screen());
+            findings.check(&url, "phone: screenshot", chromium.screenshot(&screenshots.path(PHONE, label)));
+        }
+    }
+    eprintln!("screenshots: {}", screenshots.root.display());
+
+    let problems = chromium.problems();
+    let mut failures = findings.0;
+    failures.extend(problems.iter().map(|problem| format!("console: {problem}")));
+    assert!(failures.is_empty(), "{} problems in the web pages:\n{}", failures.len(), failures.join("\n"));
+}
+
+/// Every page of every tournament on the laptop screen, with its checks; returns the
+/// pages visited as `(label, path)` for the phone pass.
+fn visit_on_laptop(
+    chromium: &Chromium,
+    server: &ViewServer,
+    tournaments: &[Tournament],
+    screenshots: &Screenshots,
+    findings: &mut Findings,
+) -> Vec<(String, String)> {
+    let mut pages = Vec::new();
+    let mut visit = |label: String, path: String, checks: &mut dyn FnMut(&mut Findings, &str)| {
+        let url = server.url(&path);
+        let shown = chromium.open(&url);
+        let loaded = shown.is_ok();
+        findings.check(&url, "the page loads", shown);
+        if loaded {
+            checks(findings, &url);
+            findings.check(&url, "nothing is wider than the screen", chromium.fits_the_screen());
+            findings.check(&url, "screenshot", chromium.screenshot(&screenshots.path(LAPTOP, &label)));
+        }
+        pages.push((label, path));
+    };
+
+    visit("index".to_owned(), "/".to_owned(), &mut |findings, url| {
+        for tournament in tournaments {
+            findings.check(url, &format!("lists {}", tournament.name), chromium.links_to(&tournament.page()));
+        }
+    });
+    for tournament in tournaments {
+        let game = &tournament.game;
+        let standings = server.get_json(&format!("/api/tournaments/{}/standings", tournament.id));
+        let all_matches = server.get_json(&format!("/api/tournaments/{}/matches", tournament.id));
+        let bot = &tournament.process_bot;
+        let bot_matches = server.get_json(&format!("/api/tournaments/{}/matches?bot={bot}", tournament.id));
+
+        visit(format!("{game}-tournament"), tournament.page(), &mut |findings, url| {
+            findings.check(url, "standings equal the API's", check_standings(chromium, &standings));
+            findings.check(url, "progress equals the API's", check_progress(chromium, &standings["progress"]));
+            if tournament.players_per_match == 2 {
+                findings.check(url, "pairing matrix", check_pairings(chromium, &tournament.bots));
+            }
+        });
+        visit(format!("{game}-matches"), format!("{}/matches", tournament.page()), &mut |findings, url| {
+            findings.check(url, "one row per match", check_match_rows(chromium, &all_matches, None));
+        });
+        visit(format!("{game}-matches-of-{bot}"), format!("{}/matches?bot={bot}", tournament.page()), &mut |f, url| {
+            let narrower = bot_matches["total"].as_u64() < all_matches["total"].as_u64();
+            f.check(
+                url,
+                "the fixture has matches without the bot",
+                narrower.then_some(()).ok_or("every match has it".into()),
+            );
+            f.check(url, "only the bot's matches", check_match_rows(chromium, &bot_matches, Some(bot)));
+        });
+        visit(format!("{game}-bot-{bot}"), format!("{}/bots/{bot}", tournament.page()), &mut |findings, url| {
+            findings.check(url, "names the bot", chromium.shows_text(bot));
+            findings.check(url, "links to the bot's logs", chromium.links_to_logs());
+        });
+        let first = &bot_matches["matches"][0];
+        let job_id = first["job_id"].as_str().expect("the fixture's bot played a match");
+        visit(format!("{game}-match"), format!("/matches/{job_id}"), &mut |findings, url| {
+            check_match_page(chromium, tournament, first, findings, url);
+        });
+    }
+    pages
+}
+
+/// One tournament of the fixture, played to the end.
+struct Tournament {
+    id: String,
+    name: String,
+    game: String,
+    bots: Vec<String>,
+    /// The bot that runs as a process: its matches have logs.
+    process_bot: String,
+    players_per_match: usize,
+}
+
+impl Tournament {
+    /// Plays `tests/web/{game}.toml` with `farm-coordinator run` into `data`.
+    fn play(game: &str, data: &Path) -> Self {
+        let file = repo().join(format!("coordinator/tests/web/{game}.toml"));
+        let text = std::fs::read_to_string(&file).expect("the fixture");
+        let parsed = TournamentFile::from_toml(&text).expect("the fixture parses");
+        let process_bot = parsed.bots.iter().find(|bot| bot.command.is_some()).expect("a process bot").name.clone();
+        let file = file.to_str().expect("UTF-8 path");
+        let output = cli(&["run", file, "--data", data.to_str().expect("UTF-8 path"), "--format", "json"]);
+        let standings: Value = serde_json::from_str(&output).expect("JSON standings");
+        let progress = &standings["progress"];
+        assert!(progress["done"] == progress["total"] && progress["failed"] == 0, "{game} fixture: {standings}");
+        let rows = standings["rows"].as_array().expect("rows");
+        let seats_played: u64 = rows.iter().filter_map(|row| row["played"].as_u64()).sum();
+        let players_per_match = seats_played / progress["total"].as_u64().expect("total");
+        Tournament {
+            id: standings["tournament_id"].as_str().expect("tournament_id").to_owned(),
+            name: standings["name"].as_str().expect("name").to_owned(),
+            game: game.to_owned(),
+            bots: rows.iter().map(|row| row["bot"].as_str().expect("bot").to_owned()).collect(),
+            process_bot,
+            players_per_match: players_per_match as usize,
+        }
+    }
+
+    fn page(&self) -> String {
+        format!("/tournaments/{}", self.id)
+    }
+}
+
+/// `farm-coordinator view` over the fixture's data, on a port of its own choosing;
+/// killed when dropped. Its output goes to the test's stderr.
+struct ViewServer {
+    address: SocketAddr,
+    child: Child,
+}
+
+impl ViewServer {
+    fn start(data: &Path) -> Self {
+        let mut child = Command::new(COORDINATOR)
+            .args(["view", "--data", data.to_str().expect("UTF-8 path"), "--listen", "127.0.0.1:0"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("farm-coordinator view starts");
+        let (lines, received) = mpsc::channel();
+        let outputs: [Box<dyn Read + Send>; 2] = [
+            Box::new(child.stdout.take().expect("piped stdout")),
+            Box::new(child.stderr.take().expect("piped stderr")),
+        ];
+        for output in outputs {
+            let lines = lines.clone();
+            std::thread::spawn(move || {
+                for line in BufReader::new(output).lines().map_while(Result::ok) {
+                    eprintln!("farm-coordinator view: {line}");
+                    let _ = lines.send(line);
+                }
+            });
+        }
+        let deadline = Instant::now() + DEADLINE;
+        let address = loop {
+            let line = received
+                .recv_timeout(deadline.saturating_duration_since(Instant::now()))
+                .expect("farm-coordinator view prints \"listening on http://127.0.0.1:PORT\"");
+            let announced =
+                line.split_once("listening on http://").and_then(|(_, rest)| rest.split_whitespace().next());
+            if let Some(address) = announced.and_then(|address| address.trim_end_matches('/').parse().ok()) {
+                break address;
+            }
+        };
+        ViewServer { address, child }
+    }
+
+    fn url(&self, path: &str) -> String {
+        format!("http://{}{path}", self.address)
+    }
+
+    fn get_json(&self, path: &str) -> Value {
+        let (status, body) = http_get(self.address, path).expect("the view server answers");
+        assert_eq!(status, 200, "GET {path}: {body}");
+        serde_json::from_str(&body).unwrap_or_else(|error| panic!("GET {path}: {error}: {body}"))
+    }
+}
+
+impl Drop for ViewServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Where screenshots go: `target/web-screenshots/{screen}/{label}.png`, emptied first.
+struct Screenshots {
+    root: PathBuf,
+}
+
+impl Screenshots {
+    fn new() -> Self {
+        // The test runs as target/<profile>/deps/web-<hash>.
+        let exe = std::env::current_exe().expect("the test's own path");
+        let target = exe.ancestors().nth(3).expect("target/<profile>/deps");
+        let root = target.join("web-screenshots");
+        match std::fs::remove_dir_all(&root) {
+            Err(error) if error.kind() != std::io::ErrorKind::NotFound => panic!("empty {}: {error}", root.display()),
+            _ => {}
+        }
+        for screen in [LAPTOP, PHONE] {
+            std::fs::create_dir_all(root.join(screen.name)).expect("make the screenshot directory");
+        }
+        Screenshots { root }
+    }
+
+    fn path(&self, screen: Screen, label: &str) -> PathBuf {
+        self.root.join(screen.name).join(format!("{label}.png"))
+    }
+}
+
+/// Every check that failed, with the page it was made on.
+#[derive(Default)]
+struct Findings(Vec<String>);
+
+impl Findings {
+    fn check(&mut self, page: &str, what: &str, result: Result<(), String>) {
+        if let Err(problem) = result {
+            self.0.push(format!("{page}: {what}: {problem}"));
+        }
+    }
+}
+
+/// Headless Chromium with one tab. Records every console error, uncaught exception
+/// and error log entry of every page it shows, with the page.
+struct Chromium {
+    _browser: Browser,
+    tab: Arc<Tab>,
+    problems: Arc<Mutex<Vec<String>>>,
+    /// The page being shown, for `problems`.
+    page: Arc<Mutex<String>>,
+}
+
+impl Chromium {
+    fn launch() -> Self {
+        let path = PathBuf::from(required("FARM_TEST_CHROMIUM"));
+        let options = LaunchOptions::default_builder()
+            .path(Some(path.clone()))
+            // The crate's own `headless` passes the old `--headless`; this is the full
+            // browser without a window.
+            .headless(false)
+            .args(vec![OsStr::new("--headless=new")])
+            // As root in a container there is no sandbox to be had.
+            .sandbox(false)
+            // The crate drops its connection after this long without an event.
+            .idle_browser_timeout(Duration::from_secs(600))
+            .build()
+            .expect("launch options");
+        let browser =
+            Browser::new(options).unwrap_or_else(|error| panic!("Chromium ({}) starts: {error}", path.display()));
+        let tab = browser.new_tab().expect("a tab");
+        tab.set_default_timeout(DEADLINE);
+        let problems = Arc::new(Mutex::new(Vec::new()));
+        let page = Arc::new(Mutex::new(String::from("about:blank")));
+        let (recorded, current) = (Arc::clone(&problems), Arc::clone(&page));
+        tab.add_event_listener(Arc::new(move |event: &Event| {
+            if let Some(problem) = describe_problem(event) {
+                let page = current.lock().expect("page lock").clone();
+                recorded.lock().expect("problems lock").push(format!("{page}: {problem}"));
+            }
+        }))
+        .expect("listen to the tab");
+        tab.enable_runtime().expect("Runtime.enable");
+        tab.enable_log().expect("Log.enable");
+        Chromium { _browser: browser, tab, problems, page }
+    }
+
+    fn problems(&self) -> Vec<String> {
+        self.problems.lock().expect("problems lock").clone()
+    }
+
+    fn use_screen(&self, screen: Screen) {
+        self.tab
+            .call_method(Emulation::SetDeviceMetricsOverride {
+                width: screen.width,
+                height: screen.height,
+                device_scale_factor: screen.pixel_ratio,
+                mobile: screen.mobile,
+                scale: None,
+                screen_width: None,
+                screen_height: None,
+                position_x: None,
+                position_y: None,
+                dont_set_visible_size: None,
+                screen_orientation: None,
+                viewport: None,
+                display_feature: None,
+                device_posture: None,
+            })
+            .expect("Emulation.setDeviceMetricsOverride");
+    }
+
+    /// Shows `url` and waits until its body says `data-ready="true"`; fails at once
+    /// when the page shows an error instead.
+    fn open(&self, url: &str) -> Result<(), String> {
+        url.clone_into(&mut self.page.lock().expect("page lock"));
+        // A mark on the page being left, so that its readiness is not taken for the
+        // new page's.
+        self.evaluate("window.farmTestLeaving = true")?;
+        self.tab.navigate_to(url).and_then(|tab| tab.wait_until_navigated()).map_err(|error| error.to_string())?;
+        let state = self.poll(
+            "body[data-ready=\"true\"]",
+            r#"(() => {
+                if (window.farmTestLeaving) return "loading";
+                const error = document.querySelector('[data-testid="error"]');
+                if (error && error.textContent.trim() && error.getClientRects().length)
+                    return "error: " + error.textContent.trim();
+                return document.body && document.body.dataset.ready === "true" ? "ready" : "loading";
+            })()"#,
+            |state| state != "loading",
+        )?;
+        if state == "ready" { Ok(()) } else { Err(format!("the page shows {state}")) }
+    }
+
+    /// The value of `expression` (promises awaited), or what it threw.
+    fn evaluate(&self, expression: &str) -> Result<Value, String> {
+        let answer = self
+            .tab
+            .call_method(Runtime::Evaluate {
+                expression: expression.to_owned(),
+                object_group: None,
+                include_command_line_api: None,
+                silent: None,
+                context_id: None,
+                return_by_value: Some(true),
+                generate_preview: None,
+                user_gesture: Some(true),
+                await_promise: Some(true),
+                throw_on_side_effect: None,
+                timeout: None,
+                disable_breaks: None,
+                repl_mode: None,
+                allow_unsafe_eval_blocked_by_csp: None,
+                unique_context_id: None,
+                serialization_options: None,
+            })
+            .map_err(|error| format!("evaluate {expression}: {error}"))?;
+        if let Some(thrown) = answer.exception_details {
+            let description = thrown.exception.and_then(|exception| exception.description).unwrap_or(thrown.text);
+            return Err(format!("{expression} threw {description}"));
+        }
+        Ok(answer.result.value.unwrap_or(Value::Null))
+    }
+
+    /// Evaluates `expression` until `done` accepts its value, for at most [`DEADLINE`].
+    fn poll(&self, what: &str, expression: &str, done: impl Fn(&Value) -> bool) -> Result<Value, String> {
+        let deadline = Instant::now() + DEADLINE;
+        loop {
+            let value = self.evaluate(expression);
+            match value {
+                Ok(value) if done(&value) => return Ok(value),
+                _ if Instant::now() >= deadline => {
+                    return Err(format!("{what}: not within {DEADLINE:?} (last seen: {value:?})"));
+                }
+                _ => std::thread::sleep(POLL_INTERVAL),
+            }
+        }
+    }
+
+    /// Clicks the element with `data-testid` `hook` as a user would (it must be
+    /// visible and on top).
+    fn click(&self, hook: &str) -> Result<(), String> {
+        let element = self.tab.find_element(&testid(hook)).map_err(|error| format!("no {hook}: {error}"))?;
+        element.click().map(|_| ()).map_err(|error| format!("click {hook}: {error}"))
+    }
+
+    /// The `data-testid` hooks of `hooks` missing from the page.
+    fn missing_hooks(&self, hooks: &[&str]) -> Result<(), String> {
+        let list = serde_json::to_string(hooks).expect("JSON");
+        let missing =
+            self.evaluate(&format!("{list}.filter(hook => !document.querySelector(`[data-testid=\"${{hook}}\"]`))"))?;
+        if missing.as_array().is_some_and(Vec::is_empty) { Ok(()) } else { Err(format!("missing {missing}")) }
+    }
+
+    /// Whether some link of the page leads to `path`.
+    fn links_to(&self, path: &str) -> Result<(), String> {
+        let found =
+            self.evaluate(&format!("[...document.links].some(a => new URL(a.href).pathname === {})", js(path)))?;
+        if found == true { Ok(()) } else { Err(format!("no link to {path}")) }
+    }
+
+    /// Whether some link of the page leads to a bot's log.
+    fn links_to_logs(&self) -> Result<(), String> {
+        let found = self.evaluate(
+            r"[...document.links].some(a => /^\/api\/matches\/[^/]+\/logs\/\d+$/.test(new URL(a.href).pathname))",
+        )?;
+        if found == true { Ok(()) } else { Err("no link to /api/matches/{job}/logs/{seat}".to_owned()) }
+    }
+
+    fn shows_text(&self, text: &str) -> Result<(), String> {
+        let found = self.evaluate(&format!("document.body.innerText.includes({})", js(text)))?;
+        if found == true { Ok(()) } else { Err(format!("{text:?} is not on the page")) }
+    }
+
+    /// No element sticks out of the screen sideways (the page does not scroll sideways).
+    fn fits_the_screen(&self) -> Result<(), String> {
+        let overflow = self.evaluate(
+            r#"(() => {
+                const width = window.innerWidth;
+                if (document.documentElement.scrollWidth <= width) return null;
+                const name = element => element.tagName.toLowerCase()
+                    + (element.dataset.testid ? `[data-testid=${element.dataset.testid}]` : "")
+                    + (element.className && typeof element.className === "string" ? "." + element.className.trim().split(/\s+/).join(".") : "");
+                const wide = [...document.body.querySelectorAll("*")]
+                    .filter(element => element.getBoundingClientRect().right > width + 1)
+                    .slice(0, 5)
+                    .map(element => `${name(element)} (right edge ${Math.round(element.getBoundingClientRect().right)})`);
+                return `the page is ${document.documentElement.scrollWidth} px wide on a ${width} px screen: ${wide.join(", ")}`;
+            })()"#,
+        )?;
+        match overflow {
+            Value::Null => Ok(()),
+            overflow => Err(overflow.as_str().map_or_else(|| overflow.to_string(), str::to_owned)),
+        }
+    }
+
+    /// A PNG of the whole page (cut at [`MAX_SCREENSHOT_HEIGHT`]) at `file`.
+    fn screenshot(&self, file: &Path) -> Result<(), String> {
+        let metrics = self.tab.call_method(Page::GetLayoutMetrics(None)).map_err(|error| error.to_string())?;
+        let content = metrics.css_content_size;
+        let clip = Page::Viewport {
+            x: 0.0,
+            y: 0.0,
+            width: content.width,
+            height: content.height.min(MAX_SCREENSHOT_HEIGHT),
+            scale: 1.0,
+        };
+        let shot = self
+            .tab
+            .call_method(Page::CaptureScreenshot {
+                format: Some(Page::CaptureScreenshotFormatOption::Png),
+                quality: None,
+                clip: Some(clip),
+                from_surface: Some(true),
+                capture_beyond_viewport: Some(true),
+                optimize_for_speed: None,
+            })
+            .map_err(|error| error.to_string())?;
+        let png = base64::engine::general_purpose::STANDARD.decode(shot.data).map_err(|error| error.to_string())?;
+        std::fs::write(file, png).map_err(|error| format!("write {}: {error}", file.display()))
+    }
+
+    /// A digest of what the replay canvas shows, or an error when it is missing or blank.
+    fn canvas_digest(&self) -> Result<String, String> {
+        let drawn = self.evaluate(
+            r#"(() => {
+                const canvas = document.querySelector('[data-testid="replay-canvas"]');
+                if (!canvas) return { error: "no replay-canvas" };
+                if (!canvas.width || !canvas.height) return { error: `the canvas is ${canvas.width}x${canvas.height}` };
+                const blank = document.createElement("canvas");
+                blank.width = canvas.width;
+                blank.height = canvas.height;
+                const pixels = canvas.toDataURL();
+                return pixels === blank.toDataURL() ? { error: "the canvas is blank" } : { pixels };
+            })()"#,
+        )?;
+        match drawn["pixels"].as_str() {
+            Some(pixels) => Ok(format!("{:x}", Sha256::digest(pixels.as_bytes()))),
+            None => Err(drawn["error"].as_str().unwrap_or("no answer").to_owned()),
+        }
+    }
+
+    /// Waits until the canvas shows something other than `before`; returns its digest.
+    fn canvas_changes_from(&self, before: &str, what: &str) -> Result<String, String> {
+        let deadline = Instant::now() + DEADLINE;
+        loop {
+            let now = self.canvas_digest()?;
+            if now != before {
+                return Ok(now);
+            }
+            if Instant::now() >= deadline {
+                return Err(format!("{what}: the canvas still shows the same pixels after {DEADLINE:?}"));
+            }
+            std::thread::sleep(POLL_INTERVAL);
+        }
+    }
+
+    /// The replay frame the `turn` hook shows (its `data-frame`).
+    fn frame(&self) -> Result<u64, String> {
+        let frame = self.evaluate(r#"document.querySelector('[data-testid="turn"]')?.dataset.frame ?? null"#)?;
+        frame.as_str().and_then(|frame| frame.parse().ok()).ok_or_else(|| format!("turn has data-frame {frame}"))
+    }
+
+    /// Waits until the `turn` hook's `data-frame` satisfies `wanted`.
+    fn wait_for_frame(&self, what: &str, wanted: impl Fn(u64) -> bool) -> Result<u64, String> {
+        let frame =
+            self.poll(what, r#"document.querySelector('[data-testid="turn"]')?.dataset.frame ?? null"#, |frame| {
+                frame.as_str().and_then(|frame| frame.parse().ok()).is_some_and(&wanted)
+            })?;
+        Ok(frame.as_str().and_then(|frame| frame.parse().ok()).expect("checked by the poll"))
+    }
+
+    /// Sets the `<select>` or `<input>` found by `selector` to `value` as a user would:
+    /// with `input` and `change` events.
+    fn set_value(&self, selector: &str, value: &str) -> Result<(), String> {
+        let set = self.evaluate(&format!(
+            r#"(() => {{
+                const control = document.querySelector({});
+                if (!control) return false;
+                control.value = {};
+                control.dispatchEvent(new Event("input", {{ bubbles: true }}));
+                control.dispatchEvent(new Event("change", {{ bubbles: true }}));
+                return true;
+            }})()"#,
+            js(selector),
+            js(value)
+        ))?;
+        if set == true { Ok(()) } else { Err(format!("no {selector}")) }
+    }
+}
+
+/// A page problem the test fails on: console errors and failed assertions, uncaught
+/// exceptions, and error log entries (failed loads, for one).
+fn describe_problem(event: &Event) -> Option<String> {
+    match event {
+        Event::RuntimeConsoleAPICalled(call) => {
+            use Runtime::ConsoleAPICalledEventTypeOption as Kind;
+            let kind = match call.params.Type {
+                Kind::Error => "console.error",
+                Kind::Assert => "console.assert",
+                _ => return None,
+            };
+            let text: Vec<String> = call
+                .params
+                .args
+                .iter()
+                .map(|arg| match &arg.value {
+                    Some(Value::String(text)) => text.clone(),
+                    Some(value) => value.to_string(),
+                    None => arg.description.clone().unwrap_or_default(),
+                })
+                .collect();
+            Some(format!("{kind}: {}", text.join(" ")))
+        }
+        Event::RuntimeExceptionThrown(thrown) => {
+            let details = &thrown.params.exception_details;
+            let description =
+                details.exception.as_ref().and_then(|exception| exception.description.clone()).unwrap_or_default();
+            let place = format!("{}:{}", details.url.clone().unwrap_or_default(), details.line_number + 1);
+            Some(format!("uncaught exception: {} {description} at {place}", details.text))
+        }
+        Event::LogEntryAdded(added) if added.params.entry.level == Log::LogEntryLevel::Error => {
+            let entry = &added.params.entry;
+            Some(format!("{:?} error: {} {}", entry.source, entry.text, entry.url.clone().unwrap_or_default()))
+        }
+        _ => None,
+    }
+}
+
+/// Every row's cells equal the API's row: the counts exactly, the rating to the
+/// precision shown.
+fn check_standings(chromium: &Chromium, standings: &Value) -> Result<(), String> {
+    let shown = chromium.evaluate(
+        r#"[...document.querySelectorAll('[data-testid="standings"] [data-testid="standing-row"]')].map(row =>
+            Object.fromEntries([...row.querySelectorAll("[data-field]")].map(cell =>
+                [cell.dataset.field, cell.textContent.trim()])))"#,
+    )?;
+    let shown = shown.as_array().ok_or("no standing rows")?;
+    let rows = standings["rows"].as_array().expect("API rows");
+    if shown.len() != rows.len() {
+        return Err(format!("{} standing-row rows, the API has {}", shown.len(), rows.len()));
+    }
+    let mut wrong = Vec::new();
+    for (index, (shown, row)) in shown.iter().zip(rows).enumerate() {
+        for field in ["place", "bot", "played", "wins", "draws", "losses", "timeouts", "crashes"] {
+            let expected = row[field].as_str().map_or_else(|| row[field].to_string(), str::to_owned);
+            match shown[field].as_str() {
+                Some(text) if text == expected => {}
+                Some(text) => wrong.push(format!("row {index} {field}: shows {text:?}, the API has {expected}")),
+                None => wrong.push(format!("row {index} has no data-field=\"{field}\" cell")),
+            }
+        }
+        let rating = row["rating"]["value"].as_f64().expect("API rating");
+        match shown["rating"].as_str() {
+            Some(text) if shows_number(text, rating) => {}
+            Some(text) => wrong.push(format!("row {index} rating: shows {text:?}, the API has {rating}")),
+            None => wrong.push(format!("row {index} has no data-field=\"rating\" cell")),
+        }
+    }
+    if wrong.is_empty() { Ok(()) } else { Err(wrong.join("; ")) }
+}
+
+/// Whether the first number in `text` is `value` rounded to the decimals shown.
+fn shows_number(text: &str, value: f64) -> bool {
+    let text = text.replace('\u{2212}', "-");
+    let Some(start) = text.find(|c: char| c.is_ascii_digit()) else { return false };
+    let digits: String = text[start..].chars().take_while(|c| c.is_ascii_digit() || *c == '.').collect();
+    let digits = digits.trim_end_matches('.');
+    let decimals = digits.split_once('.').map_or(0, |(_, fraction)| fraction.len());
+    let Ok(magnitude) = digits.parse::<f64>() else { return false };
+    let shown = if text[..start].ends_with('-') { -magnitude } else { magnitude };
+    (shown - value).abs() <= 0.5 * 10f64.powi(-(decimals as i32)) + 1e-9
+}
+
+fn check_progress(chromium: &Chromium, progress: &Value) -> Result<(), String> {
+    let shown = chromium.evaluate(
+        r#"(() => {
+            const progress = document.querySelector('[data-testid="progress"]');
+            return progress && { done: progress.dataset.done, total: progress.dataset.total };
+        })()"#,
+    )?;
+    let expected = serde_json::json!({ "done": progress["done"].to_string(), "total": progress["total"].to_string() });
+    if shown == expected { Ok(()) } else { Err(format!("progress shows {shown}, the API has {expected}")) }
+}
+
+fn check_pairings(chromium: &Chromium, bots: &[String]) -> Result<(), String> {
+    let text = chromium.evaluate(r#"document.querySelector('[data-testid="pairings"]')?.innerText ?? null"#)?;
+    let text = text.as_str().ok_or("no pairings table")?;
+    let missing: Vec<&String> = bots.iter().filter(|bot| !text.contains(bot.as_str())).collect();
+    if missing.is_empty() { Ok(()) } else { Err(format!("the pairings table does not name {missing:?}")) }
+}
+
+/// One `match-row` per match of `matches` (an API match list), each naming `bot` when given.
+fn check_match_rows(chromium: &Chromium, matches: &Value, bot: Option<&str>) -> Result<(), String> {
+    let rows = chromium
+        .evaluate(r#"[...document.querySelectorAll('[data-testid="match-row"]')].map(row => row.innerText)"#)?;
+    let rows = rows.as_array().ok_or("no match rows")?;
+    let expected = matches["total"].as_u64().expect("API total");
+    if rows.len() as u64 != expected {
+        return Err(format!("{} match-row rows, the API has {expected} matches", rows.len()));
+    }
+    let Some(bot) = bot else { return Ok(()) };
+    let without: Vec<usize> =
+        (0..rows.len()).filter(|&row| !rows[row].as_str().is_some_and(|text| text.contains(bot))).collect();
+    if without.is_empty() { Ok(()) } else { Err(format!("rows {without:?} do not name {bot}")) }
+}
+
+/// The match page: its hooks, log links and a replay that steps, plays, scrubs and
+/// steps back, each change drawn; Ostibot's fog of war and Maze's copies.
+fn check_match_page(chromium: &Chromium, tournament: &Tournament, details: &Value, findings: &mut Findings, url: &str) {
+    let hooks = [
+        "replay-canvas",
+        "play",
+        "pause",
+        "step-back",
+        "step-forward",
+        "scrub",
+        "speed",
+        "turn",
+        "replies",
+        "events",
+        "scores-chart",
+    ];
+    findings.check(url, "viewer hooks", chromium.missing_hooks(&hooks));
+    for outcome in details["outcomes"].as_array().into_iter().flatten() {
+        if let Some(log) = outcome["log"].as_str() {
+            findings.check(url, &format!("links to seat {}'s log", outcome["seat"]), chromium.links_to(log));
+        }
+    }
+    findings.check(url, "the replay steps, plays and scrubs", check_replay_controls(chromium));
+    match tournament.game.as_str() {
+        "ostibot" => findings.check(url, "View as a team hides what it does not see", check_fog_of_war(chromium)),
+        "maze" => findings.check(
+            url,
+            "every copy of the maze is drawn",
+            check_maze_copies(chromium, tournament.players_per_match),
+        ),
+        _ => {}
+    }
+}
+
+fn check_replay_controls(chromium: &Chromium) -> Result<(), String> {
+    let first = chromium.canvas_digest()?;
+    let frame = chromium.frame()?;
+    if frame != 0 {
+        return Err(format!("the replay opens on frame {frame}, not 0"));
+    }
+    chromium.click("step-forward")?;
+    chromium.wait_for_frame("step-forward shows frame 1", |frame| frame == 1)?;
+    let second = chromium.canvas_changes_from(&first, "step-forward")?;
+    let replies = chromium.evaluate(r#"document.querySelector('[data-testid="replies"]')?.innerText.trim() ?? """#)?;
+    if replies.as_str().is_none_or(str::is_empty) {
+        return Err("frame 1 lists no replies".to_owned());
+    }
+
+    chromium.click("play")?;
+    chromium.wait_for_frame("play moves past frame 1", |frame| frame > 1)?;
+    chromium.click("pause")?;
+    chromium.canvas_changes_from(&second, "play")?;
+
+    let last = chromium.evaluate(r#"document.querySelector('[data-testid="scrub"]')?.max ?? null"#)?;
+    let last: u64 = last.as_str().and_then(|last| last.parse().ok()).ok_or(format!("scrub has max {last}"))?;
+    chromium.set_value(&testid("scrub"), &last.to_string())?;
+    chromium.wait_for_frame("scrubbing to the end shows the last frame", |frame| frame == last)?;
+    let end = chromium.canvas_digest()?;
+    chromium.click("step-back")?;
+    chromium.wait_for_frame("step-back from the end", |frame| frame + 1 == last)?;
+    chromium.canvas_changes_from(&end, "step-back")?;
+    Ok(())
+}
+
+/// The Ostibot renderer's "View as" control set to the first team draws less than
+/// everyone's view.
+fn check_fog_of_war(chromium: &Chromium) -> Result<(), String> {
+    let control = r#"[data-testid="control-view"]"#;
+    let everyone = chromium.canvas_digest()?;
+    chromium.set_value(control, "0")?;
+    chromium.canvas_changes_from(&everyone, "View as team 0")?;
+    Ok(())
+}
+
+/// The Maze renderer draws one panel per seat (the canvas's `data-panels`).
+fn check_maze_copies(chromium: &Chromium, seats: usize) -> Result<(), String> {
+    let panels =
+        chromium.evaluate(r#"document.querySelector('[data-testid="replay-canvas"]')?.dataset.panels ?? null"#)?;
+    if panels.as_str() == Some(seats.to_string().as_str()) {
+        Ok(())
+    } else {
+        Err(format!("replay-canvas has data-panels {panels}, the match seats {seats}"))
+    }
+}
+
+fn testid(hook: &str) -> String {
+    format!("[data-testid=\"{hook}\"]")
+}
+
+/// `text` as a JavaScript string literal.
+fn js(text: &str) -> String {
+    Value::from(text).to_string()
+}
