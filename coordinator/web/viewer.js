@@ -285,12 +285,12 @@
 
   /** The viewer of one loaded replay, drawn into `root`. */
   class Viewer {
-    constructor(root, replay, game, cutOff) {
+    constructor(root, replay, game, cutOff, jobId) {
       this.root = root;
       this.replay = replay;
       this.players = replay.setup.players || [];
       this.colors = MatchFarm.seatColors(this.players.length);
-      this.renderer = game.create(replay, { seatColors: this.colors });
+      this.renderer = game.create(replay, { seatColors: this.colors, jobId });
       this.last = replay.frames.length - 1;
       this.index = 0;
       this.options = {};
@@ -578,7 +578,7 @@
     }
     status.textContent = `Loading the ${replay.setup.game} viewer…`;
     const game = await loadGame(replay.setup.game);
-    const viewer = new Viewer(container, replay, game, cutOff);
+    const viewer = new Viewer(container, replay, game, cutOff, jobId);
     viewer.updateButtons();
     viewer.layout();
     await viewer.show(0);
