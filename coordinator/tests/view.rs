@@ -1,0 +1,168 @@
+//! `farm-coordinator view` serves a finished run's data directory (pages and API,
+//! read-only) on the port it was given, or one it chose and printed; `run --web`
+//! serves while it plays and stops with the run.
+
+#[path = "../../worker/tests/common/mod.rs"]
+mod common;
+
+use std::io::{BufRead, BufReader};
+use std::net::SocketAddr;
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::time::Duration;
+
+use common::{eventually, http_get};
+
+const COORDINATOR: &str = env!("CARGO_BIN_EXE_farm-coordinator");
+
+/// Two builtin bots, one game each way: two quick matches.
+const TINY: &str = r#"
+name = "tiny"
+game = "botwars"
+format = "round-robin"
+seed = 9
+[[bots]]
+name = "gatherer"
+builtin = "gatherer"
+[[bots]]
+name = "random"
+builtin = "random"
+"#;
+
+fn repo() -> &'static Path {
+    Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/.."))
+}
+
+/// Plays [`TINY`] into `data`; returns the tournament id.
+fn play_tiny(dir: &Path, data: &Path) -> String {
+    let file = dir.join("tiny.toml");
+    std::fs::write(&file, TINY).expect("write the tournament");
+    let output = Command::new(COORDINATOR)
+        .args(["run", path(&file), "--data", path(data), "--format", "json"])
+        .current_dir(repo())
+        .output()
+        .expect("farm-coordinator runs");
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let standings: serde_json::Value = serde_json::from_slice(&output.stdout).expect("JSON standings");
+    standings["tournament_id"].as_str().expect("an id").to_owned()
+}
+
+fn path(path: &Path) -> &str {
+    path.to_str().expect("UTF-8 path")
+}
+
+/// The first line `child` prints on stdout, within 60 s.
+fn first_line(child: &mut Child) -> String {
+    let stdout = child.stdout.take().expect("stdout is piped");
+    let (sender, receiver) = mpsc::channel();
+    std::thread::spawn(move || {
+        let mut line = String::new();
+        let _ = BufReader::new(stdout).read_line(&mut line);
+        let _ = sender.send(line);
+    });
+    receiver.recv_timeout(Duration::from_secs(60)).expect("a line on stdout within a minute")
+}
+
+/// `child`'s exit status, waiting at most `limit`.
+fn exit_within(child: &mut Child, limit: Duration) -> std::process::ExitStatus {
+    let mut status = None;
+    eventually(limit, "the process exits", || {
+        status = child.try_wait().expect("try_wait");
+        status.is_some()
+    });
+    status.expect("exited")
+}
+
+fn interrupt(child: &Child) {
+    let pid = nix::unistd::Pid::from_raw(child.id() as i32);
+    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGINT).expect("SIGINT");
+}
+
+/// Kills the process if a failed assertion leaves it running.
+struct Reaped(Child);
+
+impl Drop for Reaped {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+#[test]
+fn view_serves_a_finished_run_on_the_port_it_printed_until_interrupted() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let data = dir.path().join("data");
+    let id = play_tiny(dir.path(), &data);
+
+    let child = Command::new(COORDINATOR)
+        .args(["view", "--data", path(&data), "--listen", "127.0.0.1:0"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .expect("farm-coordinator view starts");
+    let mut view = Reaped(child);
+    let line = first_line(&mut view.0);
+    let address: SocketAddr = line
+        .trim()
+        .strip_prefix("listening on http://")
+        .unwrap_or_else(|| panic!("not the address line: {line:?}"))
+        .parse()
+        .expect("an address");
+    assert_ne!(address.port(), 0, "the chosen port is printed");
+
+    let (status, page) = http_get(address, "/").expect("the page answers");
+    assert_eq!(status, 200);
+    assert!(page.starts_with("<!doctype html>") && page.contains("/static/index.js"), "{page}");
+    let (status, page) = http_get(address, &format!("/tournaments/{id}")).expect("the page answers");
+    assert_eq!(status, 200);
+    assert!(page.contains("data-testid=\"standings\""), "{page}");
+
+    let (status, body) = http_get(address, "/api/tournaments").expect("the API answers");
+    assert_eq!(status, 200, "{body}");
+    let listed: serde_json::Value = serde_json::from_str(&body).expect("JSON");
+    let tournaments = listed["tournaments"].as_array().expect("a list");
+    assert_eq!(tournaments.len(), 1, "{listed}");
+    assert_eq!(tournaments[0]["id"], id.as_str());
+    assert_eq!(tournaments[0]["progress"]["done"], 2, "{listed}");
+    assert_eq!(tournaments[0]["progress"]["total"], 2, "{listed}");
+
+    interrupt(&view.0);
+    let status = exit_within(&mut view.0, Duration::from_secs(30));
+    assert!(status.success(), "{status:?}");
+}
+
+#[test]
+fn view_refuses_a_directory_without_a_ledger() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let output = Command::new(COORDINATOR)
+        .args(["view", "--data", path(dir.path()), "--listen", "127.0.0.1:0"])
+        .output()
+        .expect("farm-coordinator runs");
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("has no ledger") && stderr.contains("farm-coordinator run"), "{stderr}");
+    assert!(!dir.path().join("ledger.sqlite").exists(), "nothing was created");
+}
+
+#[test]
+fn run_with_web_prints_its_url_and_stops_serving_when_the_run_ends() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let file = dir.path().join("tiny.toml");
+    std::fs::write(&file, TINY).expect("write the tournament");
+    let data = dir.path().join("data");
+    let output = Command::new(COORDINATOR)
+        .args(["run", path(&file), "--data", path(&data), "--format", "json", "--web", "127.0.0.1:0"])
+        .current_dir(repo())
+        .output()
+        .expect("farm-coordinator runs");
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    let url = stderr
+        .lines()
+        .find_map(|line| line.strip_prefix("watch the run at "))
+        .unwrap_or_else(|| panic!("no URL: {stderr}"));
+    assert!(url.starts_with("http://127.0.0.1:") && !url.starts_with("http://127.0.0.1:0/"), "{url}");
+    let standings: serde_json::Value = serde_json::from_slice(&output.stdout).expect("stdout is the standings alone");
+    assert_eq!(standings["progress"]["done"], 2);
+}
