@@ -134,12 +134,15 @@
         if (rowBot === colBot) return el("td", { class: "cell self" }, "—");
         const result = pairings.results[index.get(rowBot)][index.get(colBot)];
         const games = result.wins + result.draws + result.losses;
-        if (games === 0) return el("td", { class: "cell unplayed", title: `${rowBot} has not played ${colBot} yet` }, "·");
+        const counts = { wins: result.wins, draws: result.draws, losses: result.losses };
+        if (games === 0) {
+          return el("td", { class: "cell unplayed", title: `${rowBot} has not played ${colBot} yet`, dataset: counts }, "·");
+        }
         const share = (result.wins + result.draws / 2) / games;
         const cell = el("td", {
           class: "cell",
           title: `${rowBot} against ${colBot}: ${result.wins} won, ${result.draws} drawn, ${result.losses} lost (${fmt.percent(share)})`,
-          dataset: { wins: result.wins, draws: result.draws, losses: result.losses },
+          dataset: counts,
         }, `${result.wins}–${result.draws}–${result.losses}`);
         cell.style.backgroundColor = shareColour(share);
         return cell;
