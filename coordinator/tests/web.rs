@@ -107,6 +107,7 @@ fn visit_on_laptop(
         findings.check(&url, "the page loads", shown);
         if loaded {
             checks(findings, &url);
+            findings.check(&url, "no unformatted values", chromium.shows_no_unformatted_values());
             findings.check(&url, "nothing is wider than the screen", chromium.fits_the_screen());
             findings.check(&url, "screenshot", chromium.screenshot(&screenshots.path(LAPTOP, &label)));
         }
@@ -114,6 +115,7 @@ fn visit_on_laptop(
     };
 
     visit("index".to_owned(), "/".to_owned(), &mut |findings, url| {
+        findings.check(url, "one row per tournament", check_tournament_rows(chromium, tournaments));
         for tournament in tournaments {
             findings.check(url, &format!("lists {}", tournament.name), chromium.links_to(&tournament.page()));
         }
@@ -121,6 +123,7 @@ fn visit_on_laptop(
     for tournament in tournaments {
         let game = &tournament.game;
         let standings = server.get_json(&format!("/api/tournaments/{}/standings", tournament.id));
+        let pairings = server.get_json(&format!("/api/tournaments/{}/pairings", tournament.id));
         let all_matches = server.get_json(&format!("/api/tournaments/{}/matches", tournament.id));
         let bot = &tournament.process_bot;
         let bot_matches = server.get_json(&format!("/api/tournaments/{}/matches?bot={bot}", tournament.id));
@@ -129,7 +132,7 @@ fn visit_on_laptop(
             findings.check(url, "standings equal the API's", check_standings(chromium, &standings));
             findings.check(url, "progress equals the API's", check_progress(chromium, &standings["progress"]));
             if tournament.players_per_match == 2 {
-                findings.check(url, "pairing matrix", check_pairings(chromium, &tournament.bots));
+                findings.check(url, "pairing matrix equals the API's", check_pairings(chromium, &pairings));
             }
         });
         visit(format!("{game}-matches"), format!("{}/matches", tournament.page()), &mut |findings, url| {
@@ -162,7 +165,6 @@ struct Tournament {
     id: String,
     name: String,
     game: String,
-    bots: Vec<String>,
     /// The bot that runs as a process: its matches have logs.
     process_bot: String,
     players_per_match: usize,
@@ -187,7 +189,6 @@ impl Tournament {
             id: standings["tournament_id"].as_str().expect("tournament_id").to_owned(),
             name: standings["name"].as_str().expect("name").to_owned(),
             game: game.to_owned(),
-            bots: rows.iter().map(|row| row["bot"].as_str().expect("bot").to_owned()).collect(),
             process_bot,
             players_per_match: players_per_match as usize,
         }
@@ -468,6 +469,26 @@ impl Chromium {
         if found == true { Ok(()) } else { Err(format!("{text:?} is not on the page")) }
     }
 
+    /// No text of the page is a JavaScript value that missed its formatting (`null`,
+    /// `undefined`, `NaN`, `[object Object]`). Bots' replies and events are left out:
+    /// they are the bots' own text.
+    fn shows_no_unformatted_values(&self) -> Result<(), String> {
+        let found = self.evaluate(
+            r#"(() => {
+                const skipped = '[data-testid="replies"], [data-testid="events"], script, style';
+                const texts = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+                const found = [];
+                for (let text = texts.nextNode(); text; text = texts.nextNode()) {
+                    if (text.parentElement.closest(skipped)) continue;
+                    if (/null|\bundefined\b|\bNaN\b|\[object Object\]/.test(text.textContent))
+                        found.push(`${text.parentElement.tagName.toLowerCase()}: ${JSON.stringify(text.textContent.trim().slice(0, 80))}`);
+                }
+                return found.slice(0, 5);
+            })()"#,
+        )?;
+        if found.as_array().is_some_and(Vec::is_empty) { Ok(()) } else { Err(format!("shown: {found}")) }
+    }
+
     /// No element sticks out of the screen sideways (the page does not scroll sideways).
     fn fits_the_screen(&self) -> Result<(), String> {
         let overflow = self.evaluate(
@@ -623,34 +644,81 @@ fn describe_problem(event: &Event) -> Option<String> {
     }
 }
 
-/// Every row's cells equal the API's row: the counts exactly, the rating to the
-/// precision shown.
+/// The tournament list has a `tournament-row` for each tournament of the fixture and
+/// no other.
+fn check_tournament_rows(chromium: &Chromium, tournaments: &[Tournament]) -> Result<(), String> {
+    let shown = chromium.evaluate(
+        r#"[...document.querySelectorAll('[data-testid="tournament-row"]')].map(row => row.dataset.id ?? null)"#,
+    )?;
+    let mut shown: Vec<String> = shown
+        .as_array()
+        .ok_or("no tournament rows")?
+        .iter()
+        .map(|id| id.as_str().unwrap_or("(none)").to_owned())
+        .collect();
+    let mut expected: Vec<String> = tournaments.iter().map(|tournament| tournament.id.clone()).collect();
+    shown.sort();
+    expected.sort();
+    if shown == expected {
+        Ok(())
+    } else {
+        Err(format!("tournament-row data-id {shown:?}, the fixture has {expected:?}"))
+    }
+}
+
+/// Every row's cells equal the API's row, in the API's order: each cell's
+/// `data-value` is the API's value, and its text shows it (numbers to the precision
+/// shown).
 fn check_standings(chromium: &Chromium, standings: &Value) -> Result<(), String> {
     let shown = chromium.evaluate(
         r#"[...document.querySelectorAll('[data-testid="standings"] [data-testid="standing-row"]')].map(row =>
             Object.fromEntries([...row.querySelectorAll("[data-field]")].map(cell =>
-                [cell.dataset.field, cell.textContent.trim()])))"#,
+                [cell.dataset.field, { value: cell.dataset.value ?? null, text: cell.textContent.trim() }])))"#,
     )?;
     let shown = shown.as_array().ok_or("no standing rows")?;
     let rows = standings["rows"].as_array().expect("API rows");
     if shown.len() != rows.len() {
         return Err(format!("{} standing-row rows, the API has {}", shown.len(), rows.len()));
     }
+    let fields = [
+        "place",
+        "bot",
+        "played",
+        "wins",
+        "draws",
+        "losses",
+        "points",
+        "rating",
+        "timeouts",
+        "crashes",
+        "disqualified",
+    ];
     let mut wrong = Vec::new();
     for (index, (shown, row)) in shown.iter().zip(rows).enumerate() {
-        for field in ["place", "bot", "played", "wins", "draws", "losses", "timeouts", "crashes"] {
-            let expected = row[field].as_str().map_or_else(|| row[field].to_string(), str::to_owned);
-            match shown[field].as_str() {
-                Some(text) if text == expected => {}
-                Some(text) => wrong.push(format!("row {index} {field}: shows {text:?}, the API has {expected}")),
-                None => wrong.push(format!("row {index} has no data-field=\"{field}\" cell")),
+        for field in fields {
+            let expected = if field == "rating" { &row["rating"]["value"] } else { &row[field] };
+            let cell = &shown[field];
+            if cell.is_null() {
+                wrong.push(format!("row {index} has no data-field=\"{field}\" cell"));
+                continue;
             }
-        }
-        let rating = row["rating"]["value"].as_f64().expect("API rating");
-        match shown["rating"].as_str() {
-            Some(text) if shows_number(text, rating) => {}
-            Some(text) => wrong.push(format!("row {index} rating: shows {text:?}, the API has {rating}")),
-            None => wrong.push(format!("row {index} has no data-field=\"rating\" cell")),
+            let (value, text) = (cell["value"].as_str().unwrap_or("(none)"), cell["text"].as_str().unwrap_or(""));
+            let (value_agrees, text_agrees) = match expected {
+                Value::String(name) => (value == name, text == name),
+                number => {
+                    let number = number.as_f64().expect("API numbers");
+                    // serde_json's default float parsing may be an ulp off the
+                    // browser's (which rounds correctly), so equal is within 1e-12.
+                    let same = |value: f64| (value - number).abs() <= number.abs() * 1e-12;
+                    (value.parse::<f64>().is_ok_and(same), shows_number(text, number))
+                }
+            };
+            if !value_agrees {
+                wrong.push(format!("row {index} {field}: data-value {value:?}, the API has {expected}"));
+            }
+            if !text_agrees {
+                wrong.push(format!("row {index} {field}: shows {text:?}, the API has {expected}"));
+            }
         }
     }
     if wrong.is_empty() { Ok(()) } else { Err(wrong.join("; ")) }
@@ -672,32 +740,71 @@ fn check_progress(chromium: &Chromium, progress: &Value) -> Result<(), String> {
     let shown = chromium.evaluate(
         r#"(() => {
             const progress = document.querySelector('[data-testid="progress"]');
-            return progress && { done: progress.dataset.done, total: progress.dataset.total };
+            return progress && { done: progress.dataset.done, failed: progress.dataset.failed, total: progress.dataset.total };
         })()"#,
     )?;
-    let expected = serde_json::json!({ "done": progress["done"].to_string(), "total": progress["total"].to_string() });
+    let expected = serde_json::json!({
+        "done": progress["done"].to_string(),
+        "failed": progress["failed"].to_string(),
+        "total": progress["total"].to_string(),
+    });
     if shown == expected { Ok(()) } else { Err(format!("progress shows {shown}, the API has {expected}")) }
 }
 
-fn check_pairings(chromium: &Chromium, bots: &[String]) -> Result<(), String> {
-    let text = chromium.evaluate(r#"document.querySelector('[data-testid="pairings"]')?.innerText ?? null"#)?;
-    let text = text.as_str().ok_or("no pairings table")?;
-    let missing: Vec<&String> = bots.iter().filter(|bot| !text.contains(bot.as_str())).collect();
-    if missing.is_empty() { Ok(()) } else { Err(format!("the pairings table does not name {missing:?}")) }
+/// Every cell of the pairing matrix (row bot against column bot) carries the API's
+/// wins, draws and losses, for every pair of bots.
+fn check_pairings(chromium: &Chromium, pairings: &Value) -> Result<(), String> {
+    let shown = chromium.evaluate(
+        r#"(() => {
+            const table = document.querySelector('[data-testid="pairings"]');
+            if (!table) return null;
+            const columns = [...table.querySelectorAll("thead th")].slice(1).map(th => th.textContent.trim());
+            const cells = {};
+            for (const row of table.querySelectorAll("tbody tr")) {
+                const bot = row.querySelector("th").textContent.trim();
+                [...row.querySelectorAll("td")].forEach((cell, column) => {
+                    if (cell.dataset.wins !== undefined)
+                        cells[`${bot} ${columns[column]}`] = [cell.dataset.wins, cell.dataset.draws, cell.dataset.losses].join("-");
+                });
+            }
+            return cells;
+        })()"#,
+    )?;
+    if shown.is_null() {
+        return Err("no pairings table".to_owned());
+    }
+    let bots: Vec<&str> = pairings["bots"].as_array().expect("API bots").iter().filter_map(Value::as_str).collect();
+    let mut wrong = Vec::new();
+    for (row, bot) in bots.iter().enumerate() {
+        for (column, opponent) in bots.iter().enumerate().filter(|&(column, _)| column != row) {
+            let result = &pairings["results"][row][column];
+            let expected = format!("{}-{}-{}", result["wins"], result["draws"], result["losses"]);
+            let key = format!("{bot} {opponent}");
+            if shown[&key].as_str() != Some(expected.as_str()) {
+                wrong.push(format!("{bot} against {opponent}: shows {}, the API has {expected}", shown[&key]));
+            }
+        }
+    }
+    if wrong.is_empty() { Ok(()) } else { Err(wrong.join("; ")) }
 }
 
-/// One `match-row` per match of `matches` (an API match list), each naming `bot` when given.
+/// One `match-row` per match of `matches` (an API match list), in its order (their
+/// `data-job-id`), each naming `bot` when given.
 fn check_match_rows(chromium: &Chromium, matches: &Value, bot: Option<&str>) -> Result<(), String> {
-    let rows = chromium
-        .evaluate(r#"[...document.querySelectorAll('[data-testid="match-row"]')].map(row => row.innerText)"#)?;
+    let rows = chromium.evaluate(
+        r#"[...document.querySelectorAll('[data-testid="match-row"]')].map(row =>
+            ({ job: row.dataset.jobId ?? null, text: row.innerText }))"#,
+    )?;
     let rows = rows.as_array().ok_or("no match rows")?;
-    let expected = matches["total"].as_u64().expect("API total");
-    if rows.len() as u64 != expected {
-        return Err(format!("{} match-row rows, the API has {expected} matches", rows.len()));
+    let shown: Vec<&Value> = rows.iter().map(|row| &row["job"]).collect();
+    let expected: Vec<&Value> =
+        matches["matches"].as_array().expect("API matches").iter().map(|m| &m["job_id"]).collect();
+    if shown != expected {
+        return Err(format!("match-row data-job-id {shown:?}, the API lists {expected:?}"));
     }
     let Some(bot) = bot else { return Ok(()) };
     let without: Vec<usize> =
-        (0..rows.len()).filter(|&row| !rows[row].as_str().is_some_and(|text| text.contains(bot))).collect();
+        (0..rows.len()).filter(|&row| !rows[row]["text"].as_str().is_some_and(|text| text.contains(bot))).collect();
     if without.is_empty() { Ok(()) } else { Err(format!("rows {without:?} do not name {bot}")) }
 }
 
