@@ -289,6 +289,9 @@
       // Per seat, a promise of: observations[i] (the text, or null) and latest[i], the
       // index of the observation showing frame i's team view.
       const views = new Map();
+      const loadedViews = new Set();
+      // Counts draws, so that one still waiting for observations knows it was overtaken.
+      let draws = 0;
 
       async function fetchView(seat) {
         const text = await MatchFarm.apiText(`/api/matches/${encodeURIComponent(jobId)}/observations/${seat}`);
@@ -724,15 +727,29 @@
         async draw(ctx, index, options) {
           const choice = options.view;
           if (!jobId || choice === undefined || choice === "all") {
+            draws += 1;
             drawScene(ctx, everyoneScene(index), null);
+            ctx.canvas.dataset.view = "all";
             return;
           }
           const seat = Number(choice);
+          const drawing = ++draws;
+          if (!loadedViews.has(seat)) {
+            // Until the team's observations arrive: the map, all of it unseen.
+            const state = frames[index].state;
+            const caption = `Loading what ${teamName(seat + 1)} was sent…`;
+            drawScene(ctx, { ...state, entities: [], seen: new Uint8Array(width * height), caption }, seat + 1);
+            ctx.canvas.dataset.view = "loading";
+          }
           const view = await loadView(seat);
+          loadedViews.add(seat);
+          // A later draw (another frame or team) has the canvas now.
+          if (drawing !== draws) return;
           const j = view.latest[index];
           // Every team is sent the first shop call, so only a damaged answer lacks one.
           if (j < 0) throw new Error(`the observations of seat ${seat} start after frame ${index + 1}`);
           drawScene(ctx, teamScene(view, seat, j), seat + 1);
+          ctx.canvas.dataset.view = String(seat);
         },
         scores(index) {
           const gold = frames[index].state.teamsGold;
