@@ -39,6 +39,7 @@
   }
   MatchFarm.ApiError = ApiError;
 
+  /** The response to a GET of `path`; a failed request throws an ApiError with the API's message. */
   async function request(path) {
     let response;
     try {
@@ -62,6 +63,8 @@
     }
     return response;
   }
+
+  MatchFarm.apiResponse = request;
 
   MatchFarm.api = async function (path) {
     return (await request(path)).json();

@@ -102,23 +102,9 @@
     }
   }
 
-  /** The API's error for a failed request, as common.js words it. */
-  async function answerError(response) {
-    let message = `${response.status} ${response.statusText}`;
-    let code = "http";
-    try {
-      const body = await response.json();
-      if (body && body.error) ({ code, message } = body.error);
-    } catch (_) {
-      // Not a JSON error: the status line says enough.
-    }
-    return new MatchFarm.ApiError(response.status, code, message);
-  }
-
   /** Streams and parses the replay; `onProgress({bytes, frames, setup})` after each chunk. */
   async function loadReplay(jobId, onProgress) {
-    const response = await fetch(`/api/matches/${encodeURIComponent(jobId)}/replay`);
-    if (!response.ok) throw await answerError(response);
+    const response = await MatchFarm.apiResponse(`/api/matches/${encodeURIComponent(jobId)}/replay`);
     const parser = new ReplayParser();
     const decoder = new TextDecoder();
     const reader = response.body.getReader();
@@ -379,7 +365,18 @@
       );
 
       document.addEventListener("keydown", (event) => this.key(event));
-      new ResizeObserver(() => this.layout()).observe(this.root);
+      // Laid out in the next frame, not inside the observer: resizing the canvases there
+      // would change the observed size again before the browser delivered it (a
+      // "ResizeObserver loop" warning on narrow screens).
+      let scheduled = false;
+      new ResizeObserver(() => {
+        if (scheduled) return;
+        scheduled = true;
+        requestAnimationFrame(() => {
+          scheduled = false;
+          this.layout();
+        });
+      }).observe(this.root);
     }
 
     /** A speed that shows a long match in under a minute, a short one in about 20 s. */
