@@ -7,6 +7,7 @@ use bytes::Bytes;
 use farm_engine::BotReply;
 use farm_engine::wire::{self, HttpBody, MAX_REPLY_BYTES};
 use http_body_util::{BodyExt, Full, Limited};
+use hyper::client::conn::http1::SendRequest;
 use hyper_util::rt::TokioIo;
 use tokio::net::TcpStream;
 use tokio::sync::oneshot;
@@ -20,29 +21,35 @@ pub const BOT_PORT: u16 = 8080;
 /// How often to retry connecting while a bot is still starting its server.
 const CONNECT_RETRY: Duration = Duration::from_millis(50);
 
-/// Requests to one bot's HTTP server.
+/// Requests to one bot's HTTP server, over one kept-alive connection while the bot
+/// keeps it open (a bot that closes it after each answer gets a new one per request).
 pub struct HttpChannel {
     address: SocketAddr,
     body: HttpBody,
-    pending: Option<(oneshot::Receiver<Received>, JoinHandle<()>)>,
+    /// The connection of the last answered request, ready for the next.
+    idle: Option<Connection>,
+    pending: Option<(oneshot::Receiver<Answered>, JoinHandle<()>)>,
 }
+
+/// A reply, and the connection that carried it if it can carry the next request.
+type Answered = (Received, Option<Connection>);
 
 impl HttpChannel {
     /// A channel to the bot serving at `address`, sending requests encoded as `body`.
     pub fn new(address: SocketAddr, body: HttpBody) -> Self {
-        HttpChannel { address, body, pending: None }
+        HttpChannel { address, body, idle: None, pending: None }
     }
 
-    /// Starts posting `request`. A request still unanswered is abandoned: its reply
-    /// would belong to an earlier turn.
+    /// Starts posting `request`. A request still unanswered is abandoned with its
+    /// connection: its reply would belong to an earlier turn.
     pub fn send(&mut self, request: &str) -> bool {
         self.abandon();
         let (reply_tx, reply_rx) = oneshot::channel();
         let body = wire::http_request(request, self.body);
-        let address = self.address;
+        let (address, idle) = (self.address, self.idle.take());
         let task = tokio::spawn(async move {
-            let reply = post(address, body).await;
-            let _ = reply_tx.send(Received { reply, at: Instant::now() });
+            let (reply, connection) = post(address, idle, body).await;
+            let _ = reply_tx.send((Received { reply, at: Instant::now() }, connection));
         });
         self.pending = Some((reply_rx, task));
         true
@@ -55,8 +62,11 @@ impl HttpChannel {
         };
         match timeout_at(deadline, reply).await {
             // Arrived after the deadline, while the runner was reading another seat.
-            Ok(Ok(received)) if received.at > deadline => Received { reply: BotReply::Timeout, at: deadline },
-            Ok(Ok(received)) => received,
+            Ok(Ok((received, _))) if received.at > deadline => Received { reply: BotReply::Timeout, at: deadline },
+            Ok(Ok((received, connection))) => {
+                self.idle = connection;
+                received
+            }
             Ok(Err(_)) => Received { reply: BotReply::Crashed, at: Instant::now() },
             Err(_) => {
                 task.abort();
@@ -78,38 +88,183 @@ impl Drop for HttpChannel {
     }
 }
 
-/// One POST. A bot that is still starting refuses connections: that is retried until
-/// the caller's deadline ends the attempt. Transport errors and error statuses are
-/// `Crashed` (the Botwars rules disqualify for both).
-async fn post(address: SocketAddr, request: wire::HttpRequest) -> BotReply {
+/// An HTTP/1.1 connection to a bot: the request side and the task driving it.
+struct Connection {
+    sender: SendRequest<Full<Bytes>>,
+    driver: JoinHandle<()>,
+}
+
+impl Drop for Connection {
+    fn drop(&mut self) {
+        self.driver.abort();
+    }
+}
+
+/// Connects to the bot. A bot that is still starting refuses connections: that is
+/// retried until the caller's deadline ends the attempt. `None` on any other failure.
+async fn connect(address: SocketAddr) -> Option<Connection> {
     let stream = loop {
         match TcpStream::connect(address).await {
             Ok(stream) => break stream,
             Err(error) if error.kind() == std::io::ErrorKind::ConnectionRefused => {
                 tokio::time::sleep(CONNECT_RETRY).await;
             }
-            Err(_) => return BotReply::Crashed,
+            Err(_) => return None,
         }
     };
     let _ = stream.set_nodelay(true);
-    let Ok((mut sender, connection)) = hyper::client::conn::http1::handshake(TokioIo::new(stream)).await else {
-        return BotReply::Crashed;
+    let (sender, connection) = hyper::client::conn::http1::handshake(TokioIo::new(stream)).await.ok()?;
+    let driver = tokio::spawn(async move {
+        let _ = connection.await;
+    });
+    Some(Connection { sender, driver })
+}
+
+/// One POST, on `idle` if it is still open, else on a new connection; returns the
+/// reply and the connection if it can carry the next request. A request the kept
+/// connection did not take (the bot closed it meanwhile) is sent once more on a new
+/// one: it never reached the bot. Transport errors and error statuses are `Crashed`
+/// (the Botwars rules disqualify for both).
+async fn post(
+    address: SocketAddr,
+    idle: Option<Connection>,
+    request: wire::HttpRequest,
+) -> (BotReply, Option<Connection>) {
+    let body = Bytes::from(request.body);
+    let build = || {
+        hyper::Request::post("/")
+            .header(hyper::header::HOST, address.to_string())
+            .header(hyper::header::CONTENT_TYPE, request.content_type)
+            .body(Full::new(body.clone()))
     };
-    let driver = tokio::spawn(connection);
-    let built = hyper::Request::post("/")
-        .header(hyper::header::HOST, address.to_string())
-        .header(hyper::header::CONTENT_TYPE, request.content_type)
-        .body(Full::new(Bytes::from(request.body)));
-    let Ok(http_request) = built else { return BotReply::Crashed };
-    let reply = match sender.send_request(http_request).await {
-        Ok(response) if response.status().is_success() => {
-            match Limited::new(response.into_body(), MAX_REPLY_BYTES).collect().await {
-                Ok(body) => wire::reply_from_bytes(&body.to_bytes()),
-                Err(_) => BotReply::Unreadable,
+    let mut reused = idle.is_some();
+    let mut connection = match idle {
+        Some(connection) => connection,
+        None => match connect(address).await {
+            Some(connection) => connection,
+            None => return (BotReply::Crashed, None),
+        },
+    };
+    let response = loop {
+        let Ok(http_request) = build() else { return (BotReply::Crashed, None) };
+        let sent = match connection.sender.ready().await {
+            Ok(()) => connection.sender.try_send_request(http_request).await.map_err(|mut error| error.take_message()),
+            Err(_) => Err(Some(http_request)),
+        };
+        match sent {
+            Ok(response) => break response,
+            // Not sent: the kept connection had closed. A new one, once.
+            Err(Some(_)) if reused => {
+                reused = false;
+                connection = match connect(address).await {
+                    Some(connection) => connection,
+                    None => return (BotReply::Crashed, None),
+                };
             }
+            Err(_) => return (BotReply::Crashed, None),
         }
-        _ => BotReply::Crashed,
     };
-    driver.abort();
-    reply
+    if !response.status().is_success() {
+        return (BotReply::Crashed, None);
+    }
+    match Limited::new(response.into_body(), MAX_REPLY_BYTES).collect().await {
+        Ok(body) => {
+            let reply = wire::reply_from_bytes(&body.to_bytes());
+            (reply, Some(connection).filter(|connection| !connection.sender.is_closed()))
+        }
+        Err(_) => (BotReply::Unreadable, None),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+    use tokio::net::TcpListener;
+
+    /// A bot answering `POST /` with `ok`: on one connection for as long as the
+    /// client keeps it (`close` false), or closing it after each answer, as HTTP/1.0
+    /// servers do. Returns its address and a count of the connections it accepted.
+    async fn bot(close: bool) -> (SocketAddr, Arc<AtomicUsize>) {
+        let listener = TcpListener::bind("127.0.0.1:0").await.expect("a free port");
+        let address = listener.local_addr().expect("bound");
+        let accepted = Arc::new(AtomicUsize::new(0));
+        let count = Arc::clone(&accepted);
+        tokio::spawn(async move {
+            while let Ok((stream, _)) = listener.accept().await {
+                count.fetch_add(1, Ordering::SeqCst);
+                tokio::spawn(async move {
+                    let mut stream = BufReader::new(stream);
+                    loop {
+                        let (mut line, mut length) = (String::new(), 0usize);
+                        loop {
+                            line.clear();
+                            if stream.read_line(&mut line).await.unwrap_or(0) == 0 {
+                                return;
+                            }
+                            if line == "\r\n" {
+                                break;
+                            }
+                            if let Some(value) = line.to_ascii_lowercase().strip_prefix("content-length:") {
+                                length = value.trim().parse().unwrap_or(0);
+                            }
+                        }
+                        let mut body = vec![0u8; length];
+                        stream.read_exact(&mut body).await.expect("the body");
+                        let answer: &[u8] = if close {
+                            b"HTTP/1.0 200 OK\r\nContent-Length: 2\r\n\r\nok"
+                        } else {
+                            b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"
+                        };
+                        stream.get_mut().write_all(answer).await.expect("the answer");
+                        if close {
+                            return;
+                        }
+                    }
+                });
+            }
+        });
+        (address, accepted)
+    }
+
+    async fn ask(channel: &mut HttpChannel) -> BotReply {
+        assert!(channel.send("{}"));
+        channel.receive(Instant::now() + Duration::from_secs(10)).await.reply
+    }
+
+    #[tokio::test]
+    async fn requests_share_one_connection_while_the_bot_keeps_it() {
+        let (address, accepted) = bot(false).await;
+        let mut channel = HttpChannel::new(address, HttpBody::Json);
+        for _ in 0..3 {
+            assert_eq!(ask(&mut channel).await, BotReply::Line("ok".into()));
+        }
+        assert_eq!(accepted.load(Ordering::SeqCst), 1);
+    }
+
+    #[tokio::test]
+    async fn a_bot_that_closes_after_each_answer_gets_a_connection_per_request() {
+        let (address, accepted) = bot(true).await;
+        let mut channel = HttpChannel::new(address, HttpBody::Json);
+        for _ in 0..3 {
+            assert_eq!(ask(&mut channel).await, BotReply::Line("ok".into()));
+        }
+        assert_eq!(accepted.load(Ordering::SeqCst), 3);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_timed_out_request_takes_its_connection_with_it() {
+        // A bot that never answers its first connection, then answers at once.
+        let listener = TcpListener::bind("127.0.0.1:0").await.expect("a free port");
+        let address = listener.local_addr().expect("bound");
+        let silent = listener.accept();
+        let mut channel = HttpChannel::new(address, HttpBody::Json);
+        assert!(channel.send("{}"));
+        let _held = silent.await.expect("the first connection");
+        let late = channel.receive(Instant::now() + Duration::from_millis(50)).await;
+        assert_eq!(late.reply, BotReply::Timeout);
+        assert!(channel.idle.is_none(), "the silent connection is not kept for the next turn");
+    }
 }
