@@ -66,14 +66,19 @@ fn a_quick_run_reports_every_figure_of_its_sections() {
     positive(sections, "overhead.local_process.ms_per_match");
     positive_or_skipped(sections, "overhead.docker_cold", &["ms_per_match"]);
     positive_or_skipped(sections, "overhead.docker_warm_pool", &["ms_per_match"]);
+    positive_or_skipped(
+        sections,
+        "overhead.long_matches",
+        &["turns", "docker_cold_ms_per_match", "docker_warm_pool_ms_per_match"],
+    );
     for figure in [
         "bots",
         "jobs",
         "schedule_and_insert_seconds",
         "inserted_jobs_per_second",
-        "publish_seconds",
-        "published_jobs_per_second",
-        "job_message_bytes",
+        "publish.window",
+        "publish.jobs_per_second",
+        "publish.job_message_bytes",
         "ingest.results",
         "ingest.results_per_second",
     ] {

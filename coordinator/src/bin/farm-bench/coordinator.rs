@@ -1,12 +1,14 @@
 //! Coordinator: scheduling a round robin of many bots and inserting its jobs in the
-//! ledger, publishing them through the [`Publisher`] (into a queue that only encodes
-//! and counts them, so that the figure is the coordinator's own), and recording
-//! results in ingest-sized batches.
+//! ledger; publishing through the [`Publisher`] with `serve`'s defaults (batch and
+//! window) into a queue that only encodes and counts the jobs, so that the figure is
+//! the coordinator's own, until the window is full (in a farm, results free it); and
+//! recording those jobs' results in ingest-sized batches.
 
 use std::path::Path;
 use std::sync::Arc;
 use std::time::Instant;
 
+use farm_coordinator::CoordinatorConfig;
 use farm_coordinator::farm::{JobQueue, Publisher, QueueError, Recorder};
 use farm_coordinator::ledger::{Answer, Ledger};
 use farm_coordinator::tournament::{LaunchMode, TournamentFile};
@@ -18,16 +20,13 @@ use crate::report::Figures;
 /// Answers per ledger transaction: the coordinator's ingest batch (its consumers'
 /// prefetch).
 const INGEST_BATCH: usize = 256;
-/// Jobs per publish, as `serve` publishes by default.
-const PUBLISH_BATCH: u32 = 500;
 
-/// A queue that encodes each job as the broker would carry it, counts them, keeps the
-/// first `keep` for the ingest figures, and stops the publisher after `total`.
+/// A queue that encodes each job as the broker would carry it, keeps it for the
+/// ingest figures, and stops the publisher after `total`.
 struct CountingQueue {
     published: u64,
     total: u64,
     kept: Vec<MatchJob>,
-    keep: usize,
     bytes: u64,
     stop: watch::Sender<bool>,
 }
@@ -36,9 +35,7 @@ impl JobQueue for CountingQueue {
     async fn publish(&mut self, jobs: Vec<MatchJob>) -> Result<(), QueueError> {
         for job in jobs {
             self.bytes += serde_json::to_vec(&JobEnvelope::new(job.clone()))?.len() as u64;
-            if self.kept.len() < self.keep {
-                self.kept.push(job);
-            }
+            self.kept.push(job);
             self.published += 1;
         }
         if self.published >= self.total {
@@ -91,9 +88,8 @@ fn result_for(job: &MatchJob) -> Answer {
     })
 }
 
-/// Runs the figures for a round robin of `bots` bots, recording `results` results,
-/// with the ledger in `dir`.
-pub async fn run(bots: usize, results: usize, dir: &Path) -> anyhow::Result<Figures> {
+/// Runs the figures for a round robin of `bots` bots, with the ledger in `dir`.
+pub async fn run(bots: usize, dir: &Path) -> anyhow::Result<Figures> {
     let mut figures = Figures::default();
     let ledger = Ledger::open(&dir.join("ledger.sqlite"))?;
     let tournament = round_robin(bots)?;
@@ -108,18 +104,26 @@ pub async fn run(bots: usize, results: usize, dir: &Path) -> anyhow::Result<Figu
     figures.number("inserted_jobs_per_second", inserted.jobs as f64 / insert_seconds, "jobs/s");
 
     let recorder = Recorder::new(ledger.clone(), Arc::new(Notify::new()));
+    let serve = CoordinatorConfig::default();
+    let window = serve.max_outstanding.min(inserted.jobs);
     let (stop_tx, mut stop) = watch::channel(false);
-    let mut queue =
-        CountingQueue { published: 0, total: inserted.jobs, kept: Vec::new(), keep: results, bytes: 0, stop: stop_tx };
-    let mut publisher =
-        Publisher::new(ledger.clone(), recorder.clone(), LaunchMode::Local, PUBLISH_BATCH, u64::MAX, Some(id));
+    let mut queue = CountingQueue { published: 0, total: window, kept: Vec::new(), bytes: 0, stop: stop_tx };
+    let mut publisher = Publisher::new(
+        ledger.clone(),
+        recorder.clone(),
+        LaunchMode::Local,
+        serve.publish_batch,
+        serve.max_outstanding,
+        Some(id),
+    );
     let started = Instant::now();
     publisher.run(&mut queue, &mut stop).await?;
     let publish_seconds = started.elapsed().as_secs_f64();
-    anyhow::ensure!(queue.published == inserted.jobs, "published {} of {} jobs", queue.published, inserted.jobs);
-    figures.number("publish_seconds", publish_seconds, "s");
-    figures.number("published_jobs_per_second", queue.published as f64 / publish_seconds, "jobs/s");
-    figures.number("job_message_bytes", queue.bytes as f64 / queue.published as f64, "B");
+    anyhow::ensure!(queue.published == window, "published {} of {window} jobs", queue.published);
+    figures.put("publish.window", window, window.to_string());
+    figures.put("publish.batch", serve.publish_batch, serve.publish_batch.to_string());
+    figures.number("publish.jobs_per_second", queue.published as f64 / publish_seconds, "jobs/s");
+    figures.number("publish.job_message_bytes", queue.bytes as f64 / queue.published as f64, "B");
 
     let answers: Vec<Answer> = queue.kept.iter().map(result_for).collect();
     let started = Instant::now();

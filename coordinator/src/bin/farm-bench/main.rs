@@ -111,7 +111,14 @@ async fn run_section(section: Section, cli: &Cli) -> anyhow::Result<Figures> {
                 .map_err(|_| anyhow::anyhow!("the engine section panicked"))?
         }
         Section::Roundtrip => roundtrip::run(if quick { 200 } else { 5000 }).await,
-        Section::Overhead => overhead::run(if quick { 5 } else { 40 }, if quick { 3 } else { 20 }).await,
+        Section::Overhead => {
+            let plan = if quick {
+                overhead::Plan { local_matches: 5, docker_matches: 3, long_turns: 200, long_matches: 3 }
+            } else {
+                overhead::Plan { local_matches: 40, docker_matches: 20, long_turns: 1000, long_matches: 10 }
+            };
+            overhead::run(&plan).await
+        }
         Section::E2e => {
             let plan = if quick {
                 e2e::Plan { bots: 3, games_process: 1, games_docker: 1, turns: 20 }
@@ -122,8 +129,7 @@ async fn run_section(section: Section, cli: &Cli) -> anyhow::Result<Figures> {
         }
         Section::Coordinator => {
             let dir = scratch_dir("coordinator")?;
-            let figures =
-                coordinator::run(if quick { 100 } else { 1000 }, if quick { 2000 } else { 50_000 }, &dir).await;
+            let figures = coordinator::run(if quick { 100 } else { 1000 }, &dir).await;
             std::fs::remove_dir_all(&dir)?;
             figures
         }

@@ -155,7 +155,10 @@ mod tests {
         assert_eq!(json["sections"]["s"]["a"]["c"], 0.5);
         assert_eq!(json["sections"]["s"]["d"]["skipped"], "no Docker");
         let table = report.table();
-        assert!(table.lines().any(|line| line.trim_start().starts_with("a.b") && line.ends_with(" 1234 ms")), "{table}");
+        assert!(
+            table.lines().any(|line| line.trim_start().starts_with("a.b") && line.ends_with(" 1234 ms")),
+            "{table}"
+        );
         assert!(table.contains("skipped: no Docker"), "{table}");
     }
 
