@@ -168,7 +168,8 @@ impl Service {
         let child = Command::new(binary)
             .arg("serve")
             .envs(env.iter().map(|(key, value)| (*key, value.as_str())))
-            .env("RUST_LOG", "warn")
+            // lapin logs a channel closing under the drain as an error: noise here.
+            .env("RUST_LOG", "warn,lapin=off")
             .stdout(Stdio::null())
             .stderr(Stdio::inherit())
             .spawn()?;

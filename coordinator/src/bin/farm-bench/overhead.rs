@@ -47,8 +47,10 @@ where
     let mut tasks = tokio::task::JoinSet::new();
     for index in 0..matches {
         // As the worker's prefetch: a job is taken only when it can play or wait warm.
-        if tasks.len() > usize::from(ahead) {
-            tasks.join_next().await.ok_or_else(|| anyhow::anyhow!("no task"))???;
+        if tasks.len() > usize::from(ahead)
+            && let Some(joined) = tasks.join_next().await
+        {
+            joined??;
         }
         let (slots, sandbox, bots) = (Arc::clone(&slots), sandbox.clone(), bots.to_vec());
         let setup = MatchSetup::new(GameKind::Botwars, &rules, None, index as u64, players.clone())?;
