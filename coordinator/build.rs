@@ -14,17 +14,21 @@ fn main() {
     collect(&root, &root, &mut files);
     files.sort();
     let mut list = String::from("&[\n");
-    for (name, path) in &files {
-        let _ = writeln!(list, "    ({name:?}, include_bytes!({path:?})),");
+    for name in &files {
+        // Relative to the manifest at compile time, not this run's absolute path: a
+        // target directory shared by two checkouts then never embeds the other's files.
+        let _ = writeln!(
+            list,
+            "    ({name:?}, include_bytes!(concat!(env!(\"CARGO_MANIFEST_DIR\"), \"/web/\", {name:?}))),"
+        );
     }
     list.push(']');
     let out = PathBuf::from(std::env::var_os("OUT_DIR").expect("cargo sets OUT_DIR"));
     std::fs::write(out.join("web_assets.rs"), list).expect("write web_assets.rs");
 }
 
-/// Adds every servable file under `directory` as (its path from `root` with `/`
-/// separators, its absolute path).
-fn collect(root: &Path, directory: &Path, files: &mut Vec<(String, String)>) {
+/// Adds every servable file under `directory` by its path from `root`, with `/` separators.
+fn collect(root: &Path, directory: &Path, files: &mut Vec<String>) {
     let entries = std::fs::read_dir(directory).unwrap_or_else(|error| panic!("{}: {error}", directory.display()));
     for entry in entries {
         let path = entry.unwrap_or_else(|error| panic!("{}: {error}", directory.display())).path();
@@ -38,6 +42,6 @@ fn collect(root: &Path, directory: &Path, files: &mut Vec<(String, String)>) {
         }
         let relative = path.strip_prefix(root).expect("under the root");
         let served = relative.components().map(|part| part.as_os_str().to_string_lossy()).collect::<Vec<_>>().join("/");
-        files.push((served, path.to_string_lossy().into_owned()));
+        files.push(served);
     }
 }

@@ -872,12 +872,18 @@ fn check_replay_controls(chromium: &Chromium) -> Result<(), String> {
     Ok(())
 }
 
-/// The Ostibot renderer's "View as" control set to the first team draws less than
-/// everyone's view.
+/// The Ostibot renderer's "View as" control set to the first team draws that team's
+/// view (the canvas's `data-view` says so once its observations are drawn, not merely
+/// the placeholder shown while they load), and it differs from everyone's view.
 fn check_fog_of_war(chromium: &Chromium) -> Result<(), String> {
     let control = r#"[data-testid="control-view"]"#;
     let everyone = chromium.canvas_digest()?;
     chromium.set_value(control, "0")?;
+    chromium.poll(
+        "the canvas drawn as team 0 sees it",
+        r#"document.querySelector('[data-testid="replay-canvas"]')?.dataset.view ?? null"#,
+        |view| view.as_str() == Some("0"),
+    )?;
     chromium.canvas_changes_from(&everyone, "View as team 0")?;
     Ok(())
 }
