@@ -292,10 +292,7 @@ async fn sigterm_drains_the_match_in_flight_and_a_second_signal_requeues_it() {
     let worker = WorkerProcess::start(&vhost, &unique("w-abort"), 1, 5);
     eventually(Duration::from_secs(60), "the match starts", || !containers(JOB_LABEL, &stopped).is_empty());
     let id = worker.id.clone();
-    worker.signal();
-    // Draining shows as unhealthy; only then is the second signal a second one.
-    worker.wait_until(Duration::from_secs(10), |status, _| status == 503);
-    worker.signal();
+    worker.abort();
     assert!(worker.wait().success());
     assert!(containers(WORKER_LABEL, &id).is_empty(), "the stopped match's containers are removed");
     assert_eq!(ready_messages(&connection, JOBS_QUEUE).await, 1, "the stopped job is requeued");

@@ -127,10 +127,7 @@ async fn an_abort_requeues_both_jobs_and_removes_every_container() {
     quick_starts_while_slow_plays(&slow, &quick);
 
     let id = worker.id.clone();
-    worker.signal();
-    // Draining shows as unhealthy; only then is the second signal a second one.
-    worker.wait_until(Duration::from_secs(10), |status, _| status == 503);
-    worker.signal();
+    worker.abort();
     assert!(worker.wait().success());
     assert!(containers(WORKER_LABEL, &id).is_empty(), "no container left, warm or not");
     assert_eq!(ready_messages(&connection, JOBS_QUEUE).await, 2, "both jobs are requeued");

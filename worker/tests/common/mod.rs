@@ -183,6 +183,14 @@ impl WorkerProcess {
         nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM).expect("SIGTERM the worker");
     }
 
+    /// Two SIGTERMs: the first starts the drain, the second (sent once the drain shows as
+    /// unhealthy, so it really is a second one) aborts what is still playing.
+    pub fn abort(&self) {
+        self.signal();
+        self.wait_until(Duration::from_secs(10), |status, _| status == 503);
+        self.signal();
+    }
+
     /// Waits for the process to exit.
     pub fn wait(mut self) -> std::process::ExitStatus {
         self.child.wait().expect("worker exits")
