@@ -1,5 +1,5 @@
-//! `farm-bench --quick` runs its sections that need no broker and writes a report in
-//! which every expected figure is there and positive. (No timing thresholds: the
+//! `farm-bench --quick` runs its sections that need no broker (Docker ones included) and
+//! writes a report in which every expected figure is there and positive. (No timing thresholds: the
 //! figures depend on the machine; only their presence and sign are checked.)
 
 use std::path::Path;
@@ -19,13 +19,12 @@ fn positive(report: &Value, path: &str) {
     assert!(value > 0.0 && value.is_finite(), "{path} = {value}");
 }
 
-/// `path`'s figures, or the reason they were skipped (a part that needs Docker).
-fn positive_or_skipped(report: &Value, path: &str, figures: &[&str]) {
+/// `path`'s figures, each positive. A part that needs Docker must not be skipped: the
+/// suite runs with the Docker engine and the echo bot's images (scripts/test builds
+/// them), so a skip here is a broken setup, reported with farm-bench's reason.
+fn figures(report: &Value, path: &str, figures: &[&str]) {
     let part = path.split('.').fold(report, |value, key| &value[key]);
-    if let Some(why) = part["skipped"].as_str() {
-        assert!(!why.is_empty(), "{path} was skipped without a reason");
-        return;
-    }
+    assert!(part["skipped"].is_null(), "{path} was skipped: {}", part["skipped"]);
     for figure in figures {
         positive(report, &format!("{path}.{figure}"));
     }
@@ -56,21 +55,13 @@ fn a_quick_run_reports_every_figure_of_its_sections() {
         assert!(table.contains(&format!("{game}.turns_per_second")), "the table shows {game}: {table}");
     }
     let latencies = ["samples", "p50_us", "p99_us", "mean_us"];
-    for transport in ["builtin", "process_stdio"] {
-        positive_or_skipped(sections, &format!("roundtrip.{transport}"), &latencies);
-        assert!(sections["roundtrip"][transport]["skipped"].is_null(), "{transport} needs no service");
-    }
-    for transport in ["docker_attach", "docker_http"] {
-        positive_or_skipped(sections, &format!("roundtrip.{transport}"), &latencies);
+    for transport in ["builtin", "process_stdio", "docker_attach", "docker_http"] {
+        figures(sections, &format!("roundtrip.{transport}"), &latencies);
     }
     positive(sections, "overhead.local_process.ms_per_match");
-    positive_or_skipped(sections, "overhead.docker_cold", &["ms_per_match"]);
-    positive_or_skipped(sections, "overhead.docker_warm_pool", &["ms_per_match"]);
-    positive_or_skipped(
-        sections,
-        "overhead.long_matches",
-        &["turns", "docker_cold_ms_per_match", "docker_warm_pool_ms_per_match"],
-    );
+    figures(sections, "overhead.docker_cold", &["ms_per_match"]);
+    figures(sections, "overhead.docker_warm_pool", &["ms_per_match"]);
+    figures(sections, "overhead.long_matches", &["turns", "docker_cold_ms_per_match", "docker_warm_pool_ms_per_match"]);
     for figure in [
         "bots",
         "jobs",
