@@ -4,7 +4,7 @@
 It tries a TCP connection to 127.0.0.1:5672 (the container's own loopback: the
 host's RabbitMQ must not be reachable) and to example.com:80, each with a 2 s
 timeout, and logs one line per attempt: `network: blocked (<error>)` or
-`network: OPEN <which>`, then the interfaces in /sys/class/net.
+`network: OPEN <which>`, then the interfaces of its network namespace.
 
 Safety: it never sends a packet off the machine. If the container has any network
 interface besides `lo`, it does not try example.com at all and logs
@@ -24,10 +24,13 @@ OUTSIDE = ("example.com", 80)
 
 
 def interfaces():
+    """The interfaces of the bot's own network namespace, from /proc/self/net/dev
+    (a /sys mounted elsewhere can show another namespace's)."""
     try:
-        return sorted(os.listdir("/sys/class/net"))
+        with open("/proc/self/net/dev", encoding="ascii") as dev:
+            return sorted(line.split(":")[0].strip() for line in dev.readlines()[2:])
     except OSError as error:
-        log(f"network: cannot list /sys/class/net ({error})")
+        log(f"network: cannot read /proc/self/net/dev ({error})")
         return []
 
 

@@ -178,6 +178,11 @@ async fn hostile_bots_get_the_right_status_and_nothing_is_left_running() {
         ("network", PlayerStatus::Ok, false),
         ("write-outside-tmp", PlayerStatus::Ok, false),
         ("wrong-shape", PlayerStatus::Ok, false),
+        // A bot's own signal kills it: Docker's init is PID 1, not the bot.
+        ("segfault", PlayerStatus::Crashed, false),
+        ("orphan", PlayerStatus::Ok, false),
+        ("read-env", PlayerStatus::Ok, false),
+        ("ahead", PlayerStatus::Ok, false),
     ];
     let jobs: Vec<MatchJob> = cases
         .iter()
@@ -217,6 +222,24 @@ async fn hostile_bots_get_the_right_status_and_nothing_is_left_running() {
                 log.contains("write /etc/escape.txt: blocked") && log.contains("write /tmp/ok.txt: ok"),
                 "{log}"
             ),
+            "orphan" => assert!(log.contains("orphan: left 10"), "{log}"),
+            // The replies it wrote ahead and nobody read are stdout, not its log.
+            "ahead" => assert_eq!(log, "ahead: writing 20000 replies ahead\n"),
+            // The image's own variables and the game's; nothing of the worker's.
+            "read-env" => {
+                let names = log.lines().find_map(|line| line.strip_prefix("read-env: ")).expect("names logged");
+                let allowed = [
+                    "FARM_PORT",
+                    "FARM_SEAT",
+                    "FARM_SEED",
+                    "HOME",
+                    "HOSTNAME",
+                    "LANG",
+                    "PATH",
+                    "PYTHONDONTWRITEBYTECODE",
+                ];
+                assert!(names.split(' ').all(|name| allowed.contains(&name)), "{names}");
+            }
             _ => {}
         }
     }

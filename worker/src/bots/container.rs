@@ -213,6 +213,10 @@ fn container_body(
 ) -> ContainerCreateBody {
     let memory = (limits.memory_mib * 1024 * 1024) as i64;
     let host_config = HostConfig {
+        // Docker's init as PID 1: the bot is an ordinary process, so the signals it
+        // sends itself (a self-inflicted SIGSEGV) act as they do outside a container,
+        // and what it leaves behind is reaped.
+        init: Some(true),
         memory: Some(memory),
         // Swap equal to memory means no swap at all.
         memory_swap: Some(memory),
@@ -250,8 +254,9 @@ fn container_body(
     }
 }
 
-/// Sends the container's stdout to the line reader (`stdio` bots; for `http` bots it
-/// is part of the log) and keeps its stderr, capped.
+/// Sends the container's stdout to the line reader (`stdio` bots) and keeps its
+/// stderr, capped: the log is the bot's stderr alone. Stdout nobody reads (an `http`
+/// bot's, or what a bot writes after the match stopped listening) is dropped.
 async fn split_output(
     mut output: impl futures_util::Stream<Item = Result<LogOutput, bollard::errors::Error>> + Unpin,
     mut stdout: Option<tokio::io::DuplexStream>,
@@ -260,14 +265,13 @@ async fn split_output(
     let mut log = CappedLog::default();
     while let Some(Ok(frame)) = output.next().await {
         match frame {
-            LogOutput::StdOut { message } | LogOutput::Console { message } => match &mut stdout {
-                Some(lines) => {
-                    if lines.write_all(&message).await.is_err() {
-                        stdout = None;
-                    }
+            LogOutput::StdOut { message } | LogOutput::Console { message } => {
+                if let Some(lines) = &mut stdout
+                    && lines.write_all(&message).await.is_err()
+                {
+                    stdout = None;
                 }
-                None => log.append(&message, stderr_cap),
-            },
+            }
             LogOutput::StdErr { message } => log.append(&message, stderr_cap),
             LogOutput::StdIn { .. } => {}
         }
