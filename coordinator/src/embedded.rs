@@ -10,7 +10,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use farm_proto::{MatchJob, MatchResult, ResultEnvelope, SCHEMA_VERSION};
-use farm_worker::bots::{DockerSandbox, LocalSandbox, Sandbox};
+use farm_worker::bots::{DockerSandbox, IsolatedSandbox, LocalSandbox, Sandbox};
 use farm_worker::storage::{AttemptKeys, Storage, StorageConfig, StorageError};
 use farm_worker::{JobPlayer, RunnerOptions, Shutdown};
 use tokio::sync::{Mutex, Notify, mpsc, watch};
@@ -83,6 +83,9 @@ pub enum RunError {
     /// Docker is not reachable.
     #[error("docker: {0}")]
     Docker(String),
+    /// The isolated sandbox cannot run here.
+    #[error("the isolated sandbox: {0}")]
+    Isolation(String),
     /// The publisher or the recorder failed.
     #[error(transparent)]
     Farm(#[from] FarmError),
@@ -111,6 +114,10 @@ pub async fn run(
     tournament.check_launchable(options.sandbox)?;
     match options.sandbox {
         LaunchMode::Local => run_in(LocalSandbox, tournament, options, shutdown, on_progress).await,
+        LaunchMode::Isolated => {
+            let isolated = IsolatedSandbox::new().map_err(RunError::Isolation)?;
+            run_in(isolated, tournament, options, shutdown, on_progress).await
+        }
         LaunchMode::Docker => {
             // One label per data directory, so a later run here removes what a
             // killed one left, and runs elsewhere are left alone.

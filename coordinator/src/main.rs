@@ -104,8 +104,10 @@ enum Format {
 struct RunArgs {
     /// The tournament file (TOML).
     file: PathBuf,
-    /// Where bots run: local processes (each bot's `command`) or Docker containers
-    /// (each bot's `image`).
+    /// Where bots run: local processes (each bot's `command`; `local` contains their
+    /// processes, `isolated` also shuts them in namespaces of their own: no network,
+    /// the host read-only, an unprivileged user) or Docker containers (each bot's
+    /// `image`).
     #[arg(long, value_enum, default_value_t = LaunchMode::Local)]
     sandbox: LaunchMode,
     /// Matches played at once (default: one per core).
@@ -245,6 +247,9 @@ async fn run(args: RunArgs) -> Result<ExitCode> {
     let file = TournamentFile::read(&args.file)?;
     let tournament = file.resolve(Some(args.file.parent().unwrap_or(Path::new("."))))?;
     let workers = args.workers.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, usize::from));
+    if args.sandbox == LaunchMode::Local {
+        warn_of_foreign_bots(&tournament);
+    }
     let (trigger, shutdown) = farm_worker::shutdown_channel();
     trigger.on_signals().context("installing signal handlers")?;
     let web = match &args.web {
@@ -292,6 +297,36 @@ async fn run(args: RunArgs) -> Result<ExitCode> {
         web.stop().await?;
     }
     Ok(if report.end == RunEnd::Interrupted { ExitCode::from(130) } else { ExitCode::SUCCESS })
+}
+
+/// Warns once when local bots run code from outside this directory (the farm's
+/// checkout): somebody else's bot, which `--sandbox isolated` or `docker` should hold.
+/// A command word is taken for a file when it has a `/` and exists; system programs
+/// (under `/usr` or `/bin`, the interpreters) are not the bot's own code.
+fn warn_of_foreign_bots(tournament: &farm_coordinator::tournament::Tournament) {
+    let Ok(here) = std::env::current_dir().and_then(|dir| dir.canonicalize()) else { return };
+    let foreign: Vec<String> = tournament
+        .bots
+        .iter()
+        .filter_map(|bot| {
+            let command = bot.command.as_deref().filter(|_| bot.builtin.is_none())?;
+            command
+                .split_whitespace()
+                .filter(|word| word.contains('/'))
+                .filter_map(|word| here.join(word).canonicalize().ok())
+                .find(|path| !path.starts_with(&here) && !path.starts_with("/usr") && !path.starts_with("/bin"))
+                .map(|path| format!("{} ({})", bot.name, path.display()))
+        })
+        .collect();
+    if !foreign.is_empty() {
+        eprintln!(
+            "warning: {} run{} code from outside {} with no isolation: it can read and change anything you can. \
+             Use --sandbox isolated (or docker) for bots you did not write.",
+            foreign.join(", "),
+            if foreign.len() == 1 { "s" } else { "" },
+            here.display()
+        );
+    }
 }
 
 /// `run --web`: the read-only pages and API on a task of their own.

@@ -234,8 +234,10 @@ pub struct Tournament {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
 #[serde(rename_all = "lowercase")]
 pub enum LaunchMode {
-    /// Local processes: the bot's `command`.
+    /// Local processes: the bot's `command`, contained but not isolated.
     Local,
+    /// Local processes isolated in namespaces of their own: the bot's `command`.
+    Isolated,
     /// Docker containers: the bot's `image`.
     Docker,
 }
@@ -577,12 +579,14 @@ impl Tournament {
         let bot = self.bots.get(index).ok_or_else(|| invalid(format!("bots[{index}]"), "no such bot"))?;
         let launch = match (&bot.builtin, mode) {
             (Some(name), _) => BotLaunch::Builtin(name.clone()),
-            (None, LaunchMode::Local) => BotLaunch::Command(bot.command.clone().ok_or_else(|| {
-                invalid(
-                    format!("bots[{index}].command"),
-                    format!("{} has no command to run locally (it has an image: use the docker sandbox)", bot.name),
-                )
-            })?),
+            (None, LaunchMode::Local | LaunchMode::Isolated) => {
+                BotLaunch::Command(bot.command.clone().ok_or_else(|| {
+                    invalid(
+                        format!("bots[{index}].command"),
+                        format!("{} has no command to run locally (it has an image: use the docker sandbox)", bot.name),
+                    )
+                })?)
+            }
             (None, LaunchMode::Docker) => BotLaunch::Image(bot.image.clone().ok_or_else(|| {
                 invalid(format!("bots[{index}].image"), format!("{} has no image to run in Docker", bot.name))
             })?),

@@ -14,8 +14,11 @@ use crate::storage::StorageConfig;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
 #[serde(rename_all = "lowercase")]
 pub enum SandboxKind {
-    /// Local processes (`cmd:` bots).
+    /// Local processes (`cmd:` bots), contained but not isolated: for trusted bots.
     Local,
+    /// Local processes in namespaces of their own (bubblewrap): no network, the host
+    /// read-only, an unprivileged user, cgroup limits. Untrusted bots without Docker.
+    Isolated,
     /// One Docker container per bot (`image:` bots).
     Docker,
 }

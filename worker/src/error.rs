@@ -30,7 +30,7 @@ impl JobError {
     pub fn is_retryable(&self) -> bool {
         match self {
             JobError::Run(RunError::Launch { source, .. }) => match source {
-                BotLaunchError::Docker(_) | BotLaunchError::Spawn { .. } => true,
+                BotLaunchError::Docker(_) | BotLaunchError::Spawn { .. } | BotLaunchError::Contain { .. } => true,
                 BotLaunchError::UnknownBuiltin(_)
                 | BotLaunchError::ImageMissing { .. }
                 | BotLaunchError::WrongSandbox { .. } => false,

@@ -9,7 +9,7 @@ use anyhow::{Context, Result};
 use clap::{Parser, Subcommand};
 use farm_engine::{GameKind, MatchSetup, replay};
 use farm_proto::BotSpec;
-use farm_worker::bots::{DockerSandbox, LocalSandbox};
+use farm_worker::bots::{DockerSandbox, IsolatedSandbox, LocalSandbox};
 use farm_worker::config::StorageArgs;
 use farm_worker::storage::Storage;
 use farm_worker::{MatchIo, MatchReport, RunnerOptions, SandboxKind, WarmPool, WorkerConfig, fill_seats, play_match};
@@ -220,6 +220,10 @@ async fn serve(args: ServeArgs) -> Result<ExitCode> {
     trigger.on_signals().context("installing signal handlers")?;
     match config.sandbox {
         SandboxKind::Local => farm_worker::run(config, LocalSandbox, storage, shutdown).await?,
+        SandboxKind::Isolated => {
+            let isolated = IsolatedSandbox::new().map_err(anyhow::Error::msg).context("the isolated sandbox")?;
+            farm_worker::run(config, isolated, storage, shutdown).await?
+        }
         SandboxKind::Docker => {
             let docker = DockerSandbox::connect(&config.worker_id).await.context("connecting to Docker")?;
             let reaped = docker.reap_orphans().await.context("removing containers of an earlier run")?;
@@ -291,6 +295,10 @@ async fn play(args: PlayArgs) -> Result<ExitCode> {
     let io = MatchIo { replay: replay_file, on_step, stop };
     let report = match args.sandbox {
         SandboxKind::Local => play_match(&LocalSandbox, &job_id, setup, &bots, &options, io).await?,
+        SandboxKind::Isolated => {
+            let isolated = IsolatedSandbox::new().map_err(anyhow::Error::msg).context("the isolated sandbox")?;
+            play_match(&isolated, &job_id, setup, &bots, &options, io).await?
+        }
         SandboxKind::Docker => {
             let docker = DockerSandbox::connect(&job_id).await.context("connecting to Docker")?;
             play_match(&docker, &job_id, setup, &bots, &options, io).await?

@@ -2,6 +2,7 @@
 //! sandboxes that start them.
 
 mod capped;
+mod cgroup;
 mod container;
 mod http;
 mod lines;
@@ -15,7 +16,7 @@ use tokio::time::Instant;
 
 pub use capped::CappedLog;
 pub use container::{ContainerBot, DockerError, DockerSandbox, JOB_LABEL, WORKER_LABEL};
-pub use process::ProcessBot;
+pub use process::{Isolation, ProcessBot, ProcessLaunch, namespaces_available};
 
 /// A bot that could not be started. Distinct from a bot that starts and then fails,
 /// which is an ordinary result of the match.
@@ -51,6 +52,14 @@ pub enum BotLaunchError {
     /// The Docker daemon failed.
     #[error(transparent)]
     Docker(#[from] DockerError),
+    /// A local bot's containment (its cgroup) could not be set up.
+    #[error("cannot contain a local bot: {what}: {source}")]
+    Contain {
+        /// The step that failed.
+        what: &'static str,
+        /// Why.
+        source: std::io::Error,
+    },
 }
 
 /// A reply and when it arrived: a bot's time is measured to its own reply, not to
@@ -119,7 +128,8 @@ pub trait Sandbox: Sync {
     }
 }
 
-/// Bots as local processes: for development and the farm in one process.
+/// Bots as local processes, contained (every process they start ends with their
+/// match) but not isolated: for bots whose code you trust.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct LocalSandbox;
 
@@ -127,18 +137,55 @@ impl Sandbox for LocalSandbox {
     const NAME: &'static str = "local";
 
     async fn launch_external(&self, spec: &BotSpec, context: &LaunchContext<'_>) -> Result<BotSession, BotLaunchError> {
-        match &spec.launch {
-            BotLaunch::Command(_) if spec.transport.is_http() => {
-                Err(BotLaunchError::WrongSandbox { bot: format!("{} over http", spec.launch), sandbox: Self::NAME })
-            }
-            BotLaunch::Command(command) => Ok(BotSession::Process(ProcessBot::spawn(
-                command,
-                context.seed,
-                context.seat,
-                spec.limits.stderr_bytes,
-            )?)),
-            other => Err(BotLaunchError::WrongSandbox { bot: other.to_string(), sandbox: Self::NAME }),
+        launch_process::<Self>(spec, context, Isolation::Contained).await
+    }
+}
+
+/// Bots as local processes in namespaces of their own (bubblewrap): no network, the
+/// host read-only, a private `/tmp`, an unprivileged user, their limits in a cgroup.
+/// For bots you did not write, on a machine without Docker.
+#[derive(Debug, Clone, Copy)]
+pub struct IsolatedSandbox {
+    _checked: (),
+}
+
+impl IsolatedSandbox {
+    /// The sandbox, once bubblewrap is known to work here; otherwise why not.
+    pub fn new() -> Result<Self, String> {
+        namespaces_available()?;
+        if cgroup::CgroupHost::get().is_none_or(|host| !host.limits_enforced()) {
+            tracing::warn!(
+                "isolated bots run without memory, process and CPU limits: this worker cannot make cgroups with those \
+                 controllers (run it as root)"
+            );
         }
+        Ok(IsolatedSandbox { _checked: () })
+    }
+}
+
+impl Sandbox for IsolatedSandbox {
+    const NAME: &'static str = "isolated";
+
+    async fn launch_external(&self, spec: &BotSpec, context: &LaunchContext<'_>) -> Result<BotSession, BotLaunchError> {
+        launch_process::<Self>(spec, context, Isolation::Namespaces).await
+    }
+}
+
+/// Starts a `cmd:` stdio bot for the local sandboxes.
+async fn launch_process<S: Sandbox>(
+    spec: &BotSpec,
+    context: &LaunchContext<'_>,
+    isolation: Isolation,
+) -> Result<BotSession, BotLaunchError> {
+    match &spec.launch {
+        BotLaunch::Command(_) if spec.transport.is_http() => {
+            Err(BotLaunchError::WrongSandbox { bot: format!("{} over http", spec.launch), sandbox: S::NAME })
+        }
+        BotLaunch::Command(command) => {
+            let launch = ProcessLaunch { seed: context.seed, seat: context.seat, limits: &spec.limits, isolation };
+            Ok(BotSession::Process(ProcessBot::spawn(command, launch).await?))
+        }
+        other => Err(BotLaunchError::WrongSandbox { bot: other.to_string(), sandbox: S::NAME }),
     }
 }
 

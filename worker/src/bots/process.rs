@@ -1,53 +1,145 @@
-//! A bot as a local process: `sh -c COMMAND` in a process group of its own.
+//! A bot as a local process, contained: `sh -c COMMAND` with an empty environment, in a
+//! cgroup of its own where the worker can make one (else a PID namespace, else its
+//! process group), so that everything it starts ends with its match; and, isolated, in
+//! namespaces of its own (bubblewrap) with no network, the host read-only, a private
+//! `/tmp` and an unprivileged user.
 
 use std::process::Stdio;
+use std::sync::OnceLock;
 
 use farm_engine::Seat;
+use farm_proto::BotLimits;
 use nix::sys::signal::{Signal, killpg};
-use nix::unistd::Pid;
+use nix::unistd::{Pid, Uid};
+use tokio::io::AsyncWriteExt;
 use tokio::process::{Child, Command};
 use tokio::task::JoinHandle;
 use tokio::time::{Duration, Instant, timeout};
 
 use super::capped::{CappedLog, read_capped};
+use super::cgroup::{BotCgroup, CgroupHost};
 use super::lines::LineChannel;
 use super::{BotExit, BotLaunchError, Received};
 
 /// How long a killed bot's pipes may take to close before its log is taken as is.
 const REAP_GRACE: Duration = Duration::from_secs(2);
+/// The user and group an isolated bot runs as when the worker is root: the same
+/// unprivileged ids as in its container.
+const BOT_UID: u32 = 10001;
+const BOT_GID: u32 = 10001;
+/// The bubblewrap program, from Debian's `bubblewrap` package.
+const BWRAP: &str = "bwrap";
+/// The one line the worker writes once the bot's process is in its cgroup: the bot's
+/// command is started only then, so nothing it forks can be outside.
+const GO_LINE: &[u8] = b"\n";
+/// Waits for [`GO_LINE`], then becomes the bot (`"$@"`). `read` takes its input a
+/// byte at a time from a pipe, so not one byte of the bot's first request is eaten.
+const WAIT_FOR_GO: &str = r#"IFS= read -r _ || exit 97; exec "$@""#;
+
+/// How a local bot is held.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Isolation {
+    /// The farm's user and view of the host, its processes contained: for bots whose
+    /// code you trust (your own, a class's examples).
+    #[default]
+    Contained,
+    /// Namespaces of its own: no network, the host read-only, a private `/tmp` (with
+    /// the bot's writable home in it), an unprivileged user, the limits in its cgroup.
+    Namespaces,
+}
+
+/// What starting one local bot needs.
+#[derive(Debug, Clone, Copy)]
+pub struct ProcessLaunch<'a> {
+    /// The match seed, given as `FARM_SEED`.
+    pub seed: u64,
+    /// The seat, given as `FARM_SEAT`.
+    pub seat: Seat,
+    /// The bot's limits: stderr always; memory, processes, CPU and `/tmp` when isolated.
+    pub limits: &'a BotLimits,
+    /// How it is held.
+    pub isolation: Isolation,
+}
 
 /// A running bot process speaking the stdio transport.
 pub struct ProcessBot {
     child: Child,
     group: Option<Pid>,
+    cgroup: Option<BotCgroup>,
     channel: LineChannel,
     stderr: JoinHandle<CappedLog>,
 }
 
+/// Whether bubblewrap runs here (installed, and user namespaces allowed): checked once.
+pub fn namespaces_available() -> Result<(), String> {
+    static CHECK: OnceLock<Result<(), String>> = OnceLock::new();
+    CHECK
+        .get_or_init(|| {
+            let mut probe = std::process::Command::new(BWRAP);
+            probe.args(["--ro-bind", "/", "/", "--unshare-all", "--die-with-parent", "--", "true"]);
+            if Uid::effective().is_root() {
+                std::os::unix::process::CommandExt::uid(&mut probe, BOT_UID);
+                std::os::unix::process::CommandExt::gid(&mut probe, BOT_GID);
+            }
+            match probe.stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::piped()).output() {
+                Ok(output) if output.status.success() => Ok(()),
+                Ok(output) => Err(format!(
+                    "{BWRAP} cannot make namespaces here: {}",
+                    String::from_utf8_lossy(&output.stderr).trim()
+                )),
+                Err(error) => Err(format!("{BWRAP} cannot be run ({error}): install Debian's bubblewrap package")),
+            }
+        })
+        .clone()
+}
+
 impl ProcessBot {
-    /// Starts `command` through `sh -c` with `FARM_SEED` and `FARM_SEAT` set, in its
-    /// own process group so that everything it starts can be killed with it.
-    pub fn spawn(command: &str, seed: u64, seat: Seat, stderr_cap: usize) -> Result<Self, BotLaunchError> {
-        let mut child = Command::new("sh")
-            .arg("-c")
-            .arg(format!("exec {command}"))
-            .env("FARM_SEED", seed.to_string())
-            .env("FARM_SEAT", seat.to_string())
+    /// Starts `command` through `sh -c`, contained and (if asked) isolated as
+    /// described in the module documentation.
+    pub async fn spawn(command: &str, launch: ProcessLaunch<'_>) -> Result<Self, BotLaunchError> {
+        let spawn_error = |source| BotLaunchError::Spawn { command: command.to_owned(), source };
+        let isolated = launch.isolation == Isolation::Namespaces;
+        let cgroup = match CgroupHost::get() {
+            Some(host) => Some(
+                host.create(isolated.then_some(launch.limits))
+                    .map_err(|source| BotLaunchError::Contain { what: "a cgroup for the bot", source })?,
+            ),
+            None => None,
+        };
+        let mut wrapper = Command::new("sh");
+        wrapper.arg("-c").arg(WAIT_FOR_GO).arg("sh");
+        // Without a cgroup, a PID namespace is what ends every process at once: its
+        // init (bubblewrap's) takes all of them with it.
+        if isolated || (cgroup.is_none() && namespaces_available().is_ok()) {
+            wrapper.arg(BWRAP).args(namespace_args(&launch));
+        }
+        wrapper.args(["sh", "-c"]).arg(format!("exec {command}"));
+        wrapper.env_clear().envs(bot_environment(&launch));
+        if isolated && Uid::effective().is_root() {
+            wrapper.uid(BOT_UID).gid(BOT_GID);
+        }
+        let mut child = wrapper
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .process_group(0)
             .kill_on_drop(true)
             .spawn()
-            .map_err(|source| BotLaunchError::Spawn { command: command.to_owned(), source })?;
+            .map_err(spawn_error)?;
         let group = child.id().and_then(|id| i32::try_from(id).ok()).map(Pid::from_raw);
-        let (Some(stdin), Some(stdout), Some(stderr)) = (child.stdin.take(), child.stdout.take(), child.stderr.take())
+        let (Some(mut stdin), Some(stdout), Some(stderr)) =
+            (child.stdin.take(), child.stdout.take(), child.stderr.take())
         else {
-            let missing = std::io::Error::other("a requested pipe is missing");
-            return Err(BotLaunchError::Spawn { command: command.to_owned(), source: missing });
+            return Err(spawn_error(std::io::Error::other("a requested pipe is missing")));
         };
-        let stderr = tokio::spawn(read_capped(stderr, stderr_cap));
-        Ok(ProcessBot { child, group, channel: LineChannel::new(stdout, stdin), stderr })
+        if let (Some(cgroup), Some(pid)) = (&cgroup, child.id()) {
+            cgroup
+                .adopt(pid)
+                .map_err(|source| BotLaunchError::Contain { what: "moving the bot into its cgroup", source })?;
+        }
+        stdin.write_all(GO_LINE).await.map_err(spawn_error)?;
+        let stderr = tokio::spawn(read_capped(stderr, launch.limits.stderr_bytes));
+        Ok(ProcessBot { child, group, cgroup, channel: LineChannel::new(stdout, stdin), stderr })
     }
 
     /// Queues a request. `false` if the bot is not reading its input.
@@ -60,6 +152,11 @@ impl ProcessBot {
         self.channel.receive(deadline).await
     }
 
+    /// How many processes the bot has now, where its cgroup can tell.
+    pub fn process_count(&self) -> Option<usize> {
+        self.cgroup.as_ref().map(BotCgroup::process_count)
+    }
+
     fn kill_group(&mut self) {
         if let Some(group) = self.group.take() {
             // ESRCH (already gone) is the common, harmless case.
@@ -67,10 +164,15 @@ impl ProcessBot {
         }
     }
 
-    /// Ends the bot: notes whether it had already exited, kills its whole process
-    /// group, and collects its log.
+    /// Ends the bot: notes whether it had already exited, kills every process it
+    /// started, and collects its log.
     pub async fn finish(mut self) -> (CappedLog, BotExit) {
         let exited_early = matches!(self.child.try_wait(), Ok(Some(_)));
+        if let Some(cgroup) = &self.cgroup
+            && !cgroup.kill_all().await
+        {
+            tracing::warn!("a bot's cgroup did not empty after its kill; its processes are still being killed");
+        }
         self.kill_group();
         let status = timeout(REAP_GRACE, self.child.wait()).await.ok().and_then(Result::ok);
         let stderr_task = &mut self.stderr;
@@ -85,15 +187,83 @@ impl ProcessBot {
             code: status.and_then(|s| s.code()),
             signal: status.and_then(|s| std::os::unix::process::ExitStatusExt::signal(&s)),
             exited_early,
-            oom_killed: false,
+            oom_killed: self.cgroup.as_ref().is_some_and(BotCgroup::oom_killed),
         };
         (log, exit)
     }
 }
 
 impl Drop for ProcessBot {
-    /// A match abandoned half-way (an error, Ctrl-C) still kills the whole group.
+    /// A match abandoned half-way (an error, Ctrl-C) still kills everything the bot
+    /// started (the cgroup's own drop kills its members).
     fn drop(&mut self) {
         self.kill_group();
     }
+}
+
+/// What a bot finds in its environment: nothing of the worker's (no broker URL, no
+/// storage keys, no token), only a `PATH`, a locale, its home and the game's variables.
+fn bot_environment(launch: &ProcessLaunch<'_>) -> Vec<(&'static str, String)> {
+    let path = std::env::var("PATH").unwrap_or_else(|_| "/usr/local/bin:/usr/bin:/bin".to_owned());
+    let mut environment = vec![
+        ("PATH", path),
+        ("LANG", "C.UTF-8".to_owned()),
+        ("FARM_SEED", launch.seed.to_string()),
+        ("FARM_SEAT", launch.seat.to_string()),
+    ];
+    match launch.isolation {
+        Isolation::Namespaces => environment.push(("HOME", ISOLATED_HOME.to_owned())),
+        Isolation::Contained => {
+            if let Ok(home) = std::env::var("HOME") {
+                environment.push(("HOME", home));
+            }
+        }
+    }
+    environment
+}
+
+/// An isolated bot's home: in its private `/tmp`, so it goes with the sandbox.
+const ISOLATED_HOME: &str = "/tmp/home";
+
+/// bubblewrap's arguments: for an isolated bot, every namespace, the host read-only,
+/// fresh `/tmp`, `/dev/shm` and `/run`; for a contained one, only a PID namespace.
+fn namespace_args(launch: &ProcessLaunch<'_>) -> Vec<String> {
+    let common = ["--die-with-parent", "--proc", "/proc"];
+    let mut args: Vec<String> = match launch.isolation {
+        Isolation::Contained => {
+            ["--dev-bind", "/", "/", "--unshare-pid"].into_iter().chain(common).map(str::to_owned).collect()
+        }
+        Isolation::Namespaces => {
+            let tmp_bytes = launch.limits.tmp_mib.saturating_mul(1024 * 1024).to_string();
+            let mut args: Vec<String> = [
+                "--ro-bind",
+                "/",
+                "/",
+                "--dev",
+                "/dev",
+                "--unshare-all",
+                "--new-session",
+                "--cap-drop",
+                "ALL",
+                "--hostname",
+                "bot",
+            ]
+            .into_iter()
+            .chain(common)
+            .map(str::to_owned)
+            .collect();
+            // Private writable places, each bounded: /tmp by the bot's tmp limit, the
+            // others small. /run goes too, so no host socket (Docker's) is in sight.
+            for (place, size) in [("/tmp", tmp_bytes.as_str()), ("/dev/shm", "16777216"), ("/run", "1048576")] {
+                args.extend(["--size", size, "--tmpfs", place].map(str::to_owned));
+            }
+            args.extend(["--dir", ISOLATED_HOME, "--clearenv"].map(str::to_owned));
+            for (name, value) in bot_environment(launch) {
+                args.extend(["--setenv".to_owned(), name.to_owned(), value]);
+            }
+            args
+        }
+    };
+    args.push("--".to_owned());
+    args
 }

@@ -1,0 +1,185 @@
+//! The local sandboxes against the hostile bots of `bots/hostile/`, run as real local
+//! processes through `farm-worker play`. Under `isolated` each gets the status its
+//! container gets (`service.rs` holds the same table for Docker), and nothing escapes:
+//! no file written outside its own `/tmp`, no network, no secret of the worker's
+//! environment, no process left after the match. Under `local` (contained, not
+//! isolated) no process is left either, and a bot's own signal kills it as in Docker.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde_json::Value;
+
+const WORKER: &str = env!("CARGO_BIN_EXE_farm-worker");
+/// Set in the worker's environment: no bot may see it.
+const SECRET_NAME: &str = "FARM_STORAGE__SECRET_ACCESS_KEY";
+const SECRET_VALUE: &str = "never-shown-to-a-bot";
+
+fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+/// A marker for this run's command lines, to find its processes in `/proc`.
+fn marker(name: &str) -> String {
+    format!("farm-test-{name}-{}", std::process::id())
+}
+
+/// The processes whose command line contains `marker`.
+fn processes_with(marker: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").expect("/proc").flatten() {
+        if let Ok(cmdline) = std::fs::read(entry.path().join("cmdline")) {
+            let cmdline = String::from_utf8_lossy(&cmdline).replace('\0', " ");
+            if cmdline.contains(marker) {
+                found.push(format!("{}: {cmdline}", entry.file_name().to_string_lossy()));
+            }
+        }
+    }
+    found
+}
+
+/// What one match of a hostile bot gave: its seat's status, OOM flag and log.
+struct Played {
+    status: String,
+    oom_killed: bool,
+    log: String,
+    others_ok: bool,
+}
+
+/// Plays a 40-turn Vindinium match of hostile bot `name` (seat 0) against three
+/// built-in bots in `sandbox`.
+fn play(sandbox: &str, name: &str) -> Played {
+    let out = tempfile::tempdir().expect("temp dir");
+    let bot = format!("cmd:python3 bots/hostile/{name}.py {}", marker(name));
+    let output = Command::new(WORKER)
+        .args(["play", "--out", out.path().to_str().expect("utf-8"), "--sandbox", sandbox])
+        .args(["--game", "vindinium", "--seed", "3", "--rules", r#"{"maxTurns":40}"#])
+        .args(["--bot", &bot, "--bot", "builtin:greedy", "--bot", "builtin:random", "--bot", "builtin:random"])
+        .env(SECRET_NAME, SECRET_VALUE)
+        .current_dir(repo())
+        .output()
+        .expect("farm-worker runs");
+    assert!(output.status.success(), "{name} in {sandbox}: play failed: {}", String::from_utf8_lossy(&output.stderr));
+    let result: Value =
+        serde_json::from_slice(&std::fs::read(out.path().join("result.json")).expect("result.json")).expect("JSON");
+    let seats = result["seats"].as_array().expect("seats");
+    Played {
+        status: seats[0]["status"].as_str().expect("status").to_owned(),
+        oom_killed: seats[0]["exit"]["oom_killed"].as_bool().unwrap_or(false),
+        log: std::fs::read_to_string(out.path().join("seat-0.stderr.log")).unwrap_or_default(),
+        others_ok: seats[1..].iter().all(|seat| seat["status"] == "ok"),
+    }
+}
+
+/// Names a bot may find in its environment: the farm's, and what a launcher on the
+/// `PATH` adds of its own (pyenv's `python3` shim, a bash script, where it is first).
+fn allowed_in_environment(name: &str) -> bool {
+    ["FARM_SEAT", "FARM_SEED", "HOME", "LANG", "PATH", "PWD", "SHLVL"].contains(&name)
+        || name.starts_with("PYENV_")
+        || name.starts_with("_PYENV_")
+}
+
+/// Checks what only a log can show; `None` if all is well.
+fn check_log(name: &str, log: &str) -> Option<String> {
+    let wrong = match name {
+        "stderr-flood" => log.len() != 64 * 1024,
+        "network" => {
+            !log.contains("network: blocked (127.0.0.1:5672") || log.contains("OPEN") || !log.contains("interfaces lo")
+        }
+        "write-outside-tmp" => {
+            !(log.contains("write /etc/escape.txt: blocked") && log.contains("write /tmp/ok.txt: ok"))
+        }
+        "orphan" => !log.contains("orphan: left 10"),
+        "ahead" => log != "ahead: writing 20000 replies ahead\n",
+        "read-env" => {
+            let names = log.lines().find_map(|line| line.strip_prefix("read-env: ")).unwrap_or("?");
+            log.contains(SECRET_VALUE) || names.split(' ').any(|name| !allowed_in_environment(name))
+        }
+        _ => false,
+    };
+    wrong.then(|| format!("{name}: unexpected log: {}", log.chars().take(600).collect::<String>()))
+}
+
+/// (bot, status, OOM-killed): as `service.rs` expects of the same bots in containers.
+const CASES: [(&str, &str, bool); 15] = [
+    ("crash-start", "crashed", false),
+    ("crash-mid", "crashed", false),
+    ("segfault", "crashed", false),
+    ("spin", "timed_out", false),
+    ("sleepy", "timed_out", false),
+    ("endless-line", "timed_out", false),
+    ("stderr-flood", "ok", false),
+    ("fork-bomb", "ok", false),
+    ("memory-bomb", "crashed", true),
+    ("network", "ok", false),
+    ("write-outside-tmp", "ok", false),
+    ("wrong-shape", "ok", false),
+    ("orphan", "ok", false),
+    ("read-env", "ok", false),
+    ("ahead", "ok", false),
+];
+
+#[test]
+fn isolated_hostile_bots_get_their_container_status_and_nothing_escapes() {
+    let host_tmp_file = Path::new("/tmp/ok.txt");
+    let existed = host_tmp_file.exists();
+    // Two at a time: the machine has two cores, and each match is mostly waiting.
+    let mut failures = Vec::new();
+    let mut table = Vec::new();
+    for pair in CASES.chunks(2) {
+        let played: Vec<(usize, Played)> = std::thread::scope(|scope| {
+            let handles: Vec<_> = pair
+                .iter()
+                .enumerate()
+                .map(|(i, (name, _, _))| (i, scope.spawn(move || play("isolated", name))))
+                .collect();
+            handles.into_iter().map(|(i, handle)| (i, handle.join().expect("match thread"))).collect()
+        });
+        for (i, played) in played {
+            let (name, status, oom) = pair[i];
+            table.push(format!("{name:18} {:10} oom={}", played.status, played.oom_killed));
+            if (played.status.as_str(), played.oom_killed) != (status, oom) || !played.others_ok {
+                failures.push(format!(
+                    "{name}: status {} oom {} (others ok: {}), expected {status} oom {oom}",
+                    played.status, played.oom_killed, played.others_ok
+                ));
+            }
+            failures.extend(check_log(name, &played.log));
+            let left = processes_with(&marker(name));
+            if !left.is_empty() {
+                failures.push(format!("{name}: processes left: {left:?}"));
+            }
+        }
+    }
+    println!("isolated sandbox, hostile bots:\n{}", table.join("\n"));
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    assert_eq!(host_tmp_file.exists(), existed, "a bot's /tmp is its own, not the host's");
+}
+
+#[test]
+fn local_bots_leave_no_process_and_die_of_their_own_signals_as_in_docker() {
+    for name in ["orphan", "segfault", "read-env"] {
+        let played = play("local", name);
+        let expected = if name == "segfault" { "crashed" } else { "ok" };
+        assert_eq!(played.status, expected, "{name}: {}", played.log);
+        assert!(played.others_ok, "{name}: the other bots play on");
+        if let Some(problem) = check_log(name, &played.log) {
+            panic!("{problem}");
+        }
+        let left = processes_with(&marker(name));
+        assert!(left.is_empty(), "{name}: processes left: {left:?}");
+    }
+}
+
+#[test]
+fn the_isolated_sandbox_reports_a_missing_bubblewrap_by_name() {
+    let output = Command::new(WORKER)
+        .args(["play", "--sandbox", "isolated", "--game", "vindinium", "--bot", "cmd:true"])
+        .env("PATH", "/nonexistent")
+        .current_dir(repo())
+        .output()
+        .expect("farm-worker runs");
+    assert!(!output.status.success());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("bwrap") && stderr.contains("bubblewrap"), "{stderr}");
+}
