@@ -5,9 +5,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use farm_worker::Shutdown;
+use farm_worker::backoff::ReconnectPacing;
 use farm_worker::queue;
 use farm_worker::storage::{Storage, StorageError};
 use tokio::sync::{Notify, watch};
+use tokio::time::Instant;
 
 use crate::api::{self, ApiState, Submissions};
 use crate::broker::{self, AmqpJobQueue};
@@ -107,10 +109,11 @@ async fn broker_sessions(
     recorder: &Recorder,
     mut stop: watch::Receiver<bool>,
 ) -> Result<(), ServiceError> {
-    let mut delay = Duration::from_millis(200);
+    let mut pacing = ReconnectPacing::default();
     while !*stop.borrow() {
         let Some(connection) = queue::connect_with_backoff(&config.amqp_url, &mut stop).await else { break };
         tracing::info!("connected to RabbitMQ");
+        let started = Instant::now();
         let session = async {
             let channel = broker::declare(&connection, config.delivery_limit).await.map_err(QueueError::from)?;
             let mut jobs = AmqpJobQueue::open(&connection).await.map_err(QueueError::from)?;
@@ -136,11 +139,13 @@ async fn broker_sessions(
             Err(error) if error.is_retryable() => tracing::warn!(%error, "lost RabbitMQ; reconnecting"),
             Err(error) => return Err(error.into()),
         }
+        // Reset by a session that lasted: a broker restarted after hours of service is
+        // reconnected to at once, not after delays grown by failures long past.
+        let delay = pacing.after_session(started.elapsed());
         tokio::select! {
             () = tokio::time::sleep(delay) => {}
             _ = stop.wait_for(|stop| *stop) => break,
         }
-        delay = (delay * 2).min(Duration::from_secs(10));
     }
     Ok(())
 }

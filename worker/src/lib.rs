@@ -11,12 +11,15 @@
 //!   to object storage ([`storage`]), results published with confirms, then the ack;
 //!   [`error`] decides what is retried; [`warm`] starts the bots of jobs waiting for
 //!   a slot while other matches play.
+//! - [`backoff`]: how long to wait before reconnecting to RabbitMQ, the one policy of
+//!   the worker service, [`queue`]'s connections and the coordinator's.
 //! - [`config`], [`metrics`], [`http`]: configuration, every metric, `/metrics`.
 //!
 //! The binary `farm-worker` only parses its command line, installs signal handlers
 //! and calls into these.
 #![deny(missing_docs)]
 
+pub mod backoff;
 pub mod bots;
 pub mod config;
 pub mod error;

@@ -10,6 +10,8 @@ use lapin::types::{AMQPValue, FieldTable, LongString, ShortString};
 use lapin::{BasicProperties, Channel, Confirmation, Connection, ConnectionProperties};
 use tokio::sync::watch;
 
+use crate::backoff::Backoff;
+
 /// Where jobs that failed too often, or cannot be read, end up.
 pub const DEAD_LETTER_QUEUE: &str = "farm.jobs.dead";
 /// Persistent delivery mode: messages survive a broker restart.
@@ -60,20 +62,23 @@ fn quorum() -> FieldTable {
     arguments
 }
 
-/// Connects to `url`, retrying with exponential backoff (0.2 s doubling up to 10 s)
-/// until it succeeds or `stop` turns true. `None` means it was told to stop.
+/// Connects to `url`, retrying with the default [`Backoff`] (0.2 s doubling up to
+/// 10 s) until it succeeds or `stop` turns true. `None` means it was told to stop.
 pub async fn connect_with_backoff(url: &str, stop: &mut watch::Receiver<bool>) -> Option<Connection> {
-    let mut delay = Duration::from_millis(200);
+    let mut backoff = Backoff::default();
     loop {
-        match Connection::connect(url, ConnectionProperties::default()).await {
+        let delay = match Connection::connect(url, ConnectionProperties::default()).await {
             Ok(connection) => return Some(connection),
-            Err(error) => tracing::warn!(%error, retry_in = ?delay, "cannot reach RabbitMQ"),
-        }
+            Err(error) => {
+                let delay = backoff.next_delay();
+                tracing::warn!(%error, retry_in = ?delay, "cannot reach RabbitMQ");
+                delay
+            }
+        };
         tokio::select! {
             _ = tokio::time::sleep(delay) => {}
             _ = stop.wait_for(|stop| *stop) => return None,
         }
-        delay = (delay * 2).min(Duration::from_secs(10));
     }
 }
 

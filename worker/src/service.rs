@@ -15,6 +15,7 @@ use tokio::sync::watch;
 use tokio::task::JoinSet;
 use tokio::time::{Instant, timeout};
 
+use crate::backoff::ReconnectPacing;
 use crate::bots::Sandbox;
 use crate::config::WorkerConfig;
 use crate::error::JobError;
@@ -31,25 +32,6 @@ use crate::warm::Slots;
 const BROKER_CALL: Duration = Duration::from_secs(30);
 /// The longest a failing job waits before it goes back to the queue.
 const MAX_REQUEUE_DELAY: Duration = Duration::from_secs(30);
-/// A broker session that lasted this long resets the reconnect backoff.
-const STABLE_SESSION: Duration = Duration::from_secs(30);
-
-/// Exponential backoff: 0.2 s doubling to 10 s.
-struct Backoff(Duration);
-
-impl Default for Backoff {
-    fn default() -> Self {
-        Backoff(Duration::from_millis(200))
-    }
-}
-
-impl Backoff {
-    fn next(&mut self) -> Duration {
-        let delay = self.0;
-        self.0 = (self.0 * 2).min(Duration::from_secs(10));
-        delay
-    }
-}
 
 /// Asks the service to stop: [`ShutdownTrigger::drain`] stops intake and lets matches in
 /// flight finish; [`ShutdownTrigger::abort`] stops them at once and requeues their jobs.
@@ -206,7 +188,7 @@ pub async fn run<S: Sandbox + Clone + Send + 'static>(
 
     let mut drain = shutdown.drain.clone();
     let mut first = true;
-    let mut backoff = Backoff::default();
+    let mut pacing = ReconnectPacing::default();
     while !*drain.borrow() {
         let Some(connection) = queue::connect_with_backoff(&config.amqp_url, &mut drain).await else { break };
         if !first {
@@ -237,12 +219,7 @@ pub async fn run<S: Sandbox + Clone + Send + 'static>(
             Ok(()) => break,
             Err(error) => tracing::warn!(%error, "lost RabbitMQ; reconnecting"),
         }
-        // A broker that accepts connections but fails every session (a queue declared
-        // with other arguments, say) must not be hammered in a tight loop.
-        if session.elapsed() > STABLE_SESSION {
-            backoff = Backoff::default();
-        }
-        let delay = backoff.next();
+        let delay = pacing.after_session(session.elapsed());
         tokio::select! {
             () = tokio::time::sleep(delay) => {}
             _ = drain.wait_for(|stop| *stop) => break,
