@@ -215,6 +215,28 @@ fn docker_botwars(red: &str, blue: &str) -> (Value, tempfile::TempDir) {
     play(&["--sandbox", "docker", "--game", "botwars", "--seed", "8", "--rules", rules, "--bot", red, "--bot", blue])
 }
 
+/// A bot that writes 20,000 replies ahead of its questions: tens of kilobytes of
+/// stdout are still unread when its match ends, and none of it is its log.
+#[test]
+fn a_container_bots_log_is_its_stderr_alone() {
+    let (result, dir) = play(&[
+        "--sandbox",
+        "docker",
+        "--game",
+        "vindinium",
+        "--seed",
+        "3",
+        "--rules",
+        r#"{"maxTurns":40}"#,
+        "--bot",
+        "image:matchfarm/hostile-ahead",
+    ]);
+    assert_eq!(statuses(&result)[0], "ok");
+    let log = std::fs::read_to_string(dir.path().join("seat-0.stderr.log")).expect("log");
+    assert_eq!(log, "ahead: writing 20000 replies ahead\n");
+    assert_eq!(play_leftovers("container"), Vec::<String>::new());
+}
+
 #[test]
 fn play_runs_image_bots_in_docker_and_removes_their_containers() {
     let (result, dir) =
