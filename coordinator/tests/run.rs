@@ -1,6 +1,6 @@
 //! `farm-coordinator run`: the example tournaments play to the end with local
-//! processes and in Docker, a second run plays nothing, an interrupted run resumes,
-//! and a bad file is refused with the key named.
+//! processes, isolated ones and in Docker, a second run plays nothing, an interrupted
+//! run resumes, and a bad file is refused with the key named.
 
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
@@ -96,6 +96,38 @@ fn the_example_tournaments_run_in_docker() {
         .map(str::to_owned)
         .collect();
     assert!(left.is_empty(), "containers left behind: {left:?}");
+}
+
+/// The isolated sandbox plays the same tournament to the same standings as plain local
+/// processes, and `run` warns of unisolated bots whose code lies outside the checkout.
+#[test]
+fn the_isolated_sandbox_plays_as_local_does_and_foreign_local_bots_are_warned_of() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let file = "tournaments/vindinium.toml";
+    let [local, isolated] = ["local", "isolated"].map(|sandbox| {
+        let data = dir.path().join(sandbox);
+        let output = run(&[file, "--data", data.to_str().expect("UTF-8"), "--format", "json", "--sandbox", sandbox]);
+        assert!(!String::from_utf8_lossy(&output.stderr).contains("warning"), "{output:?}");
+        json_standings(&output)
+    });
+    assert_complete(&isolated, 3);
+    assert_eq!(isolated, local, "the same matches, the same standings");
+
+    // The Python bot copied out of the checkout: somebody else's code.
+    let repo_dir = repo().canonicalize().expect("repository");
+    std::fs::copy(repo().join("bots/vindinium/random_bot.py"), dir.path().join("random_bot.py")).expect("copy");
+    let bot = dir.path().join("random_bot.py");
+    let text = std::fs::read_to_string(repo().join(file))
+        .expect("the example")
+        .replace("python3 bots/vindinium/random_bot.py", &format!("python3 {}", bot.display()))
+        .replace("\"../maps/", &format!("\"{}/maps/", repo_dir.display()));
+    let foreign = dir.path().join("foreign.toml");
+    std::fs::write(&foreign, text).expect("write");
+    let data = dir.path().join("foreign-data");
+    let output = run(&[foreign.to_str().expect("UTF-8"), "--data", data.to_str().expect("UTF-8"), "--format", "json"]);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("warning: random-py") && stderr.contains("--sandbox isolated"), "{stderr}");
+    assert_complete(&json_standings(&output), 3);
 }
 
 #[test]
