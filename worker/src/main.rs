@@ -65,12 +65,14 @@ struct PlayArgs {
     seed: Option<u64>,
     /// A bot, once per seat in seat order: builtin:NAME (vindinium: random, greedy;
     /// botwars: random, gatherer; ostibot: random, raider; maze: random, greedy), cmd:COMMAND (run with
-    /// sh -c, speaking the game's stdio protocol; local sandbox) or image:NAME (a
+    /// sh -c, speaking the game's stdio protocol; local or isolated sandbox) or image:NAME (a
     /// Docker image; docker sandbox).
     /// Missing Vindinium seats are filled with builtin:random.
     #[arg(long = "bot", required = true, value_name = "BOT")]
     bots: Vec<BotSpec>,
-    /// Where cmd: and image: bots run: local processes, or one locked-down Docker
+    /// Where cmd: and image: bots run: local processes (every process they start ends
+    /// with the match), isolated local processes (bubblewrap: no network, the host
+    /// read-only, an unprivileged user, cgroup limits), or one locked-down Docker
     /// container per bot (no network, memory, CPU and pids limits, read-only root).
     #[arg(long, value_enum, default_value_t = SandboxKind::Local)]
     sandbox: SandboxKind,
