@@ -19,9 +19,9 @@ fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
 }
 
-/// A marker for this run's command lines, to find its processes in `/proc`.
-fn marker(name: &str) -> String {
-    format!("farm-test-{name}-{}", std::process::id())
+/// A marker for one match's command lines, to find its processes in `/proc`.
+fn marker(sandbox: &str, name: &str, uid: Option<u32>) -> String {
+    format!("farm-test-{sandbox}-{name}-{}-{}", uid.unwrap_or(0), std::process::id())
 }
 
 /// The processes whose command line contains `marker`.
@@ -44,14 +44,29 @@ struct Played {
     oom_killed: bool,
     log: String,
     others_ok: bool,
+    /// In the bot's command line (see [`marker`]).
+    marker: String,
 }
 
 /// Plays a 40-turn Vindinium match of hostile bot `name` (seat 0) against three
 /// built-in bots in `sandbox`.
 fn play(sandbox: &str, name: &str) -> Played {
+    play_as(sandbox, name, None)
+}
+
+/// [`play`], with the worker run as user `uid` if given.
+fn play_as(sandbox: &str, name: &str, uid: Option<u32>) -> Played {
     let out = tempfile::tempdir().expect("temp dir");
-    let bot = format!("cmd:python3 bots/hostile/{name}.py {}", marker(name));
-    let output = Command::new(WORKER)
+    let marker = marker(sandbox, name, uid);
+    let bot = format!("cmd:python3 bots/hostile/{name}.py {marker}");
+    let mut worker = Command::new(WORKER);
+    if let Some(uid) = uid {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(out.path(), std::fs::Permissions::from_mode(0o777)).expect("chmod");
+        std::os::unix::process::CommandExt::uid(&mut worker, uid);
+        std::os::unix::process::CommandExt::gid(&mut worker, uid);
+    }
+    let output = worker
         .args(["play", "--out", out.path().to_str().expect("utf-8"), "--sandbox", sandbox])
         .args(["--game", "vindinium", "--seed", "3", "--rules", r#"{"maxTurns":40}"#])
         .args(["--bot", &bot, "--bot", "builtin:greedy", "--bot", "builtin:random", "--bot", "builtin:random"])
@@ -68,6 +83,7 @@ fn play(sandbox: &str, name: &str) -> Played {
         oom_killed: seats[0]["exit"]["oom_killed"].as_bool().unwrap_or(false),
         log: std::fs::read_to_string(out.path().join("seat-0.stderr.log")).unwrap_or_default(),
         others_ok: seats[1..].iter().all(|seat| seat["status"] == "ok"),
+        marker,
     }
 }
 
@@ -145,7 +161,7 @@ fn isolated_hostile_bots_get_their_container_status_and_nothing_escapes() {
                 ));
             }
             failures.extend(check_log(name, &played.log));
-            let left = processes_with(&marker(name));
+            let left = processes_with(&played.marker);
             if !left.is_empty() {
                 failures.push(format!("{name}: processes left: {left:?}"));
             }
@@ -166,9 +182,27 @@ fn local_bots_leave_no_process_and_die_of_their_own_signals_as_in_docker() {
         if let Some(problem) = check_log(name, &played.log) {
             panic!("{problem}");
         }
-        let left = processes_with(&marker(name));
+        let left = processes_with(&played.marker);
         assert!(left.is_empty(), "{name}: processes left: {left:?}");
     }
+}
+
+/// A worker that cannot make cgroups (not root) holds its local bots in a PID namespace
+/// instead: the orphans still end with the match.
+#[test]
+fn without_cgroups_a_pid_namespace_ends_every_process_of_a_local_bot() {
+    assert!(running_as_root(), "the suite runs as root (scripts/test), so it can run a worker as another user");
+    let played = play_as("local", "orphan", Some(10001));
+    assert_eq!(played.status, "ok", "{}", played.log);
+    assert!(check_log("orphan", &played.log).is_none(), "{}", played.log);
+    let left = processes_with(&played.marker);
+    assert!(left.is_empty(), "processes left: {left:?}");
+}
+
+fn running_as_root() -> bool {
+    std::fs::read_to_string("/proc/self/status").is_ok_and(|status| {
+        status.lines().any(|line| line.starts_with("Uid:") && line.split_whitespace().nth(1) == Some("0"))
+    })
 }
 
 #[test]
