@@ -62,6 +62,11 @@ fn a_quick_run_reports_every_figure_of_its_sections() {
     figures(sections, "overhead.docker_cold", &["ms_per_match"]);
     figures(sections, "overhead.docker_warm_pool", &["ms_per_match"]);
     figures(sections, "overhead.long_matches", &["turns", "docker_cold_ms_per_match", "docker_warm_pool_ms_per_match"]);
+    // Where a bot's time goes, phase by phase, from the worker's own histogram.
+    figures(sections, "overhead.phases.local", &["spawn_ms", "first_reply_ms", "end_ms"]);
+    let docker_phases = ["create_ms", "attach_ms", "start_ms", "first_reply_ms", "end_ms", "remove_ms"];
+    figures(sections, "overhead.phases.docker_cold", &docker_phases);
+    figures(sections, "overhead.phases.docker_warm_pool", &docker_phases);
     for figure in [
         "bots",
         "jobs",

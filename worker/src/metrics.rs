@@ -3,10 +3,14 @@
 //! exactly these names.
 
 use std::sync::LazyLock;
+use std::time::{Duration, Instant};
 
 use prometheus::{
     Encoder, Histogram, HistogramOpts, HistogramVec, IntCounter, IntCounterVec, IntGauge, Opts, Registry, TextEncoder,
 };
+use tracing::Instrument;
+
+use crate::bots::{DockerSandbox, IsolatedSandbox, LocalSandbox, Sandbox};
 
 /// The worker's registry; `/metrics` renders it.
 pub static REGISTRY: LazyLock<Registry> = LazyLock::new(Registry::new);
@@ -61,6 +65,78 @@ pub static CONTAINER_START: LazyLock<Histogram> = LazyLock::new(|| {
     let opts = HistogramOpts::new("farm_worker_container_start_seconds", "Time to create and start a bot container.")
         .buckets(prometheus::exponential_buckets(0.01, 2.0, 12).unwrap_or_default());
     register(Histogram::with_opts(opts).unwrap_or_else(|e| panic!("metric: {e}")))
+});
+
+/// A phase of an external bot's life in its sandbox, for
+/// [`SANDBOX_PHASE`]: where the time of starting and ending bots goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SandboxPhase {
+    /// Creating the container (and an `http` bot's network).
+    Create,
+    /// Attaching to the container's streams.
+    Attach,
+    /// Starting the container.
+    Start,
+    /// Starting a local process (into its cgroup or namespaces).
+    Spawn,
+    /// From the first request to the bot's first reply (its start-up, as the match sees it).
+    FirstReply,
+    /// Ending the bot: killing what still runs and reading how it exited.
+    End,
+    /// Removing the container (and its network).
+    Remove,
+}
+
+impl SandboxPhase {
+    /// Every phase, in the order of a bot's life.
+    pub const ALL: [SandboxPhase; 7] = [
+        SandboxPhase::Create,
+        SandboxPhase::Attach,
+        SandboxPhase::Start,
+        SandboxPhase::Spawn,
+        SandboxPhase::FirstReply,
+        SandboxPhase::End,
+        SandboxPhase::Remove,
+    ];
+
+    /// Its `phase` label.
+    pub fn name(self) -> &'static str {
+        match self {
+            SandboxPhase::Create => "create",
+            SandboxPhase::Attach => "attach",
+            SandboxPhase::Start => "start",
+            SandboxPhase::Spawn => "spawn",
+            SandboxPhase::FirstReply => "first_reply",
+            SandboxPhase::End => "end",
+            SandboxPhase::Remove => "remove",
+        }
+    }
+
+    /// Records that this phase of a bot in `sandbox` took `elapsed`.
+    pub fn observe(self, sandbox: &str, elapsed: Duration) {
+        SANDBOX_PHASE.with_label_values(&[sandbox, self.name()]).observe(elapsed.as_secs_f64());
+    }
+
+    /// Runs `phase`, inside a tracing span named for it, and records its time.
+    pub async fn timed<T>(self, sandbox: &'static str, phase: impl Future<Output = T>) -> T {
+        let started = Instant::now();
+        let span = tracing::debug_span!("sandbox_phase", sandbox, phase = self.name());
+        let output = phase.instrument(span).await;
+        self.observe(sandbox, started.elapsed());
+        output
+    }
+}
+
+/// Time of each phase of an external bot's life, by sandbox (`local`, `isolated`,
+/// `docker`) and [`SandboxPhase`].
+pub static SANDBOX_PHASE: LazyLock<HistogramVec> = LazyLock::new(|| {
+    histogram_vec(
+        "farm_worker_sandbox_phase_seconds",
+        "Time of each phase of an external bot's life in its sandbox: create, attach, start (containers), spawn \
+         (processes), first_reply, end, remove.",
+        &["sandbox", "phase"],
+        prometheus::exponential_buckets(0.0001, 2.0, 18).unwrap_or_default(),
+    )
 });
 
 /// Bot containers or networks the worker failed to remove (an error other than "already
@@ -167,6 +243,16 @@ pub fn init() {
     LazyLock::force(&WARM_BOTS);
     LazyLock::force(&WARM_DISCARDED);
     LazyLock::force(&BOTS_READY);
+    // The phases each sandbox goes through (processes are spawned, containers
+    // created, attached, started and removed).
+    for sandbox in [LocalSandbox::NAME, IsolatedSandbox::NAME] {
+        for phase in [SandboxPhase::Spawn, SandboxPhase::FirstReply, SandboxPhase::End] {
+            SANDBOX_PHASE.with_label_values(&[sandbox, phase.name()]);
+        }
+    }
+    for phase in SandboxPhase::ALL.into_iter().filter(|phase| *phase != SandboxPhase::Spawn) {
+        SANDBOX_PHASE.with_label_values(&[DockerSandbox::NAME, phase.name()]);
+    }
     for outcome in ["hit", "miss"] {
         WARM_POOL.with_label_values(&[outcome]);
     }

@@ -12,7 +12,7 @@ use tokio::io::{AsyncWrite, AsyncWriteExt, BufWriter};
 use tokio::time::Instant;
 
 use crate::bots::{BotExit, BotLaunchError, BotSession, CappedLog, LaunchContext, Received, Sandbox};
-use crate::metrics;
+use crate::metrics::{self, SandboxPhase};
 
 /// Knobs of the runner that are not rules of the game.
 #[derive(Debug, Clone)]
@@ -338,6 +338,9 @@ async fn drive<W: AsyncWrite + Unpin>(
                 _ => {
                     let took = received.at.saturating_duration_since(sent);
                     latency.observe(took.as_secs_f64());
+                    if clock.requests == 1 && sessions[seat].is_external() {
+                        SandboxPhase::FirstReply.observe(sessions[seat].sandbox_name(), took);
+                    }
                     clock.replies += 1;
                     clock.total += took;
                     clock.max = clock.max.max(took);

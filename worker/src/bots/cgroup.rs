@@ -283,17 +283,22 @@ impl BotCgroup {
         })
     }
 
-    /// Kills every process in it and waits (at most a few seconds) until the kernel
-    /// has taken them all away. `false` if some were still there.
-    pub async fn kill_all(&self) -> bool {
+    /// Kills every process in it (the kernel takes them away asynchronously).
+    pub fn kill(&self) {
         let _ = std::fs::write(self.membership.join("cgroup.kill"), "1");
+    }
+
+    /// Waits (at most a few seconds) until the kernel has taken every process of a
+    /// [`BotCgroup::kill`]ed cgroup away. `false` if some were still there.
+    pub async fn emptied(&self) -> bool {
         let started = Instant::now();
         while self.populated() {
             if started.elapsed() > EMPTY_TIMEOUT {
                 return false;
             }
-            // The kernel empties a killed cgroup within microseconds to milliseconds;
-            // cgroup.events has no async wake-up short of inotify, so it is polled.
+            // By now the bot's own process has been reaped, so what is left is
+            // usually gone within microseconds; cgroup.events has no async wake-up
+            // short of inotify, so it is polled.
             sleep(Duration::from_millis(1)).await;
         }
         true

@@ -20,8 +20,8 @@ use tokio::time::{Duration, Instant, timeout};
 use super::capped::CappedLog;
 use super::http::{BOT_PORT, HttpChannel};
 use super::lines::LineChannel;
-use super::{BotExit, BotLaunchError, LaunchContext, Received};
-use crate::metrics;
+use super::{BotExit, BotLaunchError, LaunchContext, Received, Sandbox};
+use crate::metrics::{self, SandboxPhase};
 
 /// Label on every container the farm starts, carrying the job id.
 pub const JOB_LABEL: &str = "matchfarm.job";
@@ -94,6 +94,26 @@ impl DockerSandbox {
             context.seat,
             uuid::Uuid::new_v4().simple()
         );
+        let (network, created) =
+            SandboxPhase::Create.timed(Self::NAME, self.create(image, transport, limits, context, &name)).await?;
+        let body = if transport == Transport::HttpForm { HttpBody::LegacyForm } else { HttpBody::Json };
+        let bot = self.attach_and_start(&created.id, limits, network.clone(), body).await;
+        if bot.is_err() {
+            discard(&self.docker, &created.id, network.as_deref()).await;
+        }
+        metrics::CONTAINER_START.observe(started.elapsed().as_secs_f64());
+        Ok(bot.map_err(DockerError)?)
+    }
+
+    /// Creates the container (and an `http` bot's network first), named `name`.
+    async fn create(
+        &self,
+        image: &str,
+        transport: Transport,
+        limits: &BotLimits,
+        context: &LaunchContext<'_>,
+        name: &str,
+    ) -> Result<(Option<String>, bollard::models::ContainerCreateResponse), BotLaunchError> {
         let labels = HashMap::from([
             (JOB_LABEL.to_owned(), context.job_id.to_owned()),
             (WORKER_LABEL.to_owned(), self.worker_id.clone()),
@@ -102,37 +122,26 @@ impl DockerSandbox {
             Transport::Stdio => None,
             Transport::Http | Transport::HttpForm => {
                 let request = NetworkCreateRequest {
-                    name: name.clone(),
+                    name: name.to_owned(),
                     driver: Some("bridge".to_owned()),
                     internal: Some(true),
                     labels: Some(labels.clone()),
                     ..Default::default()
                 };
                 self.docker.create_network(request).await.map_err(DockerError)?;
-                Some(name.clone())
+                Some(name.to_owned())
             }
         };
         let body = container_body(image, limits, context, labels, network.as_deref());
-        let created = match self
-            .docker
-            .create_container(Some(CreateContainerOptionsBuilder::new().name(&name).build()), body)
-            .await
-        {
-            Ok(created) => created,
+        match self.docker.create_container(Some(CreateContainerOptionsBuilder::new().name(name).build()), body).await {
+            Ok(created) => Ok((network, created)),
             Err(error) => {
                 if let Some(network) = &network {
                     remove_network(&self.docker, network).await;
                 }
-                return Err(create_error(image, error));
+                Err(create_error(image, error))
             }
-        };
-        let body = if transport == Transport::HttpForm { HttpBody::LegacyForm } else { HttpBody::Json };
-        let bot = self.attach_and_start(&created.id, limits, network.clone(), body).await;
-        if bot.is_err() {
-            discard(&self.docker, &created.id, network.as_deref()).await;
         }
-        metrics::CONTAINER_START.observe(started.elapsed().as_secs_f64());
-        Ok(bot.map_err(DockerError)?)
     }
 
     async fn attach_and_start(
@@ -144,8 +153,8 @@ impl DockerSandbox {
     ) -> Result<ContainerBot, bollard::errors::Error> {
         // Attach before starting, so that nothing the bot writes is missed.
         let options = AttachContainerOptionsBuilder::new().stdin(true).stdout(true).stderr(true).stream(true).build();
-        let attached = self.docker.attach_container(id, Some(options)).await?;
-        self.docker.start_container(id, None).await?;
+        let attached = SandboxPhase::Attach.timed(Self::NAME, self.docker.attach_container(id, Some(options))).await?;
+        SandboxPhase::Start.timed(Self::NAME, self.docker.start_container(id, None)).await?;
         let (channel, output) = match &network {
             None => {
                 let (stdout_reader, stdout_writer) = tokio::io::duplex(STDOUT_BUFFER);
@@ -355,7 +364,9 @@ impl ContainerBot {
         // Stop reading replies first: a bot still printing to stdout must not keep the
         // output task blocked on a full reply buffer while its log is collected.
         self.channel = None;
-        let state = self.docker.inspect_container(&self.id, None).await.ok().and_then(|info| info.state);
+        let inspected =
+            SandboxPhase::End.timed(DockerSandbox::NAME, self.docker.inspect_container(&self.id, None)).await;
+        let state = inspected.ok().and_then(|info| info.state);
         let running = state.as_ref().and_then(|s| s.running).unwrap_or(false);
         let exit = BotExit {
             code: state.as_ref().filter(|_| !running).and_then(|s| s.exit_code).and_then(|c| i32::try_from(c).ok()),
@@ -363,7 +374,7 @@ impl ContainerBot {
             exited_early: !running,
             oom_killed: state.as_ref().and_then(|s| s.oom_killed).unwrap_or(false),
         };
-        discard(&self.docker, &self.id, self.network.as_deref()).await;
+        SandboxPhase::Remove.timed(DockerSandbox::NAME, discard(&self.docker, &self.id, self.network.as_deref())).await;
         self.removed = true;
         let output = &mut self.output;
         let log = match timeout(Duration::from_secs(5), output).await {

@@ -221,6 +221,15 @@ pub enum BotSession {
 }
 
 impl BotSession {
+    /// The name of the sandbox it runs in (`builtin` for a bot built into the engine).
+    pub fn sandbox_name(&self) -> &'static str {
+        match self {
+            BotSession::Builtin { .. } => "builtin",
+            BotSession::Process(process) => process.sandbox_name(),
+            BotSession::Container(_) => DockerSandbox::NAME,
+        }
+    }
+
     /// Whether it runs outside the worker (a process or a container), rather than
     /// built in.
     pub fn is_external(&self) -> bool {

@@ -19,7 +19,8 @@ use tokio::time::{Duration, Instant, timeout};
 use super::capped::{CappedLog, read_capped};
 use super::cgroup::{BotCgroup, CgroupHost};
 use super::lines::LineChannel;
-use super::{BotExit, BotLaunchError, Received};
+use super::{BotExit, BotLaunchError, IsolatedSandbox, LocalSandbox, Received, Sandbox};
+use crate::metrics::SandboxPhase;
 
 /// How long a killed bot's pipes may take to close before its log is taken as is.
 const REAP_GRACE: Duration = Duration::from_secs(2);
@@ -32,9 +33,9 @@ const BWRAP: &str = "bwrap";
 /// The one line the worker writes once the bot's process is in its cgroup: the bot's
 /// command is started only then, so nothing it forks can be outside.
 const GO_LINE: &[u8] = b"\n";
-/// Waits for [`GO_LINE`], then becomes the bot (`"$@"`). `read` takes its input a
+/// Waits for [`GO_LINE`]; what follows becomes the bot. `read` takes its input a
 /// byte at a time from a pipe, so not one byte of the bot's first request is eaten.
-const WAIT_FOR_GO: &str = r#"IFS= read -r _ || exit 97; exec "$@""#;
+const WAIT_FOR_GO: &str = "IFS= read -r _ || exit 97; exec";
 
 /// How a local bot is held.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -46,6 +47,16 @@ pub enum Isolation {
     /// Namespaces of its own: no network, the host read-only, a private `/tmp` (with
     /// the bot's writable home in it), an unprivileged user, the limits in its cgroup.
     Namespaces,
+}
+
+impl Isolation {
+    /// The name of the sandbox that holds bots so, in metrics and messages.
+    pub fn sandbox_name(self) -> &'static str {
+        match self {
+            Isolation::Contained => LocalSandbox::NAME,
+            Isolation::Namespaces => IsolatedSandbox::NAME,
+        }
+    }
 }
 
 /// What starting one local bot needs.
@@ -68,6 +79,8 @@ pub struct ProcessBot {
     cgroup: Option<BotCgroup>,
     channel: LineChannel,
     stderr: JoinHandle<CappedLog>,
+    /// Its sandbox's name, for metrics.
+    sandbox: &'static str,
 }
 
 /// Whether bubblewrap runs here (installed, and user namespaces allowed): checked once.
@@ -97,6 +110,10 @@ impl ProcessBot {
     /// Starts `command` through `sh -c`, contained and (if asked) isolated as
     /// described in the module documentation.
     pub async fn spawn(command: &str, launch: ProcessLaunch<'_>) -> Result<Self, BotLaunchError> {
+        SandboxPhase::Spawn.timed(launch.isolation.sandbox_name(), Self::start(command, launch)).await
+    }
+
+    async fn start(command: &str, launch: ProcessLaunch<'_>) -> Result<Self, BotLaunchError> {
         let spawn_error = |source| BotLaunchError::Spawn { command: command.to_owned(), source };
         let isolated = launch.isolation == Isolation::Namespaces;
         let cgroup = match CgroupHost::get() {
@@ -107,13 +124,16 @@ impl ProcessBot {
             None => None,
         };
         let mut wrapper = Command::new("sh");
-        wrapper.arg("-c").arg(WAIT_FOR_GO).arg("sh");
         // Without a cgroup, a PID namespace is what ends every process at once: its
-        // init (bubblewrap's) takes all of them with it.
+        // init (bubblewrap's) takes all of them with it. Without namespaces one shell
+        // both waits and becomes the bot (a shell less to start per match).
         if isolated || (cgroup.is_none() && namespaces_available().is_ok()) {
+            wrapper.arg("-c").arg(format!(r#"{WAIT_FOR_GO} "$@""#)).arg("sh");
             wrapper.arg(BWRAP).args(namespace_args(&launch));
+            wrapper.args(["sh", "-c"]).arg(format!("exec {command}"));
+        } else {
+            wrapper.arg("-c").arg(format!("{WAIT_FOR_GO} {command}"));
         }
-        wrapper.args(["sh", "-c"]).arg(format!("exec {command}"));
         wrapper.env_clear().envs(bot_environment(&launch));
         if isolated && Uid::effective().is_root() {
             wrapper.uid(BOT_UID).gid(BOT_GID);
@@ -139,7 +159,14 @@ impl ProcessBot {
         }
         stdin.write_all(GO_LINE).await.map_err(spawn_error)?;
         let stderr = tokio::spawn(read_capped(stderr, launch.limits.stderr_bytes));
-        Ok(ProcessBot { child, group, cgroup, channel: LineChannel::new(stdout, stdin), stderr })
+        Ok(ProcessBot {
+            child,
+            group,
+            cgroup,
+            channel: LineChannel::new(stdout, stdin),
+            stderr,
+            sandbox: launch.isolation.sandbox_name(),
+        })
     }
 
     /// Queues a request. `false` if the bot is not reading its input.
@@ -164,17 +191,33 @@ impl ProcessBot {
         }
     }
 
+    /// Kills every process of the bot and reaps the one it started as. The reap
+    /// comes first: it is signalled (no polling), and by then the rest of the cgroup
+    /// is nearly always empty too.
+    async fn end(&mut self) -> Option<std::process::ExitStatus> {
+        if let Some(cgroup) = &self.cgroup {
+            cgroup.kill();
+        }
+        self.kill_group();
+        let status = timeout(REAP_GRACE, self.child.wait()).await.ok().and_then(Result::ok);
+        if let Some(cgroup) = &self.cgroup
+            && !cgroup.emptied().await
+        {
+            tracing::warn!("a bot's cgroup did not empty after its kill; its processes are still being killed");
+        }
+        status
+    }
+
+    /// How it is held, by its sandbox's name.
+    pub fn sandbox_name(&self) -> &'static str {
+        self.sandbox
+    }
+
     /// Ends the bot: notes whether it had already exited, kills every process it
     /// started, and collects its log.
     pub async fn finish(mut self) -> (CappedLog, BotExit) {
         let exited_early = matches!(self.child.try_wait(), Ok(Some(_)));
-        if let Some(cgroup) = &self.cgroup
-            && !cgroup.kill_all().await
-        {
-            tracing::warn!("a bot's cgroup did not empty after its kill; its processes are still being killed");
-        }
-        self.kill_group();
-        let status = timeout(REAP_GRACE, self.child.wait()).await.ok().and_then(Result::ok);
+        let status = SandboxPhase::End.timed(self.sandbox, self.end()).await;
         let stderr_task = &mut self.stderr;
         let log = match timeout(REAP_GRACE, stderr_task).await {
             Ok(Ok(log)) => log,

@@ -4,7 +4,9 @@
 //! (every match starts its bots when its slot comes) or on (the next match's bots
 //! start while the current one plays and ends). A one-turn match leaves the pool
 //! nothing to hide start-up behind, so Docker is also measured on longer matches,
-//! where it can: the time the pool saves per match is the difference.
+//! where it can: the time the pool saves per match is the difference. Each run also
+//! reports where a bot's time goes, phase by phase (the worker's own
+//! `farm_worker_sandbox_phase_seconds`), as the mean per bot.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -12,6 +14,7 @@ use std::time::{Duration, Instant};
 use farm_engine::{GameKind, MatchSetup};
 use farm_proto::{BotLaunch, BotSpec, Transport};
 use farm_worker::bots::{LocalSandbox, Sandbox};
+use farm_worker::metrics::{SANDBOX_PHASE, SandboxPhase};
 use farm_worker::warm::Slots;
 use farm_worker::{MatchIo, RunnerOptions, start_match};
 
@@ -73,6 +76,42 @@ where
     Ok(started.elapsed() / matches as u32)
 }
 
+/// The sum and count of every phase's histogram for `sandbox`, to subtract.
+fn phase_totals(sandbox: &str) -> Vec<(SandboxPhase, f64, u64)> {
+    SandboxPhase::ALL
+        .into_iter()
+        .map(|phase| {
+            let histogram = SANDBOX_PHASE.with_label_values(&[sandbox, phase.name()]);
+            (phase, histogram.get_sample_sum(), histogram.get_sample_count())
+        })
+        .collect()
+}
+
+/// Plays as [`per_match`] does and reports, under `path`, the mean time per bot of
+/// each phase its sandbox went through in that run.
+async fn per_match_with_phases<S>(
+    figures: &mut Figures,
+    path: &str,
+    sandbox: S,
+    bots: &[BotSpec],
+    matches: usize,
+    turns: u32,
+    ahead: u16,
+) -> anyhow::Result<Duration>
+where
+    S: Sandbox + Clone + Send + 'static,
+{
+    let before = phase_totals(S::NAME);
+    let time = per_match(sandbox, bots, matches, turns, ahead).await?;
+    for ((phase, sum, count), (_, sum_before, count_before)) in phase_totals(S::NAME).into_iter().zip(before) {
+        if count > count_before {
+            let mean = (sum - sum_before) / (count - count_before) as f64;
+            figures.number(&format!("{path}.{}_ms", phase.name()), mean * 1000.0, "ms");
+        }
+    }
+    Ok(time)
+}
+
 /// Measures local processes and, when Docker and the echo image are there, Docker
 /// without and with the warm pool.
 pub async fn run(plan: &Plan) -> anyhow::Result<Figures> {
@@ -80,7 +119,9 @@ pub async fn run(plan: &Plan) -> anyhow::Result<Figures> {
     let millis = |duration: Duration| duration.as_secs_f64() * 1000.0;
     match (bots::echo_process("echo-a"), bots::echo_process("echo-b")) {
         (Ok(a), Ok(b)) => {
-            let time = per_match(LocalSandbox, &[a, b], plan.local_matches, 1, 0).await?;
+            let time =
+                per_match_with_phases(&mut figures, "phases.local", LocalSandbox, &[a, b], plan.local_matches, 1, 0)
+                    .await?;
             figures.number("local_process.ms_per_match", millis(time), "ms");
         }
         (Err(why), _) | (_, Err(why)) => figures.skipped("local_process", &why),
@@ -96,9 +137,20 @@ pub async fn run(plan: &Plan) -> anyhow::Result<Figures> {
     };
     let image = |name| bots::spec(name, BotLaunch::Image(ECHO_IMAGE.to_owned()), Transport::Stdio);
     let pair = [image("echo-a"), image("echo-b")];
-    let cold = per_match(docker.clone(), &pair, plan.docker_matches, 1, 0).await?;
+    let cold =
+        per_match_with_phases(&mut figures, "phases.docker_cold", docker.clone(), &pair, plan.docker_matches, 1, 0)
+            .await?;
     figures.number("docker_cold.ms_per_match", millis(cold), "ms");
-    let warm = per_match(docker.clone(), &pair, plan.docker_matches, 1, 1).await?;
+    let warm = per_match_with_phases(
+        &mut figures,
+        "phases.docker_warm_pool",
+        docker.clone(),
+        &pair,
+        plan.docker_matches,
+        1,
+        1,
+    )
+    .await?;
     figures.number("docker_warm_pool.ms_per_match", millis(warm), "ms");
     figures.ratio("ratios.warm_over_cold", warm.as_secs_f64() / cold.as_secs_f64());
     if let Some(local) = figures.get("local_process.ms_per_match") {
