@@ -10,7 +10,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use farm_proto::{MatchJob, MatchResult, ResultEnvelope, SCHEMA_VERSION};
-use farm_worker::bots::{DockerSandbox, IsolatedSandbox, LocalSandbox, Sandbox};
+use farm_worker::bots::{DockerSandbox, DockerSettings, IsolatedSandbox, LocalSandbox, Sandbox};
 use farm_worker::storage::{AttemptKeys, Storage, StorageConfig, StorageError};
 use farm_worker::{JobPlayer, RunnerOptions, Shutdown};
 use tokio::sync::{Mutex, Notify, mpsc, watch};
@@ -122,10 +122,14 @@ pub async fn run(
             // One label per data directory, so a later run here removes what a
             // killed one left, and runs elsewhere are left alone.
             let worker_id = format!("run-{:08x}", label_hash(&options.data_dir));
-            let docker =
-                DockerSandbox::connect(&worker_id).await.map_err(|error| RunError::Docker(error.to_string()))?;
+            let docker = DockerSandbox::connect(&worker_id, &DockerSettings::default())
+                .await
+                .map_err(|error| RunError::Docker(error.to_string()))?;
             docker.reap_orphans().await.map_err(|error| RunError::Docker(error.to_string()))?;
-            run_in(docker, tournament, options, shutdown, on_progress).await
+            let report = run_in(docker.clone(), tournament, options, shutdown, on_progress).await;
+            // Prepared containers serve the whole run; they go with it.
+            docker.shutdown().await.map_err(|error| RunError::Docker(error.to_string()))?;
+            report
         }
     }
 }

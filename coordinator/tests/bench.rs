@@ -55,18 +55,24 @@ fn a_quick_run_reports_every_figure_of_its_sections() {
         assert!(table.contains(&format!("{game}.turns_per_second")), "the table shows {game}: {table}");
     }
     let latencies = ["samples", "p50_us", "p99_us", "mean_us"];
-    for transport in ["builtin", "process_stdio", "docker_attach", "docker_http"] {
+    for transport in ["builtin", "process_stdio", "docker_stdio", "docker_http"] {
         figures(sections, &format!("roundtrip.{transport}"), &latencies);
     }
     positive(sections, "overhead.local_process.ms_per_match");
-    figures(sections, "overhead.docker_cold", &["ms_per_match"]);
-    figures(sections, "overhead.docker_warm_pool", &["ms_per_match"]);
-    figures(sections, "overhead.long_matches", &["turns", "docker_cold_ms_per_match", "docker_warm_pool_ms_per_match"]);
-    // Where a bot's time goes, phase by phase, from the worker's own histogram.
+    // The overheads over process bots are differences, of either sign: only present.
+    for mode in ["docker_reused", "docker_fresh"] {
+        figures(sections, &format!("overhead.{mode}"), &["ms_per_match", "p50_ms"]);
+        number(sections, &format!("overhead.{mode}.p50_overhead_over_process_ms"));
+    }
+    figures(sections, "overhead.docker_cold_start", &["p50_ms"]);
+    positive(sections, "overhead.ratios.docker_reused_over_process");
+    // Where a bot's time goes, phase by phase, from the worker's own histogram: a
+    // reused container is only spawned in and reset; a fresh one is also prepared
+    // (ahead, in the background) and removed.
     figures(sections, "overhead.phases.local", &["spawn_ms", "first_reply_ms", "end_ms"]);
-    let docker_phases = ["create_ms", "attach_ms", "start_ms", "first_reply_ms", "end_ms", "remove_ms"];
-    figures(sections, "overhead.phases.docker_cold", &docker_phases);
-    figures(sections, "overhead.phases.docker_warm_pool", &docker_phases);
+    figures(sections, "overhead.phases.docker_reused", &["spawn_ms", "first_reply_ms", "end_ms", "reset_ms"]);
+    let fresh = ["create_ms", "start_ms", "spawn_ms", "first_reply_ms", "end_ms", "reset_ms", "remove_ms"];
+    figures(sections, "overhead.phases.docker_fresh", &fresh);
     for figure in [
         "bots",
         "jobs",

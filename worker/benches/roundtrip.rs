@@ -15,7 +15,7 @@ use std::time::Duration;
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use farm_engine::{GameKind, Match, MatchSetup};
 use farm_proto::{BotLaunch, BotSpec, Transport};
-use farm_worker::bots::{BotSession, DockerSandbox, LaunchContext, LocalSandbox, Sandbox};
+use farm_worker::bots::{BotSession, DockerSandbox, DockerSettings, LaunchContext, LocalSandbox, Sandbox};
 use tokio::runtime::Runtime;
 use tokio::time::Instant;
 
@@ -92,9 +92,11 @@ fn transports(c: &mut Criterion) {
     };
     bench_session(c, &runtime, "process_stdio", process);
 
-    let docker = runtime.block_on(DockerSandbox::connect("bench-roundtrip")).map_err(|error| error.to_string());
+    let docker = runtime
+        .block_on(DockerSandbox::connect("bench-roundtrip", &DockerSettings::default()))
+        .map_err(|error| error.to_string());
     for (name, image, transport) in [
-        ("docker_attach", "matchfarm/bot-bench-echo-rs", Transport::Stdio),
+        ("docker_stdio", "matchfarm/bot-bench-echo-rs", Transport::Stdio),
         ("docker_http", "matchfarm/bot-bench-echo-http-rs", Transport::Http),
     ] {
         let session = match &docker {

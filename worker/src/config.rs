@@ -8,6 +8,7 @@ use std::path::Path;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
+use crate::bots::DockerSettings;
 use crate::storage::StorageConfig;
 
 /// Where the worker runs external bots.
@@ -19,7 +20,8 @@ pub enum SandboxKind {
     /// Local processes in namespaces of their own (bubblewrap): no network, the host
     /// read-only, an unprivileged user, cgroup limits. Untrusted bots without Docker.
     Isolated,
-    /// One Docker container per bot (`image:` bots).
+    /// Docker containers (`image:` bots): a container per bot, prepared ahead and
+    /// reset between matches (see `[docker]`).
     Docker,
 }
 
@@ -32,16 +34,18 @@ pub struct WorkerConfig {
     pub worker_id: String,
     /// Matches played at once.
     pub slots: u16,
-    /// Matches whose bots are started ahead, while the slots are busy, so that a
-    /// match begins at once when its slot frees. The AMQP prefetch is the slots plus
-    /// these: the worker must hold a job to start its bots.
+    /// Matches whose bots' sandboxes are prepared ahead, while the slots are busy, so
+    /// that a match begins without waiting for containers when its slot frees. The
+    /// AMQP prefetch is the slots plus these: the worker must hold a job to know its
+    /// bots. No bot process starts before its match.
     pub warm_pool: WarmPool,
-    /// How long bots started ahead may wait for their match. Past that they are ended,
-    /// and they start again when the slot comes: a long match ahead never pins idle
-    /// containers.
+    /// How long a match prepared for may hold its room in the warm pool; past that the
+    /// room goes to the next waiting job.
     pub warm_idle_secs: u64,
     /// Where external bots run.
     pub sandbox: SandboxKind,
+    /// How the Docker sandbox prepares and reuses its containers (`[docker]`).
+    pub docker: DockerSettings,
     /// The RabbitMQ URL.
     pub amqp_url: String,
     /// Redeliveries of one job before it is dead-lettered (RabbitMQ's
@@ -66,6 +70,7 @@ impl Default for WorkerConfig {
             warm_pool: WarmPool::On,
             warm_idle_secs: 120,
             sandbox: SandboxKind::Docker,
+            docker: DockerSettings::default(),
             amqp_url: "amqp://guest:guest@127.0.0.1:5672/%2f".to_owned(),
             delivery_limit: 5,
             metrics_listen: "127.0.0.1:9464".to_owned(),
@@ -219,6 +224,7 @@ impl WorkerConfig {
             // basic.qos with 0 means "no limit": the worker would take every job at once.
             return Err(ConfigError::invalid("slots must be at least 1"));
         }
+        config.docker.check().map_err(ConfigError::invalid)?;
         Ok(config)
     }
 

@@ -37,8 +37,14 @@ impl<S: Sandbox> JobPlayer<S> {
         self.play_started(started, keys, stop).await
     }
 
-    /// Checks `job` and starts its bots: the first half of [`JobPlayer::play`], which
-    /// the worker also does ahead of time for a job waiting for a slot.
+    /// Prepares the sandboxes of `job`'s bots, for a job waiting for a slot (see
+    /// [`crate::warm`]); starts none of them. Returns how many were prepared.
+    pub fn prepare(&self, job: &MatchJob) -> usize {
+        self.sandbox.prepare(&job.bots)
+    }
+
+    /// Checks `job` and starts its bots: the first half of [`JobPlayer::play`], done
+    /// when the job's slot comes.
     pub async fn start(&self, job: &MatchJob) -> Result<StartedMatch, RunError> {
         let bots = fill_seats(job.game, job.bots.clone());
         let players = bots.iter().map(|bot| bot.name.clone()).collect();

@@ -9,7 +9,7 @@ use anyhow::{Context, Result};
 use clap::{Parser, Subcommand};
 use farm_engine::{GameKind, MatchSetup, replay};
 use farm_proto::BotSpec;
-use farm_worker::bots::{DockerSandbox, IsolatedSandbox, LocalSandbox};
+use farm_worker::bots::{DockerSandbox, DockerSettings, IsolatedSandbox, LocalSandbox};
 use farm_worker::config::StorageArgs;
 use farm_worker::storage::Storage;
 use farm_worker::{MatchIo, MatchReport, RunnerOptions, SandboxKind, WarmPool, WorkerConfig, fill_seats, play_match};
@@ -227,17 +227,18 @@ async fn serve(args: ServeArgs) -> Result<ExitCode> {
             farm_worker::run(config, isolated, storage, shutdown).await?
         }
         SandboxKind::Docker => {
-            let docker = DockerSandbox::connect(&config.worker_id).await.context("connecting to Docker")?;
+            let docker =
+                DockerSandbox::connect(&config.worker_id, &config.docker).await.context("the Docker sandbox")?;
             let reaped = docker.reap_orphans().await.context("removing containers of an earlier run")?;
             if reaped > 0 {
                 tracing::warn!(reaped, "removed bot containers left by an earlier run of this worker");
             }
             farm_worker::run(config, docker.clone(), storage, shutdown).await?;
-            // Every match has ended; what is still labelled with this worker's id is
-            // a removal that failed or was still under way.
-            match docker.reap_orphans().await {
+            // Every match has ended: the prepared containers go, and whatever a failed
+            // removal left.
+            match docker.shutdown().await {
                 Ok(0) => {}
-                Ok(left) => tracing::info!(left, "removed bot containers still present at shutdown"),
+                Ok(left) => tracing::info!(left, "removed the worker's bot containers at shutdown"),
                 Err(error) => tracing::warn!(%error, "removing bot containers at shutdown"),
             }
         }
@@ -302,8 +303,11 @@ async fn play(args: PlayArgs) -> Result<ExitCode> {
             play_match(&isolated, &job_id, setup, &bots, &options, io).await?
         }
         SandboxKind::Docker => {
-            let docker = DockerSandbox::connect(&job_id).await.context("connecting to Docker")?;
-            play_match(&docker, &job_id, setup, &bots, &options, io).await?
+            let docker =
+                DockerSandbox::connect(&job_id, &DockerSettings::default()).await.context("the Docker sandbox")?;
+            let report = play_match(&docker, &job_id, setup, &bots, &options, io).await;
+            docker.shutdown().await.context("removing the match's containers")?;
+            report?
         }
     };
     progress.finish_and_clear();

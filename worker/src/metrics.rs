@@ -60,30 +60,67 @@ pub static TURN_LATENCY: LazyLock<HistogramVec> = LazyLock::new(|| {
     )
 });
 
-/// Time to create, attach and start one bot container.
+/// Time to start one container bot for its match: taking a prepared container (or
+/// preparing one) and starting the bot in it.
 pub static CONTAINER_START: LazyLock<Histogram> = LazyLock::new(|| {
-    let opts = HistogramOpts::new("farm_worker_container_start_seconds", "Time to create and start a bot container.")
-        .buckets(prometheus::exponential_buckets(0.01, 2.0, 12).unwrap_or_default());
+    let opts = HistogramOpts::new(
+        "farm_worker_container_start_seconds",
+        "Time to start a container bot for its match, including preparing a container if none waited.",
+    )
+    .buckets(prometheus::exponential_buckets(0.01, 2.0, 12).unwrap_or_default());
     register(Histogram::with_opts(opts).unwrap_or_else(|e| panic!("metric: {e}")))
+});
+
+/// Prepared containers waiting for a match.
+pub static PREPARED_CONTAINERS: LazyLock<IntGauge> = LazyLock::new(|| {
+    register(
+        IntGauge::new("farm_worker_prepared_containers", "Prepared bot containers waiting for a match.")
+            .unwrap_or_else(|e| panic!("{e}")),
+    )
+});
+
+/// Container bots started, by where their container came from: `prepared` (it
+/// waited ready) or `cold` (none waited: prepared on the match's path).
+pub static CONTAINERS_TAKEN: LazyLock<IntCounterVec> = LazyLock::new(|| {
+    counter_vec(
+        "farm_worker_containers_taken_total",
+        "Container bots started, by outcome: prepared (a container waited ready) or cold (one was prepared on the \
+         match's path).",
+        &["outcome"],
+    )
+});
+
+/// Containers after a match, by outcome: `verified` (the supervisor proved the reset;
+/// the container may serve again) or `replaced` (it could not: the container is removed
+/// and another prepared).
+pub static CONTAINER_RESETS: LazyLock<IntCounterVec> = LazyLock::new(|| {
+    counter_vec(
+        "farm_worker_container_resets_total",
+        "Container resets after a match, by outcome: verified, or replaced (the reset could not be verified).",
+        &["outcome"],
+    )
 });
 
 /// A phase of an external bot's life in its sandbox, for
 /// [`SANDBOX_PHASE`]: where the time of starting and ending bots goes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SandboxPhase {
-    /// Creating the container (and an `http` bot's network).
+    /// Creating a container (preparing one: off the match's path when it is
+    /// prepared ahead).
     Create,
-    /// Attaching to the container's streams.
-    Attach,
-    /// Starting the container.
+    /// Starting a container until its supervisor listens (preparing it, as above).
     Start,
-    /// Starting a local process (into its cgroup or namespaces).
+    /// Starting the bot's process: a local one (into its cgroup or namespaces), or one
+    /// in a prepared container (by its supervisor).
     Spawn,
     /// From the first request to the bot's first reply (its start-up, as the match sees it).
     FirstReply,
     /// Ending the bot: killing what still runs and reading how it exited.
     End,
-    /// Removing the container (and its network).
+    /// Resetting a container after its match, until its supervisor has verified that
+    /// nothing of the match is left (off the path of the next match).
+    Reset,
+    /// Removing a container (off the path of the next match).
     Remove,
 }
 
@@ -91,11 +128,11 @@ impl SandboxPhase {
     /// Every phase, in the order of a bot's life.
     pub const ALL: [SandboxPhase; 7] = [
         SandboxPhase::Create,
-        SandboxPhase::Attach,
         SandboxPhase::Start,
         SandboxPhase::Spawn,
         SandboxPhase::FirstReply,
         SandboxPhase::End,
+        SandboxPhase::Reset,
         SandboxPhase::Remove,
     ];
 
@@ -103,11 +140,11 @@ impl SandboxPhase {
     pub fn name(self) -> &'static str {
         match self {
             SandboxPhase::Create => "create",
-            SandboxPhase::Attach => "attach",
             SandboxPhase::Start => "start",
             SandboxPhase::Spawn => "spawn",
             SandboxPhase::FirstReply => "first_reply",
             SandboxPhase::End => "end",
+            SandboxPhase::Reset => "reset",
             SandboxPhase::Remove => "remove",
         }
     }
@@ -132,8 +169,8 @@ impl SandboxPhase {
 pub static SANDBOX_PHASE: LazyLock<HistogramVec> = LazyLock::new(|| {
     histogram_vec(
         "farm_worker_sandbox_phase_seconds",
-        "Time of each phase of an external bot's life in its sandbox: create, attach, start (containers), spawn \
-         (processes), first_reply, end, remove.",
+        "Time of each phase of an external bot's life in its sandbox: create and start (preparing a container), \
+         spawn, first_reply, end, reset and remove (after the match).",
         &["sandbox", "phase"],
         prometheus::exponential_buckets(0.0001, 2.0, 18).unwrap_or_default(),
     )
@@ -152,32 +189,32 @@ pub static CONTAINER_REMOVE_FAILURES: LazyLock<IntCounter> = LazyLock::new(|| {
     )
 });
 
-/// Matches with external bots, by whether their bots were already running when the
-/// match got its slot (`hit`: started ahead by the warm pool) or had to be started
-/// then (`miss`).
+/// Matches with external bots, by whether their sandboxes were prepared ahead by the
+/// warm pool while the job waited (`hit`) or not (`miss`).
 pub static WARM_POOL: LazyLock<IntCounterVec> = LazyLock::new(|| {
     counter_vec(
         "farm_worker_warm_pool_total",
-        "Matches with external bots, by whether their bots were started ahead (hit) or not (miss).",
+        "Matches with external bots, by whether their sandboxes were prepared ahead (hit) or not (miss).",
         &["outcome"],
     )
 });
 
-/// External bots started ahead and waiting for their match.
+/// External bots of waiting matches whose sandboxes were prepared ahead (none of them
+/// runs yet).
 pub static WARM_BOTS: LazyLock<IntGauge> = LazyLock::new(|| {
     register(
-        IntGauge::new("farm_worker_warm_bots", "External bots started ahead, waiting for their match.")
+        IntGauge::new("farm_worker_warm_bots", "External bots of waiting matches whose sandboxes were prepared ahead.")
             .unwrap_or_else(|e| panic!("{e}")),
     )
 });
 
-/// Matches whose bots were started ahead and ended unplayed, by reason: `idle` (they
-/// waited longer than the idle time; they start again with the match) or `shutdown`
-/// (the worker stopped and requeued the job).
+/// Matches prepared for that gave up their room in the warm pool unplayed, by reason:
+/// `idle` (they waited longer than the idle time) or `shutdown` (the worker stopped
+/// and requeued the job).
 pub static WARM_DISCARDED: LazyLock<IntCounterVec> = LazyLock::new(|| {
     counter_vec(
         "farm_worker_warm_discarded_total",
-        "Matches whose bots were started ahead and ended unplayed, by reason.",
+        "Matches prepared for ahead that gave up their room unplayed, by reason.",
         &["reason"],
     )
 });
@@ -243,14 +280,21 @@ pub fn init() {
     LazyLock::force(&WARM_BOTS);
     LazyLock::force(&WARM_DISCARDED);
     LazyLock::force(&BOTS_READY);
+    LazyLock::force(&PREPARED_CONTAINERS);
+    for outcome in ["prepared", "cold"] {
+        CONTAINERS_TAKEN.with_label_values(&[outcome]);
+    }
+    for outcome in ["verified", "replaced"] {
+        CONTAINER_RESETS.with_label_values(&[outcome]);
+    }
     // The phases each sandbox goes through (processes are spawned, containers
-    // created, attached, started and removed).
+    // prepared, spawned in, reset and removed).
     for sandbox in [LocalSandbox::NAME, IsolatedSandbox::NAME] {
         for phase in [SandboxPhase::Spawn, SandboxPhase::FirstReply, SandboxPhase::End] {
             SANDBOX_PHASE.with_label_values(&[sandbox, phase.name()]);
         }
     }
-    for phase in SandboxPhase::ALL.into_iter().filter(|phase| *phase != SandboxPhase::Spawn) {
+    for phase in SandboxPhase::ALL {
         SANDBOX_PHASE.with_label_values(&[DockerSandbox::NAME, phase.name()]);
     }
     for outcome in ["hit", "miss"] {

@@ -133,7 +133,7 @@ struct JobContext<S> {
     config: WorkerConfig,
     player: JobPlayer<S>,
     publisher: ConfirmedPublisher,
-    /// The slots jobs wait for, starting their bots meanwhile (the warm pool).
+    /// The slots jobs wait for, their bots' sandboxes prepared meanwhile (the warm pool).
     slots: Slots,
     /// Set once the worker drains: jobs still waiting for a slot are requeued.
     drain: watch::Receiver<bool>,
@@ -244,7 +244,7 @@ async fn consume<S: Sandbox + Clone + Send + 'static>(
 ) -> Result<(), BrokerError> {
     let config = &context.config;
     let channel = connection.create_channel().await?;
-    // Beyond the slots, the jobs whose bots start while they wait (the warm pool).
+    // Beyond the slots, the jobs prepared for while they wait (the warm pool).
     channel.basic_qos(config.prefetch(), BasicQosOptions::default()).await?;
     queue::declare_topology(&channel, config.delivery_limit).await?;
     let tag = format!("{}-{}", config.worker_id, std::process::id());
@@ -348,7 +348,8 @@ async fn handle<S: Sandbox + Clone + Send + 'static>(delivery: Delivery, context
     let drained = async move {
         let _ = drain.wait_for(|stop| *stop).await;
     };
-    let Some(turn) = context.slots.turn(|| context.player.start(&job), drained).await else {
+    let turn = context.slots.turn(|| context.player.prepare(&job), || context.player.start(&job), drained).await;
+    let Some(turn) = turn else {
         // The worker stopped before this job's turn: another worker plays it.
         tracing::info!(job = %job.job_id, "requeueing a job that had not begun");
         metrics::MATCHES.with_label_values(&[game, "requeued"]).inc();

@@ -55,7 +55,7 @@ async fn the_farm_image_runs_a_worker_that_plays_and_acks_a_job() {
         present.status.success(),
         "{image} is missing: build it with deploy/build-farm-image.sh (scripts/test does)"
     );
-    // The image runs as 10001: the socket's group lets it talk to Docker, as in compose.
+    // The image runs as 10000: the socket's group lets it talk to Docker, as in compose.
     let socket_group = std::fs::metadata("/var/run/docker.sock")
         .map(|metadata| std::os::unix::fs::MetadataExt::gid(&metadata).to_string())
         .expect("the Docker socket");
@@ -83,12 +83,20 @@ async fn the_farm_image_runs_a_worker_that_plays_and_acks_a_job() {
     };
     let worker_id = unique("w-image");
     let metrics = free_port();
+    // The bot containers' run directory: a host directory at the same path inside the
+    // worker's container (the host's daemon mounts it into bot containers), the
+    // worker's user's, as compose makes it.
+    let run_tree = tempfile::tempdir().expect("a run directory");
+    std::os::unix::fs::chown(run_tree.path(), Some(10000), Some(10000)).expect("chown the run directory (as root)");
+    let run_dir = run_tree.path().display().to_string();
+    let run_mount = format!("{run_dir}:{run_dir}");
     let container = WorkerContainer { name: worker_id.clone() };
     let env = [
         format!("FARM_AMQP_URL={}", vhost.url),
         format!("FARM_WORKER_ID={worker_id}"),
         "FARM_SLOTS=1".to_owned(),
         "FARM_SANDBOX=docker".to_owned(),
+        format!("FARM_DOCKER__RUN_DIR={run_dir}"),
         "FARM_DELIVERY_LIMIT=5".to_owned(),
         format!("FARM_METRICS_LISTEN={metrics}"),
         "FARM_DRAIN_SECS=30".to_owned(),
@@ -111,6 +119,8 @@ async fn the_farm_image_runs_a_worker_that_plays_and_acks_a_job() {
         &socket_group,
         "-v",
         "/var/run/docker.sock:/var/run/docker.sock",
+        "-v",
+        &run_mount,
     ];
     for pair in &env {
         args.extend(["-e", pair.as_str()]);
@@ -127,7 +137,7 @@ async fn the_farm_image_runs_a_worker_that_plays_and_acks_a_job() {
         assert!(std::time::Instant::now() < deadline, "the worker is not ready:\n{}", container.logs());
         std::thread::sleep(Duration::from_millis(200));
     }
-    assert_eq!(docker(&["inspect", "--format", "{{.Config.User}}", &container.name]), "10001:10001");
+    assert_eq!(docker(&["inspect", "--format", "{{.Config.User}}", &container.name]), "10000:10000");
 
     let result = tokio::time::timeout(Duration::from_secs(120), next_result(&mut results, Duration::from_secs(120)))
         .await

@@ -7,7 +7,7 @@ use std::time::Duration;
 use common::*;
 use farm_engine::replay;
 use farm_proto::{BotSpec, GameKind, JOBS_QUEUE, MatchJob, MatchResult, PlayerStatus};
-use farm_worker::bots::{JOB_LABEL, WORKER_LABEL};
+use farm_worker::bots::WORKER_LABEL;
 use farm_worker::queue::DEAD_LETTER_QUEUE;
 use farm_worker::storage::AttemptKeys;
 
@@ -104,7 +104,7 @@ async fn a_worker_killed_mid_match_loses_nothing_and_the_job_has_one_result() {
 
     let first_id = unique("w-first");
     let first = WorkerProcess::start(&vhost, &first_id, 1, 5);
-    eventually(Duration::from_secs(60), "the match starts", || !containers(JOB_LABEL, "slow-job").is_empty());
+    first.wait_for_a_match();
     first.kill();
     assert!(!containers(WORKER_LABEL, &first_id).is_empty(), "a SIGKILLed worker leaves its container behind");
 
@@ -296,7 +296,7 @@ async fn sigterm_drains_the_match_in_flight_and_a_second_signal_requeues_it() {
         publish_jobs(&connection, 5, &[slow(&drained)]).await;
         let mut results = results_consumer(&connection).await;
         let worker = WorkerProcess::start(&vhost, &unique("w-drain"), 1, 5);
-        eventually(Duration::from_secs(60), "the match starts", || !containers(JOB_LABEL, &drained).is_empty());
+        worker.wait_for_a_match();
         let id = worker.id.clone();
         assert!(worker.terminate().success());
         let result = next_result(&mut results, Duration::from_secs(10)).await;
@@ -310,7 +310,7 @@ async fn sigterm_drains_the_match_in_flight_and_a_second_signal_requeues_it() {
     let connection = vhost.connect().await;
     publish_jobs(&connection, 5, &[slow(&stopped)]).await;
     let worker = WorkerProcess::start(&vhost, &unique("w-abort"), 1, 5);
-    eventually(Duration::from_secs(60), "the match starts", || !containers(JOB_LABEL, &stopped).is_empty());
+    worker.wait_for_a_match();
     let id = worker.id.clone();
     worker.abort();
     assert!(worker.wait().success());

@@ -1,6 +1,7 @@
 //! The warm pool against the real RabbitMQ, S3 server and Docker engine: a job queued
-//! behind a match in flight has its containers started while that match plays, and
-//! no container outlives the worker however it stops.
+//! behind a match in flight has its containers prepared while that match plays, its
+//! bot starts only when its own match does, and no container outlives the worker
+//! however it stops.
 //!
 //! Each test first starts a slow match (`sleepy` answers each move after 3 s, so the
 //! match takes about 12 s) on a worker with one slot, and only then queues a second,
@@ -12,7 +13,10 @@ use std::time::Duration;
 
 use common::*;
 use farm_proto::{GameKind, JOBS_QUEUE, MatchJob, MatchResult, PlayerStatus};
-use farm_worker::bots::{JOB_LABEL, WORKER_LABEL};
+use farm_worker::bots::{IMAGE_LABEL, WORKER_LABEL};
+
+/// The quick job's container bot.
+const QUICK_IMAGE: &str = "matchfarm/bot-vindinium-random-py";
 
 fn job(tournament: &str, job_id: &str, seed: u64, rules: serde_json::Value, bots: &[&str]) -> MatchJob {
     MatchJob {
@@ -35,16 +39,7 @@ fn slow_job(tournament: &str, job_id: &str) -> MatchJob {
 /// A short match whose container bot logs its seed and seat.
 fn quick_job(tournament: &str, job_id: &str) -> MatchJob {
     let rules = serde_json::json!({ "maxTurns": 20, "moveTimeoutMs": 20000 });
-    job(tournament, job_id, 6, rules, &["image:matchfarm/bot-vindinium-random-py", "builtin:random"])
-}
-
-/// The value of one sample of the worker's `/metrics` (0 if absent).
-fn metric(worker: &WorkerProcess, sample: &str) -> f64 {
-    worker
-        .metrics_text()
-        .lines()
-        .find_map(|line| line.strip_prefix(sample)?.strip_prefix(' ')?.trim().parse().ok())
-        .unwrap_or(0.0)
+    job(tournament, job_id, 6, rules, &[&format!("image:{QUICK_IMAGE}"), "builtin:random"])
 }
 
 const HITS: &str = "farm_worker_warm_pool_total{outcome=\"hit\"}";
@@ -58,27 +53,57 @@ async fn slow_then_quick(vhost: &Vhost, name: &str, env: &[(&str, &str)]) -> (Wo
     let (slow, quick) = (unique("slow"), unique("quick"));
     publish_jobs(&connection, 5, &[slow_job(&tournament, &slow)]).await;
     let worker = WorkerProcess::start_with(vhost, &unique(&format!("w-{name}")), 1, 5, env);
-    eventually(Duration::from_secs(60), "the slow match starts", || !containers(JOB_LABEL, &slow).is_empty());
+    worker.wait_for_a_match();
     publish_jobs(&connection, 5, &[quick_job(&tournament, &quick)]).await;
     (worker, slow, quick)
 }
 
-/// Waits until the quick job's container runs while the slow match still plays:
-/// it was started ahead (a cold start comes only after the slow match's containers
-/// are removed).
-fn quick_starts_while_slow_plays(slow: &str, quick: &str) {
-    eventually(Duration::from_secs(60), "the queued job's container starts while the match ahead plays", || {
-        !containers(JOB_LABEL, quick).is_empty() && !containers(JOB_LABEL, slow).is_empty()
+/// Waits until a container for the quick job waits prepared while the slow match still
+/// plays, and checks that its bot does not run: the supervisor is its only process.
+/// Returns the container's name.
+fn quick_is_prepared_for(worker: &WorkerProcess) -> String {
+    let mut prepared = None;
+    eventually(Duration::from_secs(60), "the queued job's container is prepared while the match ahead plays", || {
+        let running = quick_containers(&worker.id)
+            .into_iter()
+            .find_map(|name| Some((processes_in(&name)?, name)))
+            .filter(|(processes, _)| !processes.is_empty());
+        prepared = running;
+        worker.metric("farm_worker_warm_bots") == 1.0 && prepared.is_some()
     });
+    assert_eq!(worker.metric("farm_worker_jobs_in_flight"), 1.0, "the match ahead still plays");
+    let (processes, name) = prepared.expect("found");
+    assert_eq!(processes.len(), 1, "only the supervisor runs before the match: {processes:?}");
+    assert!(processes[0].contains("farm-supervisor"), "{processes:?}");
+    name
+}
+
+/// The worker's containers for the quick job's image.
+fn quick_containers(worker_id: &str) -> Vec<String> {
+    let mut prepared = containers(IMAGE_LABEL, QUICK_IMAGE);
+    let of_worker = containers(WORKER_LABEL, worker_id);
+    prepared.retain(|name| of_worker.contains(name));
+    prepared
+}
+
+/// The command lines of the processes running in a container; `None` if it does not
+/// run (yet).
+fn processes_in(container: &str) -> Option<Vec<String>> {
+    let output = std::process::Command::new("docker")
+        .args(["top", container, "-o", "pid,args"])
+        .output()
+        .expect("docker top runs");
+    let lines = String::from_utf8_lossy(&output.stdout).lines().skip(1).map(str::to_owned).collect();
+    output.status.success().then_some(lines)
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn a_queued_job_plays_with_the_containers_started_while_the_match_ahead_played() {
+async fn a_queued_job_plays_in_the_container_prepared_while_the_match_ahead_played() {
     let vhost = Vhost::new("warm-hit");
     let connection = vhost.connect().await;
-    let (worker, slow, quick) = slow_then_quick(&vhost, "hit", &[]).await;
+    let (worker, _slow, quick) = slow_then_quick(&vhost, "hit", &[]).await;
     let mut results = results_consumer(&connection).await;
-    quick_starts_while_slow_plays(&slow, &quick);
+    let prepared = quick_is_prepared_for(&worker);
 
     let mut seen = std::collections::BTreeMap::new();
     while seen.len() < 2 {
@@ -89,13 +114,16 @@ async fn a_queued_job_plays_with_the_containers_started_while_the_match_ahead_pl
         panic!("the queued match failed: {:?}", seen[&quick].result);
     };
     assert!(players.iter().all(|p| p.outcome.status == PlayerStatus::Ok), "{players:?}");
-    // The warm container was started with this match's own seed and seat.
+    // The bot started with the match, with its own seed and seat, in the container
+    // prepared for it (taken, not prepared again: the pool holds it or it is gone).
     let log_key = players[0].log_key.as_deref().expect("a container bot has a log");
     let log = String::from_utf8(s3().read(log_key).await.expect("log stored")).expect("utf-8 log");
     assert!(log.contains("seed 6, seat 0"), "{log}");
-    // The slow match found no warm containers (nothing was queued), the quick one did.
-    assert_eq!((metric(&worker, HITS), metric(&worker, MISSES)), (1.0, 1.0));
-    assert_eq!(metric(&worker, "farm_worker_warm_bots"), 0.0);
+    assert_eq!(worker.metric("farm_worker_containers_taken_total{outcome=\"prepared\"}"), 1.0);
+    assert!(quick_containers(&worker.id).contains(&prepared), "reset and kept for the next match");
+    // The slow match found nothing prepared (nothing was queued), the quick one did.
+    assert_eq!((worker.metric(HITS), worker.metric(MISSES)), (1.0, 1.0));
+    assert_eq!(worker.metric("farm_worker_warm_bots"), 0.0);
 
     let id = worker.id.clone();
     assert!(worker.terminate().success());
@@ -104,12 +132,12 @@ async fn a_queued_job_plays_with_the_containers_started_while_the_match_ahead_pl
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn a_drain_requeues_the_job_not_begun_and_removes_its_warm_containers() {
+async fn a_drain_requeues_the_job_not_begun_and_removes_its_prepared_containers() {
     let vhost = Vhost::new("warm-drain");
     let connection = vhost.connect().await;
-    let (worker, slow, quick) = slow_then_quick(&vhost, "drain", &[]).await;
+    let (worker, slow, _quick) = slow_then_quick(&vhost, "drain", &[]).await;
     let mut results = results_consumer(&connection).await;
-    quick_starts_while_slow_plays(&slow, &quick);
+    quick_is_prepared_for(&worker);
 
     let id = worker.id.clone();
     assert!(worker.terminate().success());
@@ -123,8 +151,8 @@ async fn a_drain_requeues_the_job_not_begun_and_removes_its_warm_containers() {
 async fn an_abort_requeues_both_jobs_and_removes_every_container() {
     let vhost = Vhost::new("warm-abort");
     let connection = vhost.connect().await;
-    let (worker, slow, quick) = slow_then_quick(&vhost, "abort", &[]).await;
-    quick_starts_while_slow_plays(&slow, &quick);
+    let (worker, _slow, _quick) = slow_then_quick(&vhost, "abort", &[]).await;
+    quick_is_prepared_for(&worker);
 
     let id = worker.id.clone();
     worker.abort();
@@ -135,19 +163,22 @@ async fn an_abort_requeues_both_jobs_and_removes_every_container() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn warm_containers_idle_out_and_the_match_starts_its_own_later() {
+async fn prepared_containers_idle_out_and_the_match_prepares_its_own_later() {
     let vhost = Vhost::new("warm-idle");
     let connection = vhost.connect().await;
-    let (worker, slow, quick) = slow_then_quick(&vhost, "idle", &[("FARM_WARM_IDLE_SECS", "1")]).await;
+    let idle = [("FARM_WARM_IDLE_SECS", "1"), ("FARM_DOCKER__PREPARED_IDLE_SECS", "1")];
+    let (worker, _slow, _quick) = slow_then_quick(&vhost, "idle", &idle).await;
     let mut results = results_consumer(&connection).await;
-    quick_starts_while_slow_plays(&slow, &quick);
+    quick_is_prepared_for(&worker);
 
-    // Counted once they are gone, and long before the slow match ends.
-    eventually(Duration::from_secs(30), "the warm containers idle out", || {
-        metric(&worker, "farm_worker_warm_discarded_total{reason=\"idle\"}") == 1.0
+    // Both long before the slow match ends.
+    eventually(Duration::from_secs(30), "the waiting match gives up its room", || {
+        worker.metric("farm_worker_warm_discarded_total{reason=\"idle\"}") == 1.0
     });
-    assert!(containers(JOB_LABEL, &quick).is_empty(), "idle warm containers are removed");
-    assert!(!containers(JOB_LABEL, &slow).is_empty(), "while the match ahead still plays");
+    eventually(Duration::from_secs(30), "the idle prepared container is removed", || {
+        quick_containers(&worker.id).is_empty()
+    });
+    assert_eq!(worker.metric("farm_worker_jobs_in_flight"), 1.0, "while the match ahead still plays");
 
     let mut completed = 0;
     while completed < 2 {
@@ -155,21 +186,21 @@ async fn warm_containers_idle_out_and_the_match_starts_its_own_later() {
         assert!(matches!(result.result, MatchResult::Completed { .. }), "{result:?}");
         completed += 1;
     }
-    assert_eq!((metric(&worker, HITS), metric(&worker, MISSES)), (0.0, 2.0), "both matches started cold");
+    assert_eq!((worker.metric(HITS), worker.metric(MISSES)), (0.0, 2.0), "neither counted as prepared ahead");
     let id = worker.id.clone();
     assert!(worker.terminate().success());
     assert!(containers(WORKER_LABEL, &id).is_empty());
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn warm_containers_left_by_a_killed_worker_are_removed_when_it_starts_again() {
+async fn prepared_containers_left_by_a_killed_worker_are_removed_when_it_starts_again() {
     let vhost = Vhost::new("warm-crash");
-    let (worker, slow, quick) = slow_then_quick(&vhost, "crash", &[]).await;
-    quick_starts_while_slow_plays(&slow, &quick);
+    let (worker, _slow, _quick) = slow_then_quick(&vhost, "crash", &[]).await;
+    quick_is_prepared_for(&worker);
     let id = worker.id.clone();
     worker.kill();
-    let left = containers(JOB_LABEL, &quick);
-    assert!(!left.is_empty(), "a SIGKILLed worker leaves its warm containers behind");
+    let left = containers(WORKER_LABEL, &id);
+    assert!(!left.is_empty(), "a SIGKILLed worker leaves its containers behind");
 
     // The restarted worker plays both jobs again, in containers of its own: the
     // names (unique per start) tell the leftovers apart.

@@ -1,65 +1,326 @@
-//! A bot as a Docker container: one locked-down container per bot per match, driven
-//! over its attach streams.
+//! Bots in Docker containers: locked-down containers prepared ahead of the matches
+//! that need them, each running the farm's supervisor as PID 1, which starts a fresh
+//! bot process when a match starts and resets the container when it ends.
+//!
+//! # The path of one bot
+//! 1. **Prepared** (off the match's path): a container of the bot's image and limits
+//!    is created and started, with the static `farm-supervisor` bind-mounted read-only
+//!    as its entrypoint and a run directory of its own bind-mounted at `/farm/run`;
+//!    the supervisor listens on a unix socket there. No bot process runs yet.
+//! 2. **Started** (the match begins): the worker hands the supervisor three pipes and
+//!    the supervisor starts the image's command on them, as user 10001 with no
+//!    capabilities. Turns then flow over those pipes, as with a local process: neither
+//!    the Docker daemon nor the supervisor is on their path. An `http` bot's server is
+//!    reached through sockets the supervisor connects inside the container, which has
+//!    no network at all.
+//! 3. **Ended**: the supervisor kills every process but itself, reports how the bot
+//!    exited, empties `/tmp`, `/dev/shm`, `/dev/mqueue` and the image's volumes and
+//!    removes every System V IPC object, then verifies that nothing is left (the cgroup
+//!    counts one process). A verified container goes back to the pool for the next
+//!    match of the same image and limits, up to [`DockerSettings::matches_per_container`];
+//!    one that cannot be verified is replaced, and counted in
+//!    `farm_worker_container_resets_total{outcome="replaced"}`. With
+//!    `isolation = "fresh-container"` every match gets a never-used container.
+//!
+//! # Where the run directory lives
+//! It must be the same path for the worker and the Docker engine: on a host, any
+//! directory ([`DockerSettings::run_dir`]); with the worker in a container, a host
+//! directory bind-mounted at the same path (deploy/compose.yaml, the Kubernetes
+//! manifests). The worker copies the supervisor binary there, so the engine sees it
+//! too. Each container's directory is the worker's, mode 0700: the supervisor (root
+//! with `CAP_DAC_OVERRIDE`) can create its socket there, the bot cannot enter it, and
+//! the supervisor hangs up on any peer inside the container.
 
 use std::collections::HashMap;
+use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, Weak};
 
 use bollard::Docker;
-use bollard::container::LogOutput;
-use bollard::models::{ContainerCreateBody, HostConfig, HostConfigLogConfig, NetworkCreateRequest};
+use bollard::models::{ContainerCreateBody, HostConfig, HostConfigLogConfig, Mount, MountType};
 use bollard::query_parameters::{
-    AttachContainerOptionsBuilder, CreateContainerOptionsBuilder, ListContainersOptionsBuilder,
-    ListNetworksOptionsBuilder, RemoveContainerOptionsBuilder,
+    CreateContainerOptionsBuilder, ListContainersOptionsBuilder, ListNetworksOptionsBuilder,
+    RemoveContainerOptionsBuilder,
 };
 use farm_engine::wire::HttpBody;
-use farm_proto::{BotLimits, Transport};
-use futures_util::StreamExt;
-use tokio::io::AsyncWriteExt;
+use farm_proto::{BotLaunch, BotLimits, BotSpec, Transport};
+use farm_supervisor::protocol as supervisor_protocol;
+use serde::{Deserialize, Serialize};
 use tokio::task::JoinHandle;
 use tokio::time::{Duration, Instant, timeout};
+use tokio_util::task::TaskTracker;
 
-use super::capped::CappedLog;
+use super::capped::{CappedLog, read_capped};
 use super::http::{BOT_PORT, HttpChannel};
 use super::lines::LineChannel;
-use super::{BotExit, BotLaunchError, LaunchContext, Received, Sandbox};
+use super::supervisor::{Control, Resetting, Supervisor};
+use super::{BOT_GID, BOT_UID, BotExit, BotLaunchError, LaunchContext, Received, Sandbox};
 use crate::metrics::{self, SandboxPhase};
 
-/// Label on every container the farm starts, carrying the job id.
-pub const JOB_LABEL: &str = "matchfarm.job";
 /// Label carrying the id of the worker that started the container.
 pub const WORKER_LABEL: &str = "matchfarm.worker";
-/// The user bots run as: not root, in every image.
-pub const BOT_USER: &str = "10001:10001";
-/// Bytes of stdout buffered between the attach stream and the line reader.
-const STDOUT_BUFFER: usize = 64 * 1024;
+/// Label carrying the image a prepared container serves.
+pub const IMAGE_LABEL: &str = "matchfarm.image";
 /// How long removing a container may take before it is left to the start-up reaper.
 const REMOVE_TIMEOUT: Duration = Duration::from_secs(30);
+/// How long a new container's supervisor may take to listen.
+const READY_TIMEOUT: Duration = Duration::from_secs(30);
+/// How long a match waits for a container of its bot's image that is being reset
+/// before it prepares a new one instead.
+const RESET_WAIT: Duration = Duration::from_secs(2);
+/// How often a new container's socket is tried while its supervisor starts.
+const READY_POLL: Duration = Duration::from_millis(2);
+/// The writable places of every container, emptied between matches (the image's
+/// volumes are added).
+const WRITABLE: [&str; 3] = ["/tmp", "/dev/shm", "/dev/mqueue"];
+/// Where the supervisor binary is looked for in a build tree, from an ancestor of the
+/// running binary (scripts/build-supervisor puts it there).
+const BUILT_SUPERVISOR: &str = "static/x86_64-unknown-linux-gnu/release/farm-supervisor";
 
-/// A failure talking to the Docker daemon.
+/// A failure talking to the Docker daemon or to a container's supervisor.
 #[derive(Debug, thiserror::Error)]
-#[error("docker: {0}")]
-pub struct DockerError(#[from] bollard::errors::Error);
+pub enum DockerError {
+    /// The daemon failed.
+    #[error("docker: {0}")]
+    Daemon(#[from] bollard::errors::Error),
+    /// A container's supervisor did not come up or did not answer.
+    #[error("container {container}: {message}")]
+    Supervisor {
+        /// The container.
+        container: String,
+        /// What went wrong.
+        message: String,
+    },
+    /// The sandbox cannot work on this machine as configured.
+    #[error("{0}")]
+    Setup(String),
+}
 
-/// Starts bots as containers on the local Docker daemon.
+/// Whether a container serves several matches (reset and verified between them) or
+/// one.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ContainerIsolation {
+    /// Up to [`DockerSettings::matches_per_container`] matches, with a fresh bot
+    /// process in a verified-clean container each time.
+    #[default]
+    Reused,
+    /// A never-used container for every match (still prepared ahead).
+    FreshContainer,
+}
+
+/// How the Docker sandbox prepares and reuses containers (the worker's `[docker]`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct DockerSettings {
+    /// The static supervisor binary (scripts/build-supervisor). Unset: `farm-supervisor`
+    /// beside the running binary, then the build tree's.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub supervisor: Option<PathBuf>,
+    /// The directory holding each container's run directory (its supervisor's socket)
+    /// and a copy of the supervisor: the same path for the worker and the Docker engine.
+    pub run_dir: PathBuf,
+    /// Reused containers, or a fresh one per match.
+    pub isolation: ContainerIsolation,
+    /// Matches one container serves before it is replaced, when reused.
+    pub matches_per_container: u32,
+    /// Prepared containers kept waiting for a match, across all images.
+    pub prepared_max: usize,
+    /// How long a prepared container may wait for a match before it is removed.
+    pub prepared_idle_secs: u64,
+}
+
+impl Default for DockerSettings {
+    fn default() -> Self {
+        DockerSettings {
+            supervisor: None,
+            run_dir: default_run_dir(),
+            isolation: ContainerIsolation::Reused,
+            matches_per_container: 100,
+            prepared_max: 8,
+            prepared_idle_secs: 120,
+        }
+    }
+}
+
+/// `/run/matchfarm` for root; otherwise under `$XDG_RUNTIME_DIR`, else `/tmp`.
+fn default_run_dir() -> PathBuf {
+    if nix::unistd::geteuid().is_root() {
+        return PathBuf::from("/run/matchfarm");
+    }
+    match std::env::var_os("XDG_RUNTIME_DIR") {
+        Some(dir) => PathBuf::from(dir).join("matchfarm"),
+        None => PathBuf::from(format!("/tmp/matchfarm-{}", nix::unistd::geteuid())),
+    }
+}
+
+impl DockerSettings {
+    /// Checks the numbers are usable.
+    pub fn check(&self) -> Result<(), String> {
+        if self.matches_per_container == 0 {
+            return Err("docker.matches_per_container must be at least 1".to_owned());
+        }
+        if self.prepared_max == 0 {
+            return Err("docker.prepared_max must be at least 1".to_owned());
+        }
+        Ok(())
+    }
+
+    /// Matches a container serves.
+    fn matches(&self) -> u32 {
+        match self.isolation {
+            ContainerIsolation::Reused => self.matches_per_container,
+            ContainerIsolation::FreshContainer => 1,
+        }
+    }
+}
+
+/// Starts bots in containers on the local Docker daemon.
 #[derive(Clone)]
 pub struct DockerSandbox {
     docker: Docker,
     worker_id: String,
+    /// This worker's directory under the run directory.
+    run_root: PathBuf,
+    settings: Arc<DockerSettings>,
+    pool: Arc<Mutex<Pool>>,
+    /// Preparing, resetting and removing containers: the work off the matches' path,
+    /// waited for by [`DockerSandbox::shutdown`].
+    background: TaskTracker,
+    /// Set by [`DockerSandbox::shutdown`]: nothing more is prepared or kept.
+    closing: Arc<AtomicBool>,
+    /// Woken whenever a container comes back from its reset.
+    returned: Arc<tokio::sync::Notify>,
+}
+
+/// What makes two containers interchangeable: the image and the limits.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+struct Shape {
+    image: String,
+    memory_mib: u64,
+    cpu_millis: u64,
+    pids: i64,
+    tmp_mib: u64,
+}
+
+impl Shape {
+    fn new(image: &str, limits: &BotLimits) -> Self {
+        Shape {
+            image: image.to_owned(),
+            memory_mib: limits.memory_mib,
+            cpu_millis: limits.cpu_millis,
+            pids: limits.pids,
+            tmp_mib: limits.tmp_mib,
+        }
+    }
+}
+
+/// A started container whose supervisor listens, and no bot runs.
+#[derive(Debug)]
+struct Prepared {
+    id: String,
+    run_dir: PathBuf,
+    /// Matches it has served.
+    matches: u32,
+    /// Since when it waits in the pool.
+    idle_since: Instant,
+}
+
+/// The prepared containers waiting for a match, by shape.
+#[derive(Debug, Default)]
+struct Pool {
+    idle: HashMap<Shape, Vec<Prepared>>,
+    /// Containers being prepared in the background, by shape.
+    preparing: HashMap<Shape, usize>,
+    /// Containers being reset after their match, by shape: back in a few milliseconds.
+    returning: HashMap<Shape, usize>,
+}
+
+impl Pool {
+    fn idle_count(&self) -> usize {
+        self.idle.values().map(Vec::len).sum()
+    }
+
+    /// Containers waiting, being prepared or coming back from a reset: in all, and
+    /// of `shape`. (Only reused containers come back: a sandbox of fresh containers
+    /// has none returning.)
+    fn counts(&self, shape: &Shape) -> (usize, usize) {
+        let all = self.idle_count() + self.preparing.values().sum::<usize>() + self.returning.values().sum::<usize>();
+        let of_shape = self.idle.get(shape).map_or(0, Vec::len)
+            + self.preparing.get(shape).copied().unwrap_or(0)
+            + self.returning.get(shape).copied().unwrap_or(0);
+        (all, of_shape)
+    }
+
+    /// Counts one more (`up`) or one fewer container of `shape` in `counter`.
+    fn count(counter: &mut HashMap<Shape, usize>, shape: &Shape, up: bool) {
+        if up {
+            *counter.entry(shape.clone()).or_default() += 1;
+        } else if let Some(count) = counter.get_mut(shape) {
+            *count -= 1;
+            if *count == 0 {
+                counter.remove(shape);
+            }
+        }
+    }
+
+    fn update_gauge(&self) {
+        metrics::PREPARED_CONTAINERS.set(i64::try_from(self.idle_count()).unwrap_or(i64::MAX));
+    }
 }
 
 impl DockerSandbox {
     /// Connects to the daemon (socket or `DOCKER_HOST`), agreeing on an API version
-    /// both sides speak.
-    pub async fn connect(worker_id: &str) -> Result<Self, DockerError> {
+    /// both sides speak, and sets up this worker's run directory with a copy of the
+    /// supervisor.
+    pub async fn connect(worker_id: &str, settings: &DockerSettings) -> Result<Self, DockerError> {
+        settings.check().map_err(DockerError::Setup)?;
+        if nix::unistd::geteuid().as_raw() == BOT_UID {
+            // The run directories are the worker's: a bot of the same uid could write
+            // into its own and fill the host's disk.
+            return Err(DockerError::Setup(format!(
+                "the worker runs as uid {BOT_UID}, the bots' own: run it as another user (the farm image uses 10000)"
+            )));
+        }
         let docker = Docker::connect_with_local_defaults()?.negotiate_version().await?;
         docker.ping().await?;
-        Ok(DockerSandbox { docker, worker_id: worker_id.to_owned() })
+        let run_root = settings
+            .run_dir
+            .join(worker_id.chars().filter(|c| c.is_ascii_alphanumeric() || "-_.".contains(*c)).collect::<String>());
+        install_supervisor(settings.supervisor.as_deref(), &run_root).map_err(DockerError::Setup)?;
+        let sandbox = DockerSandbox {
+            docker,
+            worker_id: worker_id.to_owned(),
+            run_root,
+            settings: Arc::new(settings.clone()),
+            pool: Arc::default(),
+            background: TaskTracker::new(),
+            closing: Arc::default(),
+            returned: Arc::default(),
+        };
+        tokio::spawn(expire_idle(
+            Arc::downgrade(&sandbox.pool),
+            sandbox.docker.clone(),
+            Duration::from_secs(settings.prepared_idle_secs),
+        ));
+        Ok(sandbox)
     }
 
     /// Removes every container (and network) labelled with this worker's id: at
     /// start-up, what an earlier run left behind (it crashed, or was killed); at
-    /// shutdown, anything whose removal failed or was still under way. Returns how
-    /// many containers there were.
+    /// shutdown, the prepared containers and anything whose removal failed or was
+    /// still under way. Returns how many containers there were.
     pub async fn reap_orphans(&self) -> Result<usize, DockerError> {
+        let prepared: Vec<Prepared> = {
+            let mut pool = self.pool.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+            let all = pool.idle.drain().flat_map(|(_, containers)| containers).collect();
+            pool.update_gauge();
+            all
+        };
+        for container in &prepared {
+            let _ = std::fs::remove_dir_all(&container.run_dir);
+        }
         let filters = HashMap::from([("label", vec![format!("{WORKER_LABEL}={}", self.worker_id)])]);
         let options = ListContainersOptionsBuilder::new().all(true).filters(&filters).build();
         let orphans = self.docker.list_containers(Some(options)).await?;
@@ -68,6 +329,7 @@ impl DockerSandbox {
                 remove(&self.docker, id).await;
             }
         }
+        // Networks: earlier versions gave `http` bots one each.
         let networks =
             self.docker.list_networks(Some(ListNetworksOptionsBuilder::new().filters(&filters).build())).await?;
         for network in networks {
@@ -75,11 +337,54 @@ impl DockerSandbox {
                 remove_network(&self.docker, &name).await;
             }
         }
+        // The run directories of containers that are gone (the supervisor copy stays).
+        if let Ok(entries) = std::fs::read_dir(&self.run_root) {
+            for entry in entries.flatten() {
+                if entry.path().is_dir() {
+                    let _ = std::fs::remove_dir_all(entry.path());
+                }
+            }
+        }
         Ok(orphans.len())
     }
 
-    /// Starts `image` for one seat of a match. An `http` bot gets an internal network
-    /// of its own, which only the worker's host can reach.
+    /// Stops preparing containers, waits for the work under way in the background,
+    /// then removes every container of this worker: when it stops.
+    pub async fn shutdown(&self) -> Result<usize, DockerError> {
+        self.closing.store(true, Ordering::SeqCst);
+        self.background.close();
+        self.background.wait().await;
+        self.reap_orphans().await
+    }
+
+    fn is_closing(&self) -> bool {
+        self.closing.load(Ordering::SeqCst)
+    }
+
+    /// Makes sure a container waits prepared (or is being prepared) for each of the
+    /// `image:` bots in `bots`, preparing the missing ones in the background as far as
+    /// the pool has room. Nothing of a bot runs. Returns how many bots are `image:` bots.
+    pub fn prepare(&self, bots: &[BotSpec]) -> usize {
+        let wanted = Self::shapes(bots);
+        for (shape, count) in &wanted {
+            self.refill(shape.clone(), *count);
+        }
+        wanted.values().sum()
+    }
+
+    /// How many containers of each shape `bots` need.
+    fn shapes(bots: &[BotSpec]) -> HashMap<Shape, usize> {
+        let mut shapes = HashMap::new();
+        for bot in bots {
+            if let BotLaunch::Image(image) = &bot.launch {
+                *shapes.entry(Shape::new(image, &bot.limits)).or_default() += 1;
+            }
+        }
+        shapes
+    }
+
+    /// Starts `image` for one seat of a match, in a prepared container (one is
+    /// prepared now if none waits).
     pub async fn start_container(
         &self,
         image: &str,
@@ -88,204 +393,448 @@ impl DockerSandbox {
         context: &LaunchContext<'_>,
     ) -> Result<ContainerBot, BotLaunchError> {
         let started = Instant::now();
-        let name = format!(
-            "farm-{}-s{}-{}",
-            context.job_id.chars().filter(char::is_ascii_alphanumeric).take(16).collect::<String>(),
-            context.seat,
-            uuid::Uuid::new_v4().simple()
-        );
-        let (network, created) =
-            SandboxPhase::Create.timed(Self::NAME, self.create(image, transport, limits, context, &name)).await?;
-        let body = if transport == Transport::HttpForm { HttpBody::LegacyForm } else { HttpBody::Json };
-        let bot = self.attach_and_start(&created.id, limits, network.clone(), body).await;
-        if bot.is_err() {
-            discard(&self.docker, &created.id, network.as_deref()).await;
-        }
-        metrics::CONTAINER_START.observe(started.elapsed().as_secs_f64());
-        Ok(bot.map_err(DockerError)?)
-    }
-
-    /// Creates the container (and an `http` bot's network first), named `name`.
-    async fn create(
-        &self,
-        image: &str,
-        transport: Transport,
-        limits: &BotLimits,
-        context: &LaunchContext<'_>,
-        name: &str,
-    ) -> Result<(Option<String>, bollard::models::ContainerCreateResponse), BotLaunchError> {
-        let labels = HashMap::from([
-            (JOB_LABEL.to_owned(), context.job_id.to_owned()),
-            (WORKER_LABEL.to_owned(), self.worker_id.clone()),
-        ]);
-        let network = match transport {
-            Transport::Stdio => None,
-            Transport::Http | Transport::HttpForm => {
-                let request = NetworkCreateRequest {
-                    name: name.to_owned(),
-                    driver: Some("bridge".to_owned()),
-                    internal: Some(true),
-                    labels: Some(labels.clone()),
-                    ..Default::default()
-                };
-                self.docker.create_network(request).await.map_err(DockerError)?;
-                Some(name.to_owned())
+        let shape = Shape::new(image, limits);
+        let container = match self.take(&shape).await {
+            Some(container) => {
+                metrics::CONTAINERS_TAKEN.with_label_values(&["prepared"]).inc();
+                container
             }
-        };
-        let body = container_body(image, limits, context, labels, network.as_deref());
-        match self.docker.create_container(Some(CreateContainerOptionsBuilder::new().name(name).build()), body).await {
-            Ok(created) => Ok((network, created)),
-            Err(error) => {
-                if let Some(network) = &network {
-                    remove_network(&self.docker, network).await;
-                }
-                Err(create_error(image, error))
-            }
-        }
-    }
-
-    async fn attach_and_start(
-        &self,
-        id: &str,
-        limits: &BotLimits,
-        network: Option<String>,
-        body: HttpBody,
-    ) -> Result<ContainerBot, bollard::errors::Error> {
-        // Attach before starting, so that nothing the bot writes is missed.
-        let options = AttachContainerOptionsBuilder::new().stdin(true).stdout(true).stderr(true).stream(true).build();
-        let attached = SandboxPhase::Attach.timed(Self::NAME, self.docker.attach_container(id, Some(options))).await?;
-        SandboxPhase::Start.timed(Self::NAME, self.docker.start_container(id, None)).await?;
-        let (channel, output) = match &network {
             None => {
-                let (stdout_reader, stdout_writer) = tokio::io::duplex(STDOUT_BUFFER);
-                let output = tokio::spawn(split_output(attached.output, Some(stdout_writer), limits.stderr_bytes));
-                (BotChannel::Lines(LineChannel::new(stdout_reader, attached.input)), output)
-            }
-            Some(network) => {
-                let address = self.address_on(id, network).await?;
-                let output = tokio::spawn(split_output(attached.output, None, limits.stderr_bytes));
-                (BotChannel::Http(HttpChannel::new(address, body)), output)
+                metrics::CONTAINERS_TAKEN.with_label_values(&["cold"]).inc();
+                self.create_prepared(&shape).await?
             }
         };
+        // A fresh container serves no other match: the next one of this image is
+        // prepared now. (A reused one comes back after its reset.)
+        if self.settings.matches() == 1 {
+            self.refill(shape.clone(), 1);
+        }
+        let supervisor = Supervisor::new(&container.run_dir);
+        let env = vec![
+            ("FARM_SEED".to_owned(), context.seed.to_string()),
+            ("FARM_SEAT".to_owned(), context.seat.to_string()),
+            ("FARM_PORT".to_owned(), BOT_PORT.to_string()),
+        ];
+        let bot = match SandboxPhase::Spawn.timed(Self::NAME, supervisor.start(env)).await {
+            Ok(bot) => bot,
+            Err(error) => {
+                let sandbox = self.clone();
+                self.background.spawn(async move { sandbox.discard(container).await });
+                return Err(BotLaunchError::Spawn { command: image.to_owned(), source: error });
+            }
+        };
+        let channel = match transport {
+            Transport::Stdio => BotChannel::Lines(LineChannel::new(bot.stdout, bot.stdin)),
+            Transport::Http | Transport::HttpForm => {
+                let body = if transport == Transport::HttpForm { HttpBody::LegacyForm } else { HttpBody::Json };
+                // An `http` bot's stdout is not its conversation: dropped, like a
+                // stdio bot's after the match.
+                tokio::spawn(read_capped(bot.stdout, 0));
+                drop(bot.stdin);
+                BotChannel::Http(HttpChannel::new(supervisor, BOT_PORT, body))
+            }
+        };
+        metrics::CONTAINER_START.observe(started.elapsed().as_secs_f64());
         Ok(ContainerBot {
-            docker: self.docker.clone(),
-            id: id.to_owned(),
-            network,
+            sandbox: self.clone(),
+            shape,
+            container: Some(container),
+            control: Some(bot.control),
             channel: Some(channel),
-            output,
-            removed: false,
+            stderr: tokio::spawn(read_capped(bot.stderr, limits.stderr_bytes)),
         })
     }
 
-    /// The bot's HTTP address on its own network.
-    async fn address_on(&self, id: &str, network: &str) -> Result<std::net::SocketAddr, bollard::errors::Error> {
-        let info = self.docker.inspect_container(id, None).await?;
-        let ip = info
-            .network_settings
-            .and_then(|settings| settings.networks)
-            .and_then(|networks| networks.get(network).and_then(|endpoint| endpoint.ip_address.clone()))
-            .and_then(|ip| ip.parse::<std::net::IpAddr>().ok())
-            .ok_or_else(|| bollard::errors::Error::DockerResponseServerError {
-                status_code: 500,
-                message: format!("container {id} has no address on {network}"),
-            })?;
-        Ok(std::net::SocketAddr::new(ip, BOT_PORT))
+    /// A prepared container of `shape` from the pool; if none waits but one is being
+    /// reset (the last match's), it is waited for, briefly: a reset takes milliseconds,
+    /// preparing a new container a hundred times as long.
+    async fn take(&self, shape: &Shape) -> Option<Prepared> {
+        let deadline = Instant::now() + RESET_WAIT;
+        loop {
+            let returned = self.returned.notified();
+            let mut returned = std::pin::pin!(returned);
+            returned.as_mut().enable();
+            {
+                let mut pool = self.pool.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+                if let Some(container) = pool.idle.get_mut(shape).and_then(Vec::pop) {
+                    pool.update_gauge();
+                    return Some(container);
+                }
+                if !pool.returning.contains_key(shape) {
+                    return None;
+                }
+            }
+            tokio::time::timeout_at(deadline, returned).await.ok()?;
+        }
+    }
+
+    /// Prepares containers of `shape` in the background until `wanted` wait or are
+    /// being prepared, as far as the pool has room.
+    fn refill(&self, shape: Shape, wanted: usize) {
+        let missing = {
+            let mut pool = self.pool.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+            let (all, have) = pool.counts(&shape);
+            let missing = wanted.saturating_sub(have).min(self.settings.prepared_max.saturating_sub(all));
+            if missing == 0 || self.is_closing() {
+                return;
+            }
+            *pool.preparing.entry(shape.clone()).or_default() += missing;
+            missing
+        };
+        for _ in 0..missing {
+            let (sandbox, shape) = (self.clone(), shape.clone());
+            self.background.spawn(async move {
+                let prepared = sandbox.create_prepared(&shape).await;
+                Pool::count(
+                    &mut sandbox.pool.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).preparing,
+                    &shape,
+                    false,
+                );
+                match prepared {
+                    Ok(container) => sandbox.keep(shape, container).await,
+                    Err(error) => tracing::warn!(image = shape.image, %error, "preparing a container failed"),
+                }
+            });
+        }
+    }
+
+    /// Puts a prepared container in the pool, or removes it if the pool is full.
+    async fn keep(&self, shape: Shape, mut container: Prepared) {
+        container.idle_since = Instant::now();
+        let refused = {
+            let mut pool = self.pool.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+            if pool.idle_count() < self.settings.prepared_max && !self.is_closing() {
+                pool.idle.entry(shape).or_default().push(container);
+                pool.update_gauge();
+                None
+            } else {
+                Some(container)
+            }
+        };
+        if let Some(container) = refused {
+            self.discard(container).await;
+        }
+    }
+
+    /// After a match: a container whose reset the supervisor verified serves again
+    /// (unless it has served its matches); any other is replaced. A reused one was
+    /// counted as returning when its match ended ([`DockerSandbox::returning`]).
+    async fn recycle(&self, shape: Shape, mut container: Prepared, resetting: Option<Resetting>) {
+        let verdict = match resetting {
+            Some(resetting) => SandboxPhase::Reset.timed(Self::NAME, resetting.verdict()).await,
+            None => Err("the supervisor did not say how the bot ended".to_owned()),
+        };
+        container.matches += 1;
+        let keep = match verdict {
+            Ok(()) => {
+                metrics::CONTAINER_RESETS.with_label_values(&["verified"]).inc();
+                container.matches < self.settings.matches()
+            }
+            Err(reason) => {
+                metrics::CONTAINER_RESETS.with_label_values(&["replaced"]).inc();
+                tracing::warn!(
+                    container = container.id,
+                    reason,
+                    "a container's reset could not be verified: replacing it"
+                );
+                false
+            }
+        };
+        let reused = self.settings.matches() > 1;
+        if keep {
+            self.keep(shape.clone(), container).await;
+            self.returned_one(&shape);
+        } else {
+            if reused {
+                self.returned_one(&shape);
+                // Reused containers are replaced as they go; fresh ones when taken.
+                self.refill(shape, 1);
+            }
+            self.discard(container).await;
+        }
+    }
+
+    /// Counts a container of `shape` as coming back from its match's reset.
+    fn returning(&self, shape: &Shape) {
+        Pool::count(&mut self.pool.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).returning, shape, true);
+    }
+
+    /// The container of `shape` counted by [`DockerSandbox::returning`] is back (or
+    /// gone): wakes the matches waiting for one.
+    fn returned_one(&self, shape: &Shape) {
+        Pool::count(&mut self.pool.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).returning, shape, false);
+        self.returned.notify_waiters();
+    }
+
+    /// Creates and starts a container of `shape` and waits for its supervisor.
+    async fn create_prepared(&self, shape: &Shape) -> Result<Prepared, BotLaunchError> {
+        let image = self.docker.inspect_image(&shape.image).await.map_err(|error| image_error(&shape.image, error))?;
+        let config = image.config.unwrap_or_default();
+        let program: Vec<String> =
+            config.entrypoint.unwrap_or_default().into_iter().chain(config.cmd.unwrap_or_default()).collect();
+        if program.is_empty() {
+            return Err(BotLaunchError::ImageMissing {
+                image: shape.image.clone(),
+                message: "the image has no ENTRYPOINT or CMD to run".to_owned(),
+            });
+        }
+        let volumes: Vec<String> = config.volumes.unwrap_or_default();
+        let name = format!("farm-{}", uuid::Uuid::new_v4().simple());
+        let run_dir = self.run_root.join(&name);
+        std::fs::DirBuilder::new()
+            .mode(0o700)
+            .create(&run_dir)
+            .map_err(|error| DockerError::Setup(format!("cannot make {}: {error}", run_dir.display())))?;
+        let workdir = config.working_dir.filter(|dir| !dir.is_empty()).unwrap_or_else(|| "/".to_owned());
+        let body = self.container_body(shape, &run_dir, &workdir, &volumes, &program);
+        let created = SandboxPhase::Create
+            .timed(
+                Self::NAME,
+                self.docker.create_container(Some(CreateContainerOptionsBuilder::new().name(&name).build()), body),
+            )
+            .await;
+        let id = match created {
+            Ok(created) => created.id,
+            Err(error) => {
+                let _ = std::fs::remove_dir_all(&run_dir);
+                return Err(image_error(&shape.image, error));
+            }
+        };
+        let container = Prepared { id, run_dir, matches: 0, idle_since: Instant::now() };
+        match SandboxPhase::Start.timed(Self::NAME, self.start_supervisor(&container)).await {
+            Ok(()) => Ok(container),
+            Err(error) => {
+                self.discard(container).await;
+                Err(error.into())
+            }
+        }
+    }
+
+    /// Starts the container and waits until its supervisor listens.
+    async fn start_supervisor(&self, container: &Prepared) -> Result<(), DockerError> {
+        self.docker.start_container(&container.id, None).await?;
+        let supervisor = Supervisor::new(&container.run_dir);
+        let deadline = Instant::now() + READY_TIMEOUT;
+        while !supervisor.is_listening() {
+            if Instant::now() > deadline {
+                return Err(DockerError::Supervisor {
+                    container: container.id.clone(),
+                    message: format!("its supervisor did not listen within {READY_TIMEOUT:?}"),
+                });
+            }
+            tokio::time::sleep(READY_POLL).await;
+        }
+        Ok(())
+    }
+
+    fn container_body(
+        &self,
+        shape: &Shape,
+        run_dir: &Path,
+        workdir: &str,
+        volumes: &[String],
+        program: &[String],
+    ) -> ContainerCreateBody {
+        let memory = (shape.memory_mib * 1024 * 1024) as i64;
+        let tmpfs = |size: u64| format!("rw,nosuid,nodev,size={size}m");
+        // The image's volumes are sized tmpfs like /tmp: never an unbounded volume.
+        let tmpfs_mounts: HashMap<String, String> = std::iter::once("/tmp".to_owned())
+            .chain(volumes.iter().cloned())
+            .map(|path| (path, tmpfs(shape.tmp_mib)))
+            .collect();
+        let bind = |source: &Path, target: &str, read_only: bool| Mount {
+            source: Some(source.to_string_lossy().into_owned()),
+            target: Some(target.to_owned()),
+            typ: Some(MountType::BIND),
+            read_only: Some(read_only),
+            ..Default::default()
+        };
+        let host_config = HostConfig {
+            memory: Some(memory),
+            // Swap equal to memory means no swap at all.
+            memory_swap: Some(memory),
+            nano_cpus: Some((shape.cpu_millis * 1_000_000) as i64),
+            // The supervisor is one more process.
+            pids_limit: Some(shape.pids + 1),
+            readonly_rootfs: Some(true),
+            tmpfs: Some(tmpfs_mounts),
+            mounts: Some(vec![
+                bind(&self.run_root.join(SUPERVISOR_FILE), supervisor_protocol::BINARY, true),
+                bind(run_dir, supervisor_protocol::RUN_DIR, false),
+            ]),
+            // The supervisor's: kill the bot's processes, start it as its user, and
+            // open the worker's run directory. The bot has none of them.
+            cap_drop: Some(vec!["ALL".to_owned()]),
+            cap_add: Some(["KILL", "SETUID", "SETGID", "DAC_OVERRIDE"].map(str::to_owned).to_vec()),
+            security_opt: Some(vec!["no-new-privileges".to_owned()]),
+            // No network at all; `http` bots are reached through the supervisor.
+            network_mode: Some("none".to_owned()),
+            // Only the supervisor writes to the container's own output (the bot's
+            // stderr goes to the worker): a small log of its complaints.
+            log_config: Some(HostConfigLogConfig {
+                typ: Some("json-file".to_owned()),
+                config: Some(HashMap::from([
+                    ("max-size".to_owned(), "64k".to_owned()),
+                    ("max-file".to_owned(), "1".to_owned()),
+                ])),
+            }),
+            ..Default::default()
+        };
+        let mut cmd = vec!["--user".to_owned(), format!("{BOT_UID}:{BOT_GID}")];
+        cmd.extend(["--workdir".to_owned(), workdir.to_owned()]);
+        for path in WRITABLE.iter().map(|path| (*path).to_owned()).chain(volumes.iter().cloned()) {
+            cmd.extend(["--clean".to_owned(), path]);
+        }
+        cmd.push("--".to_owned());
+        cmd.extend(program.iter().cloned());
+        ContainerCreateBody {
+            image: Some(shape.image.clone()),
+            user: Some("0:0".to_owned()),
+            entrypoint: Some(vec![supervisor_protocol::BINARY.to_owned()]),
+            cmd: Some(cmd),
+            labels: Some(HashMap::from([
+                (WORKER_LABEL.to_owned(), self.worker_id.clone()),
+                (IMAGE_LABEL.to_owned(), shape.image.clone()),
+            ])),
+            network_disabled: Some(true),
+            host_config: Some(host_config),
+            ..Default::default()
+        }
+    }
+
+    /// Removes a container and its run directory.
+    async fn discard(&self, container: Prepared) {
+        SandboxPhase::Remove.timed(Self::NAME, remove(&self.docker, &container.id)).await;
+        let _ = std::fs::remove_dir_all(&container.run_dir);
+    }
+}
+
+/// The supervisor's file name in the run root.
+const SUPERVISOR_FILE: &str = "farm-supervisor";
+
+/// Copies the static supervisor into `run_root` (made if need be), where the Docker
+/// engine can bind-mount it; says which binary is missing or unfit, and how to build it.
+fn install_supervisor(configured: Option<&Path>, run_root: &Path) -> Result<(), String> {
+    let binary = match configured {
+        Some(path) => {
+            let binary = std::fs::read(path)
+                .map_err(|error| format!("cannot read the supervisor {}: {error}", path.display()))?;
+            if !is_static_elf(&binary) {
+                return Err(format!(
+                    "{} is not a static executable; the supervisor runs inside bot images of every kind: build it \
+                     with scripts/build-supervisor",
+                    path.display()
+                ));
+            }
+            binary
+        }
+        None => find_supervisor()?,
+    };
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o711)
+        .create(run_root)
+        .map_err(|error| format!("cannot make the run directory {}: {error}", run_root.display()))?;
+    // A new file, renamed over the old: a container of an earlier run may still have
+    // the old one mounted.
+    let target = run_root.join(SUPERVISOR_FILE);
+    let partial = run_root.join(format!(".{SUPERVISOR_FILE}.{}", std::process::id()));
+    std::fs::write(&partial, &binary)
+        .and_then(|()| std::fs::set_permissions(&partial, std::fs::Permissions::from_mode(0o755)))
+        .and_then(|()| std::fs::rename(&partial, &target))
+        .map_err(|error| format!("cannot install the supervisor in {}: {error}", run_root.display()))
+}
+
+/// The first static `farm-supervisor` beside the running binary or in the build tree
+/// of an ancestor directory (`target/static/...`; a workspace build leaves a dynamic
+/// one beside the binary, which cannot serve).
+fn find_supervisor() -> Result<Vec<u8>, String> {
+    let exe = std::env::current_exe().map_err(|error| format!("cannot find the running binary: {error}"))?;
+    let dir = exe.parent().unwrap_or(Path::new("/"));
+    let candidates = std::iter::once(dir.join(SUPERVISOR_FILE))
+        .chain(dir.ancestors().take(4).map(|ancestor| ancestor.join(BUILT_SUPERVISOR)));
+    let mut tried = Vec::new();
+    for candidate in candidates {
+        if let Ok(binary) = std::fs::read(&candidate)
+            && is_static_elf(&binary)
+        {
+            return Ok(binary);
+        }
+        tried.push(candidate.display().to_string());
+    }
+    Err(format!(
+        "no static container supervisor found (looked for {}): build it with scripts/build-supervisor, or set \
+         docker.supervisor (FARM_DOCKER__SUPERVISOR)",
+        tried.join(", ")
+    ))
+}
+
+/// Whether `binary` is an x86-64 ELF executable with no program interpreter (so it
+/// needs no dynamic loader and no library from the image).
+fn is_static_elf(binary: &[u8]) -> bool {
+    const PT_INTERP: u32 = 3;
+    let u16_at = |at: usize| binary.get(at..at + 2).map(|b| u16::from_le_bytes([b[0], b[1]]));
+    let u32_at = |at: usize| binary.get(at..at + 4).and_then(|b| b.try_into().ok()).map(u32::from_le_bytes);
+    let u64_at = |at: usize| binary.get(at..at + 8).and_then(|b| b.try_into().ok()).map(u64::from_le_bytes);
+    // 64-bit, little-endian, executable or position-independent.
+    if !binary.starts_with(b"\x7fELF\x02\x01") || !matches!(u16_at(16), Some(2 | 3)) {
+        return false;
+    }
+    let (Some(table), Some(entry), Some(entries)) = (u64_at(0x20), u16_at(0x36), u16_at(0x38)) else {
+        return false;
+    };
+    (0..usize::from(entries)).all(|index| {
+        usize::try_from(table)
+            .ok()
+            .and_then(|table| u32_at(table + index * usize::from(entry)))
+            .is_some_and(|kind| kind != PT_INTERP)
+    })
+}
+
+/// Removes prepared containers that waited longer than `idle`, until the pool is gone.
+async fn expire_idle(pool: Weak<Mutex<Pool>>, docker: Docker, idle: Duration) {
+    let mut every = tokio::time::interval((idle / 4).max(Duration::from_secs(1)));
+    loop {
+        every.tick().await;
+        let Some(pool) = pool.upgrade() else { return };
+        let expired: Vec<Prepared> = {
+            let mut pool = pool.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+            let mut expired = Vec::new();
+            for containers in pool.idle.values_mut() {
+                let (old, young) = std::mem::take(containers).into_iter().partition(|c| c.idle_since.elapsed() >= idle);
+                *containers = young;
+                expired.extend::<Vec<Prepared>>(old);
+            }
+            pool.idle.retain(|_, containers| !containers.is_empty());
+            pool.update_gauge();
+            expired
+        };
+        drop(pool);
+        for container in expired {
+            remove(&docker, &container.id).await;
+            let _ = std::fs::remove_dir_all(&container.run_dir);
+        }
     }
 }
 
 /// How requests reach a container bot.
 enum BotChannel {
-    /// Lines over the attach streams (`stdio`).
+    /// Lines over its stdin and stdout (`stdio`).
     Lines(LineChannel),
     /// POSTs to its server (`http`).
     Http(HttpChannel),
 }
 
-/// A failed `create_container`: 404 there means the image is missing. (Elsewhere a
-/// 404 is a container that vanished: an infrastructure fault.)
-fn create_error(image: &str, error: bollard::errors::Error) -> BotLaunchError {
+/// A failed image inspection or container creation: 404 there means the image is
+/// missing. (Elsewhere a 404 is a container that vanished: an infrastructure fault.)
+fn image_error(image: &str, error: bollard::errors::Error) -> BotLaunchError {
     use bollard::errors::Error;
     match error {
         Error::DockerResponseServerError { status_code: 404, message } => {
             BotLaunchError::ImageMissing { image: image.to_owned(), message }
         }
-        other => BotLaunchError::Docker(DockerError(other)),
+        other => BotLaunchError::Docker(DockerError::Daemon(other)),
     }
-}
-
-fn container_body(
-    image: &str,
-    limits: &BotLimits,
-    context: &LaunchContext<'_>,
-    labels: HashMap<String, String>,
-    network: Option<&str>,
-) -> ContainerCreateBody {
-    let memory = (limits.memory_mib * 1024 * 1024) as i64;
-    let host_config = HostConfig {
-        // Docker's init as PID 1: the bot is an ordinary process, so the signals it
-        // sends itself (a self-inflicted SIGSEGV) act as they do outside a container,
-        // and what it leaves behind is reaped.
-        init: Some(true),
-        memory: Some(memory),
-        // Swap equal to memory means no swap at all.
-        memory_swap: Some(memory),
-        nano_cpus: Some((limits.cpu_millis * 1_000_000) as i64),
-        pids_limit: Some(limits.pids),
-        readonly_rootfs: Some(true),
-        tmpfs: Some(HashMap::from([("/tmp".to_owned(), format!("rw,nosuid,nodev,size={}m", limits.tmp_mib))])),
-        cap_drop: Some(vec!["ALL".to_owned()]),
-        security_opt: Some(vec!["no-new-privileges".to_owned()]),
-        // No network at all, or (`http` bots) an internal one of its own.
-        network_mode: Some(network.unwrap_or("none").to_owned()),
-        // The worker reads both streams itself; the daemon keeping another copy of a
-        // flooding bot's output would only fill its disk.
-        log_config: Some(HostConfigLogConfig { typ: Some("none".to_owned()), config: None }),
-        ..Default::default()
-    };
-    ContainerCreateBody {
-        image: Some(image.to_owned()),
-        user: Some(BOT_USER.to_owned()),
-        env: Some(vec![
-            format!("FARM_SEED={}", context.seed),
-            format!("FARM_SEAT={}", context.seat),
-            format!("FARM_PORT={BOT_PORT}"),
-        ]),
-        labels: Some(labels),
-        attach_stdin: Some(true),
-        attach_stdout: Some(true),
-        attach_stderr: Some(true),
-        open_stdin: Some(true),
-        stdin_once: Some(false),
-        tty: Some(false),
-        network_disabled: Some(network.is_none()),
-        host_config: Some(host_config),
-        ..Default::default()
-    }
-}
-
-/// Sends the container's stdout to the line reader (`stdio` bots) and keeps its
-/// stderr, capped: the log is the bot's stderr alone. Stdout nobody reads (an `http`
-/// bot's, or what a bot writes after the match stopped listening) is dropped.
-async fn split_output(
-    mut output: impl futures_util::Stream<Item = Result<LogOutput, bollard::errors::Error>> + Unpin,
-    mut stdout: Option<tokio::io::DuplexStream>,
-    stderr_cap: usize,
-) -> CappedLog {
-    let mut log = CappedLog::default();
-    while let Some(Ok(frame)) = output.next().await {
-        match frame {
-            LogOutput::StdOut { message } | LogOutput::Console { message } => {
-                if let Some(lines) = &mut stdout
-                    && lines.write_all(&message).await.is_err()
-                {
-                    stdout = None;
-                }
-            }
-            LogOutput::StdErr { message } => log.append(&message, stderr_cap),
-            LogOutput::StdIn { .. } => {}
-        }
-    }
-    log
 }
 
 async fn remove_network(docker: &Docker, name: &str) {
@@ -309,15 +858,6 @@ fn removal_failed(what: &str, name: &str, error: &str) {
     tracing::warn!(what, name, error, "removing a bot {what} failed");
 }
 
-/// Removes a bot's container, then its network if it has one (a network cannot go
-/// while a container is attached to it).
-async fn discard(docker: &Docker, container: &str, network: Option<&str>) {
-    remove(docker, container).await;
-    if let Some(network) = network {
-        remove_network(docker, network).await;
-    }
-}
-
 async fn remove(docker: &Docker, id: &str) {
     let options = RemoveContainerOptionsBuilder::new().force(true).v(true).build();
     match timeout(REMOVE_TIMEOUT, docker.remove_container(id, Some(options))).await {
@@ -328,15 +868,17 @@ async fn remove(docker: &Docker, id: &str) {
     }
 }
 
-/// A running bot container speaking the stdio transport over its attach streams.
+/// A bot playing one match in a prepared container.
 pub struct ContainerBot {
-    docker: Docker,
-    id: String,
-    network: Option<String>,
+    sandbox: DockerSandbox,
+    shape: Shape,
+    /// `None` once handed back (reset or removed).
+    container: Option<Prepared>,
+    /// The match's connection to the supervisor; `None` once ended.
+    control: Option<Control>,
     /// `None` once the bot is being ended.
     channel: Option<BotChannel>,
-    output: JoinHandle<CappedLog>,
-    removed: bool,
+    stderr: JoinHandle<CappedLog>,
 }
 
 impl ContainerBot {
@@ -358,44 +900,75 @@ impl ContainerBot {
         }
     }
 
-    /// Ends the bot: reads how it exited, removes the container (killing it if it
-    /// still runs) and its network, and collects its log.
+    /// Ends the bot: the supervisor kills every process it started and says how it
+    /// exited; its log is collected; the container is reset (or replaced) in the
+    /// background, off the path of the next match.
     pub async fn finish(mut self) -> (CappedLog, BotExit) {
-        // Stop reading replies first: a bot still printing to stdout must not keep the
-        // output task blocked on a full reply buffer while its log is collected.
+        // Stop reading replies first: a bot still printing must not keep the reader
+        // blocked on a full reply buffer.
         self.channel = None;
-        let inspected =
-            SandboxPhase::End.timed(DockerSandbox::NAME, self.docker.inspect_container(&self.id, None)).await;
-        let state = inspected.ok().and_then(|info| info.state);
-        let running = state.as_ref().and_then(|s| s.running).unwrap_or(false);
-        let exit = BotExit {
-            code: state.as_ref().filter(|_| !running).and_then(|s| s.exit_code).and_then(|c| i32::try_from(c).ok()),
-            signal: None,
-            exited_early: !running,
-            oom_killed: state.as_ref().and_then(|s| s.oom_killed).unwrap_or(false),
+        let ended = match self.control.take() {
+            Some(control) => SandboxPhase::End.timed(DockerSandbox::NAME, control.end()).await.ok(),
+            None => None,
         };
-        SandboxPhase::Remove.timed(DockerSandbox::NAME, discard(&self.docker, &self.id, self.network.as_deref())).await;
-        self.removed = true;
-        let output = &mut self.output;
-        let log = match timeout(Duration::from_secs(5), output).await {
+        let (exit, resetting) = match ended {
+            Some((exit, resetting)) => (
+                BotExit { code: exit.code, signal: exit.signal, exited_early: exit.early, oom_killed: exit.oom_killed },
+                Some(resetting),
+            ),
+            // No answer: the container is gone or wedged; it is replaced.
+            None => (BotExit { exited_early: true, ..BotExit::default() }, None),
+        };
+        // Every process that held the bot's stderr has been killed: it ends now.
+        let stderr = &mut self.stderr;
+        let log = match timeout(Duration::from_secs(5), stderr).await {
             Ok(Ok(log)) => log,
             _ => {
-                self.output.abort();
+                self.stderr.abort();
                 CappedLog::default()
             }
         };
+        if let Some(container) = self.container.take() {
+            let (sandbox, shape) = (self.sandbox.clone(), self.shape.clone());
+            if sandbox.settings.matches() > 1 {
+                sandbox.returning(&shape);
+            }
+            self.sandbox.background.spawn(async move { sandbox.recycle(shape, container, resetting).await });
+        }
         (log, exit)
     }
 }
 
 impl Drop for ContainerBot {
-    /// A match abandoned half-way still removes its containers, in the background.
+    /// A match abandoned half-way removes its container, in the background.
     fn drop(&mut self) {
-        if !self.removed {
-            let (docker, id, network) = (self.docker.clone(), self.id.clone(), self.network.take());
+        if let Some(container) = self.container.take() {
+            let sandbox = self.sandbox.clone();
             if let Ok(runtime) = tokio::runtime::Handle::try_current() {
-                runtime.spawn(async move { discard(&docker, &id, network.as_deref()).await });
+                self.sandbox.background.spawn_on(async move { sandbox.discard(container).await }, &runtime);
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_an_elf_without_an_interpreter_counts_as_static() {
+        let worker = std::fs::read(std::env::current_exe().expect("this test")).expect("readable");
+        assert!(!is_static_elf(&worker), "a dynamically linked test binary");
+        assert!(!is_static_elf(b"#!/bin/sh\n"));
+        assert!(!is_static_elf(b"\x7fELF\x02\x01"), "truncated");
+    }
+
+    #[test]
+    fn fresh_containers_serve_one_match_and_bad_numbers_are_refused() {
+        let fresh = DockerSettings { isolation: ContainerIsolation::FreshContainer, ..DockerSettings::default() };
+        assert_eq!(fresh.matches(), 1);
+        assert_eq!(DockerSettings::default().matches(), 100);
+        let none = DockerSettings { matches_per_container: 0, ..DockerSettings::default() };
+        assert!(none.check().expect_err("zero").contains("matches_per_container"));
     }
 }

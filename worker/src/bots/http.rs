@@ -1,20 +1,18 @@
 //! The `http` transport: the bot serves `POST /` and each request is one POST whose
 //! response body is the reply.
 
-use std::net::SocketAddr;
-
 use bytes::Bytes;
 use farm_engine::BotReply;
 use farm_engine::wire::{self, HttpBody, MAX_REPLY_BYTES};
 use http_body_util::{BodyExt, Full, Limited};
 use hyper::client::conn::http1::SendRequest;
 use hyper_util::rt::TokioIo;
-use tokio::net::TcpStream;
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 use tokio::time::{Duration, Instant, timeout_at};
 
 use super::Received;
+use super::supervisor::Supervisor;
 
 /// The port an `http` bot listens on inside its container (also given as `FARM_PORT`).
 pub const BOT_PORT: u16 = 8080;
@@ -24,20 +22,29 @@ const CONNECT_RETRY: Duration = Duration::from_millis(50);
 /// Requests to one bot's HTTP server, over one kept-alive connection while the bot
 /// keeps it open (a bot that closes it after each answer gets a new one per request).
 pub struct HttpChannel {
-    address: SocketAddr,
+    server: BotServer,
     body: HttpBody,
     /// The connection of the last answered request, ready for the next.
     idle: Option<Connection>,
     pending: Option<(oneshot::Receiver<Answered>, JoinHandle<()>)>,
 }
 
+/// A bot's server: a port inside a container with no network, reached through the
+/// container's supervisor, which connects there and hands the socket over.
+#[derive(Debug, Clone)]
+struct BotServer {
+    supervisor: Supervisor,
+    port: u16,
+}
+
 /// A reply, and the connection that carried it if it can carry the next request.
 type Answered = (Received, Option<Connection>);
 
 impl HttpChannel {
-    /// A channel to the bot serving at `address`, sending requests encoded as `body`.
-    pub fn new(address: SocketAddr, body: HttpBody) -> Self {
-        HttpChannel { address, body, idle: None, pending: None }
+    /// A channel to the bot serving on `port` in the container of `supervisor`,
+    /// sending requests encoded as `body`.
+    pub fn new(supervisor: Supervisor, port: u16, body: HttpBody) -> Self {
+        HttpChannel { server: BotServer { supervisor, port }, body, idle: None, pending: None }
     }
 
     /// Starts posting `request`. A request still unanswered is abandoned with its
@@ -46,9 +53,9 @@ impl HttpChannel {
         self.abandon();
         let (reply_tx, reply_rx) = oneshot::channel();
         let body = wire::http_request(request, self.body);
-        let (address, idle) = (self.address, self.idle.take());
+        let (server, idle) = (self.server.clone(), self.idle.take());
         let task = tokio::spawn(async move {
-            let (reply, connection) = post(address, idle, body).await;
+            let (reply, connection) = post(&server, idle, body).await;
             let _ = reply_tx.send((Received { reply, at: Instant::now() }, connection));
         });
         self.pending = Some((reply_rx, task));
@@ -102,13 +109,11 @@ impl Drop for Connection {
 
 /// Connects to the bot. A bot that is still starting refuses connections: that is
 /// retried until the caller's deadline ends the attempt. `None` on any other failure.
-async fn connect(address: SocketAddr) -> Option<Connection> {
+async fn connect(server: &BotServer) -> Option<Connection> {
     let stream = loop {
-        match TcpStream::connect(address).await {
-            Ok(stream) => break stream,
-            Err(error) if error.kind() == std::io::ErrorKind::ConnectionRefused => {
-                tokio::time::sleep(CONNECT_RETRY).await;
-            }
+        match server.supervisor.connect(server.port).await {
+            Ok(Some(stream)) => break stream,
+            Ok(None) => tokio::time::sleep(CONNECT_RETRY).await,
             Err(_) => return None,
         }
     };
@@ -126,21 +131,21 @@ async fn connect(address: SocketAddr) -> Option<Connection> {
 /// one: it never reached the bot. Transport errors and error statuses are `Crashed`
 /// (the Botwars rules disqualify for both).
 async fn post(
-    address: SocketAddr,
+    server: &BotServer,
     idle: Option<Connection>,
     request: wire::HttpRequest,
 ) -> (BotReply, Option<Connection>) {
     let body = Bytes::from(request.body);
     let build = || {
         hyper::Request::post("/")
-            .header(hyper::header::HOST, address.to_string())
+            .header(hyper::header::HOST, format!("localhost:{}", server.port))
             .header(hyper::header::CONTENT_TYPE, request.content_type)
             .body(Full::new(body.clone()))
     };
     let mut reused = idle.is_some();
     let mut connection = match idle {
         Some(connection) => connection,
-        None => match connect(address).await {
+        None => match connect(server).await {
             Some(connection) => connection,
             None => return (BotReply::Crashed, None),
         },
@@ -156,7 +161,7 @@ async fn post(
             // Not sent: the kept connection had closed. A new one, once.
             Err(Some(_)) if reused => {
                 reused = false;
-                connection = match connect(address).await {
+                connection = match connect(server).await {
                     Some(connection) => connection,
                     None => return (BotReply::Crashed, None),
                 };
@@ -183,6 +188,29 @@ mod tests {
     use std::sync::atomic::{AtomicUsize, Ordering};
     use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
     use tokio::net::TcpListener;
+
+    use farm_supervisor::fds::{LineReader, send_line};
+    use farm_supervisor::protocol::{Reply, Request, SOCKET};
+    use std::net::SocketAddr;
+    use std::os::fd::AsFd;
+
+    /// A stand-in for a container's supervisor, in a run directory of its own: it
+    /// answers each `connect` with a socket connected to `address`.
+    fn supervisor_of(address: SocketAddr) -> (tempfile::TempDir, Supervisor) {
+        let run_dir = tempfile::tempdir().expect("a run directory");
+        let listener = std::os::unix::net::UnixListener::bind(run_dir.path().join(SOCKET)).expect("listening");
+        std::thread::spawn(move || {
+            for connection in listener.incoming() {
+                let Ok(connection) = connection else { return };
+                let line = LineReader::default().read_line(&connection).expect("a request").expect("a line");
+                assert!(matches!(Request::parse(&line), Ok(Request::Connect { port: 8080 })), "{line}");
+                let stream = std::net::TcpStream::connect(address).expect("the bot listens");
+                send_line(&connection, &Reply::Connected.to_string(), &[stream.as_fd()]).expect("answered");
+            }
+        });
+        let supervisor = Supervisor::new(run_dir.path());
+        (run_dir, supervisor)
+    }
 
     /// A bot answering `POST /` with `ok`: on one connection for as long as the
     /// client keeps it (`close` false), or closing it after each answer, as HTTP/1.0
@@ -237,7 +265,8 @@ mod tests {
     #[tokio::test]
     async fn requests_share_one_connection_while_the_bot_keeps_it() {
         let (address, accepted) = bot(false).await;
-        let mut channel = HttpChannel::new(address, HttpBody::Json);
+        let (_run_dir, supervisor) = supervisor_of(address);
+        let mut channel = HttpChannel::new(supervisor, 8080, HttpBody::Json);
         for _ in 0..3 {
             assert_eq!(ask(&mut channel).await, BotReply::Line("ok".into()));
         }
@@ -247,7 +276,8 @@ mod tests {
     #[tokio::test]
     async fn a_bot_that_closes_after_each_answer_gets_a_connection_per_request() {
         let (address, accepted) = bot(true).await;
-        let mut channel = HttpChannel::new(address, HttpBody::Json);
+        let (_run_dir, supervisor) = supervisor_of(address);
+        let mut channel = HttpChannel::new(supervisor, 8080, HttpBody::Json);
         for _ in 0..3 {
             assert_eq!(ask(&mut channel).await, BotReply::Line("ok".into()));
         }
@@ -260,7 +290,8 @@ mod tests {
         let listener = TcpListener::bind("127.0.0.1:0").await.expect("a free port");
         let address = listener.local_addr().expect("bound");
         let silent = listener.accept();
-        let mut channel = HttpChannel::new(address, HttpBody::Json);
+        let (_run_dir, supervisor) = supervisor_of(address);
+        let mut channel = HttpChannel::new(supervisor, 8080, HttpBody::Json);
         assert!(channel.send("{}"));
         let _held = silent.await.expect("the first connection");
         let late = channel.receive(Instant::now() + Duration::from_millis(50)).await;

@@ -7,6 +7,7 @@ mod container;
 mod http;
 mod lines;
 mod process;
+mod supervisor;
 
 use farm_engine::builtin::{self, BuiltinBot, UnknownBuiltin};
 use farm_engine::{BotReply, GameKind, Seat};
@@ -15,8 +16,16 @@ use serde::Serialize;
 use tokio::time::Instant;
 
 pub use capped::CappedLog;
-pub use container::{ContainerBot, DockerError, DockerSandbox, JOB_LABEL, WORKER_LABEL};
+pub use container::{
+    ContainerBot, ContainerIsolation, DockerError, DockerSandbox, DockerSettings, IMAGE_LABEL, WORKER_LABEL,
+};
 pub use process::{Isolation, ProcessBot, ProcessLaunch, namespaces_available};
+
+/// The user an untrusted bot runs as, in its container or isolated (when the worker
+/// can choose): unprivileged, and never the worker's own.
+pub const BOT_UID: u32 = 10001;
+/// The bot's group.
+pub const BOT_GID: u32 = 10001;
 
 /// A bot that could not be started. Distinct from a bot that starts and then fails,
 /// which is an ordinary result of the match.
@@ -102,6 +111,13 @@ pub struct LaunchContext<'a> {
 pub trait Sandbox: Sync {
     /// Its name in messages (`local`, `docker`).
     const NAME: &'static str;
+
+    /// Prepares, off any match's path, what starting `bots` will need (containers
+    /// waiting for them), and starts nothing of them. Returns how many bots it
+    /// prepares for: none, by default.
+    fn prepare(&self, _bots: &[BotSpec]) -> usize {
+        0
+    }
 
     /// Starts a bot that is not built in.
     fn launch_external(
@@ -192,6 +208,10 @@ async fn launch_process<S: Sandbox>(
 impl Sandbox for DockerSandbox {
     const NAME: &'static str = "docker";
 
+    fn prepare(&self, bots: &[BotSpec]) -> usize {
+        DockerSandbox::prepare(self, bots)
+    }
+
     async fn launch_external(&self, spec: &BotSpec, context: &LaunchContext<'_>) -> Result<BotSession, BotLaunchError> {
         match &spec.launch {
             BotLaunch::Image(image) => {
@@ -226,7 +246,7 @@ impl BotSession {
         match self {
             BotSession::Builtin { .. } => "builtin",
             BotSession::Process(process) => process.sandbox_name(),
-            BotSession::Container(_) => DockerSandbox::NAME,
+            BotSession::Container(_) => <DockerSandbox as Sandbox>::NAME,
         }
     }
 

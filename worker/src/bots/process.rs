@@ -19,15 +19,11 @@ use tokio::time::{Duration, Instant, timeout};
 use super::capped::{CappedLog, read_capped};
 use super::cgroup::{BotCgroup, CgroupHost};
 use super::lines::LineChannel;
-use super::{BotExit, BotLaunchError, IsolatedSandbox, LocalSandbox, Received, Sandbox};
+use super::{BOT_GID, BOT_UID, BotExit, BotLaunchError, IsolatedSandbox, LocalSandbox, Received, Sandbox};
 use crate::metrics::SandboxPhase;
 
 /// How long a killed bot's pipes may take to close before its log is taken as is.
 const REAP_GRACE: Duration = Duration::from_secs(2);
-/// The user and group an isolated bot runs as when the worker is root: the same
-/// unprivileged ids as in its container.
-const BOT_UID: u32 = 10001;
-const BOT_GID: u32 = 10001;
 /// The bubblewrap program, from Debian's `bubblewrap` package.
 const BWRAP: &str = "bwrap";
 /// The one line the worker writes once the bot's process is in its cgroup: the bot's

@@ -168,6 +168,19 @@ impl WorkerProcess {
         http_get(self.metrics, "/metrics").map(|(_, body)| body).unwrap_or_default()
     }
 
+    /// The value of one sample of the worker's `/metrics` (0 if absent).
+    pub fn metric(&self, sample: &str) -> f64 {
+        self.metrics_text()
+            .lines()
+            .find_map(|line| line.strip_prefix(sample)?.strip_prefix(' ')?.trim().parse().ok())
+            .unwrap_or(0.0)
+    }
+
+    /// Waits until the worker plays a match (its bots have started).
+    pub fn wait_for_a_match(&self) {
+        eventually(Duration::from_secs(60), "a match starts", || self.metric("farm_worker_jobs_in_flight") >= 1.0);
+    }
+
     pub fn is_running(&mut self) -> bool {
         matches!(self.child.try_wait(), Ok(None))
     }

@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 
 use farm_proto::{BotLaunch, BotSpec, Transport};
-use farm_worker::bots::DockerSandbox;
+use farm_worker::bots::{DockerSandbox, DockerSettings};
 
 /// The echo bot's stdio image (deploy/build-images.sh builds it).
 pub const ECHO_IMAGE: &str = "matchfarm/bot-bench-echo-rs";
@@ -34,9 +34,10 @@ pub fn echo_process(name: &str) -> Result<BotSpec, String> {
 }
 
 /// The Docker sandbox, with the echo images present, or why it cannot be used.
-pub async fn docker(worker_id: &str) -> Result<DockerSandbox, String> {
-    let sandbox =
-        DockerSandbox::connect(worker_id).await.map_err(|error| format!("Docker is not reachable: {error}"))?;
+pub async fn docker(worker_id: &str, settings: &DockerSettings) -> Result<DockerSandbox, String> {
+    let sandbox = DockerSandbox::connect(worker_id, settings)
+        .await
+        .map_err(|error| format!("the Docker sandbox cannot be used: {error}"))?;
     for image in [ECHO_IMAGE, ECHO_HTTP_IMAGE] {
         let present = std::process::Command::new("docker")
             .args(["image", "inspect", "--format", "{{.Id}}", image])

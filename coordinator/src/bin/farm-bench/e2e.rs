@@ -12,6 +12,7 @@ use std::time::{Duration, Instant};
 use bytes::Bytes;
 use farm_coordinator::client::Client;
 use farm_coordinator::ledger::Progress;
+use farm_worker::bots::DockerSettings;
 use http_body_util::{BodyExt, Full};
 use hyper::{Method, Request};
 use hyper_util::rt::TokioIo;
@@ -353,7 +354,7 @@ pub async fn run(services: &Services, plan: &Plan) -> anyhow::Result<Figures> {
     for (sandbox, games) in [("local", plan.games_process), ("docker", plan.games_docker)] {
         let name = if sandbox == "local" { "process" } else { "docker" };
         if sandbox == "docker"
-            && let Err(why) = bots::docker("bench-e2e-check").await
+            && let Err(why) = bots::docker("bench-e2e-check", &DockerSettings::default()).await
         {
             figures.skipped(name, &why);
             continue;

@@ -5,7 +5,7 @@
 //! - [`engine`]: turns per second of one core, per game, with built-in bots;
 //! - [`roundtrip`]: per-turn round trip (p50, p99) to a bot that answers at once, per
 //!   transport;
-//! - [`overhead`]: fixed overhead per match: local process, Docker cold, warm pool;
+//! - [`overhead`]: fixed overhead per match: local process, Docker reused, fresh, cold;
 //! - [`e2e`]: matches per second through RabbitMQ with one and two workers, and
 //!   their peak memory (needs RabbitMQ, Docker for its Docker half);
 //! - [`coordinator`]: scheduling, inserting and publishing a large round robin, and
@@ -113,9 +113,9 @@ async fn run_section(section: Section, cli: &Cli) -> anyhow::Result<Figures> {
         Section::Roundtrip => roundtrip::run(if quick { 200 } else { 5000 }).await,
         Section::Overhead => {
             let plan = if quick {
-                overhead::Plan { local_matches: 5, docker_matches: 3, long_turns: 200, long_matches: 3 }
+                overhead::Plan { local_matches: 5, docker_matches: 5, cold_starts: 2 }
             } else {
-                overhead::Plan { local_matches: 40, docker_matches: 20, long_turns: 1000, long_matches: 10 }
+                overhead::Plan { local_matches: 40, docker_matches: 40, cold_starts: 5 }
             };
             overhead::run(&plan).await
         }

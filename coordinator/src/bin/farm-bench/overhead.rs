@@ -1,79 +1,100 @@
 //! Fixed overhead per match: back-to-back one-turn Botwars matches between two echo
 //! bots, so that nearly all of a match's time is starting and ending its bots. The
-//! jobs queue for one slot through the worker's own [`Slots`], with the warm pool off
-//! (every match starts its bots when its slot comes) or on (the next match's bots
-//! start while the current one plays and ends). A one-turn match leaves the pool
-//! nothing to hide start-up behind, so Docker is also measured on longer matches,
-//! where it can: the time the pool saves per match is the difference. Each run also
-//! reports where a bot's time goes, phase by phase (the worker's own
-//! `farm_worker_sandbox_phase_seconds`), as the mean per bot.
+//! jobs queue for one slot through the worker's own [`Slots`], whose warm pool prepares
+//! a waiting match's containers, as in the worker. Docker is measured with containers
+//! reused between matches (the default: a fresh bot process in a verified-clean
+//! container), with a fresh container per match, and on a cold start (an image with no
+//! container prepared). Each run also reports where a bot's time goes, phase by phase
+//! (the worker's own `farm_worker_sandbox_phase_seconds`), as the mean per bot.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use farm_engine::{GameKind, MatchSetup};
 use farm_proto::{BotLaunch, BotSpec, Transport};
-use farm_worker::bots::{LocalSandbox, Sandbox};
+use farm_worker::bots::{ContainerIsolation, DockerSettings, LocalSandbox, Sandbox};
 use farm_worker::metrics::{SANDBOX_PHASE, SandboxPhase};
-use farm_worker::warm::Slots;
-use farm_worker::{MatchIo, RunnerOptions, start_match};
+use farm_worker::warm::{MatchBots, Slots};
+use farm_worker::{MatchIo, RunnerOptions, StartedMatch, start_match};
 
 use crate::bots::{self, ECHO_IMAGE};
 use crate::report::Figures;
 
-/// Warm bots never idle out during a run.
+/// Matches played before measuring each Docker mode.
+const WARM_UP_MATCHES: usize = 4;
+/// A waiting match never gives up its room during a run.
 const WARM_IDLE: Duration = Duration::from_secs(600);
 
-/// How many matches to play, and how long the longer ones are.
+/// How many matches to play.
 pub struct Plan {
     /// One-turn matches between local processes.
     pub local_matches: usize,
-    /// One-turn matches in Docker, without and with the pool.
+    /// One-turn matches in Docker, in each isolation mode.
     pub docker_matches: usize,
-    /// Turns of the longer Docker matches.
-    pub long_turns: u32,
-    /// Longer Docker matches, without and with the pool.
-    pub long_matches: usize,
+    /// Cold starts measured (each in a sandbox with nothing prepared).
+    pub cold_starts: usize,
 }
 
-/// Plays `matches` matches of `turns` turns queued for one slot, the bots of up to
-/// `ahead` of them started while they wait; returns the mean wall time per match.
-/// Jobs are taken as the worker takes deliveries: one per slot plus `ahead`.
-async fn per_match<S>(sandbox: S, bots: &[BotSpec], matches: usize, turns: u32, ahead: u16) -> anyhow::Result<Duration>
+/// Plays `matches` one-turn matches queued for one slot, one of them prepared for
+/// while it waits (the worker's default warm pool). Returns the wall time per match
+/// (the run's time divided by its matches) and each match's own time, from its slot
+/// to its bots ended.
+async fn per_match<S>(sandbox: S, bots: &[BotSpec], matches: usize) -> anyhow::Result<(Duration, Vec<Duration>)>
 where
     S: Sandbox + Clone + Send + 'static,
 {
+    let ahead = 1u16;
     let slots = Arc::new(Slots::new(1, ahead, WARM_IDLE));
     let players: Vec<String> = bots.iter().map(|bot| bot.name.clone()).collect();
-    let rules = serde_json::json!({ "maxTurns": turns });
+    let rules = serde_json::json!({ "maxTurns": 1 });
     let started = Instant::now();
     let mut tasks = tokio::task::JoinSet::new();
+    let mut each = Vec::with_capacity(matches);
     for index in 0..matches {
-        // As the worker's prefetch: a job is taken only when it can play or wait warm.
+        // As the worker's prefetch: a job is taken only when it can play or wait.
         if tasks.len() > usize::from(ahead)
             && let Some(joined) = tasks.join_next().await
         {
-            joined??;
+            each.push(joined??);
         }
         let (slots, sandbox, bots) = (Arc::clone(&slots), sandbox.clone(), bots.to_vec());
         let setup = MatchSetup::new(GameKind::Botwars, &rules, None, index as u64, players.clone())?;
         tasks.spawn(async move {
             let job_id = format!("bench-overhead-{index}");
-            let start = || start_match(&sandbox, &job_id, setup.clone(), &bots);
-            let turn = slots.turn(start, std::future::pending()).await.ok_or_else(|| anyhow::anyhow!("no slot"))?;
+            let prepare = || sandbox.prepare(&bots);
+            let start = || async {
+                let since = Instant::now();
+                start_match(&sandbox, &job_id, setup.clone(), &bots).await.map(|started| Timed { started, since })
+            };
+            let turn =
+                slots.turn(prepare, start, std::future::pending()).await.ok_or_else(|| anyhow::anyhow!("no slot"))?;
+            let Timed { started, since } = turn.bots?;
             let io = MatchIo { replay: tokio::io::sink(), on_step: |_, _| {}, stop: std::future::pending() };
-            let report = turn.bots?.play(&RunnerOptions::default(), io).await?;
+            let report = started.play(&RunnerOptions::default(), io).await?;
             drop(turn.slot);
-            anyhow::ensure!(report.steps == u64::from(turns), "a {turns}-turn match played {} turns", report.steps);
-            Ok(())
+            anyhow::ensure!(report.steps == 1, "a one-turn match played {} turns", report.steps);
+            // From the slot (its bots starting) to its bots ended.
+            Ok::<_, anyhow::Error>(since.elapsed())
         });
         // Queued in order, as deliveries arrive: each task is waiting before the next.
         tokio::task::yield_now().await;
     }
     while let Some(joined) = tasks.join_next().await {
-        joined??;
+        each.push(joined??);
     }
-    Ok(started.elapsed() / matches as u32)
+    Ok((started.elapsed() / matches as u32, each))
+}
+
+/// A match's bots, and when they began to start (its slot came).
+struct Timed {
+    started: StartedMatch,
+    since: Instant,
+}
+
+impl MatchBots for Timed {
+    fn external(&self) -> usize {
+        self.started.external_bots()
+    }
 }
 
 /// The sum and count of every phase's histogram for `sandbox`, to subtract.
@@ -95,14 +116,12 @@ async fn per_match_with_phases<S>(
     sandbox: S,
     bots: &[BotSpec],
     matches: usize,
-    turns: u32,
-    ahead: u16,
-) -> anyhow::Result<Duration>
+) -> anyhow::Result<(Duration, Vec<Duration>)>
 where
     S: Sandbox + Clone + Send + 'static,
 {
     let before = phase_totals(S::NAME);
-    let time = per_match(sandbox, bots, matches, turns, ahead).await?;
+    let time = per_match(sandbox, bots, matches).await?;
     for ((phase, sum, count), (_, sum_before, count_before)) in phase_totals(S::NAME).into_iter().zip(before) {
         if count > count_before {
             let mean = (sum - sum_before) / (count - count_before) as f64;
@@ -113,55 +132,82 @@ where
 }
 
 /// Measures local processes and, when Docker and the echo image are there, Docker
-/// without and with the warm pool.
+/// with reused containers, with a fresh container per match, and from cold.
 pub async fn run(plan: &Plan) -> anyhow::Result<Figures> {
     let mut figures = Figures::default();
     let millis = |duration: Duration| duration.as_secs_f64() * 1000.0;
-    match (bots::echo_process("echo-a"), bots::echo_process("echo-b")) {
+    let local = match (bots::echo_process("echo-a"), bots::echo_process("echo-b")) {
         (Ok(a), Ok(b)) => {
-            let time =
-                per_match_with_phases(&mut figures, "phases.local", LocalSandbox, &[a, b], plan.local_matches, 1, 0)
-                    .await?;
+            let (time, mut each) =
+                per_match_with_phases(&mut figures, "phases.local", LocalSandbox, &[a, b], plan.local_matches).await?;
             figures.number("local_process.ms_per_match", millis(time), "ms");
+            Some(median(&mut each))
         }
-        (Err(why), _) | (_, Err(why)) => figures.skipped("local_process", &why),
-    }
-    let docker = match bots::docker("bench-overhead").await {
-        Ok(docker) => docker,
-        Err(why) => {
-            for part in ["docker_cold", "docker_warm_pool", "long_matches"] {
-                figures.skipped(part, &why);
-            }
-            return Ok(figures);
+        (Err(why), _) | (_, Err(why)) => {
+            figures.skipped("local_process", &why);
+            None
         }
     };
     let image = |name| bots::spec(name, BotLaunch::Image(ECHO_IMAGE.to_owned()), Transport::Stdio);
     let pair = [image("echo-a"), image("echo-b")];
-    let cold =
-        per_match_with_phases(&mut figures, "phases.docker_cold", docker.clone(), &pair, plan.docker_matches, 1, 0)
-            .await?;
-    figures.number("docker_cold.ms_per_match", millis(cold), "ms");
-    let warm = per_match_with_phases(
-        &mut figures,
-        "phases.docker_warm_pool",
-        docker.clone(),
-        &pair,
-        plan.docker_matches,
-        1,
-        1,
-    )
-    .await?;
-    figures.number("docker_warm_pool.ms_per_match", millis(warm), "ms");
-    figures.ratio("ratios.warm_over_cold", warm.as_secs_f64() / cold.as_secs_f64());
-    if let Some(local) = figures.get("local_process.ms_per_match") {
-        figures.ratio("ratios.docker_cold_over_process", millis(cold) / local);
+    for (path, isolation) in
+        [("docker_reused", ContainerIsolation::Reused), ("docker_fresh", ContainerIsolation::FreshContainer)]
+    {
+        let settings = DockerSettings { isolation, ..DockerSettings::default() };
+        let docker = match bots::docker(&format!("bench-overhead-{path}"), &settings).await {
+            Ok(docker) => docker,
+            Err(why) => {
+                figures.skipped(path, &why);
+                continue;
+            }
+        };
+        // A first round, unmeasured, as a worker has played before: the figures are
+        // the steady state (a cold start is measured below).
+        let warm_up = per_match(docker.clone(), &pair, WARM_UP_MATCHES).await;
+        if let Err(error) = warm_up {
+            docker.shutdown().await?;
+            return Err(error);
+        }
+        let phases = format!("phases.{path}");
+        let played = per_match_with_phases(&mut figures, &phases, docker.clone(), &pair, plan.docker_matches).await;
+        docker.shutdown().await?;
+        let (time, mut each) = played?;
+        figures.number(&format!("{path}.ms_per_match"), millis(time), "ms");
+        let p50 = median(&mut each);
+        figures.number(&format!("{path}.p50_ms"), millis(p50), "ms");
+        if let Some(local) = local {
+            figures.number(&format!("{path}.p50_overhead_over_process_ms"), millis(p50) - millis(local), "ms");
+        }
     }
-    let long_cold = per_match(docker.clone(), &pair, plan.long_matches, plan.long_turns, 0).await?;
-    let long_warm = per_match(docker, &pair, plan.long_matches, plan.long_turns, 1).await?;
-    figures.put("long_matches.turns", plan.long_turns, plan.long_turns.to_string());
-    figures.number("long_matches.docker_cold_ms_per_match", millis(long_cold), "ms");
-    figures.number("long_matches.docker_warm_pool_ms_per_match", millis(long_warm), "ms");
-    figures.number("long_matches.pool_saves_ms_per_match", millis(long_cold) - millis(long_warm), "ms");
-    figures.ratio("ratios.long_warm_over_cold", long_warm.as_secs_f64() / long_cold.as_secs_f64());
+    let mut cold = Vec::with_capacity(plan.cold_starts);
+    for attempt in 0..plan.cold_starts {
+        let docker = match bots::docker(&format!("bench-cold-{attempt}"), &DockerSettings::default()).await {
+            Ok(docker) => docker,
+            Err(why) => {
+                figures.skipped("docker_cold_start", &why);
+                return Ok(figures);
+            }
+        };
+        let played = per_match(docker.clone(), &pair, 1).await;
+        docker.shutdown().await?;
+        cold.extend(played?.1);
+    }
+    if !cold.is_empty() {
+        let p50 = median(&mut cold);
+        figures.number("docker_cold_start.p50_ms", millis(p50), "ms");
+        if let Some(local) = local {
+            figures.number("docker_cold_start.p50_overhead_over_process_ms", millis(p50) - millis(local), "ms");
+        }
+    }
+    if let (Some(local), Some(reused)) =
+        (figures.get("local_process.ms_per_match"), figures.get("docker_reused.ms_per_match"))
+    {
+        figures.ratio("ratios.docker_reused_over_process", reused / local);
+    }
     Ok(figures)
+}
+
+fn median(samples: &mut [Duration]) -> Duration {
+    samples.sort_unstable();
+    samples.get(samples.len() / 2).copied().unwrap_or_default()
 }

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use farm_engine::{BotReply, GameKind, Match, MatchSetup};
 use farm_proto::{BotLaunch, BotSpec, Transport};
-use farm_worker::bots::{BotSession, LaunchContext, LocalSandbox, Sandbox};
+use farm_worker::bots::{BotSession, DockerSettings, LaunchContext, LocalSandbox, Sandbox};
 use tokio::time::Instant;
 
 use crate::bots::{self, ECHO_HTTP_IMAGE, ECHO_IMAGE};
@@ -72,21 +72,21 @@ pub async fn run(samples: usize) -> anyhow::Result<Figures> {
         }
         Err(why) => figures.skipped("process_stdio", &why),
     }
-    match bots::docker("bench-roundtrip").await {
+    match bots::docker("bench-roundtrip", &DockerSettings::default()).await {
         Ok(docker) => {
             for (name, image, transport) in
-                [("docker_attach", ECHO_IMAGE, Transport::Stdio), ("docker_http", ECHO_HTTP_IMAGE, Transport::Http)]
+                [("docker_stdio", ECHO_IMAGE, Transport::Stdio), ("docker_http", ECHO_HTTP_IMAGE, Transport::Http)]
             {
                 let spec = bots::spec("echo", BotLaunch::Image(image.to_owned()), transport);
                 figures.latencies(name, &mut measure(&docker, &spec, &request, samples).await?);
             }
         }
         Err(why) => {
-            figures.skipped("docker_attach", &why);
+            figures.skipped("docker_stdio", &why);
             figures.skipped("docker_http", &why);
         }
     }
-    for name in ["docker_attach", "docker_http"] {
+    for name in ["docker_stdio", "docker_http"] {
         let over = |quantile: &str| {
             Some(figures.get(&format!("{name}.{quantile}"))? / figures.get(&format!("process_stdio.{quantile}"))?)
         };

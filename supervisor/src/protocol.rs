@@ -1,0 +1,226 @@
+//! What the worker and a container's supervisor say to each other: one line per
+//! request and per reply, over the unix socket [`SOCKET`] in the container's run
+//! directory. File descriptors travel beside the line (`SCM_RIGHTS`, see [`crate::fds`]).
+//!
+//! One match is one connection: `start` (carrying the bot's stdin, stdout and stderr)
+//! is answered `started` or `failed`; `end` is answered `exited`, then, once the
+//! container is reset, `ready` or `dirty`. An `http` bot's server is reached by
+//! `connect` on connections of their own, answered `connected` (carrying a socket
+//! connected to the bot's port inside the container) or `refused`.
+
+use std::fmt;
+
+/// The socket's file name in the run directory.
+pub const SOCKET: &str = "supervisor.sock";
+/// Where the run directory is mounted inside a container.
+pub const RUN_DIR: &str = "/farm/run";
+/// Where the supervisor binary is mounted inside a container (read-only).
+pub const BINARY: &str = "/farm/bin/farm-supervisor";
+/// The longest line either side accepts.
+pub const MAX_LINE: usize = 4096;
+
+/// A line that is not a request or reply of this protocol.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+#[error("not a supervisor message: {0:?}")]
+pub struct ProtocolError(pub String);
+
+/// A request from the worker.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Request {
+    /// Start the bot, with these variables added to its environment. Carries three
+    /// descriptors: its stdin, stdout and stderr.
+    Start {
+        /// `NAME=value` pairs; neither side may hold whitespace.
+        env: Vec<(String, String)>,
+    },
+    /// The match is over: end every process of the bot and reset the container.
+    End,
+    /// Connect to the bot's server on this TCP port inside the container.
+    Connect {
+        /// The port.
+        port: u16,
+    },
+}
+
+/// How the bot ended.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Exit {
+    /// Its exit code, when it exited by itself.
+    pub code: Option<i32>,
+    /// The signal that ended it (9 when the supervisor killed it at the end).
+    pub signal: Option<i32>,
+    /// Whether it had ended before the match did.
+    pub early: bool,
+    /// Whether the kernel killed a process of the bot for exceeding its memory limit.
+    pub oom_killed: bool,
+}
+
+/// A reply from the supervisor.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Reply {
+    /// The bot runs, as this process (in the container's PID namespace).
+    Started {
+        /// Its process id.
+        pid: i32,
+    },
+    /// The bot could not be started.
+    Failed {
+        /// Why.
+        reason: String,
+    },
+    /// The bot has ended (answers `end`).
+    Exited(Exit),
+    /// Every trace of the match is gone: the container can serve another.
+    Ready,
+    /// The reset could not be verified: the container must not serve again.
+    Dirty {
+        /// What was left.
+        reason: String,
+    },
+    /// The bot's server took the connection; the socket travels with this line.
+    Connected,
+    /// The bot's server did not take the connection.
+    Refused {
+        /// Why.
+        reason: String,
+    },
+}
+
+/// A free-text field on one line: whitespace runs become single spaces.
+fn one_line(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+impl fmt::Display for Request {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Request::Start { env } => {
+                f.write_str("start")?;
+                for (name, value) in env {
+                    write!(f, " {name}={value}")?;
+                }
+                Ok(())
+            }
+            Request::End => f.write_str("end"),
+            Request::Connect { port } => write!(f, "connect {port}"),
+        }
+    }
+}
+
+impl Request {
+    /// Reads a request line (without its newline).
+    pub fn parse(line: &str) -> Result<Self, ProtocolError> {
+        let bad = || ProtocolError(line.to_owned());
+        let mut words = line.split_whitespace();
+        match words.next() {
+            Some("start") => {
+                let env = words
+                    .map(|pair| pair.split_once('=').map(|(name, value)| (name.to_owned(), value.to_owned())))
+                    .collect::<Option<Vec<_>>>()
+                    .ok_or_else(bad)?;
+                Ok(Request::Start { env })
+            }
+            Some("end") if words.next().is_none() => Ok(Request::End),
+            Some("connect") => match (words.next().and_then(|port| port.parse().ok()), words.next()) {
+                (Some(port), None) => Ok(Request::Connect { port }),
+                _ => Err(bad()),
+            },
+            _ => Err(bad()),
+        }
+    }
+}
+
+impl fmt::Display for Reply {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let number = |value: Option<i32>| value.map_or("-".to_owned(), |value| value.to_string());
+        match self {
+            Reply::Started { pid } => write!(f, "started {pid}"),
+            Reply::Failed { reason } => write!(f, "failed {}", one_line(reason)),
+            Reply::Exited(exit) => write!(
+                f,
+                "exited {} {} {} {}",
+                number(exit.code),
+                number(exit.signal),
+                if exit.early { "early" } else { "ended" },
+                if exit.oom_killed { "oom" } else { "-" },
+            ),
+            Reply::Ready => f.write_str("ready"),
+            Reply::Dirty { reason } => write!(f, "dirty {}", one_line(reason)),
+            Reply::Connected => f.write_str("connected"),
+            Reply::Refused { reason } => write!(f, "refused {}", one_line(reason)),
+        }
+    }
+}
+
+impl Reply {
+    /// Reads a reply line (without its newline).
+    pub fn parse(line: &str) -> Result<Self, ProtocolError> {
+        let bad = || ProtocolError(line.to_owned());
+        let (word, rest) = line.split_once(' ').unwrap_or((line, ""));
+        let number = |text: &str| match text {
+            "-" => Ok(None),
+            text => text.parse().map(Some).map_err(|_| bad()),
+        };
+        match word {
+            "started" => Ok(Reply::Started { pid: rest.parse().map_err(|_| bad())? }),
+            "failed" => Ok(Reply::Failed { reason: rest.to_owned() }),
+            "exited" => match rest.split(' ').collect::<Vec<_>>()[..] {
+                [code, signal, early @ ("early" | "ended"), oom @ ("oom" | "-")] => Ok(Reply::Exited(Exit {
+                    code: number(code)?,
+                    signal: number(signal)?,
+                    early: early == "early",
+                    oom_killed: oom == "oom",
+                })),
+                _ => Err(bad()),
+            },
+            "ready" if rest.is_empty() => Ok(Reply::Ready),
+            "dirty" => Ok(Reply::Dirty { reason: rest.to_owned() }),
+            "connected" if rest.is_empty() => Ok(Reply::Connected),
+            "refused" => Ok(Reply::Refused { reason: rest.to_owned() }),
+            _ => Err(bad()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_request_and_reply_reads_back_as_written() {
+        let requests = [
+            Request::Start { env: vec![("FARM_SEED".into(), "42".into()), ("FARM_SEAT".into(), "1".into())] },
+            Request::Start { env: vec![] },
+            Request::End,
+            Request::Connect { port: 8080 },
+        ];
+        for request in requests {
+            assert_eq!(Request::parse(&request.to_string()), Ok(request));
+        }
+        let replies = [
+            Reply::Started { pid: 7 },
+            Reply::Failed { reason: "no such file".into() },
+            Reply::Exited(Exit { code: Some(3), signal: None, early: true, oom_killed: false }),
+            Reply::Exited(Exit { code: None, signal: Some(9), early: false, oom_killed: true }),
+            Reply::Ready,
+            Reply::Dirty { reason: "/tmp holds 2 entries".into() },
+            Reply::Connected,
+            Reply::Refused { reason: "connection refused".into() },
+        ];
+        for reply in replies {
+            assert_eq!(Reply::parse(&reply.to_string()), Ok(reply));
+        }
+    }
+
+    #[test]
+    fn free_text_stays_on_one_line_and_malformed_lines_are_refused() {
+        let reply = Reply::Failed { reason: "cannot\nexec\t x".into() };
+        assert_eq!(reply.to_string(), "failed cannot exec x");
+        for line in ["", "start FARM_SEED", "end now", "connect", "connect 70000", "connect 1 2"] {
+            assert!(Request::parse(line).is_err(), "{line:?}");
+        }
+        for line in ["", "started x", "exited 1 2", "exited 1 - maybe -", "ready now", "hello"] {
+            assert!(Reply::parse(line).is_err(), "{line:?}");
+        }
+    }
+}
