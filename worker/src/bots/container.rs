@@ -233,6 +233,8 @@ struct Pool {
     idle: HashMap<Shape, Vec<Prepared>>,
     /// Containers being prepared in the background, by shape.
     preparing: HashMap<Shape, usize>,
+    /// Reused containers playing a match, by shape: they come back after it.
+    in_use: HashMap<Shape, usize>,
     /// Containers being reset after their match, by shape: back in a few milliseconds.
     returning: HashMap<Shape, usize>,
 }
@@ -242,14 +244,14 @@ impl Pool {
         self.idle.values().map(Vec::len).sum()
     }
 
-    /// Containers waiting, being prepared or coming back from a reset: in all, and
-    /// of `shape`. (Only reused containers come back: a sandbox of fresh containers
-    /// has none returning.)
+    /// Containers waiting, being prepared, or playing or being reset and coming back
+    /// after: in all, and of `shape`. (Only reused containers come back: a sandbox of
+    /// fresh containers counts none in use or returning.)
     fn counts(&self, shape: &Shape) -> (usize, usize) {
-        let all = self.idle_count() + self.preparing.values().sum::<usize>() + self.returning.values().sum::<usize>();
+        let counters = [&self.preparing, &self.in_use, &self.returning];
+        let all = self.idle_count() + counters.iter().flat_map(|counter| counter.values()).sum::<usize>();
         let of_shape = self.idle.get(shape).map_or(0, Vec::len)
-            + self.preparing.get(shape).copied().unwrap_or(0)
-            + self.returning.get(shape).copied().unwrap_or(0);
+            + counters.iter().filter_map(|counter| counter.get(shape)).sum::<usize>();
         (all, of_shape)
     }
 
@@ -409,6 +411,7 @@ impl DockerSandbox {
         if self.settings.matches() == 1 {
             self.refill(shape.clone(), 1);
         }
+        self.count_in_use(&shape, true, false);
         let supervisor = Supervisor::new(&container.run_dir);
         let env = vec![
             ("FARM_SEED".to_owned(), context.seed.to_string()),
@@ -418,6 +421,7 @@ impl DockerSandbox {
         let bot = match SandboxPhase::Spawn.timed(Self::NAME, supervisor.start(env)).await {
             Ok(bot) => bot,
             Err(error) => {
+                self.count_in_use(&shape, false, false);
                 let sandbox = self.clone();
                 self.background.spawn(async move { sandbox.discard(container).await });
                 return Err(BotLaunchError::Spawn { command: image.to_owned(), source: error });
@@ -554,9 +558,17 @@ impl DockerSandbox {
         }
     }
 
-    /// Counts a container of `shape` as coming back from its match's reset.
-    fn returning(&self, shape: &Shape) {
-        Pool::count(&mut self.pool.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).returning, shape, true);
+    /// Counts a reused container of `shape` as playing a match (`playing`), or as done
+    /// with it: being reset and coming back (`returning`) or abandoned.
+    fn count_in_use(&self, shape: &Shape, playing: bool, returning: bool) {
+        if self.settings.matches() == 1 {
+            return;
+        }
+        let mut pool = self.pool.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        Pool::count(&mut pool.in_use, shape, playing);
+        if returning {
+            Pool::count(&mut pool.returning, shape, true);
+        }
     }
 
     /// The container of `shape` counted by [`DockerSandbox::returning`] is back (or
@@ -930,9 +942,7 @@ impl ContainerBot {
         };
         if let Some(container) = self.container.take() {
             let (sandbox, shape) = (self.sandbox.clone(), self.shape.clone());
-            if sandbox.settings.matches() > 1 {
-                sandbox.returning(&shape);
-            }
+            sandbox.count_in_use(&shape, false, true);
             self.sandbox.background.spawn(async move { sandbox.recycle(shape, container, resetting).await });
         }
         (log, exit)
@@ -943,6 +953,7 @@ impl Drop for ContainerBot {
     /// A match abandoned half-way removes its container, in the background.
     fn drop(&mut self) {
         if let Some(container) = self.container.take() {
+            self.sandbox.count_in_use(&self.shape, false, false);
             let sandbox = self.sandbox.clone();
             if let Ok(runtime) = tokio::runtime::Handle::try_current() {
                 self.sandbox.background.spawn_on(async move { sandbox.discard(container).await }, &runtime);
