@@ -78,10 +78,9 @@ impl Services {
 pub struct Plan {
     /// Echo bots in the round robin (every ordered pair plays).
     pub bots: usize,
-    /// Games per ordered pair, with process bots and with Docker bots.
-    pub games_process: u32,
-    /// See `games_process`.
-    pub games_docker: u32,
+    /// Games per ordered pair: the same tournament with process bots and with Docker
+    /// bots.
+    pub games: u32,
     /// Turns per match.
     pub turns: u32,
 }
@@ -299,6 +298,7 @@ async fn run_once(
 
         let echo = bots::sibling("bench-echo-bot").map_err(anyhow::Error::msg)?;
         let file = tournament_file(&dir, plan, games, &echo)?;
+        let cpu_before = machine_cpu_seconds();
         let started = Instant::now();
         let submitted = client.submit(&file).await?;
         let status = format!("/api/tournaments/{}", submitted.id);
@@ -312,10 +312,14 @@ async fn run_once(
             tokio::time::sleep(Duration::from_millis(100)).await;
         };
         let seconds = started.elapsed().as_secs_f64();
+        let cpu = machine_cpu_seconds() - cpu_before;
         anyhow::ensure!(progress.failed == 0, "{} of {} matches failed", progress.failed, progress.total);
         let rate = progress.total as f64 / seconds;
         figures.put(&format!("{path}.matches"), progress.total, progress.total.to_string());
         figures.number(&format!("{path}.matches_per_second"), rate, "matches/s");
+        // Everything the machine ran meanwhile: coordinator, workers, RabbitMQ, and for
+        // Docker bots dockerd, containerd, the shims and the containers.
+        figures.number(&format!("{path}.cpu_ms_per_match"), cpu * 1000.0 / progress.total as f64, "ms");
         let peak = running.iter().filter_map(Service::peak_mib).fold(0.0, f64::max);
         figures.number(&format!("{path}.worker_peak_rss_mib"), peak, "MiB");
         if let Some(peak) = coordinator.peak_mib() {
@@ -330,6 +334,23 @@ async fn run_once(
     .await;
     vhost.delete().await;
     result
+}
+
+/// CPU time the whole machine has spent busy (all cores, every state but idle and
+/// I/O wait), from the first line of /proc/stat; 0 where it cannot be read.
+fn machine_cpu_seconds() -> f64 {
+    // USER_HZ: 100 on every Linux architecture this runs on.
+    const TICKS_PER_SECOND: f64 = 100.0;
+    let stat = std::fs::read_to_string("/proc/stat").unwrap_or_default();
+    let ticks: Vec<u64> = stat
+        .lines()
+        .next()
+        .and_then(|line| line.strip_prefix("cpu "))
+        .map(|fields| fields.split_whitespace().filter_map(|field| field.parse().ok()).collect())
+        .unwrap_or_default();
+    // user nice system idle iowait irq softirq steal (guest time is within user).
+    let busy: u64 = ticks.iter().take(8).enumerate().filter(|(index, _)| ![3, 4].contains(index)).map(|(_, t)| t).sum();
+    busy as f64 / TICKS_PER_SECOND
 }
 
 /// Runs both sandboxes with one and two workers; says why when a service is missing.
@@ -351,7 +372,9 @@ pub async fn run(services: &Services, plan: &Plan) -> anyhow::Result<Figures> {
     let storage = if services.s3_endpoint.is_some() { "s3" } else { "local directory" };
     figures.put("storage", storage, storage.to_owned());
     figures.put("turns_per_match", plan.turns, plan.turns.to_string());
-    for (sandbox, games) in [("local", plan.games_process), ("docker", plan.games_docker)] {
+    let games = plan.games;
+    let mut rates = Vec::new();
+    for sandbox in ["local", "docker"] {
         let name = if sandbox == "local" { "process" } else { "docker" };
         if sandbox == "docker"
             && let Err(why) = bots::docker("bench-e2e-check", &DockerSettings::default()).await
@@ -362,6 +385,17 @@ pub async fn run(services: &Services, plan: &Plan) -> anyhow::Result<Figures> {
         let one = run_once(services, sandbox, 1, plan, games, &mut figures, &format!("{name}.one_worker")).await?;
         let two = run_once(services, sandbox, 2, plan, games, &mut figures, &format!("{name}.two_workers")).await?;
         figures.ratio(&format!("{name}.scaling_two_over_one"), two / one);
+        rates.push((one, two));
+    }
+    if let [(process_one, process_two), (docker_one, docker_two)] = rates[..] {
+        figures.ratio("docker_over_process.one_worker", docker_one / process_one);
+        figures.ratio("docker_over_process.two_workers", docker_two / process_two);
+    }
+    for workers in ["one_worker", "two_workers"] {
+        let cpu = |sandbox: &str| figures.get(&format!("{sandbox}.{workers}.cpu_ms_per_match"));
+        if let (Some(process), Some(docker)) = (cpu("process"), cpu("docker")) {
+            figures.ratio(&format!("cpu_per_match_docker_over_process.{workers}"), docker / process);
+        }
     }
     Ok(figures)
 }

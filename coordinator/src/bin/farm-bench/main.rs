@@ -121,9 +121,9 @@ async fn run_section(section: Section, cli: &Cli) -> anyhow::Result<Figures> {
         }
         Section::E2e => {
             let plan = if quick {
-                e2e::Plan { bots: 3, games_process: 1, games_docker: 1, turns: 20 }
+                e2e::Plan { bots: 3, games: 1, turns: 20 }
             } else {
-                e2e::Plan { bots: 5, games_process: 6, games_docker: 2, turns: 20 }
+                e2e::Plan { bots: 5, games: 6, turns: 20 }
             };
             e2e::run(&cli.services, &plan).await
         }
