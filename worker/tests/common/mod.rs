@@ -106,6 +106,13 @@ pub fn free_port() -> SocketAddr {
     TcpListener::bind("127.0.0.1:0").and_then(|listener| listener.local_addr()).expect("a free port")
 }
 
+/// The Docker sandbox's isolation for the workers the tests start: `reused` (the
+/// default), or `fresh-container` when FARM_TEST_DOCKER_ISOLATION says so (scripts/test
+/// runs the service tests in both).
+pub fn docker_isolation() -> String {
+    std::env::var("FARM_TEST_DOCKER_ISOLATION").unwrap_or_else(|_| "reused".to_owned())
+}
+
 /// A `farm-worker serve` process with Docker bots and S3 storage.
 pub struct WorkerProcess {
     pub id: String,
@@ -131,6 +138,7 @@ impl WorkerProcess {
             .env("FARM_WORKER_ID", id)
             .env("FARM_SLOTS", slots.to_string())
             .env("FARM_SANDBOX", "docker")
+            .env("FARM_DOCKER__ISOLATION", docker_isolation())
             .env("FARM_DELIVERY_LIMIT", delivery_limit.to_string())
             .env("FARM_METRICS_LISTEN", metrics.to_string())
             .env("FARM_DRAIN_SECS", "60")
