@@ -44,7 +44,7 @@ use bollard::query_parameters::{
     RemoveContainerOptionsBuilder,
 };
 use farm_engine::wire::HttpBody;
-use farm_proto::{BotLaunch, BotLimits, BotSpec, Transport};
+use farm_proto::{BotLaunch, BotLimits, BotSpec, ContainerIsolation, Transport};
 use farm_supervisor::protocol as supervisor_protocol;
 use serde::{Deserialize, Serialize};
 use tokio::task::JoinHandle;
@@ -97,19 +97,6 @@ pub enum DockerError {
     Setup(String),
 }
 
-/// Whether a container serves several matches (reset and verified between them) or
-/// one.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum ContainerIsolation {
-    /// Up to [`DockerSettings::matches_per_container`] matches, with a fresh bot
-    /// process in a verified-clean container each time.
-    #[default]
-    Reused,
-    /// A never-used container for every match (still prepared ahead).
-    FreshContainer,
-}
-
 /// How the Docker sandbox prepares and reuses containers (the worker's `[docker]`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -121,7 +108,8 @@ pub struct DockerSettings {
     /// The directory holding each container's run directory (its supervisor's socket)
     /// and a copy of the supervisor: the same path for the worker and the Docker engine.
     pub run_dir: PathBuf,
-    /// Reused containers, or a fresh one per match.
+    /// Reused containers (up to `matches_per_container` matches each), or a fresh one
+    /// per match. A tournament may ask for fresh containers for its own matches.
     pub isolation: ContainerIsolation,
     /// Matches one container serves before it is replaced, when reused.
     pub matches_per_container: u32,
@@ -396,7 +384,9 @@ impl DockerSandbox {
     ) -> Result<ContainerBot, BotLaunchError> {
         let started = Instant::now();
         let shape = Shape::new(image, limits);
-        let container = match self.take(&shape).await {
+        // Fresh if the worker or the match's tournament asks for it.
+        let fresh = self.settings.matches() == 1 || context.isolation == Some(ContainerIsolation::FreshContainer);
+        let container = match self.take(&shape, fresh).await {
             Some(container) => {
                 metrics::CONTAINERS_TAKEN.with_label_values(&["prepared"]).inc();
                 container
@@ -408,10 +398,11 @@ impl DockerSandbox {
         };
         // A fresh container serves no other match: the next one of this image is
         // prepared now. (A reused one comes back after its reset.)
-        if self.settings.matches() == 1 {
+        if fresh {
             self.refill(shape.clone(), 1);
+        } else {
+            self.count_in_use(&shape, true, false);
         }
-        self.count_in_use(&shape, true, false);
         let supervisor = Supervisor::new(&container.run_dir);
         let env = vec![
             ("FARM_SEED".to_owned(), context.seed.to_string()),
@@ -421,7 +412,9 @@ impl DockerSandbox {
         let bot = match SandboxPhase::Spawn.timed(Self::NAME, supervisor.start(env)).await {
             Ok(bot) => bot,
             Err(error) => {
-                self.count_in_use(&shape, false, false);
+                if !fresh {
+                    self.count_in_use(&shape, false, false);
+                }
                 let sandbox = self.clone();
                 self.background.spawn(async move { sandbox.discard(container).await });
                 return Err(BotLaunchError::Spawn { command: image.to_owned(), source: error });
@@ -442,6 +435,7 @@ impl DockerSandbox {
         Ok(ContainerBot {
             sandbox: self.clone(),
             shape,
+            fresh,
             container: Some(container),
             control: Some(bot.control),
             channel: Some(channel),
@@ -449,10 +443,11 @@ impl DockerSandbox {
         })
     }
 
-    /// A prepared container of `shape` from the pool; if none waits but one is being
-    /// reset (the last match's), it is waited for, briefly: a reset takes milliseconds,
-    /// preparing a new container a hundred times as long.
-    async fn take(&self, shape: &Shape) -> Option<Prepared> {
+    /// A prepared container of `shape` from the pool (for a `fresh` match, one that
+    /// never served); if none waits but one is being reset (the last match's), it is
+    /// waited for, briefly: a reset takes milliseconds, preparing a new container a
+    /// hundred times as long.
+    async fn take(&self, shape: &Shape, fresh: bool) -> Option<Prepared> {
         let deadline = Instant::now() + RESET_WAIT;
         loop {
             let returned = self.returned.notified();
@@ -460,11 +455,22 @@ impl DockerSandbox {
             returned.as_mut().enable();
             {
                 let mut pool = self.pool.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-                if let Some(container) = pool.idle.get_mut(shape).and_then(Vec::pop) {
+                let waiting = pool.idle.get_mut(shape);
+                // A reused match prefers a container that has served already: the
+                // never-used ones are kept for the matches that need them.
+                let found = waiting.and_then(|waiting| {
+                    let index = if fresh {
+                        waiting.iter().rposition(|container| container.matches == 0)?
+                    } else {
+                        waiting.iter().rposition(|container| container.matches > 0).or(waiting.len().checked_sub(1))?
+                    };
+                    Some(waiting.remove(index))
+                });
+                if let Some(container) = found {
                     pool.update_gauge();
                     return Some(container);
                 }
-                if !pool.returning.contains_key(shape) {
+                if fresh || !pool.returning.contains_key(shape) {
                     return None;
                 }
             }
@@ -523,7 +529,7 @@ impl DockerSandbox {
     /// After a match: a container whose reset the supervisor verified serves again
     /// (unless it has served its matches); any other is replaced. A reused one was
     /// counted as returning when its match ended ([`DockerSandbox::returning`]).
-    async fn recycle(&self, shape: Shape, mut container: Prepared, resetting: Option<Resetting>) {
+    async fn recycle(&self, shape: Shape, mut container: Prepared, resetting: Option<Resetting>, fresh: bool) {
         let verdict = match resetting {
             Some(resetting) => SandboxPhase::Reset.timed(Self::NAME, resetting.verdict()).await,
             None => Err("the supervisor did not say how the bot ended".to_owned()),
@@ -532,7 +538,7 @@ impl DockerSandbox {
         let keep = match verdict {
             Ok(()) => {
                 metrics::CONTAINER_RESETS.with_label_values(&["verified"]).inc();
-                container.matches < self.settings.matches()
+                !fresh && container.matches < self.settings.matches()
             }
             Err(reason) => {
                 metrics::CONTAINER_RESETS.with_label_values(&["replaced"]).inc();
@@ -544,12 +550,11 @@ impl DockerSandbox {
                 false
             }
         };
-        let reused = self.settings.matches() > 1;
         if keep {
             self.keep(shape.clone(), container).await;
             self.returned_one(&shape);
         } else {
-            if reused {
+            if !fresh {
                 self.returned_one(&shape);
                 // Reused containers are replaced as they go; fresh ones when taken.
                 self.refill(shape, 1);
@@ -561,9 +566,6 @@ impl DockerSandbox {
     /// Counts a reused container of `shape` as playing a match (`playing`), or as done
     /// with it: being reset and coming back (`returning`) or abandoned.
     fn count_in_use(&self, shape: &Shape, playing: bool, returning: bool) {
-        if self.settings.matches() == 1 {
-            return;
-        }
         let mut pool = self.pool.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
         Pool::count(&mut pool.in_use, shape, playing);
         if returning {
@@ -884,6 +886,8 @@ async fn remove(docker: &Docker, id: &str) {
 pub struct ContainerBot {
     sandbox: DockerSandbox,
     shape: Shape,
+    /// Whether its container serves this match only.
+    fresh: bool,
     /// `None` once handed back (reset or removed).
     container: Option<Prepared>,
     /// The match's connection to the supervisor; `None` once ended.
@@ -916,13 +920,13 @@ impl ContainerBot {
     /// exited; its log is collected; the container is reset (or replaced) in the
     /// background, off the path of the next match.
     pub async fn finish(mut self) -> (CappedLog, BotExit) {
-        // Stop reading replies first: a bot still printing must not keep the reader
-        // blocked on a full reply buffer.
-        self.channel = None;
+        // `end` goes while the bot's stdin is still open: a bot that exits at the end of
+        // its input must not count as having exited before the match ended.
         let ended = match self.control.take() {
             Some(control) => SandboxPhase::End.timed(DockerSandbox::NAME, control.end()).await.ok(),
             None => None,
         };
+        self.channel = None;
         let (exit, resetting) = match ended {
             Some((exit, resetting)) => (
                 BotExit { code: exit.code, signal: exit.signal, exited_early: exit.early, oom_killed: exit.oom_killed },
@@ -942,8 +946,11 @@ impl ContainerBot {
         };
         if let Some(container) = self.container.take() {
             let (sandbox, shape) = (self.sandbox.clone(), self.shape.clone());
-            sandbox.count_in_use(&shape, false, true);
-            self.sandbox.background.spawn(async move { sandbox.recycle(shape, container, resetting).await });
+            let fresh = self.fresh;
+            if !fresh {
+                sandbox.count_in_use(&shape, false, true);
+            }
+            self.sandbox.background.spawn(async move { sandbox.recycle(shape, container, resetting, fresh).await });
         }
         (log, exit)
     }
@@ -953,7 +960,9 @@ impl Drop for ContainerBot {
     /// A match abandoned half-way removes its container, in the background.
     fn drop(&mut self) {
         if let Some(container) = self.container.take() {
-            self.sandbox.count_in_use(&self.shape, false, false);
+            if !self.fresh {
+                self.sandbox.count_in_use(&self.shape, false, false);
+            }
             let sandbox = self.sandbox.clone();
             if let Ok(runtime) = tokio::runtime::Handle::try_current() {
                 self.sandbox.background.spawn_on(async move { sandbox.discard(container).await }, &runtime);
