@@ -23,7 +23,7 @@
 use std::path::{Path, PathBuf};
 
 use farm_engine::{AnyGame, GameKind, builtin};
-use farm_proto::{BotLaunch, BotLimits, BotSpec, MatchJob, Transport};
+use farm_proto::{BotLaunch, BotLimits, BotSpec, ContainerIsolation, MatchJob, Transport};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
@@ -72,6 +72,10 @@ pub struct TournamentFile {
     /// The maps; none means the game's default (generated from each match's seed).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub maps: Vec<MapEntry>,
+    /// `fresh-container`: every match's container bots get never-used containers
+    /// (absent: as each worker is configured, which reuses them, reset between matches).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub isolation: Option<ContainerIsolation>,
     /// The bots.
     pub bots: Vec<BotEntry>,
 }
@@ -228,6 +232,10 @@ pub struct Tournament {
     pub games_per_pairing: u32,
     /// The tournament seed.
     pub seed: u64,
+    /// The container isolation its matches ask for (see [`TournamentFile::isolation`]);
+    /// absent from the content (and so from the id) when not asked.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub isolation: Option<ContainerIsolation>,
 }
 
 /// Where the farm runs external bots: picks each bot's command or its image.
@@ -368,6 +376,7 @@ impl TournamentFile {
             format,
             games_per_pairing: self.games_per_pairing,
             seed: self.seed,
+            isolation: self.isolation,
         };
         // Checks the schedule now, so that a bad format is the file's error, not the ledger's.
         drop(tournament.fixtures().map_err(|error| invalid("format", error))?);
@@ -610,6 +619,7 @@ impl Tournament {
             map: self.maps.get(planned.map).and_then(|slot| slot.text.clone()),
             seed: planned.seed,
             bots: planned.seats.iter().filter_map(|&bot| specs.get(bot).cloned()).collect(),
+            isolation: self.isolation,
         }
     }
 }
@@ -670,6 +680,25 @@ image = "matchfarm/bot-botwars-random-py"
         let reseeded = resolve(&BOTWARS.replace("seed = 5", "seed = 6")).expect("valid");
         assert_ne!(first.id, reseeded.id);
         assert!(ids(&first).iter().zip(ids(&reseeded)).all(|(a, b)| a.0 != b.0 && a.1 != b.1));
+    }
+
+    #[test]
+    fn a_tournament_that_asks_for_fresh_containers_puts_it_in_every_job_and_others_keep_their_ids() {
+        let plain = resolve(BOTWARS).expect("valid");
+        let fresh = resolve(&BOTWARS.replace("seed = 5", "seed = 5\nisolation = \"fresh-container\"")).expect("valid");
+        assert_eq!(fresh.isolation, Some(ContainerIsolation::FreshContainer));
+        assert_ne!(fresh.id, plain.id, "a different tournament");
+        let specs = plain.check_launchable(LaunchMode::Docker).expect("all docker");
+        let first = |t: &Tournament| t.job(&t.plan().expect("plan").next().expect("a job"), &specs);
+        assert_eq!(first(&fresh).isolation, Some(ContainerIsolation::FreshContainer));
+        assert_eq!(first(&plain).isolation, None);
+        // Not asking writes nothing: the content (and so every id) is as before the key existed.
+        let content = serde_json::to_string(&plain).expect("serialize");
+        assert!(!content.contains("isolation"), "{content}");
+        let job = serde_json::to_string(&first(&plain)).expect("serialize");
+        assert!(!job.contains("isolation"), "{job}");
+        let error = resolve(&BOTWARS.replace("seed = 5", "seed = 5\nisolation = \"shared\"")).expect_err("unknown");
+        assert!(error.to_string().contains("isolation"), "{error}");
     }
 
     #[test]

@@ -32,6 +32,23 @@ pub struct MatchJob {
     pub seed: u64,
     /// One bot per seat, in seat order.
     pub bots: Vec<BotSpec>,
+    /// How its container bots are isolated, when the tournament asks (`None`: as the
+    /// worker is configured). Absent from the document when `None`, so jobs that do not
+    /// ask read as before.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub isolation: Option<ContainerIsolation>,
+}
+
+/// Whether a container serves several matches of its bot's image (reset and verified
+/// between them) or one.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ContainerIsolation {
+    /// Several matches, each with a fresh bot process in a verified-clean container.
+    #[default]
+    Reused,
+    /// A never-used container for every match.
+    FreshContainer,
 }
 
 /// A [`MatchJob`] as it travels on [`JOBS_QUEUE`].
@@ -133,6 +150,7 @@ mod tests {
             map: None,
             seed: 3,
             bots: vec!["builtin:random".parse().expect("bot"), "image:matchfarm/x".parse().expect("bot")],
+            isolation: None,
         };
         let text = serde_json::to_string(&JobEnvelope::new(job.clone())).expect("serialize");
         let back: JobEnvelope = serde_json::from_str(&text).expect("deserialize");
@@ -140,6 +158,12 @@ mod tests {
         assert_eq!(back.job.bots[1].transport, Transport::Stdio);
         let extra = text.replacen("{\"schema\":1,", "{\"schema\":1,\"surprise\":true,", 1);
         assert!(serde_json::from_str::<JobEnvelope>(&extra).is_err());
+        // A job that asks for fresh containers says so; one that does not, nothing.
+        assert!(!text.contains("isolation"), "{text}");
+        let fresh = MatchJob { isolation: Some(ContainerIsolation::FreshContainer), ..job };
+        let text = serde_json::to_string(&fresh).expect("serialize");
+        assert!(text.contains("\"isolation\":\"fresh-container\""), "{text}");
+        assert_eq!(serde_json::from_str::<MatchJob>(&text).expect("deserialize"), fresh);
     }
 
     #[test]

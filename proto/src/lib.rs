@@ -19,7 +19,8 @@ mod outcome;
 pub use bot::{BotLaunch, BotLimits, BotSpec, BotSpecError, Transport};
 pub use game::{GameKind, UnknownGame};
 pub use job::{
-    JOBS_QUEUE, JobEnvelope, MatchJob, MatchResult, PlayerResult, RESULTS_QUEUE, ResultEnvelope, SCHEMA_VERSION,
+    ContainerIsolation, JOBS_QUEUE, JobEnvelope, MatchJob, MatchResult, PlayerResult, RESULTS_QUEUE, ResultEnvelope,
+    SCHEMA_VERSION,
 };
 pub use outcome::{PlayerOutcome, PlayerStatus};
 

@@ -42,7 +42,8 @@ fn echo_binary() -> Option<PathBuf> {
 }
 
 async fn launch(sandbox: &impl Sandbox, spec: &BotSpec) -> Result<BotSession, String> {
-    let context = LaunchContext { game: GameKind::Botwars, seed: 7, seat: 0, job_id: "bench-roundtrip" };
+    let context =
+        LaunchContext { game: GameKind::Botwars, seed: 7, seat: 0, job_id: "bench-roundtrip", isolation: None };
     let mut session = sandbox.launch(spec, &context).await.map_err(|error| error.to_string())?;
     // The first request also waits for the bot to start: not part of a turn.
     session.send(&observation());

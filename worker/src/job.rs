@@ -49,7 +49,7 @@ impl<S: Sandbox> JobPlayer<S> {
         let bots = fill_seats(job.game, job.bots.clone());
         let players = bots.iter().map(|bot| bot.name.clone()).collect();
         let setup = MatchSetup::new(job.game, &job.rules, job.map.clone(), job.seed, players)?;
-        start_match(&self.sandbox, &job.job_id, setup, &bots).await
+        start_match(&self.sandbox, &job.job_id, job.isolation, setup, &bots).await
     }
 
     /// Plays a job's match whose bots [`JobPlayer::start`] started: the second half of

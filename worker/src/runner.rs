@@ -6,7 +6,7 @@ use std::time::Duration;
 use farm_engine::builtin;
 use farm_engine::replay::LineHasher;
 use farm_engine::{BotReply, GameKind, Match, MatchSetup, PlayerOutcome, Seat, SetupError, StepError};
-use farm_proto::{BotLaunch, BotSpec, Transport};
+use farm_proto::{BotLaunch, BotSpec, ContainerIsolation, Transport};
 use serde::Serialize;
 use tokio::io::{AsyncWrite, AsyncWriteExt, BufWriter};
 use tokio::time::Instant;
@@ -170,14 +170,16 @@ where
     P: FnMut(u64, u64),
     F: Future<Output = ()>,
 {
-    start_match(sandbox, job_id, setup, bots).await?.play(options, io).await
+    start_match(sandbox, job_id, None, setup, bots).await?.play(options, io).await
 }
 
 /// Checks `setup` and the bots' limits, then starts `bots` (one per seat) in
-/// `sandbox`. The match has not begun: no clock runs until [`StartedMatch::play`].
+/// `sandbox`, with the container `isolation` the match's tournament asks for, if any.
+/// The match has not begun: no clock runs until [`StartedMatch::play`].
 pub async fn start_match<S: Sandbox>(
     sandbox: &S,
     job_id: &str,
+    isolation: Option<ContainerIsolation>,
     setup: MatchSetup,
     bots: &[BotSpec],
 ) -> Result<StartedMatch, RunError> {
@@ -188,7 +190,7 @@ pub async fn start_match<S: Sandbox>(
     }
     let mut sessions = Vec::with_capacity(bots.len());
     for (seat, spec) in bots.iter().enumerate() {
-        let context = LaunchContext { game: game_kind, seed, seat, job_id };
+        let context = LaunchContext { game: game_kind, seed, seat, job_id, isolation };
         match sandbox.launch(spec, &context).await {
             Ok(session) => sessions.push(session),
             Err(source) => {

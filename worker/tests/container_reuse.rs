@@ -13,7 +13,7 @@ use farm_engine::{GameKind, MatchSetup};
 use farm_proto::{BotSpec, PlayerStatus};
 use farm_worker::bots::{ContainerIsolation, DockerSandbox, DockerSettings, WORKER_LABEL};
 use farm_worker::metrics::CONTAINER_RESETS;
-use farm_worker::runner::{MatchIo, MatchReport, RunnerOptions, fill_seats, play_match};
+use farm_worker::runner::{MatchIo, MatchReport, RunnerOptions, fill_seats, start_match};
 
 mod common;
 use common::{containers, eventually, unique};
@@ -29,12 +29,23 @@ async fn sandbox(name: &str, isolation: ContainerIsolation) -> (DockerSandbox, S
 
 /// Plays a short Vindinium match with `bot` in seat 0 (built-in bots in the others).
 async fn play(docker: &DockerSandbox, bot: &str, seed: u64) -> MatchReport {
+    play_asking(docker, bot, seed, None).await
+}
+
+/// As [`play`], the match's tournament asking for `isolation`.
+async fn play_asking(
+    docker: &DockerSandbox,
+    bot: &str,
+    seed: u64,
+    isolation: Option<ContainerIsolation>,
+) -> MatchReport {
     let bots = fill_seats(GameKind::Vindinium, vec![bot.parse::<BotSpec>().expect("bot spec")]);
     let players = bots.iter().map(|bot| bot.name.clone()).collect();
     let rules = serde_json::json!({ "maxTurns": 20, "moveTimeoutMs": 20000 });
     let setup = MatchSetup::new(GameKind::Vindinium, &rules, None, seed, players).expect("setup");
     let io = MatchIo { replay: tokio::io::sink(), on_step: |_, _| {}, stop: std::future::pending() };
-    play_match(docker, &format!("reuse-{seed}"), setup, &bots, &RunnerOptions::default(), io).await.expect("played")
+    let started = start_match(docker, &format!("reuse-{seed}"), isolation, setup, &bots).await.expect("started");
+    started.play(&RunnerOptions::default(), io).await.expect("played")
 }
 
 /// Seat 0's log, and what `traces` said it found and which host it ran on.
@@ -51,6 +62,15 @@ fn traces_of(report: &MatchReport) -> (String, String, String) {
     let (found, host) = (line("traces: found "), line("traces: host "));
     assert!(log.contains("traces: left"), "{log}");
     (found, host, log)
+}
+
+/// The short ids (a container's host name) of the worker's containers.
+fn container_ids(worker_id: &str) -> Vec<String> {
+    let output = std::process::Command::new("docker")
+        .args(["ps", "-a", "-q", "--filter", &format!("label={WORKER_LABEL}={worker_id}")])
+        .output()
+        .expect("docker ps runs");
+    String::from_utf8_lossy(&output.stdout).lines().map(str::to_owned).collect()
 }
 
 fn verified() -> u64 {
@@ -131,6 +151,26 @@ async fn fresh_containers_serve_one_match_each_and_are_prepared_ahead() {
     hosts.sort();
     hosts.dedup();
     assert_eq!(hosts.len(), 3, "a container per match: {hosts:?}");
+    docker.shutdown().await.expect("shutdown");
+    assert!(containers(WORKER_LABEL, &worker_id).is_empty(), "no container left");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_tournament_that_asks_for_fresh_containers_gets_them_from_a_worker_that_reuses() {
+    let _serial = SERIAL.lock().await;
+    let (docker, worker_id) = sandbox("w-asks", ContainerIsolation::Reused).await;
+    let before = verified();
+    let (_, reused_host, _) = traces_of(&play(&docker, TRACES, 1).await);
+    reset_done(before, verified);
+    let fresh = Some(ContainerIsolation::FreshContainer);
+    let (found, fresh_host, log) = traces_of(&play_asking(&docker, TRACES, 2, fresh).await);
+    assert_eq!(found, "nothing", "{log}");
+    assert_ne!(fresh_host, reused_host, "not the container that served a match already");
+    eventually(Duration::from_secs(30), "the fresh container is removed after its match", || {
+        !container_ids(&worker_id).contains(&fresh_host)
+    });
+    let (_, again, _) = traces_of(&play(&docker, TRACES, 3).await);
+    assert_eq!(again, reused_host, "matches that do not ask still reuse");
     docker.shutdown().await.expect("shutdown");
     assert!(containers(WORKER_LABEL, &worker_id).is_empty(), "no container left");
 }

@@ -24,6 +24,7 @@ fn vindinium_job(tournament: &str, job_id: &str, seed: u64, rules: serde_json::V
         map: Some(std::fs::read_to_string(repo().join("maps/vindinium/m1.txt")).expect("m1")),
         seed,
         bots: bots.iter().map(|spec| bot(spec)).collect(),
+        isolation: None,
     }
 }
 

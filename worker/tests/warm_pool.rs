@@ -27,6 +27,7 @@ fn job(tournament: &str, job_id: &str, seed: u64, rules: serde_json::Value, bots
         map: Some(std::fs::read_to_string(repo().join("maps/vindinium/m1.txt")).expect("m1")),
         seed,
         bots: bots.iter().map(|spec| spec.parse().expect("bot spec")).collect(),
+        isolation: None,
     }
 }
 

@@ -16,9 +16,8 @@ use serde::Serialize;
 use tokio::time::Instant;
 
 pub use capped::CappedLog;
-pub use container::{
-    ContainerBot, ContainerIsolation, DockerError, DockerSandbox, DockerSettings, IMAGE_LABEL, WORKER_LABEL,
-};
+pub use container::{ContainerBot, DockerError, DockerSandbox, DockerSettings, IMAGE_LABEL, WORKER_LABEL};
+pub use farm_proto::ContainerIsolation;
 pub use process::{Isolation, ProcessBot, ProcessLaunch, namespaces_available};
 
 /// The user an untrusted bot runs as, in its container or isolated (when the worker
@@ -105,6 +104,8 @@ pub struct LaunchContext<'a> {
     pub seat: Seat,
     /// The job, for container labels and names.
     pub job_id: &'a str,
+    /// The isolation the match's tournament asks of container bots, if any.
+    pub isolation: Option<ContainerIsolation>,
 }
 
 /// Where external bots run. Built-in bots run in the worker whatever the sandbox.

@@ -64,7 +64,7 @@ where
             let prepare = || sandbox.prepare(&bots);
             let start = || async {
                 let since = Instant::now();
-                start_match(&sandbox, &job_id, setup.clone(), &bots).await.map(|started| Timed { started, since })
+                start_match(&sandbox, &job_id, None, setup.clone(), &bots).await.map(|started| Timed { started, since })
             };
             let turn =
                 slots.turn(prepare, start, std::future::pending()).await.ok_or_else(|| anyhow::anyhow!("no slot"))?;

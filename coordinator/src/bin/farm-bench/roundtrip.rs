@@ -34,7 +34,8 @@ async fn measure(
     request: &str,
     samples: usize,
 ) -> anyhow::Result<Vec<Duration>> {
-    let context = LaunchContext { game: GameKind::Botwars, seed: 7, seat: 0, job_id: "bench-roundtrip" };
+    let context =
+        LaunchContext { game: GameKind::Botwars, seed: 7, seat: 0, job_id: "bench-roundtrip", isolation: None };
     let mut session = sandbox.launch(spec, &context).await?;
     let result = async {
         ask(&mut session, request, FIRST_REPLY_LIMIT).await?;
