@@ -232,14 +232,19 @@ impl Pool {
         self.idle.values().map(Vec::len).sum()
     }
 
-    /// Containers waiting, being prepared, or playing or being reset and coming back
-    /// after: in all, and of `shape`. (Only reused containers come back: a sandbox of
-    /// fresh containers counts none in use or returning.)
+    /// Containers that will wait in the pool (waiting, being prepared, being reset),
+    /// across all shapes: what [`DockerSettings::prepared_max`] bounds; and those a
+    /// match of `shape` can count on, which include the ones playing a match now (they
+    /// come back after it). Only reused containers come back: a sandbox of fresh
+    /// containers counts none in use or returning.
     fn counts(&self, shape: &Shape) -> (usize, usize) {
-        let counters = [&self.preparing, &self.in_use, &self.returning];
-        let all = self.idle_count() + counters.iter().flat_map(|counter| counter.values()).sum::<usize>();
+        let waiting = [&self.preparing, &self.returning];
+        let all = self.idle_count() + waiting.iter().flat_map(|counter| counter.values()).sum::<usize>();
         let of_shape = self.idle.get(shape).map_or(0, Vec::len)
-            + counters.iter().filter_map(|counter| counter.get(shape)).sum::<usize>();
+            + [&self.preparing, &self.in_use, &self.returning]
+                .iter()
+                .filter_map(|counter| counter.get(shape))
+                .sum::<usize>();
         (all, of_shape)
     }
 
@@ -718,8 +723,7 @@ impl DockerSandbox {
 
     /// Removes a container and its run directory.
     async fn discard(&self, container: Prepared) {
-        SandboxPhase::Remove.timed(Self::NAME, remove(&self.docker, &container.id)).await;
-        let _ = std::fs::remove_dir_all(&container.run_dir);
+        SandboxPhase::Remove.timed(Self::NAME, remove_prepared(&self.docker, container)).await;
     }
 }
 
@@ -805,6 +809,12 @@ fn is_static_elf(binary: &[u8]) -> bool {
     })
 }
 
+/// Removes a container and its run directory.
+async fn remove_prepared(docker: &Docker, container: Prepared) {
+    remove(docker, &container.id).await;
+    let _ = std::fs::remove_dir_all(&container.run_dir);
+}
+
 /// Removes prepared containers that waited longer than `idle`, until the pool is gone.
 async fn expire_idle(pool: Weak<Mutex<Pool>>, docker: Docker, idle: Duration) {
     let mut every = tokio::time::interval((idle / 4).max(Duration::from_secs(1)));
@@ -825,8 +835,7 @@ async fn expire_idle(pool: Weak<Mutex<Pool>>, docker: Docker, idle: Duration) {
         };
         drop(pool);
         for container in expired {
-            remove(&docker, &container.id).await;
-            let _ = std::fs::remove_dir_all(&container.run_dir);
+            remove_prepared(&docker, container).await;
         }
     }
 }
