@@ -64,6 +64,12 @@ fn traces_of(report: &MatchReport) -> (String, String, String) {
     (found, host, log)
 }
 
+/// Shuts the sandbox down and checks it left no container.
+async fn shut_down_leaving_nothing(docker: DockerSandbox, worker_id: &str) {
+    docker.shutdown().await.expect("shutdown");
+    assert!(containers(WORKER_LABEL, worker_id).is_empty(), "no container left");
+}
+
 /// The short ids (a container's host name) of the worker's containers.
 fn container_ids(worker_id: &str) -> Vec<String> {
     let output = std::process::Command::new("docker")
@@ -103,8 +109,7 @@ async fn a_reused_container_holds_nothing_of_the_last_match() {
         reset_done(before, verified);
     }
     assert!(hosts.windows(2).all(|pair| pair[0] == pair[1]), "one container served every match: {hosts:?}");
-    docker.shutdown().await.expect("shutdown");
-    assert!(containers(WORKER_LABEL, &worker_id).is_empty(), "no container left");
+    shut_down_leaving_nothing(docker, &worker_id).await;
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -134,8 +139,7 @@ async fn a_reset_that_cannot_be_verified_replaces_the_container() {
     assert_ne!(third_host, first_host, "a new container");
     assert_eq!(found, "nothing", "{log}");
 
-    docker.shutdown().await.expect("shutdown");
-    assert!(containers(WORKER_LABEL, &worker_id).is_empty(), "no container left");
+    shut_down_leaving_nothing(docker, &worker_id).await;
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -151,8 +155,7 @@ async fn fresh_containers_serve_one_match_each_and_are_prepared_ahead() {
     hosts.sort();
     hosts.dedup();
     assert_eq!(hosts.len(), 3, "a container per match: {hosts:?}");
-    docker.shutdown().await.expect("shutdown");
-    assert!(containers(WORKER_LABEL, &worker_id).is_empty(), "no container left");
+    shut_down_leaving_nothing(docker, &worker_id).await;
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -171,8 +174,7 @@ async fn a_tournament_that_asks_for_fresh_containers_gets_them_from_a_worker_tha
     });
     let (_, again, _) = traces_of(&play(&docker, TRACES, 3).await);
     assert_eq!(again, reused_host, "matches that do not ask still reuse");
-    docker.shutdown().await.expect("shutdown");
-    assert!(containers(WORKER_LABEL, &worker_id).is_empty(), "no container left");
+    shut_down_leaving_nothing(docker, &worker_id).await;
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -196,6 +198,5 @@ async fn an_http_bot_plays_with_no_network_and_cannot_reach_the_workers_host() {
         Some(std::io::ErrorKind::WouldBlock),
         "nothing reached the host's port"
     );
-    docker.shutdown().await.expect("shutdown");
-    assert!(containers(WORKER_LABEL, &worker_id).is_empty(), "no container left");
+    shut_down_leaving_nothing(docker, &worker_id).await;
 }
