@@ -224,13 +224,16 @@ async fn run_in<S: Sandbox + Clone + Send + Sync + 'static>(
         }
     };
     // Stop publishing; workers finish the matches they have (or stop them, on an
-    // abort) and leave the rest, which the ledger still holds as unanswered.
+    // abort) and leave the rest, which the ledger still holds as unanswered. The
+    // publisher may be waiting for room in a queue no drained worker will take from
+    // again: the queue closes (its last receiver goes with the workers) before the
+    // publisher is awaited, so that send fails instead of waiting forever.
     stop_tx.send_replace(true);
+    drop(jobs_rx);
+    while pool.join_next().await.is_some() {}
     if !publishing.is_finished() {
         let _ = publishing.await;
     }
-    drop(jobs_rx);
-    while pool.join_next().await.is_some() {}
     if !ingesting.is_finished() {
         ingesting.await.map_err(|error| LedgerError::Task(error.to_string()))??;
     }
