@@ -18,6 +18,25 @@ pub struct Deadlines {
     pub turn_ms: u64,
 }
 
+/// The range of every reply deadline a game's rules set, in milliseconds: up to ten
+/// minutes (Ostibot's original gives each call 300 s).
+pub const REPLY_TIMEOUT_MS: RangeInclusive<u64> = 1..=600_000;
+
+/// The range of every turn count a game's rules set (per round, for Ostibot). With
+/// the reply deadlines it bounds a match's length: the worker's wall-clock limit per
+/// match is derived from both.
+pub const TURNS: RangeInclusive<u64> = 1..=100_000;
+
+/// `Ok` when the rules value `key` is within `range`, else what is wrong, naming the
+/// key and the range.
+pub(crate) fn check_rule(key: &str, value: u64, range: RangeInclusive<u64>) -> Result<(), String> {
+    if range.contains(&value) {
+        Ok(())
+    } else {
+        Err(format!("{key} must be {} to {}, got {value}", range.start(), range.end()))
+    }
+}
+
 /// A match that cannot start: bad rules, a bad map or the wrong number of players.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum SetupError {

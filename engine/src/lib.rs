@@ -28,8 +28,8 @@ pub mod vindinium;
 pub mod wire;
 
 pub use farm_proto::{GameKind, PlayerOutcome, PlayerStatus, Seat};
-pub use game::{AnyGame, Deadlines, Game, SetupError};
+pub use game::{AnyGame, Deadlines, Game, REPLY_TIMEOUT_MS, SetupError, TURNS};
 pub use matches::{Match, MatchSetup, StepError};
 pub use ranking::ranks_by_score;
-pub use reply::BotReply;
+pub use reply::{BotReply, java_trim};
 pub use rng::GameRng;

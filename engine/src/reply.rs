@@ -16,3 +16,24 @@ pub enum BotReply {
     /// Something arrived that is not a reply: not UTF-8, or over the size cap.
     Unreadable,
 }
+
+/// `text` without the characters Java's `String.trim` removes from both ends: every
+/// code point up to U+0020 (space, tab, CR, NUL and the other C0 controls) and nothing
+/// else. The original games trim replies this way, so a no-break space or U+3000 stays
+/// (unlike `str::trim`, which removes Unicode white space and keeps control characters).
+pub fn java_trim(text: &str) -> &str {
+    text.trim_matches(|c: char| c <= ' ')
+}
+
+#[cfg(test)]
+mod tests {
+    use super::java_trim;
+
+    #[test]
+    fn java_trim_removes_controls_and_spaces_and_keeps_unicode_spaces() {
+        assert_eq!(java_trim("\x00\t south\r\n\x01 "), "south");
+        assert_eq!(java_trim("\u{a0}south\u{3000}"), "\u{a0}south\u{3000}");
+        assert_eq!(java_trim("south\u{85}"), "south\u{85}");
+        assert_eq!(java_trim(" \t\x1f"), "");
+    }
+}

@@ -452,6 +452,28 @@ fn fractional_negative_or_outside_indices_are_ignored_not_disqualifying() {
 }
 
 #[test]
+fn numbers_outside_the_double_range_are_ignored_moves_as_javascript_reads_them() {
+    // JSON.parse reads 1e400 as Infinity and a 400-digit integer too: a number, so the
+    // move is ignored; 1e-400 is 0, a cell.
+    let huge = "9".repeat(400);
+    let action = parse(&format!(
+        r#"[{{"from":1e400,"to":22}},{{"from":22,"to":-1e400}},{{"from":{huge},"to":22}},{{"from":-{huge},"to":1}},{{"from":1e-400,"to":1}},{{"from":21,"to":22}}]"#
+    ));
+    assert_eq!(action, BotwarsAction::Moves(vec![None, None, None, None, Some((0, 1)), Some((21, 22))]));
+    // Anywhere else in a reply, such a number is just as harmless.
+    assert_eq!(parse(r#"[{"from":21,"to":22,"note":1e400}]"#), BotwarsAction::Moves(vec![Some((21, 22))]));
+    // Still numbers only: a string or a bare word is no number.
+    assert_eq!(parse(r#"[{"from":"1e400","to":22}]"#), disqualified());
+    assert_eq!(parse(r#"[{"from":Infinity,"to":22}]"#), disqualified());
+}
+
+#[test]
+fn a_key_given_twice_counts_once_with_its_last_value() {
+    assert_eq!(parse(r#"[{"from":"x","from":21,"to":22}]"#), BotwarsAction::Moves(vec![Some((21, 22))]));
+    assert_eq!(parse(r#"[{"from":21,"to":22,"to":null}]"#), disqualified());
+}
+
+#[test]
 fn a_disqualified_side_loses_at_once_and_the_turn_is_not_played() {
     // Dead markers from "last turn" are in the grid: a failed validation returns the
     // input state with only the winner added (no clearing, no turn counted).

@@ -24,6 +24,63 @@ fn short_rules(kind: GameKind) -> serde_json::Value {
     }
 }
 
+/// Rules at the edges of their documented ranges: accepted, then each value just
+/// outside with the error it must give.
+fn rules_at_the_edges(kind: GameKind) -> (serde_json::Value, Vec<(serde_json::Value, &'static str)>) {
+    use serde_json::json;
+    match kind {
+        GameKind::Vindinium => (
+            json!({ "maxTurns": 100_000, "moveTimeoutMs": 600_000 }),
+            vec![
+                (json!({ "maxTurns": 0 }), "maxTurns must be 1 to 100000, got 0"),
+                (json!({ "maxTurns": 100_001 }), "maxTurns must be 1 to 100000, got 100001"),
+                (json!({ "moveTimeoutMs": 0 }), "moveTimeoutMs must be 1 to 600000, got 0"),
+                (json!({ "moveTimeoutMs": 600_001 }), "moveTimeoutMs must be 1 to 600000, got 600001"),
+            ],
+        ),
+        GameKind::Botwars => (
+            json!({ "maxTurns": 100_000, "replyTimeoutMs": 600_000, "energyEvery": 0 }),
+            vec![
+                (json!({ "maxTurns": 1_000_000_000 }), "maxTurns must be 1 to 100000, got 1000000000"),
+                (json!({ "replyTimeoutMs": 600_001 }), "replyTimeoutMs must be 1 to 600000, got 600001"),
+                (json!({ "energyEvery": 100_001 }), "energyEvery must be 0 to 100000, got 100001"),
+            ],
+        ),
+        GameKind::Ostibot => (
+            json!({ "maxTurnsPerRound": 100_000, "timeout": 600, "nbRounds": 100 }),
+            vec![
+                (json!({ "maxTurnsPerRound": 100_001 }), "maxTurnsPerRound must be 1 to 100000, got 100001"),
+                (json!({ "timeout": 1_000_000_000 }), "timeout must be 0.001 to 600 seconds, got 1000000000"),
+                (json!({ "nbRounds": 0 }), "nbRounds must be 1 to 100, got 0"),
+            ],
+        ),
+        GameKind::Maze => (
+            json!({ "maxTurns": 100_000, "firstTurnTimeoutMs": 600_000, "turnTimeoutMs": 1 }),
+            vec![
+                (json!({ "maxTurns": 0 }), "maxTurns must be 1 to 100000, got 0"),
+                (json!({ "firstTurnTimeoutMs": 600_001 }), "firstTurnTimeoutMs must be 1 to 600000, got 600001"),
+                (json!({ "turnTimeoutMs": 0 }), "turnTimeoutMs must be 1 to 600000, got 0"),
+            ],
+        ),
+    }
+}
+
+#[test]
+fn rules_outside_their_documented_ranges_are_refused_naming_the_key() {
+    for kind in GameKind::ALL {
+        let players: Vec<String> = (0..*AnyGame::seats(kind).start()).map(|seat| format!("p{seat}")).collect();
+        let start = |rules: &serde_json::Value| {
+            MatchSetup::new(kind, rules, None, 1, players.clone()).and_then(Match::new).map(drop)
+        };
+        let (edges, outside) = rules_at_the_edges(kind);
+        start(&edges).unwrap_or_else(|error| panic!("{kind:?}: {edges} is within range: {error}"));
+        for (rules, message) in outside {
+            let error = start(&rules).expect_err("out of range");
+            assert!(error.to_string().ends_with(message), "{kind:?} {rules}: {error}");
+        }
+    }
+}
+
 /// Plays a match, asking `reply` for every request, and returns its replay lines.
 fn play(setup: MatchSetup, mut reply: impl FnMut(usize, &str) -> BotReply) -> Vec<String> {
     let mut game = Match::new(setup).expect("valid setup");

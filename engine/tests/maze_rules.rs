@@ -585,14 +585,14 @@ fn the_example_answers_parse() {
 }
 
 /// Replies that end the game with score −10000, and why.
-const ERRORS: [(&str, &str); 28] = [
+const ERRORS: [(&str, &str); 31] = [
     ("", "empty line"),
     ("WAIT", "unknown keyword"),
     ("move 1 1", "keywords are case-sensitive"),
     ("Move 1 1", "keywords are case-sensitive"),
     (" MOVE 1 1", "leading space"),
-    ("\tMOVE 1 1", "leading tab"),
-    ("MOVE\t1 1", "tab after the keyword"),
+    ("\t MOVE 1 1", "a space after a leading tab"),
+    ("MOVE\t1 1", "tab after the keyword and no space"),
     ("MOVE  1 1", "double space after the keyword"),
     ("MOVE 1  1", "double space between numbers"),
     ("MOVE 1\t1", "tab between numbers"),
@@ -613,7 +613,10 @@ const ERRORS: [(&str, &str); 28] = [
     ("ATTACK -1 1 1", "negative weapon"),
     ("ATTACK 1 20 20", "outside the maze, checked before charges"),
     ("ATTACK x 1 1", "weapon not a number"),
-    ("MOVE 1 1\r\r", "only one trailing CR is removed"),
+    ("MOVE 1\r1", "a CR ends the line"),
+    ("MOVE \u{b3} 1", "a superscript is not a digit"),
+    ("MOVE \u{2212}1 1", "a minus sign is not a sign"),
+    ("MOVE 1\u{a0}1", "a no-break space is not a separator"),
 ];
 
 fn fresh_game() -> Maze {
@@ -639,7 +642,20 @@ fn every_protocol_error_ends_the_game_with_the_error_score() {
 
 #[test]
 fn accepted_oddities_of_the_original_parser() {
-    for reply in ["MOVE 1 1 ", "MOVE +1 1", "MOVE 01 1", "MOVE 1 1 hello  world ", "MOVE 1 1\r", "ATTACK 0 1 0 x"] {
+    for reply in [
+        "MOVE 1 1 ",
+        "MOVE +1 1",
+        "MOVE 01 1",
+        "MOVE 1 1 hello  world ",
+        "MOVE 1 1\r",
+        "MOVE 1 1\r\r",
+        "MOVE 1 1\rATTACK 9 9 9",
+        "ATTACK 0 1 0 x",
+        "\tMOVE 1 1",
+        "MOVE\t 1 1",
+        "MOVE \u{661} \u{967}",
+        "MOVE \u{ff11} 1",
+    ] {
         assert!(parse_command(reply).is_ok(), "{reply:?}");
     }
     assert_eq!(parse_command("MOVE 1 1 a\\nb"), Ok(Command::Move { target: p(1, 1), message: "a\\nb".into() }));

@@ -596,7 +596,7 @@ fn ranks_follow_gold_and_ties_share_a_rank() {
 // ---------------------------------------------------------------------------
 
 #[test]
-fn directions_are_case_insensitive_trimmed_and_may_be_json_strings() {
+fn directions_are_case_insensitive_java_trimmed_and_may_be_json_strings() {
     let game = new_game(VindiniumRules::default(), M1);
     let parse = |text: &str| game.parse_reply(0, &BotReply::Line(text.to_owned()));
     let cases = [
@@ -618,6 +618,14 @@ fn directions_are_case_insensitive_trimmed_and_may_be_json_strings() {
         (r#""North"#, Dir::Stay),
         (r#"["North"]"#, Dir::Stay),
         (r#"{"dir":"North"}"#, Dir::Stay),
+        // Trimmed as Java's String.trim: control characters go, Unicode spaces stay.
+        ("south\x01", Dir::South),
+        ("\x00south", Dir::South),
+        ("\x0bWEST\x1f", Dir::West),
+        ("south\u{a0}", Dir::Stay),
+        ("\u{3000}north", Dir::Stay),
+        ("east\u{2003}", Dir::Stay),
+        ("west\u{85}", Dir::Stay),
     ];
     for (text, dir) in cases {
         assert_eq!(parse(text), VindiniumAction::Move(dir), "{text:?}");

@@ -7,12 +7,17 @@
 
 pub mod bots;
 
+use std::collections::HashMap;
 use std::ops::RangeInclusive;
 
 use serde::{Deserialize, Serialize};
 use serde_json::value::{RawValue, to_raw_value};
 
-use crate::{BotReply, Deadlines, Game, GameKind, GameRng, PlayerOutcome, PlayerStatus, Seat, SetupError};
+use crate::game::check_rule;
+use crate::{
+    BotReply, Deadlines, Game, GameKind, GameRng, PlayerOutcome, PlayerStatus, REPLY_TIMEOUT_MS, Seat, SetupError,
+    TURNS,
+};
 
 /// An empty cell.
 pub const EMPTY: u8 = b'.';
@@ -90,14 +95,23 @@ pub struct Botwars {
 
 /// Parses a reply: a JSON array of `{"from": n, "to": n}`. Anything else, or an
 /// element without numeric `from` and `to`, disqualifies.
+///
+/// Elements and their values are read raw and numbers converted here, because the
+/// original's `JSON.parse` reads a number outside the double range (`1e400`) as
+/// Infinity, a number, where serde_json refuses the whole text: such a move is
+/// ignored, never a disqualification (`botwars.md`). Of a key given twice the last counts,
+/// as in JavaScript.
 pub fn parse_moves(reply: &str, cells: usize) -> BotwarsAction {
     let disqualified = BotwarsAction::Disqualified(PlayerStatus::Disqualified);
-    let Ok(serde_json::Value::Array(items)) = serde_json::from_str::<serde_json::Value>(reply) else {
+    let Ok(items) = serde_json::from_str::<Vec<&RawValue>>(reply) else {
         return disqualified;
     };
     let mut moves = Vec::with_capacity(items.len());
-    for item in &items {
-        let number = |key| item.get(key).and_then(serde_json::Value::as_f64);
+    for item in items {
+        let Ok(fields) = serde_json::from_str::<HashMap<String, &RawValue>>(item.get()) else {
+            return disqualified;
+        };
+        let number = |key: &str| fields.get(key).and_then(|value| json_number(value.get()));
         let (Some(from), Some(to)) = (number("from"), number("to")) else {
             return disqualified;
         };
@@ -105,6 +119,12 @@ pub fn parse_moves(reply: &str, cells: usize) -> BotwarsAction {
         moves.push(cell(from).zip(cell(to)));
     }
     BotwarsAction::Moves(moves)
+}
+
+/// A raw JSON value as JavaScript reads a number: `None` unless it is one (serde_json
+/// has checked its syntax), infinite beyond the double range, zero below it.
+fn json_number(raw: &str) -> Option<f64> {
+    if raw.starts_with(|c: char| c == '-' || c.is_ascii_digit()) { raw.parse().ok() } else { None }
 }
 
 impl Botwars {
@@ -115,9 +135,10 @@ impl Botwars {
         if !(3..=100).contains(&rules.rows) || !(3..=100).contains(&rules.cols) || rules.rows * rules.cols < 10 {
             return Err(rules_error(format!("rows and cols must be 3 to 100, got {}x{}", rules.rows, rules.cols)));
         }
-        if rules.max_turns == 0 {
-            return Err(rules_error("maxTurns must be at least 1".into()));
-        }
+        check_rule("maxTurns", u64::from(rules.max_turns), TURNS)
+            .and_then(|()| check_rule("energyEvery", u64::from(rules.energy_every), 0..=*TURNS.end()))
+            .and_then(|()| check_rule("replyTimeoutMs", rules.reply_timeout_ms, REPLY_TIMEOUT_MS))
+            .map_err(rules_error)?;
         let cells = rules.rows * rules.cols;
         if grid.len() != cells || !grid.bytes().all(|c| b".rb*xX".contains(&c)) {
             return Err(SetupError::Map {

@@ -33,8 +33,10 @@ pub use command::{Command, CommandError, Weapon, parse_command};
 pub use dungeon::{Dungeon, End, Hero, Monster, Resolved, Waste, weapon_cells};
 pub use map::{Cell, HEIGHT, Item, MapError, MazeMap, MonsterKind, Pos, WIDTH};
 
+use crate::game::check_rule;
 use crate::{
-    BotReply, Deadlines, Game, GameKind, GameRng, PlayerOutcome, PlayerStatus, Seat, SetupError, ranks_by_score,
+    BotReply, Deadlines, Game, GameKind, GameRng, PlayerOutcome, PlayerStatus, REPLY_TIMEOUT_MS, Seat, SetupError,
+    TURNS, ranks_by_score,
 };
 
 /// The hero's hp at the start, and its most.
@@ -153,9 +155,10 @@ impl Game for Maze {
     }
 
     fn new(rules: MazeRules, map: Option<&str>, players: &[String], seed: u64) -> Result<Self, SetupError> {
-        if rules.max_turns == 0 {
-            return Err(SetupError::Rules { game: Self::KIND, problem: "maxTurns must be at least 1".into() });
-        }
+        check_rule("maxTurns", u64::from(rules.max_turns), TURNS)
+            .and_then(|()| check_rule("firstTurnTimeoutMs", rules.first_turn_timeout_ms, REPLY_TIMEOUT_MS))
+            .and_then(|()| check_rule("turnTimeoutMs", rules.turn_timeout_ms, REPLY_TIMEOUT_MS))
+            .map_err(|problem| SetupError::Rules { game: Self::KIND, problem })?;
         let map = match map {
             Some(text) => MazeMap::parse(text),
             None => generator::generate(&mut GameRng::new(seed, GameRng::MAP)).map_err(|e| MapError {

@@ -4,6 +4,9 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize, Serializer};
 
+use crate::game::check_rule;
+use crate::{REPLY_TIMEOUT_MS, TURNS};
+
 /// The tunable rules. Keys are the seed's camelCase names; defaults are the seed's
 /// values (`../shared/games/ostibot.md`, "Constants given by the seed").
 ///
@@ -194,8 +197,10 @@ impl Default for OstibotRules {
     }
 }
 
-/// The largest value any numeric rule may take.
+/// The largest value any other numeric rule may take.
 pub const MAX_VALUE: i64 = 1_000_000_000;
+/// The most rounds in a game.
+pub const MAX_ROUNDS: u64 = 100;
 
 /// The seed's game modes, as rules overrides.
 pub const PRESETS: &[(&str, &str)] =
@@ -215,10 +220,11 @@ impl OstibotRules {
                 Ok(())
             }
         };
-        at_least("nbRounds", i64::from(self.nb_rounds), 1)?;
+        check_rule("nbRounds", u64::from(self.nb_rounds), 1..=MAX_ROUNDS)?;
         at_least("startingGold", self.starting_gold, 0)?;
-        if !(self.timeout.is_finite() && self.timeout > 0.0 && self.timeout <= MAX_VALUE as f64) {
-            return Err(format!("timeout must be a positive number of seconds, got {}", self.timeout));
+        let most_seconds = *REPLY_TIMEOUT_MS.end() / 1000;
+        if !(self.timeout.is_finite() && self.timeout >= 0.001 && self.timeout <= most_seconds as f64) {
+            return Err(format!("timeout must be 0.001 to {most_seconds} seconds, got {}", self.timeout));
         }
         at_least("adventurersPerRound", i64::from(self.adventurers_per_round), 1)?;
         at_least("adventurerHp", self.adventurer_hp, 1)?;
@@ -236,7 +242,7 @@ impl OstibotRules {
         at_least("vaseGold", self.vase_gold, 0)?;
         at_least("doorHp", self.door_hp, 1)?;
         at_least("healCost", self.heal_cost, 0)?;
-        at_least("maxTurnsPerRound", i64::from(self.max_turns_per_round), 1)?;
+        check_rule("maxTurnsPerRound", u64::from(self.max_turns_per_round), TURNS)?;
         at_least("sellPercent", self.sell_percent, 0)?;
         for (name, stats) in &self.items {
             let valid_name =
@@ -310,5 +316,12 @@ mod tests {
         let rules = OstibotRules { timeout: 0.0, ..OstibotRules::default() };
         assert!(rules.check().expect_err("invalid").contains("timeout"));
         assert_eq!(OstibotRules { timeout: 0.25, ..OstibotRules::default() }.timeout_ms(), 250);
+        // Time and length have ranges a farm can live with: a reply within ten minutes.
+        let rules = OstibotRules { timeout: 1e9, ..OstibotRules::default() };
+        assert_eq!(rules.check().expect_err("invalid"), "timeout must be 0.001 to 600 seconds, got 1000000000");
+        let rules = OstibotRules { nb_rounds: 101, ..OstibotRules::default() };
+        assert_eq!(rules.check().expect_err("invalid"), "nbRounds must be 1 to 100, got 101");
+        let rules = OstibotRules { max_turns_per_round: 100_001, ..OstibotRules::default() };
+        assert_eq!(rules.check().expect_err("invalid"), "maxTurnsPerRound must be 1 to 100000, got 100001");
     }
 }

@@ -16,8 +16,10 @@ use serde_json::value::RawValue;
 
 pub use board::{Board, Dir, HeroId, MapError, Pos, Tile, VindiniumMap};
 
+use crate::game::check_rule;
 use crate::{
-    BotReply, Deadlines, Game, GameKind, GameRng, PlayerOutcome, PlayerStatus, Seat, SetupError, ranks_by_score,
+    BotReply, Deadlines, Game, GameKind, GameRng, PlayerOutcome, PlayerStatus, REPLY_TIMEOUT_MS, Seat, SetupError,
+    TURNS, java_trim, ranks_by_score,
 };
 
 /// Life a hero starts and respawns with, and never exceeds.
@@ -83,12 +85,13 @@ pub struct Vindinium {
     game_id: String,
 }
 
-/// Parses a move: `north|south|east|west`, trimmed and in any case, bare or as a JSON
-/// string. Anything else is `Stay`, as in the original.
+/// Parses a move: `north|south|east|west` in any case, bare or as a JSON string,
+/// trimmed as the original's Java `String.trim` does (control characters and spaces,
+/// not Unicode spaces: `south\u{a0}` stays). Anything else is `Stay`, as in the original.
 pub fn parse_dir(reply: &str) -> Dir {
-    let word = reply.trim();
-    let word = word.strip_prefix('"').and_then(|w| w.strip_suffix('"')).unwrap_or(word).trim();
-    Dir::MOVES.into_iter().find(|dir| dir.name().eq_ignore_ascii_case(word)).unwrap_or(Dir::Stay)
+    let word = java_trim(reply);
+    let word = java_trim(word.strip_prefix('"').and_then(|w| w.strip_suffix('"')).unwrap_or(word)).to_lowercase();
+    Dir::MOVES.into_iter().find(|dir| dir.name().eq_ignore_ascii_case(&word)).unwrap_or(Dir::Stay)
 }
 
 impl Vindinium {
@@ -218,9 +221,9 @@ impl Game for Vindinium {
 
     fn new(rules: VindiniumRules, map: Option<&str>, players: &[String], seed: u64) -> Result<Self, SetupError> {
         let map_error = |problem: String| SetupError::Map { game: Self::KIND, problem };
-        if rules.max_turns == 0 {
-            return Err(SetupError::Rules { game: Self::KIND, problem: "maxTurns must be at least 1".into() });
-        }
+        check_rule("maxTurns", rules.max_turns, TURNS)
+            .and_then(|()| check_rule("moveTimeoutMs", rules.move_timeout_ms, REPLY_TIMEOUT_MS))
+            .map_err(|problem| SetupError::Rules { game: Self::KIND, problem })?;
         let map = VindiniumMap::parse(map.ok_or_else(|| map_error("Vindinium needs a map".into()))?)
             .map_err(|e| map_error(e.to_string()))?;
         Ok(Vindinium::from_map(rules, map, players, seed))
