@@ -18,8 +18,8 @@ botlets are the cells holding your "player" letter. A botlet may stay
 (from == to) or move to one of its 4 neighbours; there is no wrap-around.
 On turn 1 you have no botlets yet, so the reply is [].
 
-Randomness is seeded from FARM_SEED (the match seed) and FARM_SEAT (this bot's
-seat, from 0), so the same match plays the same way every time.
+Randomness is seeded from FARM_SEED (this bot's own seed, derived from the
+match seed) and FARM_SEAT (this bot's seat, from 0), so the same match plays the same way every time.
 
 Copy this file and replace `choose_moves` with something smarter.
 Standard library only.

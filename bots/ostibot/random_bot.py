@@ -28,8 +28,8 @@ intact spawner, the map's edge, or a health tile it cannot pay for). Moving into
 a chest, vase, door, portal or another adventurer hits it (or hands a teammate
 our gold), as the rules say.
 
-Randomness is seeded from FARM_SEED (the match seed) and FARM_SEAT (this bot's
-seat, from 0), so the same match plays the same way every time.
+Randomness is seeded from FARM_SEED (this bot's own seed, derived from the
+match seed) and FARM_SEAT (this bot's seat, from 0), so the same match plays the same way every time.
 
 Copy this file and replace `choose_shop` and `choose_play` with something smarter.
 Standard library only.

@@ -8,8 +8,8 @@ Protocol (the farm's `stdio` transport):
   * stderr is the bot's log; write anything you like there, never to stdout.
   * When stdin closes (EOF) the match is over: exit with status 0.
 
-Randomness is seeded from FARM_SEED (the match seed) and FARM_SEAT (this bot's
-seat, from 0), so the same match plays the same way every time.
+Randomness is seeded from FARM_SEED (this bot's own seed, derived from the
+match seed) and FARM_SEAT (this bot's seat, from 0), so the same match plays the same way every time.
 
 Copy this file and replace `choose_move` with something smarter.
 Standard library only.

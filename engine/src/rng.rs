@@ -1,6 +1,8 @@
 use rand_chacha::ChaCha8Rng;
 use rand_chacha::rand_core::{Rng, SeedableRng};
 
+use crate::Seat;
+
 /// The engine's only source of randomness: ChaCha8 seeded from the match seed.
 ///
 /// Draws go through [`GameRng::below`], implemented here rather than borrowed from
@@ -16,12 +18,21 @@ impl GameRng {
     pub const MAP: u64 = 1;
     /// Built-in bots draw from stream `BOTS + seat`.
     pub const BOTS: u64 = 16;
+    /// An external bot's seed is drawn from stream `BOT_SEEDS + seat` ([`GameRng::bot_seed`]).
+    pub const BOT_SEEDS: u64 = 32;
 
     /// An independent generator for one purpose (`stream`) of the match `seed`.
     pub fn new(seed: u64, stream: u64) -> Self {
         let mut rng = ChaCha8Rng::seed_from_u64(seed);
         rng.set_stream(stream);
         GameRng(rng)
+    }
+
+    /// The seed an external bot in `seat` is given (its `FARM_SEED`): a draw from a
+    /// stream of its own, from which the match seed cannot be worked back, so the bot
+    /// cannot regenerate what the match seed makes (a hidden maze, the rules' draws).
+    pub fn bot_seed(seed: u64, seat: Seat) -> u64 {
+        GameRng::new(seed, Self::BOT_SEEDS + seat as u64).0.next_u64()
     }
 
     /// A uniform number in `0..n`; 0 when `n` is 0.
@@ -67,6 +78,18 @@ mod tests {
         assert_eq!(draws(7, 0), draws(7, 0));
         assert_ne!(draws(7, 0), draws(7, 1));
         assert_ne!(draws(7, 0), draws(8, 0));
+    }
+
+    #[test]
+    fn a_bot_seed_is_its_own_per_seat_and_not_the_match_seed() {
+        assert_eq!(GameRng::bot_seed(7, 0), GameRng::bot_seed(7, 0));
+        assert_ne!(GameRng::bot_seed(7, 0), GameRng::bot_seed(7, 1));
+        assert_ne!(GameRng::bot_seed(7, 0), GameRng::bot_seed(8, 0));
+        assert_ne!(GameRng::bot_seed(7, 0), 7);
+        // Nor is it the start of any stream the match itself draws from.
+        for stream in [GameRng::RULES, GameRng::MAP, GameRng::BOTS] {
+            assert_ne!(GameRng::bot_seed(7, 0), GameRng::new(7, stream).0.next_u64());
+        }
     }
 
     #[test]

@@ -59,8 +59,8 @@ struct PlayArgs {
     /// Maze: maps/maze/*.txt; without it, the maze is generated from the seed.
     #[arg(long)]
     map: Option<PathBuf>,
-    /// The match seed, given to the rules and to every bot as FARM_SEED. Random if
-    /// not given (and printed).
+    /// The match seed, for the rules and the map; each bot gets a seed of its own
+    /// derived from it (FARM_SEED). Random if not given (and printed).
     #[arg(long)]
     seed: Option<u64>,
     /// A bot, once per seat in seat order: builtin:NAME (vindinium: random, greedy;

@@ -346,7 +346,11 @@ fn bots_get_seed_and_seat_and_their_stderr_is_kept_capped() {
     ]);
     assert_eq!(statuses(&result), ["ok", "ok"]);
     let log = std::fs::read_to_string(dir.path().join("seat-0.stderr.log")).expect("seat 0 log");
-    assert_eq!(log, "seed=42 seat=0\n");
+    // The bot's own seed, derived from the match seed: never the match seed itself,
+    // from which it could regenerate the map.
+    let bot_seed = farm_engine::GameRng::bot_seed(42, 0);
+    assert_ne!(bot_seed, 42);
+    assert_eq!(log, format!("seed={bot_seed} seat=0\n"));
     let flooded = std::fs::read(dir.path().join("seat-1.stderr.log")).expect("seat 1 log");
     assert_eq!(flooded.len(), 1000);
 }

@@ -71,7 +71,8 @@ async fn a_job_is_played_in_containers_stored_in_s3_published_and_acked() {
     // Each container bot's log and the result document are stored beside it.
     let log_key = players[0].log_key.as_deref().expect("a container bot has a log");
     let log = String::from_utf8(storage.read(log_key).await.expect("log stored")).expect("utf-8 log");
-    assert!(log.contains("seed 5, seat 0"), "{log}");
+    let seeded = format!("seed {}, seat 0", farm_engine::GameRng::bot_seed(5, 0));
+    assert!(log.contains(&seeded), "{log}");
     assert!(players[2].log_key.is_none(), "a built-in bot has no process log");
     let stored: serde_json::Value = serde_json::from_slice(
         &storage.read(&replay_key.replace("replay.jsonl.zst", "result.json")).await.expect("result stored"),

@@ -119,7 +119,8 @@ async fn a_queued_job_plays_in_the_container_prepared_while_the_match_ahead_play
     // prepared for it (taken, not prepared again: the pool holds it or it is gone).
     let log_key = players[0].log_key.as_deref().expect("a container bot has a log");
     let log = String::from_utf8(s3().read(log_key).await.expect("log stored")).expect("utf-8 log");
-    assert!(log.contains("seed 6, seat 0"), "{log}");
+    let seeded = format!("seed {}, seat 0", farm_engine::GameRng::bot_seed(6, 0));
+    assert!(log.contains(&seeded), "{log}");
     assert_eq!(worker.metric("farm_worker_containers_taken_total{outcome=\"prepared\"}"), 1.0);
     if docker_isolation() == "reused" {
         assert!(quick_containers(&worker.id).contains(&prepared), "reset and kept for the next match");

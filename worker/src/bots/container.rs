@@ -410,7 +410,7 @@ impl DockerSandbox {
         }
         let supervisor = Supervisor::new(&container.run_dir);
         let env = vec![
-            ("FARM_SEED".to_owned(), context.seed.to_string()),
+            ("FARM_SEED".to_owned(), context.bot_seed().to_string()),
             ("FARM_SEAT".to_owned(), context.seat.to_string()),
             ("FARM_PORT".to_owned(), BOT_PORT.to_string()),
         ];

@@ -10,7 +10,7 @@ mod process;
 mod supervisor;
 
 use farm_engine::builtin::{self, BuiltinBot, UnknownBuiltin};
-use farm_engine::{BotReply, GameKind, Seat};
+use farm_engine::{BotReply, GameKind, GameRng, Seat};
 use farm_proto::{BotLaunch, BotSpec};
 use serde::Serialize;
 use tokio::time::Instant;
@@ -98,7 +98,8 @@ pub struct BotExit {
 pub struct LaunchContext<'a> {
     /// The game.
     pub game: GameKind,
-    /// The match seed, given to the bot as `FARM_SEED`.
+    /// The match seed: built-in bots draw from it; external bots get their own
+    /// ([`LaunchContext::bot_seed`]).
     pub seed: u64,
     /// The bot's seat, given as `FARM_SEAT`.
     pub seat: Seat,
@@ -106,6 +107,14 @@ pub struct LaunchContext<'a> {
     pub job_id: &'a str,
     /// The isolation the match's tournament asks of container bots, if any.
     pub isolation: Option<ContainerIsolation>,
+}
+
+impl LaunchContext<'_> {
+    /// The seed an external bot gets as `FARM_SEED`: derived from the match seed and
+    /// its seat, it reveals nothing of the world the match seed makes.
+    pub fn bot_seed(&self) -> u64 {
+        GameRng::bot_seed(self.seed, self.seat)
+    }
 }
 
 /// Where external bots run. Built-in bots run in the worker whatever the sandbox.
@@ -199,7 +208,8 @@ async fn launch_process<S: Sandbox>(
             Err(BotLaunchError::WrongSandbox { bot: format!("{} over http", spec.launch), sandbox: S::NAME })
         }
         BotLaunch::Command(command) => {
-            let launch = ProcessLaunch { seed: context.seed, seat: context.seat, limits: &spec.limits, isolation };
+            let launch =
+                ProcessLaunch { seed: context.bot_seed(), seat: context.seat, limits: &spec.limits, isolation };
             Ok(BotSession::Process(ProcessBot::spawn(command, launch).await?))
         }
         other => Err(BotLaunchError::WrongSandbox { bot: other.to_string(), sandbox: S::NAME }),

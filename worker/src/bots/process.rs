@@ -58,7 +58,7 @@ impl Isolation {
 /// What starting one local bot needs.
 #[derive(Debug, Clone, Copy)]
 pub struct ProcessLaunch<'a> {
-    /// The match seed, given as `FARM_SEED`.
+    /// The bot's own seed ([`super::LaunchContext::bot_seed`]), given as `FARM_SEED`.
     pub seed: u64,
     /// The seat, given as `FARM_SEAT`.
     pub seat: Seat,
