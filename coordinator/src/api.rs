@@ -25,7 +25,7 @@ use tokio::sync::Notify;
 use crate::ledger::{JobState, Ledger, LedgerError, MatchFilter, MatchRow};
 use crate::metrics;
 use crate::standings::{Pairings, Standings};
-use crate::tournament::{Tournament, TournamentError, TournamentFile};
+use crate::tournament::{Tournament, TournamentError, TournamentFile, TournamentLimits};
 use crate::web;
 
 /// Largest tournament body accepted: maps included, 1 MiB is generous.
@@ -44,6 +44,8 @@ pub struct ApiState {
     pub submissions: Submissions,
     /// Woken when a tournament is submitted.
     pub wake_publisher: Arc<Notify>,
+    /// What a submitted tournament may ask for.
+    pub tournament_limits: TournamentLimits,
 }
 
 /// Who may submit tournaments.
@@ -73,6 +75,9 @@ pub enum ApiError {
     MethodNotAllowed,
     /// The body is over [`MAX_BODY`].
     TooLarge,
+    /// A well-formed request for more than this farm allows; the message names the
+    /// key and the ceiling.
+    OverLimit(String),
     /// Something broke on our side; logged, not shown.
     Internal(String),
 }
@@ -129,6 +134,7 @@ impl IntoResponse for ApiError {
             ApiError::TooLarge => {
                 (StatusCode::PAYLOAD_TOO_LARGE, "too_large", format!("the body is over {MAX_BODY} bytes"))
             }
+            ApiError::OverLimit(message) => (StatusCode::UNPROCESSABLE_ENTITY, "over_limit", message),
             ApiError::Internal(detail) => {
                 tracing::error!(%detail, "API request failed");
                 (
@@ -226,7 +232,10 @@ async fn submit(State(state): State<ApiState>, headers: HeaderMap, body: Body) -
         TournamentFile::from_toml(text)
     };
     let tournament =
-        file.and_then(|file| file.resolve(None)).map_err(|error| ApiError::BadRequest(error.to_string()))?;
+        file.and_then(|file| file.resolve(None, state.tournament_limits)).map_err(|error| match error {
+            TournamentError::OverLimit { .. } => ApiError::OverLimit(error.to_string()),
+            other => ApiError::BadRequest(other.to_string()),
+        })?;
     let id = tournament.id.clone();
     let inserted = state.ledger.insert_tournament(tournament).await?;
     if inserted.created {

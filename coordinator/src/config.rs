@@ -8,7 +8,7 @@ use farm_worker::config::{ConfigError, load_layered};
 use farm_worker::storage::StorageConfig;
 use serde::{Deserialize, Serialize};
 
-use crate::tournament::LaunchMode;
+use crate::tournament::{LaunchMode, TournamentLimits};
 
 /// Everything `farm-coordinator serve` can be told.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -35,6 +35,9 @@ pub struct CoordinatorConfig {
     /// ledger, so a million-job tournament costs neither the broker nor the
     /// coordinator memory.
     pub max_outstanding: u64,
+    /// The most jobs one submitted tournament may plan (fixtures × maps ×
+    /// `games_per_pairing`); a bigger one is refused with 422, naming this key.
+    pub max_tournament_jobs: u64,
 }
 
 impl Default for CoordinatorConfig {
@@ -49,6 +52,7 @@ impl Default for CoordinatorConfig {
             bot_launch: LaunchMode::Docker,
             publish_batch: 500,
             max_outstanding: 20_000,
+            max_tournament_jobs: TournamentLimits::default().max_jobs,
         }
     }
 }
@@ -69,8 +73,10 @@ impl CoordinatorConfig {
                 "api_token must be set (FARM_API_TOKEN or --api-token), at least {MIN_TOKEN} characters"
             )));
         }
-        if config.publish_batch == 0 || config.max_outstanding == 0 {
-            return Err(ConfigError::invalid("publish_batch and max_outstanding must be at least 1"));
+        if config.publish_batch == 0 || config.max_outstanding == 0 || config.max_tournament_jobs == 0 {
+            return Err(ConfigError::invalid(
+                "publish_batch, max_outstanding and max_tournament_jobs must be at least 1",
+            ));
         }
         Ok(config)
     }

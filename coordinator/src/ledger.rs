@@ -366,59 +366,90 @@ impl Ledger {
     }
 
     /// Stores `tournament` and all its jobs as pending, unless it is already there.
+    ///
+    /// The schedule is built off the async runtime and stored a batch per
+    /// transaction, the connection released between batches: a million-job
+    /// tournament never holds the ledger for more than one batch, so the API and the
+    /// recorder go on meanwhile (and the publisher may start on the first jobs).
     pub async fn insert_tournament(&self, tournament: Tournament) -> Result<Inserted, LedgerError> {
-        self.with(move |connection| {
-            let existing: Option<i64> = connection
-                .query_row("SELECT jobs FROM tournaments WHERE id = ?1", [&tournament.id], |row| row.get(0))
-                .optional()?;
-            // Every tournament has at least one job: a count of 0 is an insertion that a
-            // crash cut short. Inserting again finishes it (the jobs already there are
-            // ignored), rather than leave it without half its jobs for good.
-            if let Some(jobs) = existing.filter(|&jobs| jobs > 0) {
-                return Ok(Inserted { created: false, jobs: jobs as u64 });
-            }
-            let plan = tournament.plan().map_err(|error| {
-                // Resolved tournaments were scheduled once already; this is a bug.
-                LedgerError::Task(format!("scheduling {}: {error}", tournament.id))
-            })?;
-            // The tournament row first, with a job count of 0, then one transaction per
-            // batch of jobs: the count is written last, once every job is in, so a
-            // crash half-way leaves a count of 0, which the check above resumes from.
-            if existing.is_none() {
-                let definition = serde_json::to_string(&tournament)
-                    .map_err(|source| LedgerError::Corrupt { what: "tournament", source })?;
-                connection.execute(
-                    "INSERT INTO tournaments (id, name, game, definition, created_at, jobs)
-                     VALUES (?1, ?2, ?3, ?4, ?5, 0)",
-                    params![tournament.id, tournament.name, tournament.game.name(), definition, now()],
-                )?;
-            }
-            let mut plan = plan.peekable();
-            let mut jobs = 0u64;
-            while plan.peek().is_some() {
-                let transaction = connection.transaction()?;
-                {
-                    let mut insert = transaction.prepare_cached(
-                        "INSERT OR IGNORE INTO jobs (job_id, tournament_id, position, seats, map, repetition, seed, state)
-                         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 'pending')",
-                    )?;
-                    for job in plan.by_ref().take(INSERT_BATCH) {
-                        insert.execute(params![
-                            job.job_id,
-                            tournament.id,
-                            job.position as i64,
-                            seats_text(&job.seats),
-                            job.map as i64,
-                            job.repetition,
-                            // SQLite integers are signed: the seed's bits, stored as they are.
-                            job.seed as i64,
-                        ])?;
-                        jobs += 1;
+        let id = tournament.id.clone();
+        let definition =
+            serde_json::to_string(&tournament).map_err(|source| LedgerError::Corrupt { what: "tournament", source })?;
+        let row = (tournament.name.clone(), tournament.game.name());
+        let finished = self
+            .with({
+                let id = id.clone();
+                move |connection| {
+                    let existing: Option<i64> = connection
+                        .query_row("SELECT jobs FROM tournaments WHERE id = ?1", [&id], |row| row.get(0))
+                        .optional()?;
+                    // Every tournament has at least one job: a count of 0 is an insertion
+                    // that a crash cut short (or one under way). Inserting again finishes
+                    // it (the jobs already there are ignored), rather than leave it
+                    // without half its jobs for good.
+                    if let Some(jobs) = existing.filter(|&jobs| jobs > 0) {
+                        return Ok(Some(jobs as u64));
                     }
+                    // The tournament row first, with a job count of 0; the count is
+                    // written last, once every job is in, so a crash half-way leaves a
+                    // count of 0, which the check above resumes from.
+                    connection.execute(
+                        "INSERT OR IGNORE INTO tournaments (id, name, game, definition, created_at, jobs)
+                         VALUES (?1, ?2, ?3, ?4, ?5, 0)",
+                        params![id, row.0, row.1, definition, now()],
+                    )?;
+                    Ok(None)
                 }
-                transaction.commit()?;
+            })
+            .await?;
+        if let Some(jobs) = finished {
+            return Ok(Inserted { created: false, jobs });
+        }
+        let plan = tokio::task::spawn_blocking(move || tournament.plan())
+            .await
+            .map_err(|error| LedgerError::Task(error.to_string()))?
+            // Resolved tournaments were scheduled once already; this is a bug.
+            .map_err(|error| LedgerError::Task(format!("scheduling {id}: {error}")))?;
+        let mut plan = plan.peekable();
+        let mut jobs = 0u64;
+        loop {
+            let id = id.clone();
+            let mut rest = plan;
+            let inserted;
+            (plan, inserted) = self
+                .with(move |connection| {
+                    let transaction = connection.transaction()?;
+                    let mut inserted = 0u64;
+                    {
+                        let mut insert = transaction.prepare_cached(
+                            "INSERT OR IGNORE INTO jobs (job_id, tournament_id, position, seats, map, repetition, seed, state)
+                             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 'pending')",
+                        )?;
+                        for job in rest.by_ref().take(INSERT_BATCH) {
+                            insert.execute(params![
+                                job.job_id,
+                                id,
+                                job.position as i64,
+                                seats_text(&job.seats),
+                                job.map as i64,
+                                job.repetition,
+                                // SQLite integers are signed: the seed's bits, stored as they are.
+                                job.seed as i64,
+                            ])?;
+                            inserted += 1;
+                        }
+                    }
+                    transaction.commit()?;
+                    Ok((rest, inserted))
+                })
+                .await?;
+            jobs += inserted;
+            if plan.peek().is_none() {
+                break;
             }
-            connection.execute("UPDATE tournaments SET jobs = ?1 WHERE id = ?2", params![jobs as i64, tournament.id])?;
+        }
+        self.with(move |connection| {
+            connection.execute("UPDATE tournaments SET jobs = ?1 WHERE id = ?2", params![jobs as i64, id])?;
             Ok(Inserted { created: true, jobs })
         })
         .await
@@ -846,7 +877,7 @@ mod tests {
 
     use super::*;
     use crate::standings::Standings;
-    use crate::tournament::TournamentFile;
+    use crate::tournament::{TournamentFile, TournamentLimits};
 
     /// A botwars round robin of three builtin bots: 6 jobs per game per pairing.
     fn botwars(name: &str, games_per_pairing: u32) -> Tournament {
@@ -868,7 +899,7 @@ name = "c"
 builtin = "random"
 "#
         );
-        TournamentFile::from_toml(&text).expect("parses").resolve(None).expect("valid")
+        TournamentFile::from_toml(&text).expect("parses").resolve(None, TournamentLimits::default()).expect("valid")
     }
 
     fn jobs(tournament: &Tournament) -> Vec<PlannedJob> {
@@ -1313,7 +1344,8 @@ builtin = "random"
 name = "b"
 builtin = "greedy"
 "#;
-        let tournament = TournamentFile::from_toml(text).expect("parses").resolve(None).expect("valid");
+        let tournament =
+            TournamentFile::from_toml(text).expect("parses").resolve(None, TournamentLimits::default()).expect("valid");
         let dir = tempfile::tempdir().expect("temp dir");
         let ledger = open(&dir);
         ledger.insert_tournament(tournament.clone()).await.expect("insert");

@@ -10,9 +10,10 @@ use farm_coordinator::client::Client;
 use farm_coordinator::embedded::{self, RunEnd, RunOptions};
 use farm_coordinator::ledger::Progress;
 use farm_coordinator::standings::Standings;
-use farm_coordinator::tournament::{LaunchMode, TournamentFile};
+use farm_coordinator::tournament::{LaunchMode, TournamentFile, TournamentLimits};
 use farm_coordinator::view::{View, ViewError};
 use farm_coordinator::{CoordinatorConfig, serve};
+use farm_worker::RunnerOptions;
 use farm_worker::config::StorageArgs;
 use indicatif::{ProgressBar, ProgressStyle};
 use tokio::sync::oneshot;
@@ -133,6 +134,10 @@ struct RunArgs {
     /// With --web: go on serving after the run has finished, until Ctrl-C.
     #[arg(long, requires = "web")]
     keep_serving: bool,
+    /// The most jobs the tournament may plan (fixtures x maps x games_per_pairing);
+    /// a bigger one is refused before anything is scheduled.
+    #[arg(long, value_name = "JOBS", default_value_t = TournamentLimits::default().max_jobs)]
+    max_tournament_jobs: u64,
 }
 
 #[derive(clap::Args)]
@@ -245,7 +250,8 @@ fn show(bar: &ProgressBar, progress: &Progress) {
 
 async fn run(args: RunArgs) -> Result<ExitCode> {
     let file = TournamentFile::read(&args.file)?;
-    let tournament = file.resolve(Some(args.file.parent().unwrap_or(Path::new("."))))?;
+    let limits = TournamentLimits { max_jobs: args.max_tournament_jobs };
+    let tournament = file.resolve(Some(args.file.parent().unwrap_or(Path::new("."))), limits)?;
     let workers = args.workers.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, usize::from));
     if args.sandbox == LaunchMode::Local {
         warn_of_foreign_bots(&tournament);

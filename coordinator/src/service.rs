@@ -17,6 +17,7 @@ use crate::config::CoordinatorConfig;
 use crate::farm::{self, FarmError, Publisher, QueueError, Recorder};
 use crate::ledger::{Ledger, LedgerError};
 use crate::metrics;
+use crate::tournament::TournamentLimits;
 
 /// How often the job gauges are refreshed from the ledger.
 const GAUGE_PERIOD: Duration = Duration::from_secs(5);
@@ -67,6 +68,7 @@ pub async fn serve(config: CoordinatorConfig, mut shutdown: Shutdown) -> Result<
         storage,
         submissions: Submissions::Token(Arc::from(config.api_token.as_str())),
         wake_publisher: Arc::clone(&wake),
+        tournament_limits: TournamentLimits { max_jobs: config.max_tournament_jobs },
     };
     let mut api_stop = stop.clone();
     let server = tokio::spawn(

@@ -331,14 +331,14 @@ impl Pairings {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tournament::TournamentFile;
+    use crate::tournament::{TournamentFile, TournamentLimits};
 
     fn tournament(game: &str, bots: &[&str]) -> Tournament {
         let mut text = format!("name = \"t\"\ngame = \"{game}\"\nformat = \"round-robin\"\n");
         for bot in bots {
             text.push_str(&format!("[[bots]]\nname = \"{bot}\"\nbuiltin = \"random\"\n"));
         }
-        TournamentFile::from_toml(&text).expect("parses").resolve(None).expect("valid")
+        TournamentFile::from_toml(&text).expect("parses").resolve(None, TournamentLimits::default()).expect("valid")
     }
 
     fn seat(bot: Option<usize>, score: i64, rank: u32) -> SeatOutcome {

@@ -33,6 +33,22 @@ use crate::schedule::{self, Fixture, ScheduleError};
 /// does not say (`max_matches`): all combinations of 40 bots in groups of 4 would be
 /// 91,390 groups.
 const DEFAULT_MAX_MATCHES: u64 = 10_000;
+
+/// What a farm accepts of one tournament: its operator's ceilings.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct TournamentLimits {
+    /// The most jobs (matches) one tournament may plan: fixtures × maps ×
+    /// `games_per_pairing`. Its schedule is built and stored whole, so this bounds
+    /// the ledger's growth and the time a submission takes.
+    pub max_jobs: u64,
+}
+
+impl Default for TournamentLimits {
+    fn default() -> Self {
+        TournamentLimits { max_jobs: 1_000_000 }
+    }
+}
 /// Longest tournament and bot name.
 const MAX_NAME: usize = 100;
 
@@ -153,6 +169,18 @@ pub enum TournamentError {
         /// What is wrong.
         problem: String,
     },
+    /// A value over one of the farm's ceilings ([`TournamentLimits`]).
+    #[error("{key}: {problem}, above this farm's ceiling of {ceiling} ({setting})")]
+    OverLimit {
+        /// The key, as a path.
+        key: String,
+        /// What the tournament asks for.
+        problem: String,
+        /// The ceiling.
+        ceiling: u64,
+        /// The operator's setting that holds it.
+        setting: &'static str,
+    },
     /// The file cannot be read.
     #[error("reading {path}: {source}")]
     Read {
@@ -165,6 +193,15 @@ pub enum TournamentError {
 
 fn invalid(key: impl Into<String>, problem: impl ToString) -> TournamentError {
     TournamentError::Invalid { key: key.into(), problem: problem.to_string() }
+}
+
+fn over_jobs(key: &str, problem: String, limits: TournamentLimits) -> TournamentError {
+    TournamentError::OverLimit {
+        key: key.to_owned(),
+        problem,
+        ceiling: limits.max_jobs,
+        setting: "max_tournament_jobs",
+    }
 }
 
 /// How a tournament pairs its bots, resolved.
@@ -192,6 +229,24 @@ pub enum Format {
 }
 
 impl Format {
+    /// The most fixtures the format schedules for `bots`, without scheduling them: a
+    /// two-seat round robin plays every ordered pair; N-player formats stay within
+    /// `max_matches` but always play at least one orbit (every bot in every seat of
+    /// its groups, [`schedule::round_robin_groups`]).
+    pub fn most_fixtures(&self, bots: usize) -> u64 {
+        let bots = bots as u64;
+        match self {
+            Format::RoundRobin { seats: 2, .. } => bots.saturating_mul(bots.saturating_sub(1)),
+            Format::RoundRobin { seats, max_matches } => (*max_matches).max(bots.saturating_mul(*seats as u64)),
+            Format::Gauntlet { seats, max_matches, candidates } => {
+                let pool = bots.saturating_sub(candidates.len() as u64);
+                let orbit = (candidates.len() as u64).saturating_mul(pool).saturating_mul(*seats as u64);
+                (*max_matches).max(orbit)
+            }
+            Format::Single => 1,
+        }
+    }
+
     /// How many of a tournament's `bots` each match seats.
     pub fn bots_per_match(&self, bots: usize) -> usize {
         match self {
@@ -300,9 +355,10 @@ impl TournamentFile {
         Ok(())
     }
 
-    /// Validates everything and resolves the tournament. Map files are read relative
-    /// to `base`; without one (a tournament sent over the API) they are refused.
-    pub fn resolve(self, base: Option<&Path>) -> Result<Tournament, TournamentError> {
+    /// Validates everything and resolves the tournament, refusing what is over
+    /// `limits` before any schedule is built. Map files are read relative to `base`;
+    /// without one (a tournament sent over the API) they are refused.
+    pub fn resolve(self, base: Option<&Path>, limits: TournamentLimits) -> Result<Tournament, TournamentError> {
         let name = self.name.trim().to_owned();
         check_name("name", &name)?;
         let game = self.game;
@@ -322,9 +378,12 @@ impl TournamentFile {
             Some(seats) => seats,
             None => most.min(self.bots.len()).max(fewest),
         };
-        let max_matches = self.max_matches.unwrap_or(DEFAULT_MAX_MATCHES);
+        let max_matches = self.max_matches.unwrap_or(DEFAULT_MAX_MATCHES.min(limits.max_jobs));
         if max_matches == 0 {
             return Err(invalid("max_matches", "must be at least 1"));
+        }
+        if max_matches > limits.max_jobs {
+            return Err(over_jobs("max_matches", format!("{max_matches} matches"), limits));
         }
         if self.format != FormatKind::Gauntlet && !self.candidates.is_empty() {
             return Err(invalid("candidates", "only a gauntlet has candidates"));
@@ -365,6 +424,23 @@ impl TournamentFile {
         }
         let seated = format.bots_per_match(self.bots.len());
         let maps = self.resolve_maps(&rules, base, seated)?;
+        let fixtures = format.most_fixtures(self.bots.len());
+        let jobs = fixtures.saturating_mul(maps.len() as u64).saturating_mul(u64::from(self.games_per_pairing));
+        if jobs > limits.max_jobs {
+            // The key named is the factor the author most likely meant to be small.
+            let key = match (self.games_per_pairing, maps.len()) {
+                (1, 1) if matches!(format, Format::RoundRobin { seats: 2, .. }) => "bots",
+                (1, 1) => "max_matches",
+                (1, _) => "maps",
+                _ => "games_per_pairing",
+            };
+            let problem = format!(
+                "{fixtures} fixtures × {} maps × {} games per pairing make {jobs} jobs",
+                maps.len(),
+                self.games_per_pairing
+            );
+            return Err(over_jobs(key, problem, limits));
+        }
 
         let mut tournament = Tournament {
             id: String::new(),
@@ -551,7 +627,7 @@ impl Tournament {
 
     /// Every job, in schedule order: each fixture on each map, `games_per_pairing`
     /// times. Lazy, so a million-job round robin is never held whole.
-    pub fn plan(&self) -> Result<impl Iterator<Item = PlannedJob> + Send + 'static, ScheduleError> {
+    pub fn plan(&self) -> Result<impl Iterator<Item = PlannedJob> + Send + use<>, ScheduleError> {
         let fixtures = self.fixtures()?;
         let maps = self.maps.len();
         let repetitions = self.games_per_pairing;
@@ -647,7 +723,7 @@ image = "matchfarm/bot-botwars-random-py"
 "#;
 
     fn resolve(text: &str) -> Result<Tournament, TournamentError> {
-        TournamentFile::from_toml(text)?.resolve(None)
+        TournamentFile::from_toml(text)?.resolve(None, TournamentLimits::default())
     }
 
     #[test]
@@ -765,17 +841,25 @@ name = "b"
 builtin = "greedy"
 "#;
         let file = TournamentFile::from_toml(text).expect("parses");
-        let error = file.clone().resolve(None).expect_err("no files over the API").to_string();
+        let error =
+            file.clone().resolve(None, TournamentLimits::default()).expect_err("no files over the API").to_string();
         assert!(error.starts_with("maps[0].file: map files cannot be read here"), "{error}");
-        let tournament = file.clone().resolve(Some(&root)).expect("valid");
+        let tournament = file.clone().resolve(Some(&root), TournamentLimits::default()).expect("valid");
         assert_eq!(tournament.maps.iter().map(|m| m.name.as_str()).collect::<Vec<_>>(), ["m1", "seed-3"]);
         assert!(tournament.maps.iter().all(|map| map.text.is_some()));
         assert_eq!(tournament.format, Format::RoundRobin { seats: 2, max_matches: DEFAULT_MAX_MATCHES });
         let mut inlined = file;
         inlined.inline_maps(&root).expect("inline");
-        assert_eq!(inlined.resolve(None).expect("valid").id, tournament.id, "inlining keeps the content");
+        assert_eq!(
+            inlined.resolve(None, TournamentLimits::default()).expect("valid").id,
+            tournament.id,
+            "inlining keeps the content"
+        );
         let broken = text.replace("{ seed = 3 }", "{ text = \"##@1\" }");
-        let error = TournamentFile::from_toml(&broken).expect("parses").resolve(Some(&root)).expect_err("bad map");
+        let error = TournamentFile::from_toml(&broken)
+            .expect("parses")
+            .resolve(Some(&root), TournamentLimits::default())
+            .expect_err("bad map");
         assert!(error.to_string().starts_with("maps[1]: map-1: invalid vindinium map"), "{error}");
     }
 
@@ -805,6 +889,56 @@ builtin = "greedy"
         let per_bot: Vec<usize> =
             (0..12).map(|bot| jobs.iter().filter(|job| job.seats.contains(&bot)).count()).collect();
         assert!(per_bot.iter().all(|&count| count == per_bot[0]), "every bot plays as often: {per_bot:?}");
+    }
+
+    #[test]
+    fn what_is_over_the_job_ceiling_is_refused_naming_the_key_before_anything_is_scheduled() {
+        let over = |text: &str, max_jobs: u64| {
+            let error = TournamentFile::from_toml(text)
+                .expect("parses")
+                .resolve(None, TournamentLimits { max_jobs })
+                .expect_err("over the ceiling");
+            assert!(matches!(error, TournamentError::OverLimit { .. }), "{error}");
+            error.to_string()
+        };
+        // 6 ordered pairs × 2 games: 12 jobs.
+        assert_eq!(
+            over(BOTWARS, 11),
+            "games_per_pairing: 6 fixtures × 1 maps × 2 games per pairing make 12 jobs, \
+             above this farm's ceiling of 11 (max_tournament_jobs)"
+        );
+        let exactly =
+            TournamentFile::from_toml(BOTWARS).expect("parses").resolve(None, TournamentLimits { max_jobs: 12 });
+        assert_eq!(exactly.expect("at the ceiling").plan().expect("plan").count(), 12);
+        // About 10^12 matches: a thousand bots, a million games per pairing.
+        let mut huge = vindinium(1000, "format = \"round-robin\"\nseats = 2\ngames_per_pairing = 1000000");
+        let error = over(&huge, TournamentLimits::default().max_jobs);
+        assert!(error.starts_with("games_per_pairing: 999000 fixtures × 1 maps × 1000000 games"), "{error}");
+        huge = huge.replace("games_per_pairing = 1000000", "games_per_pairing = 1");
+        assert!(over(&huge, 100_000).starts_with("bots: 999000 fixtures"));
+        // N-player formats: max_matches itself, and the one orbit always played.
+        let error = over(&vindinium(40, "format = \"round-robin\"\nmax_matches = 1000000000000"), 1_000_000);
+        assert_eq!(
+            error,
+            "max_matches: 1000000000000 matches, above this farm's ceiling of 1000000 (max_tournament_jobs)"
+        );
+        assert!(
+            over(&vindinium(40, "format = \"round-robin\"\nmax_matches = 10"), 100)
+                .starts_with("max_matches: 160 fixtures")
+        );
+        let gauntlet = vindinium(30, "format = \"gauntlet\"\ncandidates = [\"bot0\", \"bot1\"]");
+        assert!(
+            over(&gauntlet, 200).starts_with("max_matches: 224 fixtures"),
+            "one orbit: 2 candidates × 28 × 4 seats"
+        );
+        // Without a cap in the file, the default stays within a lower ceiling.
+        let capped = resolve(&vindinium(12, "format = \"round-robin\"")).expect("valid");
+        assert_eq!(capped.format, Format::RoundRobin { seats: 4, max_matches: DEFAULT_MAX_MATCHES });
+        let small = TournamentFile::from_toml(&vindinium(12, "format = \"round-robin\""))
+            .expect("parses")
+            .resolve(None, TournamentLimits { max_jobs: 1000 })
+            .expect("the default cap shrinks to the ceiling");
+        assert_eq!(small.format, Format::RoundRobin { seats: 4, max_matches: 1000 });
     }
 
     #[test]

@@ -16,6 +16,7 @@ use tokio::sync::Notify;
 use crate::api::{self, ApiState, Submissions};
 use crate::embedded;
 use crate::ledger::{Ledger, LedgerError};
+use crate::tournament::TournamentLimits;
 
 /// What stops a view.
 #[derive(Debug, thiserror::Error)]
@@ -60,6 +61,7 @@ impl View {
             submissions: Submissions::Closed,
             // Nothing publishes: nobody listens.
             wake_publisher: Arc::new(Notify::new()),
+            tournament_limits: TournamentLimits::default(),
         };
         Ok(View { listener, state })
     }

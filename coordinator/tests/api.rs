@@ -7,6 +7,7 @@ use axum::body::{Body, Bytes};
 use axum::http::{HeaderMap, Request, StatusCode, header};
 use farm_coordinator::api::{self, ApiState, Submissions};
 use farm_coordinator::ledger::{Answer, Ledger};
+use farm_coordinator::tournament::{TournamentFile, TournamentLimits};
 use farm_proto::{MatchResult, PlayerOutcome, PlayerResult, PlayerStatus, ResultEnvelope, SCHEMA_VERSION};
 use farm_worker::storage::{Storage, StorageConfig};
 use futures_util::FutureExt;
@@ -49,7 +50,13 @@ fn fixture_with(submissions: Submissions) -> Fixture {
     let dir = tempfile::tempdir().expect("temp dir");
     let ledger = Ledger::open(&dir.path().join("ledger.sqlite")).expect("open the ledger");
     let storage = Storage::open(&StorageConfig::Local { path: dir.path().join("objects") }).expect("open storage");
-    let state = ApiState { ledger, storage, submissions, wake_publisher: Arc::new(Notify::new()) };
+    let state = ApiState {
+        ledger,
+        storage,
+        submissions,
+        wake_publisher: Arc::new(Notify::new()),
+        tournament_limits: TournamentLimits::default(),
+    };
     Fixture { dir, state }
 }
 
@@ -233,6 +240,15 @@ async fn bad_bodies_are_refused_with_what_is_wrong() {
     let message = not_utf8.error(StatusCode::BAD_REQUEST, "bad_request");
     assert!(message.contains("UTF-8"), "{message}");
 
+    // Well-formed but over the farm's ceiling: 422, naming the key and the ceiling.
+    let too_many = fixture.submit(&BOTWARS.replace("seed = 3", "seed = 3\ngames_per_pairing = 4000000000")).await;
+    let message = too_many.error(StatusCode::UNPROCESSABLE_ENTITY, "over_limit");
+    assert_eq!(
+        message,
+        "games_per_pairing: 6 fixtures × 1 maps × 4000000000 games per pairing make 24000000000 jobs, \
+         above this farm's ceiling of 1000000 (max_tournament_jobs)"
+    );
+
     assert_eq!(fixture.tournament_count().await, 0, "nothing was inserted");
     assert!(!fixture.woke_publisher());
 
@@ -261,7 +277,7 @@ async fn a_tournament_is_created_once_and_wakes_the_publisher() {
     assert!(!fixture.woke_publisher(), "nothing new: no wake-up");
 
     // The same tournament as JSON is the same tournament.
-    let file = farm_coordinator::tournament::TournamentFile::from_toml(BOTWARS).expect("parses");
+    let file = TournamentFile::from_toml(BOTWARS).expect("parses");
     let json = serde_json::to_string(&file).expect("JSON");
     let bearer = format!("Bearer {TOKEN}");
     let as_json = fixture.post(Some(&bearer), Some("application/json"), json).await;
@@ -616,7 +632,7 @@ async fn match_rows_carry_seat_outcomes_and_a_total_and_failures_can_be_listed()
 async fn a_read_only_api_refuses_submissions_and_serves_the_rest() {
     let fixture = fixture_with(Submissions::Closed);
     let tournament =
-        farm_coordinator::tournament::TournamentFile::from_toml(BOTWARS).expect("parses").resolve(None).expect("valid");
+        TournamentFile::from_toml(BOTWARS).expect("parses").resolve(None, TournamentLimits::default()).expect("valid");
     fixture.state.ledger.insert_tournament(tournament.clone()).await.expect("insert");
 
     for authorization in [Some(format!("Bearer {TOKEN}")), None] {

@@ -11,7 +11,7 @@ use std::time::Instant;
 use farm_coordinator::CoordinatorConfig;
 use farm_coordinator::farm::{JobQueue, Publisher, QueueError, Recorder};
 use farm_coordinator::ledger::{Answer, Ledger};
-use farm_coordinator::tournament::{LaunchMode, TournamentFile};
+use farm_coordinator::tournament::{LaunchMode, TournamentFile, TournamentLimits};
 use farm_proto::{JobEnvelope, MatchJob, MatchResult, PlayerOutcome, PlayerResult, PlayerStatus, ResultEnvelope};
 use tokio::sync::{Notify, watch};
 
@@ -51,7 +51,7 @@ fn round_robin(bots: usize) -> anyhow::Result<farm_coordinator::tournament::Tour
     for index in 0..bots {
         text.push_str(&format!("[[bots]]\nname = \"bot-{index}\"\nbuiltin = \"random\"\n"));
     }
-    Ok(TournamentFile::from_toml(&text)?.resolve(None)?)
+    Ok(TournamentFile::from_toml(&text)?.resolve(None, TournamentLimits::default())?)
 }
 
 /// A completed result for `job`, as a worker reports it.
