@@ -44,8 +44,8 @@ pub struct RunOptions {
     /// Retries of a job that fails for infrastructure reasons, as the queue's
     /// delivery limit would allow.
     pub delivery_limit: u32,
-    /// Extra time for each bot's first reply.
-    pub startup_grace: Duration,
+    /// Extra time for each bot's first reply, and the longest a match may take.
+    pub runner: RunnerOptions,
 }
 
 /// How a run ended.
@@ -183,7 +183,7 @@ async fn run_in<S: Sandbox + Clone + Send + Sync + 'static>(
         let mut queue = ChannelQueue(jobs_tx);
         publisher.run(&mut queue, &mut publisher_stop).await
     });
-    let player = JobPlayer { sandbox, storage, options: RunnerOptions { startup_grace: options.startup_grace } };
+    let player = JobPlayer { sandbox, storage, options: options.runner.clone() };
     let jobs_rx = Arc::new(Mutex::new(jobs_rx));
     let mut pool = JoinSet::new();
     for slot in 0..workers {

@@ -123,6 +123,9 @@ struct RunArgs {
     /// Extra time for each bot's first reply, for its process or container to start.
     #[arg(long, default_value_t = 5000)]
     startup_grace_ms: u64,
+    /// The longest a match may take, whatever its rules allow; past it the match fails.
+    #[arg(long, value_name = "SECS", default_value_t = RunnerOptions::default().max_match.as_secs())]
+    max_match_secs: u64,
     /// Tries of a match that fails for infrastructure reasons, beyond the first.
     #[arg(long, default_value_t = 5)]
     retries: u32,
@@ -270,7 +273,10 @@ async fn run(args: RunArgs) -> Result<ExitCode> {
         workers,
         sandbox: args.sandbox,
         delivery_limit: args.retries,
-        startup_grace: Duration::from_millis(args.startup_grace_ms),
+        runner: RunnerOptions {
+            startup_grace: Duration::from_millis(args.startup_grace_ms),
+            max_match: Duration::from_secs(args.max_match_secs),
+        },
     };
     let report = embedded::run(tournament, options, shutdown, |progress| show(&bar, &progress)).await?;
     bar.finish_and_clear();

@@ -9,6 +9,7 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
 use crate::bots::DockerSettings;
+use crate::runner::RunnerOptions;
 use crate::storage::StorageConfig;
 
 /// Where the worker runs external bots.
@@ -55,6 +56,10 @@ pub struct WorkerConfig {
     pub metrics_listen: String,
     /// Extra time for each bot's first reply, for its process or container to start.
     pub startup_grace_ms: u64,
+    /// The longest a match may take, whatever its rules allow (it then fails, and is
+    /// not tried again). Keep it under RabbitMQ's consumer timeout (30 minutes by
+    /// default), which would otherwise take the delivery away.
+    pub max_match_secs: u64,
     /// On shutdown, how long matches in flight may take to finish before they are
     /// stopped and their jobs requeued.
     pub drain_secs: u64,
@@ -75,6 +80,7 @@ impl Default for WorkerConfig {
             delivery_limit: 5,
             metrics_listen: "127.0.0.1:9464".to_owned(),
             startup_grace_ms: 5000,
+            max_match_secs: RunnerOptions::default().max_match.as_secs(),
             drain_secs: 60,
             storage: StorageConfig::default(),
         }
@@ -224,6 +230,9 @@ impl WorkerConfig {
             // basic.qos with 0 means "no limit": the worker would take every job at once.
             return Err(ConfigError::invalid("slots must be at least 1"));
         }
+        if config.max_match_secs == 0 {
+            return Err(ConfigError::invalid("max_match_secs must be at least 1"));
+        }
         config.docker.check().map_err(ConfigError::invalid)?;
         Ok(config)
     }
@@ -236,6 +245,14 @@ impl WorkerConfig {
     /// Jobs taken from RabbitMQ at once: the slots, plus the matches started ahead.
     pub fn prefetch(&self) -> u16 {
         self.slots.saturating_add(self.warm_matches())
+    }
+
+    /// How this worker's matches are run.
+    pub fn runner_options(&self) -> RunnerOptions {
+        RunnerOptions {
+            startup_grace: std::time::Duration::from_millis(self.startup_grace_ms),
+            max_match: std::time::Duration::from_secs(self.max_match_secs),
+        }
     }
 }
 

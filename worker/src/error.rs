@@ -37,7 +37,10 @@ impl JobError {
             },
             // Stopped by a shutdown: another worker plays it.
             JobError::Run(RunError::Replay(_) | RunError::Stopped) => true,
-            JobError::Run(RunError::Setup(_) | RunError::Engine(_) | RunError::Limits { .. }) => false,
+            // A match that overran its limit would overrun it again.
+            JobError::Run(
+                RunError::Setup(_) | RunError::Engine(_) | RunError::Limits { .. } | RunError::TooLong(_),
+            ) => false,
             // Keys are unique per run, so even an object that already exists is a
             // storage fault, not the job's: another run writes elsewhere.
             JobError::Storage(_) | JobError::Broker(_) | JobError::Encode(_) => true,

@@ -90,6 +90,10 @@ struct PlayArgs {
     /// Extra time for each bot's first reply, for the bot to start up.
     #[arg(long, default_value_t = 5000, value_name = "MS")]
     startup_grace_ms: u64,
+    /// The longest the match may take, whatever its rules allow; past it the match
+    /// fails.
+    #[arg(long, default_value_t = RunnerOptions::default().max_match.as_secs(), value_name = "SECS")]
+    max_match_secs: u64,
     /// Bytes of each bot's stderr to keep.
     #[arg(long, default_value_t = 64 * 1024, value_name = "BYTES")]
     stderr_cap: usize,
@@ -135,6 +139,9 @@ struct ServeArgs {
     /// Seconds matches in flight may take to finish on shutdown [default: 60].
     #[arg(long, value_name = "SECS")]
     drain_secs: Option<u64>,
+    /// The longest a match may take, whatever its rules allow [default: 1200].
+    #[arg(long, value_name = "SECS")]
+    max_match_secs: Option<u64>,
     #[command(flatten)]
     storage: StorageArgs,
 }
@@ -158,6 +165,7 @@ impl ServeArgs {
         set("metrics_listen", self.metrics_listen.clone());
         set("startup_grace_ms", self.startup_grace_ms.map(|v| v.to_string()));
         set("drain_secs", self.drain_secs.map(|v| v.to_string()));
+        set("max_match_secs", self.max_match_secs.map(|v| v.to_string()));
         overrides.extend(self.storage.overrides());
         overrides
     }
@@ -280,7 +288,10 @@ async fn play(args: PlayArgs) -> Result<ExitCode> {
     let replay_file =
         tokio::fs::File::create(&replay_path).await.with_context(|| format!("creating {}", replay_path.display()))?;
 
-    let options = RunnerOptions { startup_grace: Duration::from_millis(args.startup_grace_ms) };
+    let options = RunnerOptions {
+        startup_grace: Duration::from_millis(args.startup_grace_ms),
+        max_match: Duration::from_secs(args.max_match_secs),
+    };
     let progress = ProgressBar::new(0).with_style(
         ProgressStyle::with_template("{prefix} [{bar:40}] {pos}/{len} steps {elapsed}")
             .unwrap_or_else(|_| ProgressStyle::default_bar()),

@@ -19,11 +19,31 @@ use crate::metrics::{self, SandboxPhase};
 pub struct RunnerOptions {
     /// Added to each bot's first deadline: starting a process is not thinking time.
     pub startup_grace: Duration,
+    /// The operator's ceiling on a match's wall-clock time: a match may take what its
+    /// rules allow at worst ([`RunnerOptions::match_limit`]), never more than this.
+    pub max_match: Duration,
 }
 
 impl Default for RunnerOptions {
     fn default() -> Self {
-        RunnerOptions { startup_grace: Duration::from_secs(5) }
+        // 20 minutes: a match ends (failed) before RabbitMQ's default consumer
+        // timeout of 30 minutes could take its delivery away.
+        RunnerOptions { startup_grace: Duration::from_secs(5), max_match: Duration::from_secs(20 * 60) }
+    }
+}
+
+impl RunnerOptions {
+    /// How long `game`, played by `seats` bots, may take: every seat's first reply
+    /// with its start-up grace, every step at its deadline, a tenth more and a second
+    /// for the runner's own work, capped by [`RunnerOptions::max_match`]. Bots kept
+    /// to their deadlines never reach it unless the operator's cap is lower.
+    pub fn match_limit(&self, game: &Match, seats: usize) -> Duration {
+        let deadlines = game.deadlines();
+        let first = self.startup_grace.saturating_add(Duration::from_millis(deadlines.first_ms));
+        let firsts = first.saturating_mul(u32::try_from(seats).unwrap_or(u32::MAX));
+        let steps = Duration::from_millis(deadlines.turn_ms.saturating_mul(game.game().max_steps()));
+        let worst = firsts.saturating_add(steps);
+        worst.saturating_add(worst / 10).saturating_add(Duration::from_secs(1)).min(self.max_match)
     }
 }
 
@@ -50,6 +70,13 @@ pub enum RunError {
     /// The match was stopped from outside (the worker is shutting down).
     #[error("the match was stopped")]
     Stopped,
+    /// The match ran past its wall-clock limit ([`RunnerOptions::match_limit`]).
+    #[error(
+        "the match ran past its wall-clock limit of {} s (what its rules allow at worst, \
+         at most the worker's max_match_secs)",
+        .0.as_secs_f64()
+    )]
+    TooLong(Duration),
     /// A bot's sandbox limits are out of bounds.
     #[error("seat {seat}: {problem}")]
     Limits {
@@ -242,9 +269,11 @@ impl StartedMatch {
         let MatchIo { replay, mut on_step, stop } = io;
         let (game_kind, seed) = (game.setup().game, game.setup().seed);
         let started = Instant::now();
+        let limit = options.match_limit(&game, sessions.len());
         let result = tokio::select! {
             result = drive(&mut game, &mut sessions, options, replay, &mut on_step) => result,
             () = stop => Err(RunError::Stopped),
+            () = tokio::time::sleep(limit) => Err(RunError::TooLong(limit)),
         };
 
         // Every bot is ended, whether the match finished or failed.
@@ -357,4 +386,25 @@ async fn drive<W: AsyncWrite + Unpin>(
     writer.line(&game.footer_line()).await?;
     writer.out.flush().await?;
     Ok((clocks, writer.hash.finish()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn botwars(rules: serde_json::Value) -> Match {
+        let players = vec!["red".to_owned(), "blue".to_owned()];
+        Match::new(MatchSetup::new(GameKind::Botwars, &rules, None, 1, players).expect("setup")).expect("match")
+    }
+
+    #[test]
+    fn a_matchs_limit_is_its_rules_worst_case_capped_by_the_operator() {
+        let options = RunnerOptions { startup_grace: Duration::from_secs(5), max_match: Duration::from_secs(3600) };
+        // Two first replies of 5 + 5 s, then 100 steps of 5 s: 520 s, a tenth more and a second.
+        assert_eq!(options.match_limit(&botwars(serde_json::Value::Null), 2), Duration::from_secs(573));
+        let quick = botwars(serde_json::json!({ "maxTurns": 10, "replyTimeoutMs": 100 }));
+        assert_eq!(options.match_limit(&quick, 2), Duration::from_millis((10_200 + 1_000) * 11 / 10 + 1_000));
+        let capped = RunnerOptions { max_match: Duration::from_secs(60), ..options };
+        assert_eq!(capped.match_limit(&botwars(serde_json::Value::Null), 2), Duration::from_secs(60));
+    }
 }

@@ -356,6 +356,32 @@ fn bots_get_seed_and_seat_and_their_stderr_is_kept_capped() {
 }
 
 #[test]
+fn a_match_past_the_wall_clock_ceiling_fails_naming_it_and_leaves_nothing_running() {
+    // Every reply comes well within its deadline, but 100 turns of 0.3 s are far
+    // more than the operator's ceiling of one second.
+    let marker = format!("farm-slow-{}", std::process::id());
+    let slow = hostile(&marker, "while read line; do sleep 0.3; echo []; done");
+    let output = run(&[
+        "play",
+        "--game",
+        "botwars",
+        "--rules",
+        r#"{"replyTimeoutMs":20000}"#,
+        "--max-match-secs",
+        "1",
+        "--bot",
+        "builtin:random",
+        "--bot",
+        &slow,
+    ]);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(!output.status.success(), "{stderr}");
+    assert!(stderr.contains("the match ran past its wall-clock limit of 1 s"), "{stderr}");
+    let leftovers = Command::new("pgrep").args(["-f", &marker]).output().expect("pgrep runs");
+    assert!(leftovers.stdout.is_empty(), "processes left running: {}", String::from_utf8_lossy(&leftovers.stdout));
+}
+
+#[test]
 fn bad_input_is_reported_naming_what_is_wrong() {
     let cases: [(&[&str], &str); 5] = [
         (&["play", "--game", "chess", "--bot", "builtin:random"], "unknown game \"chess\""),
