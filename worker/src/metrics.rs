@@ -264,6 +264,18 @@ pub static BROKER_RECONNECTS: LazyLock<IntCounter> = LazyLock::new(|| {
     )
 });
 
+/// Job channels closed under a delivery (a consumer timeout, a refused ack) and
+/// opened again; the other matches go on.
+pub static JOB_CHANNELS_REOPENED: LazyLock<IntCounter> = LazyLock::new(|| {
+    register(
+        IntCounter::new(
+            "farm_worker_job_channels_reopened_total",
+            "Job channels RabbitMQ closed under one delivery (consumer timeout, refused ack), opened again.",
+        )
+        .unwrap_or_else(|e| panic!("{e}")),
+    )
+});
+
 /// Touches every metric so that each appears in `/metrics` from the start, even
 /// before its first event (dashboards and alerts then see zeros, not gaps).
 pub fn init() {
@@ -276,6 +288,7 @@ pub fn init() {
     LazyLock::force(&SLOTS);
     LazyLock::force(&REPLAY_BYTES);
     LazyLock::force(&BROKER_RECONNECTS);
+    LazyLock::force(&JOB_CHANNELS_REOPENED);
     LazyLock::force(&CONTAINER_REMOVE_FAILURES);
     LazyLock::force(&WARM_BOTS);
     LazyLock::force(&WARM_DISCARDED);

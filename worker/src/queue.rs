@@ -2,12 +2,15 @@
 //! publishing with confirms. The coordinator declares the same topology through
 //! [`declare_topology`], so both sides always agree on the queues' arguments.
 
+use std::panic::AssertUnwindSafe;
 use std::time::Duration;
 
 use farm_proto::{JOBS_QUEUE, RESULTS_QUEUE};
-use lapin::options::{BasicPublishOptions, ConfirmSelectOptions, QueueDeclareOptions};
+use futures_util::FutureExt;
+
+use lapin::options::{BasicPublishOptions, BasicRejectOptions, ConfirmSelectOptions, QueueDeclareOptions};
 use lapin::types::{AMQPValue, FieldTable, LongString, ShortString};
-use lapin::{BasicProperties, Channel, Confirmation, Connection, ConnectionProperties};
+use lapin::{Acker, BasicProperties, Channel, Confirmation, Connection, ConnectionProperties};
 use tokio::sync::watch;
 
 use crate::backoff::Backoff;
@@ -37,8 +40,9 @@ pub enum BrokerError {
         /// The queue.
         queue: &'static str,
     },
-    /// A job task failed; the session is restarted so that its delivery is requeued.
-    #[error("a job task failed")]
+    /// A job lane ended without an error of its own; the session is restarted so that
+    /// its delivery is requeued.
+    #[error("a job lane failed")]
     TaskFailed,
 }
 
@@ -156,6 +160,21 @@ pub fn attempt(properties: &BasicProperties) -> u32 {
         })
         .unwrap_or(0);
     count.saturating_add(1)
+}
+
+/// Runs `job`, the handling of the delivery `acker` answers; if it panics, the
+/// delivery goes back to the queue (unless it was answered before the panic), so a
+/// panic costs that job one attempt and nothing else: after its delivery limit
+/// RabbitMQ dead-letters it. Returns whether it panicked.
+pub async fn requeue_if_it_panics(acker: &Acker, job: impl Future<Output = ()>) -> bool {
+    if AssertUnwindSafe(job).catch_unwind().await.is_ok() {
+        return false;
+    }
+    let reject = acker.reject(BasicRejectOptions { requeue: true });
+    if !matches!(tokio::time::timeout(Duration::from_secs(30), reject).await, Ok(Ok(true))) {
+        tracing::warn!("a panicked job was answered already, or its requeue failed");
+    }
+    true
 }
 
 #[cfg(test)]

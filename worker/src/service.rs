@@ -23,7 +23,6 @@ use crate::http::{self, Health};
 use crate::job::JobPlayer;
 use crate::metrics;
 use crate::queue::{self, BrokerError, ConfirmedPublisher};
-use crate::runner::RunnerOptions;
 use crate::storage::{AttemptKeys, Storage};
 use crate::warm::Slots;
 
@@ -191,6 +190,7 @@ pub async fn run<S: Sandbox + Clone + Send + 'static>(
     let mut pacing = ReconnectPacing::default();
     while !*drain.borrow() {
         let Some(connection) = queue::connect_with_backoff(&config.amqp_url, &mut drain).await else { break };
+        let connection = Arc::new(connection);
         if !first {
             metrics::BROKER_RECONNECTS.inc();
         }
@@ -203,7 +203,7 @@ pub async fn run<S: Sandbox + Clone + Send + 'static>(
                     player: JobPlayer {
                         sandbox: sandbox.clone(),
                         storage: storage.clone(),
-                        options: RunnerOptions { startup_grace: Duration::from_millis(config.startup_grace_ms) },
+                        options: config.runner_options(),
                     },
                     publisher,
                     slots: Slots::new(config.slots, config.warm_matches(), Duration::from_secs(config.warm_idle_secs)),
@@ -234,65 +234,118 @@ pub async fn run<S: Sandbox + Clone + Send + 'static>(
 }
 
 /// Consumes until drained (`Ok`) or the connection fails (`Err`). When drained, every
-/// task it started has ended; on `Err` they are aborted (their deliveries go back to
-/// the queue with the channel).
+/// job it took has been answered; on `Err` the matches in flight are dropped (their
+/// deliveries go back to the queue with the connection).
+///
+/// Every delivery the worker holds has a channel of its own, a lane ([`run_lane`]):
+/// what befalls one delivery's channel (RabbitMQ's consumer timeout on a long match,
+/// a refused ack) closes that channel alone, and a job task that panics requeues its
+/// own job. Only a lost connection reaches the other matches.
 async fn consume<S: Sandbox + Clone + Send + 'static>(
-    connection: &Connection,
+    connection: &Arc<Connection>,
     context: Arc<JobContext<S>>,
     health: &Health,
     drain: &mut watch::Receiver<bool>,
 ) -> Result<(), BrokerError> {
     let config = &context.config;
-    let channel = connection.create_channel().await?;
+    let setup = connection.create_channel().await?;
+    queue::declare_topology(&setup, config.delivery_limit).await?;
+    let _ = timeout(BROKER_CALL, setup.close(200, "topology declared".into())).await;
     // Beyond the slots, the jobs prepared for while they wait (the warm pool).
-    channel.basic_qos(config.prefetch(), BasicQosOptions::default()).await?;
-    queue::declare_topology(&channel, config.delivery_limit).await?;
-    let tag = format!("{}-{}", config.worker_id, std::process::id());
-    let mut consumer = channel
-        .basic_consume(JOBS_QUEUE.into(), tag.as_str().into(), BasicConsumeOptions::default(), FieldTable::default())
-        .await?;
+    let mut lanes = JoinSet::new();
+    for lane in 0..config.prefetch() {
+        lanes.spawn(run_lane(Arc::clone(connection), lane, Arc::clone(&context)));
+    }
     health.consuming.store(true, Ordering::Relaxed);
-    let mut tasks = JoinSet::new();
-    loop {
-        tokio::select! {
-            _ = drain.wait_for(|stop| *stop) => break,
-            Some(joined) = tasks.join_next(), if !tasks.is_empty() => {
-                if let Err(error) = joined {
-                    // A job task panicked with its delivery unanswered. Closing the
-                    // channel (by reconnecting) gives that delivery back to the queue.
-                    tracing::error!(%error, "a job task failed; reconnecting to requeue its job");
-                    return Err(BrokerError::TaskFailed);
-                }
-            }
-            delivery = consumer.next() => match delivery {
-                Some(Ok(delivery)) => { tasks.spawn(handle(delivery, Arc::clone(&context))); }
-                Some(Err(error)) => return Err(error.into()),
-                None => return Err(lapin::Error::from(lapin::ErrorKind::InvalidChannelState(
-                    lapin::ChannelState::Closed, "consumer ended"
-                )).into()),
-            },
+    tokio::select! {
+        _ = drain.wait_for(|stop| *stop) => {}
+        Some(ended) = lanes.join_next() => {
+            // A lane ends before a drain only when it cannot open a channel: the
+            // connection is gone. The other lanes go with it (dropping the set).
+            return Err(match ended {
+                Ok(Err(error)) => error,
+                Ok(Ok(())) | Err(_) => BrokerError::TaskFailed,
+            });
         }
     }
 
-    // Draining: no new deliveries; the jobs waiting for a slot are requeued, the ones
-    // in flight finish, or are stopped at the end of the drain period and requeued.
-    let _ = timeout(BROKER_CALL, channel.basic_cancel(tag.as_str().into(), BasicCancelOptions::default())).await;
+    // Draining: every lane stops taking deliveries; the jobs waiting for a slot are
+    // requeued, the ones in flight finish, or are stopped at the end of the drain
+    // period and requeued.
     health.consuming.store(false, Ordering::Relaxed);
-    tracing::info!(in_flight = tasks.len(), "draining");
+    tracing::info!(in_flight = metrics::JOBS_IN_FLIGHT.get(), "draining");
     let drained = tokio::time::timeout(Duration::from_secs(config.drain_secs), async {
-        while tasks.join_next().await.is_some() {}
+        while lanes.join_next().await.is_some() {}
     })
     .await;
     if drained.is_err() {
-        tracing::warn!(in_flight = tasks.len(), "drain period over: stopping matches and requeueing their jobs");
-        // Each match ends its bots and its job is nacked back to the queue.
+        tracing::warn!(
+            in_flight = metrics::JOBS_IN_FLIGHT.get(),
+            "drain period over: stopping matches and requeueing their jobs"
+        );
+        // Each match ends its bots and its job is rejected back to the queue.
         context.stop_matches.send_replace(true);
-        while tasks.join_next().await.is_some() {}
+        while lanes.join_next().await.is_some() {}
     }
-    // Deliveries that arrived as the consumer was cancelled, and were never handed to
-    // a task, go back to the queue with the channel.
-    let _ = timeout(BROKER_CALL, channel.close(200, "worker draining".into())).await;
     Ok(())
+}
+
+/// One delivery at a time, on a channel of its own (prefetch 1), until the worker
+/// drains. When the channel closes under it, the lane opens another on the same
+/// connection; it fails only when it cannot, the connection being gone.
+async fn run_lane<S: Sandbox + Clone + Send + 'static>(
+    connection: Arc<Connection>,
+    lane: u16,
+    context: Arc<JobContext<S>>,
+) -> Result<(), BrokerError> {
+    let mut drain = context.drain.clone();
+    let tag = format!("{}-{}-{lane}", context.config.worker_id, std::process::id());
+    loop {
+        let channel = connection.create_channel().await?;
+        channel.basic_qos(1, BasicQosOptions::default()).await?;
+        let mut consumer = channel
+            .basic_consume(
+                JOBS_QUEUE.into(),
+                tag.as_str().into(),
+                BasicConsumeOptions::default(),
+                FieldTable::default(),
+            )
+            .await?;
+        loop {
+            let next = tokio::select! {
+                _ = drain.wait_for(|stop| *stop) => None,
+                delivery = consumer.next() => Some(delivery),
+            };
+            let Some(delivery) = next else {
+                // A delivery that arrived meanwhile, never handled, goes back to the
+                // queue with the channel.
+                let cancel = channel.basic_cancel(tag.as_str().into(), BasicCancelOptions::default());
+                let _ = timeout(BROKER_CALL, cancel).await;
+                let _ = timeout(BROKER_CALL, channel.close(200, "worker draining".into())).await;
+                return Ok(());
+            };
+            match delivery {
+                Some(Ok(delivery)) => handle_contained(delivery, &context).await,
+                // The channel is closed: by the broker (a consumer timeout, a refused
+                // ack) or with the connection.
+                Some(Err(_)) | None => break,
+            }
+        }
+        if *drain.borrow() {
+            return Ok(());
+        }
+        metrics::JOB_CHANNELS_REOPENED.inc();
+        tracing::warn!(lane, "a job channel was closed; opening another");
+    }
+}
+
+/// Handles one delivery; a panic in it requeues that job alone.
+async fn handle_contained<S: Sandbox + Clone + Send + 'static>(delivery: Delivery, context: &Arc<JobContext<S>>) {
+    let acker = delivery.acker.clone();
+    if queue::requeue_if_it_panics(&acker, handle(delivery, Arc::clone(context))).await {
+        tracing::error!("a job panicked; it was requeued");
+        metrics::MATCHES.with_label_values(&["unknown", "panicked"]).inc();
+    }
 }
 
 /// The schema version alone: read first, because a newer sender may add fields that
@@ -400,8 +453,10 @@ async fn handle<S: Sandbox + Clone + Send + 'static>(delivery: Delivery, context
         Ok(()) => {
             metrics::MATCHES.with_label_values(&[game, outcome_label]).inc();
             match timeout(BROKER_CALL, delivery.acker.ack(BasicAckOptions::default())).await {
-                Ok(Ok(_)) => {}
-                // The broker will redeliver; the duplicate result is dropped by the coordinator.
+                Ok(Ok(true)) => {}
+                // The channel closed under the match (a consumer timeout), or the ack
+                // failed: the broker redelivers the job, and the coordinator drops the
+                // duplicate result.
                 _ => tracing::warn!(job = %job.job_id, "ack failed after the result was published"),
             }
         }
@@ -432,7 +487,7 @@ async fn requeue_later<S>(delivery: &Delivery, context: &JobContext<S>, attempt:
 async fn requeue_now(delivery: &Delivery) {
     // Reject (not nack) so that every broker version counts the redelivery.
     let reject = delivery.acker.reject(BasicRejectOptions { requeue: true });
-    if !matches!(timeout(BROKER_CALL, reject).await, Ok(Ok(_))) {
+    if !matches!(timeout(BROKER_CALL, reject).await, Ok(Ok(true))) {
         tracing::warn!("requeueing failed; the broker requeues the job when the channel closes");
     }
 }

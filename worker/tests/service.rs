@@ -320,3 +320,37 @@ async fn sigterm_drains_the_match_in_flight_and_a_second_signal_requeues_it() {
     assert_eq!(ready_messages(&connection, JOBS_QUEUE).await, 1, "the stopped job is requeued");
     assert_eq!(ready_messages(&connection, farm_proto::RESULTS_QUEUE).await, 0, "and has no result");
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_job_that_panics_is_requeued_alone_and_an_answered_one_is_left_alone() {
+    let vhost = Vhost::new("panic");
+    let connection = vhost.connect().await;
+    let tournament = unique("t-panic");
+    let job = vindinium_job(&tournament, "panics", 1, serde_json::Value::Null, &["builtin:random"]);
+    publish_jobs(&connection, 5, &[job]).await;
+    let mut jobs = consume(&connection, JOBS_QUEUE).await;
+    let take = async |jobs: &mut lapin::Consumer| {
+        let next = tokio::time::timeout(Duration::from_secs(30), futures_util::StreamExt::next(jobs)).await;
+        next.expect("a delivery in time").expect("consumer open").expect("delivery")
+    };
+
+    // A panic mid-job gives the delivery back: it comes again, one attempt later.
+    let first = take(&mut jobs).await;
+    assert_eq!(farm_worker::queue::attempt(&first.properties), 1);
+    let panicked = farm_worker::queue::requeue_if_it_panics(&first.acker, async { panic!("a bug in one match") });
+    assert!(panicked.await);
+    let again = take(&mut jobs).await;
+    assert_eq!(farm_worker::queue::attempt(&again.properties), 2);
+
+    // Answered before the panic, it stays answered: nothing comes back.
+    let acker = again.acker.clone();
+    let answered_then_panicked = farm_worker::queue::requeue_if_it_panics(&acker, async {
+        again.acker.ack(lapin::options::BasicAckOptions::default()).await.expect("ack");
+        panic!("a bug after the ack");
+    });
+    assert!(answered_then_panicked.await);
+    // A job that does not panic is left to its own answer.
+    assert!(!farm_worker::queue::requeue_if_it_panics(&acker, async {}).await);
+    drop(jobs);
+    assert_eq!(ready_messages(&connection, JOBS_QUEUE).await, 0);
+}
