@@ -276,6 +276,7 @@ async fn run(args: RunArgs) -> Result<ExitCode> {
         runner: RunnerOptions {
             startup_grace: Duration::from_millis(args.startup_grace_ms),
             max_match: Duration::from_secs(args.max_match_secs),
+            ..RunnerOptions::default()
         },
     };
     let report = embedded::run(tournament, options, shutdown, |progress| show(&bar, &progress)).await?;

@@ -78,6 +78,37 @@ impl Default for BotLimits {
     }
 }
 
+impl BotLimits {
+    /// A worker's default ceiling on what a tournament may give one bot: four times
+    /// the default memory, processes, `/tmp` and stderr, two cores.
+    pub fn default_ceiling() -> Self {
+        BotLimits { memory_mib: 2048, cpu_millis: 2000, pids: 512, tmp_mib: 256, stderr_bytes: 256 * 1024 }
+    }
+
+    /// These limits, each lowered to `ceiling` where above it, and the names of the
+    /// ones that were.
+    pub fn clamped_to(&self, ceiling: &BotLimits) -> (BotLimits, Vec<&'static str>) {
+        let mut clamped = Vec::new();
+        let mut low = |name: &'static str, value: u64, most: u64| {
+            if value > most {
+                clamped.push(name);
+            }
+            value.min(most)
+        };
+        let limits = BotLimits {
+            memory_mib: low("memory_mib", self.memory_mib, ceiling.memory_mib),
+            cpu_millis: low("cpu_millis", self.cpu_millis, ceiling.cpu_millis),
+            pids: self.pids.min(ceiling.pids),
+            tmp_mib: low("tmp_mib", self.tmp_mib, ceiling.tmp_mib),
+            stderr_bytes: low("stderr_bytes", self.stderr_bytes as u64, ceiling.stderr_bytes as u64) as usize,
+        };
+        if self.pids > ceiling.pids {
+            clamped.push("pids");
+        }
+        (limits, clamped)
+    }
+}
+
 /// A bot taking part in a match: a display name and how to run it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct BotSpec {
@@ -162,6 +193,17 @@ impl fmt::Display for BotLaunch {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn limits_above_a_ceiling_are_lowered_to_it_and_named() {
+        let asked = BotLimits { memory_mib: 64 * 1024, cpu_millis: 500, pids: 32_768, tmp_mib: 64, stderr_bytes: 1 };
+        let (limits, clamped) = asked.clamped_to(&BotLimits::default_ceiling());
+        assert_eq!(limits, BotLimits { memory_mib: 2048, cpu_millis: 500, pids: 512, tmp_mib: 64, stderr_bytes: 1 });
+        assert_eq!(clamped, ["memory_mib", "pids"]);
+        let (same, none) = BotLimits::default().clamped_to(&BotLimits::default_ceiling());
+        assert_eq!((same, none.len()), (BotLimits::default(), 0));
+        assert!(BotLimits::default_ceiling().check().is_ok());
+    }
 
     #[test]
     fn parses_builtin_and_command_bots() {

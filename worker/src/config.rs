@@ -5,6 +5,7 @@
 use std::collections::HashMap;
 use std::path::Path;
 
+use farm_proto::BotLimits;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
@@ -60,6 +61,10 @@ pub struct WorkerConfig {
     /// not tried again). Keep it under RabbitMQ's consumer timeout (30 minutes by
     /// default), which would otherwise take the delivery away.
     pub max_match_secs: u64,
+    /// The most a tournament may give one bot (`[bot_ceiling]`: memory_mib,
+    /// cpu_millis, pids, tmp_mib, stderr_bytes); what a job asks above it is lowered
+    /// to it (counted in farm_worker_bot_limits_clamped_total).
+    pub bot_ceiling: BotLimits,
     /// On shutdown, how long matches in flight may take to finish before they are
     /// stopped and their jobs requeued.
     pub drain_secs: u64,
@@ -81,6 +86,7 @@ impl Default for WorkerConfig {
             metrics_listen: "127.0.0.1:9464".to_owned(),
             startup_grace_ms: 5000,
             max_match_secs: RunnerOptions::default().max_match.as_secs(),
+            bot_ceiling: BotLimits::default_ceiling(),
             drain_secs: 60,
             storage: StorageConfig::default(),
         }
@@ -233,6 +239,7 @@ impl WorkerConfig {
         if config.max_match_secs == 0 {
             return Err(ConfigError::invalid("max_match_secs must be at least 1"));
         }
+        config.bot_ceiling.check().map_err(|problem| ConfigError::invalid(format!("bot_ceiling: {problem}")))?;
         config.docker.check().map_err(ConfigError::invalid)?;
         Ok(config)
     }
@@ -252,6 +259,7 @@ impl WorkerConfig {
         RunnerOptions {
             startup_grace: std::time::Duration::from_millis(self.startup_grace_ms),
             max_match: std::time::Duration::from_secs(self.max_match_secs),
+            bot_ceiling: self.bot_ceiling.clone(),
         }
     }
 }
@@ -343,6 +351,16 @@ mod tests {
                 retry_secs: 5,
             }
         );
+    }
+
+    #[test]
+    fn the_example_file_holds_the_defaults() {
+        let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("../deploy/worker.toml");
+        let config = WorkerConfig::load(Some(&file), env(&[("FARM_WORKER_ID", "example")]), &[]).expect("loads");
+        assert_eq!(config, WorkerConfig { worker_id: "example".into(), ..WorkerConfig::default() });
+        let low = env(&[("FARM_BOT_CEILING__MEMORY_MIB", "8")]);
+        let error = WorkerConfig::load(None, low, &[]).expect_err("below every bot's floor");
+        assert!(error.to_string().contains("bot_ceiling: memory_mib must be 16 to 65536, not 8"), "{error}");
     }
 
     #[test]

@@ -3,7 +3,7 @@
 //! coordinator's in-process farm both call this, so they play jobs identically.
 
 use farm_engine::MatchSetup;
-use farm_proto::{MatchJob, MatchResult, PlayerResult, PlayerStatus, ResultEnvelope};
+use farm_proto::{BotSpec, MatchJob, MatchResult, PlayerResult, PlayerStatus, ResultEnvelope};
 use tokio::io::AsyncWriteExt;
 
 use crate::bots::Sandbox;
@@ -40,13 +40,31 @@ impl<S: Sandbox> JobPlayer<S> {
     /// Prepares the sandboxes of `job`'s bots, for a job waiting for a slot (see
     /// [`crate::warm`]); starts none of them. Returns how many were prepared.
     pub fn prepare(&self, job: &MatchJob) -> usize {
-        self.sandbox.prepare(&job.bots)
+        self.sandbox.prepare(&self.bots(job))
+    }
+
+    /// `job`'s bots, each with its limits lowered to the worker's ceiling
+    /// ([`RunnerOptions::bot_ceiling`]) where the tournament asked for more: what is
+    /// prepared and what is started are the same bots.
+    fn bots(&self, job: &MatchJob) -> Vec<BotSpec> {
+        let mut bots = job.bots.clone();
+        for (seat, bot) in bots.iter_mut().enumerate() {
+            let (limits, clamped) = bot.limits.clamped_to(&self.options.bot_ceiling);
+            if !clamped.is_empty() {
+                tracing::info!(job = %job.job_id, seat, ?clamped, "limits lowered to the worker's bot_ceiling");
+                for limit in clamped {
+                    metrics::BOT_LIMITS_CLAMPED.with_label_values(&[limit]).inc();
+                }
+                bot.limits = limits;
+            }
+        }
+        bots
     }
 
     /// Checks `job` and starts its bots: the first half of [`JobPlayer::play`], done
     /// when the job's slot comes.
     pub async fn start(&self, job: &MatchJob) -> Result<StartedMatch, RunError> {
-        let bots = fill_seats(job.game, job.bots.clone());
+        let bots = fill_seats(job.game, self.bots(job));
         let players = bots.iter().map(|bot| bot.name.clone()).collect();
         let setup = MatchSetup::new(job.game, &job.rules, job.map.clone(), job.seed, players)?;
         start_match(&self.sandbox, &job.job_id, job.isolation, setup, &bots).await
@@ -119,5 +137,41 @@ impl<S: Sandbox> JobPlayer<S> {
         let body = serde_json::to_vec(envelope).map_err(JobError::Encode)?;
         self.storage.create(&keys.result(), body.clone()).await?;
         Ok(body)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use farm_proto::{BotLimits, GameKind};
+
+    use super::*;
+    use crate::bots::LocalSandbox;
+    use crate::storage::StorageConfig;
+
+    #[test]
+    fn a_bot_asking_above_the_workers_ceiling_is_prepared_and_started_at_the_ceiling() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let storage = Storage::open(&StorageConfig::Local { path: dir.path().to_path_buf() }).expect("storage");
+        let player = JobPlayer { sandbox: LocalSandbox, storage, options: RunnerOptions::default() };
+        let mut hungry: BotSpec = "cmd:python3 bots/botwars/random_bot.py".parse().expect("spec");
+        hungry.limits.memory_mib = 64 * 1024;
+        hungry.limits.tmp_mib = 4096;
+        let job = MatchJob {
+            job_id: "j-clamp".into(),
+            tournament_id: "t-clamp".into(),
+            game: GameKind::Botwars,
+            rules: serde_json::Value::Null,
+            map: None,
+            seed: 1,
+            bots: vec!["builtin:random".parse().expect("spec"), hungry],
+            isolation: None,
+        };
+        let before = metrics::BOT_LIMITS_CLAMPED.with_label_values(&["memory_mib"]).get();
+        let bots = player.bots(&job);
+        let ceiling = BotLimits::default_ceiling();
+        assert_eq!((bots[1].limits.memory_mib, bots[1].limits.tmp_mib), (ceiling.memory_mib, ceiling.tmp_mib));
+        assert_eq!(bots[1].limits.cpu_millis, BotLimits::default().cpu_millis, "what is under it stays");
+        assert_eq!(bots[0].limits, BotLimits::default());
+        assert_eq!(metrics::BOT_LIMITS_CLAMPED.with_label_values(&["memory_mib"]).get(), before + 1);
     }
 }

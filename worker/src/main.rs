@@ -291,6 +291,7 @@ async fn play(args: PlayArgs) -> Result<ExitCode> {
     let options = RunnerOptions {
         startup_grace: Duration::from_millis(args.startup_grace_ms),
         max_match: Duration::from_secs(args.max_match_secs),
+        ..RunnerOptions::default()
     };
     let progress = ProgressBar::new(0).with_style(
         ProgressStyle::with_template("{prefix} [{bar:40}] {pos}/{len} steps {elapsed}")

@@ -264,6 +264,15 @@ pub static BROKER_RECONNECTS: LazyLock<IntCounter> = LazyLock::new(|| {
     )
 });
 
+/// Bot limits a job asked for above the worker's `bot_ceiling`, lowered to it.
+pub static BOT_LIMITS_CLAMPED: LazyLock<IntCounterVec> = LazyLock::new(|| {
+    counter_vec(
+        "farm_worker_bot_limits_clamped_total",
+        "Bot limits a job asked for above the worker's bot_ceiling, lowered to it, by limit.",
+        &["limit"],
+    )
+});
+
 /// Job channels closed under a delivery (a consumer timeout, a refused ack) and
 /// opened again; the other matches go on.
 pub static JOB_CHANNELS_REOPENED: LazyLock<IntCounter> = LazyLock::new(|| {
@@ -289,6 +298,7 @@ pub fn init() {
     LazyLock::force(&REPLAY_BYTES);
     LazyLock::force(&BROKER_RECONNECTS);
     LazyLock::force(&JOB_CHANNELS_REOPENED);
+    LazyLock::force(&BOT_LIMITS_CLAMPED);
     LazyLock::force(&CONTAINER_REMOVE_FAILURES);
     LazyLock::force(&WARM_BOTS);
     LazyLock::force(&WARM_DISCARDED);

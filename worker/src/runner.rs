@@ -6,7 +6,7 @@ use std::time::Duration;
 use farm_engine::builtin;
 use farm_engine::replay::LineHasher;
 use farm_engine::{BotReply, GameKind, Match, MatchSetup, PlayerOutcome, Seat, SetupError, StepError};
-use farm_proto::{BotLaunch, BotSpec, ContainerIsolation, Transport};
+use farm_proto::{BotLaunch, BotLimits, BotSpec, ContainerIsolation, Transport};
 use serde::Serialize;
 use tokio::io::{AsyncWrite, AsyncWriteExt, BufWriter};
 use tokio::time::Instant;
@@ -22,13 +22,20 @@ pub struct RunnerOptions {
     /// The operator's ceiling on a match's wall-clock time: a match may take what its
     /// rules allow at worst ([`RunnerOptions::match_limit`]), never more than this.
     pub max_match: Duration,
+    /// The most a job may give one bot: its limits above these are lowered to them
+    /// ([`crate::JobPlayer`]).
+    pub bot_ceiling: BotLimits,
 }
 
 impl Default for RunnerOptions {
     fn default() -> Self {
         // 20 minutes: a match ends (failed) before RabbitMQ's default consumer
         // timeout of 30 minutes could take its delivery away.
-        RunnerOptions { startup_grace: Duration::from_secs(5), max_match: Duration::from_secs(20 * 60) }
+        RunnerOptions {
+            startup_grace: Duration::from_secs(5),
+            max_match: Duration::from_secs(20 * 60),
+            bot_ceiling: BotLimits::default_ceiling(),
+        }
     }
 }
 
@@ -399,12 +406,12 @@ mod tests {
 
     #[test]
     fn a_matchs_limit_is_its_rules_worst_case_capped_by_the_operator() {
-        let options = RunnerOptions { startup_grace: Duration::from_secs(5), max_match: Duration::from_secs(3600) };
+        let options = RunnerOptions { max_match: Duration::from_secs(3600), ..RunnerOptions::default() };
         // Two first replies of 5 + 5 s, then 100 steps of 5 s: 520 s, a tenth more and a second.
         assert_eq!(options.match_limit(&botwars(serde_json::Value::Null), 2), Duration::from_secs(573));
         let quick = botwars(serde_json::json!({ "maxTurns": 10, "replyTimeoutMs": 100 }));
         assert_eq!(options.match_limit(&quick, 2), Duration::from_millis((10_200 + 1_000) * 11 / 10 + 1_000));
-        let capped = RunnerOptions { max_match: Duration::from_secs(60), ..options };
+        let capped = RunnerOptions { max_match: Duration::from_secs(60), ..options.clone() };
         assert_eq!(capped.match_limit(&botwars(serde_json::Value::Null), 2), Duration::from_secs(60));
     }
 }
