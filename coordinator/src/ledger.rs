@@ -19,8 +19,9 @@ use serde::Serialize;
 
 use crate::tournament::{PlannedJob, Tournament};
 
-/// Rows inserted per transaction when a tournament's jobs are written.
-const INSERT_BATCH: usize = 10_000;
+/// Rows inserted per transaction when a tournament's jobs are written: the ledger is
+/// held for one batch at a time, so other calls wait at most that long.
+const INSERT_BATCH: usize = 2_000;
 
 /// A ledger operation that failed. Every one is an infrastructure error: retrying
 /// after the cause is fixed (disk space, permissions) may succeed.
@@ -251,6 +252,9 @@ pub struct Ledger {
     connection: Arc<Mutex<Connection>>,
 }
 
+/// The `user_version` from which `job_counts` is kept by triggers.
+const COUNTED_VERSION: i64 = 1;
+
 const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS tournaments (
     id TEXT PRIMARY KEY,
@@ -275,6 +279,28 @@ CREATE TABLE IF NOT EXISTS jobs (
 );
 CREATE INDEX IF NOT EXISTS jobs_by_state ON jobs(state);
 CREATE INDEX IF NOT EXISTS jobs_by_tournament ON jobs(tournament_id, state, position);
+-- How many of a tournament's jobs are in each state, kept by the triggers below in
+-- the same transaction as the change, so progress is read in constant time however
+-- many jobs a tournament has (counting a million-job tournament's rows per request
+-- made the API slow while one was being inserted).
+CREATE TABLE IF NOT EXISTS job_counts (
+    tournament_id TEXT NOT NULL,
+    state TEXT NOT NULL,
+    count INTEGER NOT NULL,
+    PRIMARY KEY (tournament_id, state)
+) WITHOUT ROWID;
+CREATE TRIGGER IF NOT EXISTS job_counts_on_insert AFTER INSERT ON jobs BEGIN
+    INSERT INTO job_counts (tournament_id, state, count) VALUES (NEW.tournament_id, NEW.state, 1)
+        ON CONFLICT (tournament_id, state) DO UPDATE SET count = count + 1;
+END;
+CREATE TRIGGER IF NOT EXISTS job_counts_on_state AFTER UPDATE OF state ON jobs WHEN OLD.state <> NEW.state BEGIN
+    UPDATE job_counts SET count = count - 1 WHERE tournament_id = OLD.tournament_id AND state = OLD.state;
+    INSERT INTO job_counts (tournament_id, state, count) VALUES (NEW.tournament_id, NEW.state, 1)
+        ON CONFLICT (tournament_id, state) DO UPDATE SET count = count + 1;
+END;
+CREATE TRIGGER IF NOT EXISTS job_counts_on_delete AFTER DELETE ON jobs BEGIN
+    UPDATE job_counts SET count = count - 1 WHERE tournament_id = OLD.tournament_id AND state = OLD.state;
+END;
 CREATE TABLE IF NOT EXISTS results (
     job_id TEXT PRIMARY KEY REFERENCES jobs(job_id),
     envelope TEXT NOT NULL,
@@ -345,6 +371,18 @@ impl Ledger {
         connection.pragma_update(None, "foreign_keys", "ON")?;
         connection.busy_timeout(std::time::Duration::from_secs(10))?;
         connection.execute_batch(SCHEMA)?;
+        // A ledger written before job_counts existed: count its jobs once.
+        let version: i64 = connection.pragma_query_value(None, "user_version", |row| row.get(0))?;
+        if version < COUNTED_VERSION {
+            connection.execute_batch(&format!(
+                "BEGIN;
+                 DELETE FROM job_counts;
+                 INSERT INTO job_counts (tournament_id, state, count)
+                     SELECT tournament_id, state, count(*) FROM jobs GROUP BY tournament_id, state;
+                 PRAGMA user_version = {COUNTED_VERSION};
+                 COMMIT;"
+            ))?;
+        }
         Ok(Ledger { connection: Arc::new(Mutex::new(connection)) })
     }
 
@@ -784,8 +822,7 @@ fn progress_of(connection: &Connection, id: &str) -> Result<Option<Progress>, Le
         .optional()?;
     let Some((total, duplicates)) = header else { return Ok(None) };
     let mut progress = Progress { total: total as u64, duplicates: duplicates as u64, ..Progress::default() };
-    let mut select =
-        connection.prepare_cached("SELECT state, count(*) FROM jobs WHERE tournament_id = ?1 GROUP BY state")?;
+    let mut select = connection.prepare_cached("SELECT state, count FROM job_counts WHERE tournament_id = ?1")?;
     let mut rows = select.query([id])?;
     while let Some(row) = rows.next()? {
         let count = row.get::<_, i64>(1)? as u64;
@@ -1392,6 +1429,29 @@ builtin = "greedy"
         assert_eq!(stored, Some(first.clone()));
         assert_eq!(ledger.record(vec![Answer::Result(first)]).await.expect("record"), [Recorded::Duplicate]);
         assert_eq!(ledger.insert_tournament(tournament).await.expect("insert"), Inserted { created: false, jobs: 6 });
+    }
+
+    #[tokio::test]
+    async fn a_ledger_from_before_the_job_counts_is_counted_once_when_opened() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let tournament = botwars("counts", 1);
+        let jobs = jobs(&tournament);
+        {
+            let ledger = open(&dir);
+            ledger.insert_tournament(tournament.clone()).await.expect("insert");
+            ledger.mark_running(vec![jobs[0].job_id.clone(), jobs[1].job_id.clone()]).await.expect("mark running");
+            ledger.record(vec![dead_letter(&jobs[1].job_id, "x")]).await.expect("record");
+        }
+        // As an older build left it: no counts, version 0.
+        let raw = Connection::open(dir.path().join("ledger").join("ledger.sqlite")).expect("raw");
+        raw.execute_batch("DELETE FROM job_counts; PRAGMA user_version = 0;").expect("wind back");
+        drop(raw);
+        let ledger = open(&dir);
+        let expected = Progress { total: 6, pending: 4, running: 1, done: 0, failed: 1, duplicates: 0 };
+        assert_eq!(progress(&ledger, &tournament).await, expected);
+        // And the triggers keep them from there.
+        ledger.record(vec![dead_letter(&jobs[0].job_id, "y")]).await.expect("record");
+        assert_eq!(progress(&ledger, &tournament).await, Progress { running: 0, failed: 2, ..expected });
     }
 
     #[test]
