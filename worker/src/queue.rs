@@ -7,7 +7,6 @@ use std::time::Duration;
 
 use farm_proto::{JOBS_QUEUE, RESULTS_QUEUE};
 use futures_util::FutureExt;
-
 use lapin::options::{BasicPublishOptions, BasicRejectOptions, ConfirmSelectOptions, QueueDeclareOptions};
 use lapin::types::{AMQPValue, FieldTable, LongString, ShortString};
 use lapin::{Acker, BasicProperties, Channel, Confirmation, Connection, ConnectionProperties};
@@ -45,6 +44,10 @@ pub enum BrokerError {
     #[error("a job lane failed")]
     TaskFailed,
 }
+
+/// The longest a call to the broker (publish confirm, ack, reject, cancel) may take
+/// before it counts as failed: a blocked broker must not hang the worker.
+pub const BROKER_CALL: Duration = Duration::from_secs(30);
 
 /// Declares `farm.jobs` (a quorum queue with a delivery limit that dead-letters to
 /// [`DEAD_LETTER_QUEUE`]), the dead-letter queue and `farm.results`. Idempotent.
@@ -170,11 +173,18 @@ pub async fn requeue_if_it_panics(acker: &Acker, job: impl Future<Output = ()>) 
     if AssertUnwindSafe(job).catch_unwind().await.is_ok() {
         return false;
     }
-    let reject = acker.reject(BasicRejectOptions { requeue: true });
-    if !matches!(tokio::time::timeout(Duration::from_secs(30), reject).await, Ok(Ok(true))) {
-        tracing::warn!("a panicked job was answered already, or its requeue failed");
-    }
+    requeue(acker).await;
     true
+}
+
+/// Gives a delivery back to the queue at once. If that fails (or it was answered
+/// already), the broker requeues an unanswered one when its channel closes.
+pub async fn requeue(acker: &Acker) {
+    // Reject (not nack) so that every broker version counts the redelivery.
+    let reject = acker.reject(BasicRejectOptions { requeue: true });
+    if !matches!(tokio::time::timeout(BROKER_CALL, reject).await, Ok(Ok(true))) {
+        tracing::warn!("requeueing failed, or the job was answered already");
+    }
 }
 
 #[cfg(test)]

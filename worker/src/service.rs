@@ -22,13 +22,10 @@ use crate::error::JobError;
 use crate::http::{self, Health};
 use crate::job::JobPlayer;
 use crate::metrics;
-use crate::queue::{self, BrokerError, ConfirmedPublisher};
+use crate::queue::{self, BROKER_CALL, BrokerError, ConfirmedPublisher};
 use crate::storage::{AttemptKeys, Storage};
 use crate::warm::Slots;
 
-/// The longest a call to the broker (publish confirm, ack, reject, cancel) may take
-/// before it counts as failed: a blocked broker must not hang the worker.
-const BROKER_CALL: Duration = Duration::from_secs(30);
 /// The longest a failing job waits before it goes back to the queue.
 const MAX_REQUEUE_DELAY: Duration = Duration::from_secs(30);
 
@@ -406,7 +403,7 @@ async fn handle<S: Sandbox + Clone + Send + 'static>(delivery: Delivery, context
         // The worker stopped before this job's turn: another worker plays it.
         tracing::info!(job = %job.job_id, "requeueing a job that had not begun");
         metrics::MATCHES.with_label_values(&[game, "requeued"]).inc();
-        requeue_now(&delivery).await;
+        queue::requeue(&delivery.acker).await;
         return;
     };
     let in_flight = InFlight::start();
@@ -480,14 +477,5 @@ async fn requeue_later<S>(delivery: &Delivery, context: &JobContext<S>, attempt:
         () = tokio::time::sleep(delay) => {}
         _ = stop.wait_for(|stop| *stop) => {}
     }
-    requeue_now(delivery).await;
-}
-
-/// Gives a job back to the queue at once.
-async fn requeue_now(delivery: &Delivery) {
-    // Reject (not nack) so that every broker version counts the redelivery.
-    let reject = delivery.acker.reject(BasicRejectOptions { requeue: true });
-    if !matches!(timeout(BROKER_CALL, reject).await, Ok(Ok(true))) {
-        tracing::warn!("requeueing failed; the broker requeues the job when the channel closes");
-    }
+    queue::requeue(&delivery.acker).await;
 }
