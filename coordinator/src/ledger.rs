@@ -104,9 +104,10 @@ pub struct Progress {
 }
 
 impl Progress {
-    /// Whether every job has its result.
+    /// Whether every job has its result. A tournament has at least one job: with none
+    /// counted yet it is still being inserted, not finished.
     pub fn finished(&self) -> bool {
-        self.done + self.failed == self.total
+        self.total > 0 && self.done + self.failed == self.total
     }
 }
 
@@ -1452,6 +1453,12 @@ builtin = "greedy"
         // And the triggers keep them from there.
         ledger.record(vec![dead_letter(&jobs[0].job_id, "y")]).await.expect("record");
         assert_eq!(progress(&ledger, &tournament).await, Progress { running: 0, failed: 2, ..expected });
+    }
+
+    #[test]
+    fn a_tournament_without_counted_jobs_is_being_inserted_not_finished() {
+        assert!(!Progress::default().finished());
+        assert!(Progress { total: 2, done: 1, failed: 1, ..Progress::default() }.finished());
     }
 
     #[test]
