@@ -339,22 +339,9 @@ fn seats_from_text(text: &str) -> Vec<usize> {
     text.split(',').filter_map(|part| part.parse().ok()).collect()
 }
 
-fn status_name(status: PlayerStatus) -> &'static str {
-    match status {
-        PlayerStatus::Ok => "ok",
-        PlayerStatus::TimedOut => "timed_out",
-        PlayerStatus::Crashed => "crashed",
-        PlayerStatus::Disqualified => "disqualified",
-    }
-}
-
+/// A stored status; one this build does not know (written by a newer one) reads as `Ok`.
 fn status_from_name(name: &str) -> PlayerStatus {
-    match name {
-        "timed_out" => PlayerStatus::TimedOut,
-        "crashed" => PlayerStatus::Crashed,
-        "disqualified" => PlayerStatus::Disqualified,
-        _ => PlayerStatus::Ok,
-    }
+    PlayerStatus::from_name(name).unwrap_or(PlayerStatus::Ok)
 }
 
 impl Ledger {
@@ -873,7 +860,7 @@ fn record_one(transaction: &rusqlite::Transaction<'_>, answer: &Answer) -> Resul
                             bot,
                             player.outcome.score,
                             player.outcome.rank,
-                            status_name(player.outcome.status),
+                            player.outcome.status.name(),
                             player.timeouts as i64,
                         ])?;
                     }
@@ -1470,8 +1457,11 @@ builtin = "greedy"
             assert_eq!(JobState::from_name(state.name()), Some(state));
         }
         assert_eq!(JobState::from_name("Done"), None);
-        for status in [PlayerStatus::Ok, PlayerStatus::TimedOut, PlayerStatus::Crashed, PlayerStatus::Disqualified] {
-            assert_eq!(status_from_name(status_name(status)), status);
+        for status in PlayerStatus::ALL {
+            assert_eq!(status_from_name(status.name()), status);
+            let serialized = serde_json::to_value(status).expect("json");
+            assert_eq!(serialized.as_str(), Some(status.name()), "the name is the serialized one");
         }
+        assert_eq!(status_from_name("a_status_from_a_newer_build"), PlayerStatus::Ok);
     }
 }

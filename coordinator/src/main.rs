@@ -13,8 +13,8 @@ use farm_coordinator::standings::Standings;
 use farm_coordinator::tournament::{LaunchMode, TournamentFile, TournamentLimits};
 use farm_coordinator::view::{View, ViewError};
 use farm_coordinator::{CoordinatorConfig, serve};
-use farm_worker::RunnerOptions;
 use farm_worker::config::StorageArgs;
+use farm_worker::runner::RunnerArgs;
 use indicatif::{ProgressBar, ProgressStyle};
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
@@ -120,12 +120,8 @@ struct RunArgs {
     /// How to print the final standings.
     #[arg(long, value_enum, default_value_t = Format::Table)]
     format: Format,
-    /// Extra time for each bot's first reply, for its process or container to start.
-    #[arg(long, default_value_t = 5000)]
-    startup_grace_ms: u64,
-    /// The longest a match may take, whatever its rules allow; past it the match fails.
-    #[arg(long, value_name = "SECS", default_value_t = RunnerOptions::default().max_match.as_secs())]
-    max_match_secs: u64,
+    #[command(flatten)]
+    runner: RunnerArgs,
     /// Tries of a match that fails for infrastructure reasons, beyond the first.
     #[arg(long, default_value_t = 5)]
     retries: u32,
@@ -273,11 +269,7 @@ async fn run(args: RunArgs) -> Result<ExitCode> {
         workers,
         sandbox: args.sandbox,
         delivery_limit: args.retries,
-        runner: RunnerOptions {
-            startup_grace: Duration::from_millis(args.startup_grace_ms),
-            max_match: Duration::from_secs(args.max_match_secs),
-            ..RunnerOptions::default()
-        },
+        runner: args.runner.options(),
     };
     let report = embedded::run(tournament, options, shutdown, |progress| show(&bar, &progress)).await?;
     bar.finish_and_clear();

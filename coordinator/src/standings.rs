@@ -65,7 +65,7 @@ pub struct StandingRow {
     pub rating: Rating,
     /// Requests it missed, over all matches.
     pub timeouts: u64,
-    /// Matches it crashed in.
+    /// Matches it crashed in, or was removed from for its output (`output_limit`).
     pub crashes: u64,
     /// Matches it was disqualified from.
     pub disqualified: u64,
@@ -134,7 +134,8 @@ impl Standings {
                     };
                 }
                 row.timeouts += seat.timeouts;
-                row.crashes += u64::from(seat.status == PlayerStatus::Crashed);
+                // A bot removed for its output is out as a crashed one is.
+                row.crashes += u64::from(matches!(seat.status, PlayerStatus::Crashed | PlayerStatus::OutputLimit));
                 row.disqualified += u64::from(seat.status == PlayerStatus::Disqualified);
                 if let Some(bot) = seat.bot {
                     scores[bot].push(seat.score as f64);

@@ -20,6 +20,7 @@
     timeout: { label: "Timeout", event: "timed out" },
     crashed: { label: "Crashed", event: "crashed (its process or transport is gone)" },
     unreadable: { label: "Unreadable", event: "sent an unreadable reply" },
+    output_limit: { label: "Output limit", event: "was removed: its replies passed the replay size limit" },
   };
 
   const games = new Map();

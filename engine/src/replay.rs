@@ -91,6 +91,20 @@ fn to_line<T: Serialize>(value: &T) -> String {
     serde_json::to_string(value).unwrap_or_else(|e| format!("{{\"type\":\"error\",\"error\":{:?}}}", e.to_string()))
 }
 
+/// How many bytes a reply's text takes in a frame: its JSON string, quotes and escapes
+/// included (serde_json escapes `"`, `\\` and the C0 controls, and nothing else).
+pub fn stored_len(text: &str) -> u64 {
+    let escaped: u64 = text
+        .bytes()
+        .map(|byte| match byte {
+            b'"' | b'\\' | b'\n' | b'\r' | b'\t' | 0x08 | 0x0c => 2,
+            0..0x20 => 6,
+            _ => 1,
+        })
+        .sum();
+    escaped + 2
+}
+
 /// A replay that cannot be read, as opposed to one that reads but does not match.
 #[derive(Debug, thiserror::Error)]
 pub enum ReplayError {
@@ -327,5 +341,20 @@ where
     match replay.finish()?.first_difference {
         Some(line) => Err(ObservationError::Differs { line }),
         None => Ok(observations),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::stored_len;
+
+    #[test]
+    fn a_replys_stored_length_is_its_json_strings() {
+        let all_bytes: String = (0u8..0x80).map(char::from).collect();
+        for text in ["", "north", "\"quoted\" \\ back", "tab\tnew\nline\r\u{0}\u{1f}\u{7f}", "é 東 🦀", &all_bytes]
+        {
+            let json = serde_json::to_string(text).expect("json");
+            assert_eq!(stored_len(text), json.len() as u64, "{text:?}");
+        }
     }
 }

@@ -15,6 +15,9 @@ pub enum BotReply {
     Crashed,
     /// Something arrived that is not a reply: not UTF-8, or over the size cap.
     Unreadable,
+    /// The bot's replies pushed the match's replay past the farm's size limit: it is
+    /// out of the match, as a bot that crashed is (with a status of its own).
+    OutputLimit,
 }
 
 /// `text` without the characters Java's `String.trim` removes from both ends: every

@@ -168,6 +168,8 @@ fn documented_status(kind: GameKind, reply: &BotReply) -> PlayerStatus {
         (GameKind::Maze, BotReply::Line(_) | BotReply::Unreadable) => PlayerStatus::Disqualified,
         (_, BotReply::Timeout) => PlayerStatus::TimedOut,
         (_, BotReply::Crashed) => PlayerStatus::Crashed,
+        // Past the replay limit: out of the match as a crashed bot is, with its own status.
+        (_, BotReply::OutputLimit) => PlayerStatus::OutputLimit,
     }
 }
 
@@ -179,6 +181,7 @@ fn malformed_and_missing_replies_get_the_documented_outcome() {
         BotReply::Unreadable,
         BotReply::Timeout,
         BotReply::Crashed,
+        BotReply::OutputLimit,
     ];
     for kind in GameKind::ALL {
         for bad in &bad_replies {

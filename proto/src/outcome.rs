@@ -16,6 +16,36 @@ pub enum PlayerStatus {
     Crashed,
     /// Removed by the rules for a malformed reply.
     Disqualified,
+    /// Removed by the farm: its replies pushed the match's replay past the worker's
+    /// size limit (`max_replay_mib`). The game treats it as a bot that crashed.
+    OutputLimit,
+}
+
+impl PlayerStatus {
+    /// Every status, in declaration order.
+    pub const ALL: [PlayerStatus; 5] = [
+        PlayerStatus::Ok,
+        PlayerStatus::TimedOut,
+        PlayerStatus::Crashed,
+        PlayerStatus::Disqualified,
+        PlayerStatus::OutputLimit,
+    ];
+
+    /// The status's name, as it is serialized (`timed_out`, `output_limit`).
+    pub fn name(self) -> &'static str {
+        match self {
+            PlayerStatus::Ok => "ok",
+            PlayerStatus::TimedOut => "timed_out",
+            PlayerStatus::Crashed => "crashed",
+            PlayerStatus::Disqualified => "disqualified",
+            PlayerStatus::OutputLimit => "output_limit",
+        }
+    }
+
+    /// The status named `name` ([`PlayerStatus::name`]), if any.
+    pub fn from_name(name: &str) -> Option<PlayerStatus> {
+        PlayerStatus::ALL.into_iter().find(|status| status.name() == name)
+    }
 }
 
 /// One seat's final standing in a match.

@@ -10,7 +10,7 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
 use crate::bots::DockerSettings;
-use crate::runner::RunnerOptions;
+use crate::runner::{MAX_REPLAY_MIB, RunnerOptions};
 use crate::storage::StorageConfig;
 
 /// Where the worker runs external bots.
@@ -61,6 +61,11 @@ pub struct WorkerConfig {
     /// not tried again). Keep it under RabbitMQ's consumer timeout (30 minutes by
     /// default), which would otherwise take the delivery away.
     pub max_match_secs: u64,
+    /// The most a match's replay may hold of its bots' replies, and apart from them of
+    /// the game's own states, uncompressed, in MiB (1 to 65536): a bot whose reply
+    /// would take the replies further is out of the match (`output_limit`); a match
+    /// whose states pass it fails.
+    pub max_replay_mib: u64,
     /// The most a tournament may give one bot (`[bot_ceiling]`: memory_mib,
     /// cpu_millis, pids, tmp_mib, stderr_bytes); what a job asks above it is lowered
     /// to it (counted in farm_worker_bot_limits_clamped_total).
@@ -86,6 +91,7 @@ impl Default for WorkerConfig {
             metrics_listen: "127.0.0.1:9464".to_owned(),
             startup_grace_ms: 5000,
             max_match_secs: RunnerOptions::default().max_match.as_secs(),
+            max_replay_mib: RunnerOptions::default().max_replay_bytes >> 20,
             bot_ceiling: BotLimits::default_ceiling(),
             drain_secs: 60,
             storage: StorageConfig::default(),
@@ -239,6 +245,12 @@ impl WorkerConfig {
         if config.max_match_secs == 0 {
             return Err(ConfigError::invalid("max_match_secs must be at least 1"));
         }
+        if !(1..=MAX_REPLAY_MIB).contains(&config.max_replay_mib) {
+            return Err(ConfigError::invalid(format!(
+                "max_replay_mib must be 1 to {MAX_REPLAY_MIB}, not {}",
+                config.max_replay_mib
+            )));
+        }
         config.bot_ceiling.check().map_err(|problem| ConfigError::invalid(format!("bot_ceiling: {problem}")))?;
         config.docker.check().map_err(ConfigError::invalid)?;
         Ok(config)
@@ -260,6 +272,7 @@ impl WorkerConfig {
             startup_grace: std::time::Duration::from_millis(self.startup_grace_ms),
             max_match: std::time::Duration::from_secs(self.max_match_secs),
             bot_ceiling: self.bot_ceiling.clone(),
+            max_replay_bytes: self.max_replay_mib << 20,
         }
     }
 }

@@ -39,7 +39,11 @@ impl JobError {
             JobError::Run(RunError::Replay(_) | RunError::Stopped) => true,
             // A match that overran its limit would overrun it again.
             JobError::Run(
-                RunError::Setup(_) | RunError::Engine(_) | RunError::Limits { .. } | RunError::TooLong(_),
+                RunError::Setup(_)
+                | RunError::Engine(_)
+                | RunError::Limits { .. }
+                | RunError::TooLong(_)
+                | RunError::ReplayTooLarge(_),
             ) => false,
             // Keys are unique per run, so even an object that already exists is a
             // storage fault, not the job's: another run writes elsewhere.

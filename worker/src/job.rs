@@ -95,9 +95,7 @@ impl<S: Sandbox> JobPlayer<S> {
             let status_label = match seat.outcome.status {
                 _ if oom_killed => Some("oom_killed"),
                 PlayerStatus::Ok => None,
-                PlayerStatus::TimedOut => Some("timed_out"),
-                PlayerStatus::Crashed => Some("crashed"),
-                PlayerStatus::Disqualified => Some("disqualified"),
+                status => Some(status.name()),
             };
             if let Some(status) = status_label {
                 metrics::BOT_FAILURES.with_label_values(&[game, status]).inc();

@@ -3,7 +3,6 @@
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::time::Duration;
 
 use anyhow::{Context, Result};
 use clap::{Parser, Subcommand};
@@ -11,8 +10,9 @@ use farm_engine::{GameKind, MatchSetup, replay};
 use farm_proto::BotSpec;
 use farm_worker::bots::{DockerSandbox, DockerSettings, IsolatedSandbox, LocalSandbox};
 use farm_worker::config::StorageArgs;
+use farm_worker::runner::RunnerArgs;
 use farm_worker::storage::Storage;
-use farm_worker::{MatchIo, MatchReport, RunnerOptions, SandboxKind, WarmPool, WorkerConfig, fill_seats, play_match};
+use farm_worker::{MatchIo, MatchReport, SandboxKind, WarmPool, WorkerConfig, fill_seats, play_match};
 use indicatif::{ProgressBar, ProgressStyle};
 
 #[derive(Parser)]
@@ -87,13 +87,8 @@ struct PlayArgs {
     /// Default: farm-out/GAME-seedSEED.
     #[arg(long, value_name = "DIR")]
     out: Option<PathBuf>,
-    /// Extra time for each bot's first reply, for the bot to start up.
-    #[arg(long, default_value_t = 5000, value_name = "MS")]
-    startup_grace_ms: u64,
-    /// The longest the match may take, whatever its rules allow; past it the match
-    /// fails.
-    #[arg(long, default_value_t = RunnerOptions::default().max_match.as_secs(), value_name = "SECS")]
-    max_match_secs: u64,
+    #[command(flatten)]
+    runner: RunnerArgs,
     /// Bytes of each bot's stderr to keep.
     #[arg(long, default_value_t = 64 * 1024, value_name = "BYTES")]
     stderr_cap: usize,
@@ -142,6 +137,11 @@ struct ServeArgs {
     /// The longest a match may take, whatever its rules allow [default: 1200].
     #[arg(long, value_name = "SECS")]
     max_match_secs: Option<u64>,
+    /// The most a match's replay may hold of its bots' replies (and, apart, of the
+    /// game's own states), uncompressed; a bot whose reply would take the replies
+    /// further is out of the match (status output_limit) [default: 256].
+    #[arg(long, value_name = "MIB")]
+    max_replay_mib: Option<u64>,
     #[command(flatten)]
     storage: StorageArgs,
 }
@@ -166,6 +166,7 @@ impl ServeArgs {
         set("startup_grace_ms", self.startup_grace_ms.map(|v| v.to_string()));
         set("drain_secs", self.drain_secs.map(|v| v.to_string()));
         set("max_match_secs", self.max_match_secs.map(|v| v.to_string()));
+        set("max_replay_mib", self.max_replay_mib.map(|v| v.to_string()));
         overrides.extend(self.storage.overrides());
         overrides
     }
@@ -288,11 +289,7 @@ async fn play(args: PlayArgs) -> Result<ExitCode> {
     let replay_file =
         tokio::fs::File::create(&replay_path).await.with_context(|| format!("creating {}", replay_path.display()))?;
 
-    let options = RunnerOptions {
-        startup_grace: Duration::from_millis(args.startup_grace_ms),
-        max_match: Duration::from_secs(args.max_match_secs),
-        ..RunnerOptions::default()
-    };
+    let options = args.runner.options();
     let progress = ProgressBar::new(0).with_style(
         ProgressStyle::with_template("{prefix} [{bar:40}] {pos}/{len} steps {elapsed}")
             .unwrap_or_else(|_| ProgressStyle::default_bar()),

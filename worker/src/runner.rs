@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use farm_engine::builtin;
-use farm_engine::replay::LineHasher;
+use farm_engine::replay::{self, LineHasher};
 use farm_engine::{BotReply, GameKind, Match, MatchSetup, PlayerOutcome, Seat, SetupError, StepError};
 use farm_proto::{BotLaunch, BotLimits, BotSpec, ContainerIsolation, Transport};
 use serde::Serialize;
@@ -25,6 +25,48 @@ pub struct RunnerOptions {
     /// The most a job may give one bot: its limits above these are lowered to them
     /// ([`crate::JobPlayer`]).
     pub bot_ceiling: BotLimits,
+    /// The most a match's replay may hold, uncompressed, of its bots' replies, and
+    /// apart from them of the game's own lines. A reply that would take the replies
+    /// past it is not stored: its bot is out of the match (`output_limit`). The
+    /// game's lines are bounded by its rules; past this the match fails.
+    pub max_replay_bytes: u64,
+}
+
+/// [`RunnerOptions::max_replay_bytes`] by default: 256 MiB, a hundred times a long
+/// Vindinium match's replay.
+pub const DEFAULT_MAX_REPLAY_BYTES: u64 = 256 << 20;
+
+/// The runner's command-line flags, for the commands that play matches without a
+/// worker configuration (`farm-worker play`, `farm-coordinator run`).
+#[derive(Debug, Clone, clap::Args)]
+pub struct RunnerArgs {
+    /// Extra time for each bot's first reply, for its process or container to start.
+    #[arg(long, default_value_t = 5000, value_name = "MS")]
+    pub startup_grace_ms: u64,
+    /// The longest a match may take, whatever its rules allow; past it the match fails.
+    #[arg(long, value_name = "SECS", default_value_t = RunnerOptions::default().max_match.as_secs())]
+    pub max_match_secs: u64,
+    /// The most a match's replay may hold of its bots' replies (and, apart, of the
+    /// game's own states), uncompressed; a bot whose reply would take the replies
+    /// further is out of the match (status output_limit).
+    #[arg(long, value_name = "MIB", default_value_t = DEFAULT_MAX_REPLAY_BYTES >> 20,
+          value_parser = clap::value_parser!(u64).range(1..=MAX_REPLAY_MIB))]
+    pub max_replay_mib: u64,
+}
+
+/// The largest `max_replay_mib` an operator may set: 64 GiB.
+pub const MAX_REPLAY_MIB: u64 = 64 * 1024;
+
+impl RunnerArgs {
+    /// The options these flags give, with the default bot ceiling.
+    pub fn options(&self) -> RunnerOptions {
+        RunnerOptions {
+            startup_grace: Duration::from_millis(self.startup_grace_ms),
+            max_match: Duration::from_secs(self.max_match_secs),
+            max_replay_bytes: self.max_replay_mib << 20,
+            ..RunnerOptions::default()
+        }
+    }
 }
 
 impl Default for RunnerOptions {
@@ -35,6 +77,7 @@ impl Default for RunnerOptions {
             startup_grace: Duration::from_secs(5),
             max_match: Duration::from_secs(20 * 60),
             bot_ceiling: BotLimits::default_ceiling(),
+            max_replay_bytes: DEFAULT_MAX_REPLAY_BYTES,
         }
     }
 }
@@ -77,6 +120,14 @@ pub enum RunError {
     /// The match was stopped from outside (the worker is shutting down).
     #[error("the match was stopped")]
     Stopped,
+    /// The game's own lines (apart from its bots' replies, which are capped on their
+    /// own) passed [`RunnerOptions::max_replay_bytes`]: the rules ask for more than
+    /// this worker stores.
+    #[error(
+        "the match's replay passed the worker's limit of {0} bytes (max_replay_mib) with the game's own \
+         states: its rules ask for a longer match than this worker stores"
+    )]
+    ReplayTooLarge(u64),
     /// The match ran past its wall-clock limit ([`RunnerOptions::match_limit`]).
     #[error(
         "the match ran past its wall-clock limit of {} s (what its rules allow at worst, \
@@ -164,17 +215,53 @@ struct SeatClock {
     max: Duration,
 }
 
-/// Writes replay lines and hashes them as they go.
+/// Writes replay lines, hashes them and counts their bytes as they go.
 struct ReplayWriter<W: AsyncWrite + Unpin> {
     out: BufWriter<W>,
     hash: LineHasher,
+    written: u64,
 }
 
 impl<W: AsyncWrite + Unpin> ReplayWriter<W> {
     async fn line(&mut self, line: &str) -> std::io::Result<()> {
         self.hash.line(line);
+        self.written += line.len() as u64 + 1;
         self.out.write_all(line.as_bytes()).await?;
         self.out.write_all(b"\n").await
+    }
+}
+
+/// Keeps the bots' replies in a match's replay within
+/// [`RunnerOptions::max_replay_bytes`]: the bot whose reply would take them past it is
+/// out of the match ([`BotReply::OutputLimit`], which every game treats as a crash),
+/// and is never asked again.
+struct OutputBudget {
+    limit: u64,
+    /// Bytes of replies stored so far.
+    stored: u64,
+    /// The seats that went over.
+    over: Vec<bool>,
+}
+
+impl OutputBudget {
+    /// `reply` from `seat`, or `OutputLimit` if storing it would pass the limit.
+    fn admit(&mut self, seat: Seat, reply: BotReply) -> BotReply {
+        match reply {
+            BotReply::Line(text) => {
+                let stored = self.stored.saturating_add(replay::stored_len(&text));
+                if stored > self.limit {
+                    self.over[seat] = true;
+                    return BotReply::OutputLimit;
+                }
+                self.stored = stored;
+                BotReply::Line(text)
+            }
+            other => other,
+        }
+    }
+
+    fn is_over(&self, seat: Seat) -> bool {
+        self.over[seat]
     }
 }
 
@@ -342,13 +429,17 @@ async fn drive<W: AsyncWrite + Unpin>(
     let limit = game.game().max_steps();
     let latency = metrics::TURN_LATENCY.with_label_values(&[game.setup().game.name()]);
     let mut clocks: Vec<SeatClock> = sessions.iter().map(|_| SeatClock::default()).collect();
-    let mut writer = ReplayWriter { out: BufWriter::new(replay), hash: LineHasher::default() };
+    let mut writer = ReplayWriter { out: BufWriter::new(replay), hash: LineHasher::default(), written: 0 };
+    let mut budget = OutputBudget { limit: options.max_replay_bytes, stored: 0, over: vec![false; sessions.len()] };
     writer.line(&game.header_line()).await?;
 
     while !game.is_over() {
         let requests = game.requests();
         let mut asked = Vec::with_capacity(requests.len());
         for (seat, request) in &requests {
+            if budget.is_over(*seat) {
+                continue;
+            }
             let clock = &mut clocks[*seat];
             let sent = Instant::now();
             let allowed = if clock.requests == 0 {
@@ -360,7 +451,11 @@ async fn drive<W: AsyncWrite + Unpin>(
             let accepted = sessions[*seat].send(request);
             asked.push((*seat, sent, sent + allowed, accepted));
         }
-        let mut replies = Vec::with_capacity(asked.len());
+        let mut replies: Vec<(Seat, BotReply)> = requests
+            .iter()
+            .filter(|(seat, _)| budget.is_over(*seat))
+            .map(|(seat, _)| (*seat, BotReply::OutputLimit))
+            .collect();
         for (seat, sent, deadline, accepted) in asked {
             // A bot not reading its input still gets its full time, then times out.
             let received = if accepted {
@@ -384,10 +479,13 @@ async fn drive<W: AsyncWrite + Unpin>(
                     clock.max = clock.max.max(took);
                 }
             }
-            replies.push((seat, reply));
+            replies.push((seat, budget.admit(seat, reply)));
         }
         let frame = game.submit(replies)?;
         writer.line(&frame).await?;
+        if writer.written.saturating_sub(budget.stored) > options.max_replay_bytes {
+            return Err(RunError::ReplayTooLarge(options.max_replay_bytes));
+        }
         on_step(game.steps(), limit);
     }
     writer.line(&game.footer_line()).await?;

@@ -381,6 +381,72 @@ fn a_match_past_the_wall_clock_ceiling_fails_naming_it_and_leaves_nothing_runnin
     assert!(leftovers.stdout.is_empty(), "processes left running: {}", String::from_utf8_lossy(&leftovers.stdout));
 }
 
+/// Runs `farm-worker ARGS` and returns its output and its peak resident memory in
+/// KiB. Python's `getrusage(RUSAGE_CHILDREN)` measures it: run from a Python process
+/// of its own, that covers the worker (and the bots it waited for) and nothing else.
+fn run_measured(args: &[&str]) -> (Output, u64) {
+    const MEASURE: &str = "import resource, subprocess, sys\n\
+        code = subprocess.run(sys.argv[2:]).returncode\n\
+        open(sys.argv[1], 'w').write(str(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss))\n\
+        sys.exit(code)";
+    let peak = tempfile::NamedTempFile::new().expect("temp file");
+    let output = Command::new("python3")
+        .args(["-c", MEASURE, peak.path().to_str().expect("utf-8 path"), WORKER])
+        .args(args)
+        .current_dir(repo())
+        .output()
+        .expect("python3 runs farm-worker");
+    let peak_kib = std::fs::read_to_string(peak.path()).expect("peak written").trim().parse().expect("a number");
+    (output, peak_kib)
+}
+
+#[test]
+fn a_bot_flooding_the_replay_is_stopped_at_its_limit_and_the_worker_stays_small() {
+    // The largest reply there is (2 MiB), every turn of a 10,000-turn match: 5 GB of
+    // replay without the limit of 64 MiB.
+    let marker = format!("farm-flood-{}", std::process::id());
+    let script = format!(
+        "while read line; do head -c {} /dev/zero | tr \"\\0\" x; echo; done",
+        farm_engine::wire::MAX_REPLY_BYTES
+    );
+    let flood = hostile(&marker, &script);
+    let out = tempfile::tempdir().expect("temp dir");
+    let out_arg = out.path().to_str().expect("utf-8 path");
+    let (output, peak_kib) = run_measured(&[
+        "play",
+        "--out",
+        out_arg,
+        "--game",
+        "vindinium",
+        "--seed",
+        "4",
+        "--rules",
+        r#"{"maxTurns":10000,"moveTimeoutMs":20000}"#,
+        "--max-replay-mib",
+        "64",
+        "--bot",
+        &flood,
+    ]);
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let result: Value =
+        serde_json::from_slice(&std::fs::read(out.path().join("result.json")).expect("result")).expect("json");
+    assert_eq!(statuses(&result), ["output_limit", "ok", "ok", "ok"]);
+    assert_eq!(result["steps"], 10_000, "the match goes on without the flooding hero");
+    // The replies stored, as JSON strings, fill the 64 MiB and no more.
+    let replay = std::fs::read_to_string(out.path().join("replay.jsonl")).expect("replay");
+    let stored: usize = replay
+        .lines()
+        .filter_map(|line| serde_json::from_str::<Value>(line).ok()?.get("replies").cloned())
+        .flat_map(|replies| replies.as_array().cloned().unwrap_or_default())
+        .filter_map(|reply| Some(serde_json::to_string(reply["reply"].get("line")?).expect("json").len()))
+        .sum();
+    assert!(stored <= 64 << 20, "{stored} bytes of replies stored, over the limit");
+    assert!(stored > 62 << 20, "the flood filled the limit: {stored} bytes of replies stored");
+    // The capped replay still re-simulates byte for byte.
+    verify(out.path());
+    assert!(peak_kib < 100 * 1024, "the worker's peak memory was {peak_kib} KiB");
+}
+
 #[test]
 fn bad_input_is_reported_naming_what_is_wrong() {
     let cases: [(&[&str], &str); 5] = [

@@ -414,6 +414,7 @@ impl Game for Botwars {
             BotReply::Unreadable => BotwarsAction::Disqualified(PlayerStatus::Disqualified),
             BotReply::Timeout => BotwarsAction::Disqualified(PlayerStatus::TimedOut),
             BotReply::Crashed => BotwarsAction::Disqualified(PlayerStatus::Crashed),
+            BotReply::OutputLimit => BotwarsAction::Disqualified(PlayerStatus::OutputLimit),
         }
     }
 

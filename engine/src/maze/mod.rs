@@ -131,6 +131,10 @@ pub fn parse_reply(reply: &BotReply) -> MazeAction {
         }
         BotReply::Timeout => MazeAction::Fail { status: PlayerStatus::TimedOut, reason: "timeout".into() },
         BotReply::Crashed => MazeAction::Fail { status: PlayerStatus::Crashed, reason: "the bot crashed".into() },
+        BotReply::OutputLimit => MazeAction::Fail {
+            status: PlayerStatus::OutputLimit,
+            reason: "the bot's output passed the replay limit".into(),
+        },
     }
 }
 

@@ -106,7 +106,8 @@ pub struct OstibotAction(ActionKind);
 enum ActionKind {
     Reply(Result<ValidReply, String>),
     TimedOut,
-    Crashed,
+    /// The bot is gone, with this status.
+    Gone(PlayerStatus),
 }
 
 /// An Ostibot match.
@@ -297,8 +298,8 @@ impl Ostibot {
                 self.world.log.push(format!("team {team}: timed out; idle"));
                 return;
             }
-            ActionKind::Crashed => {
-                self.status[index] = PlayerStatus::Crashed;
+            ActionKind::Gone(status) => {
+                self.status[index] = status;
                 self.crashed[index] = true;
                 self.world.log.push(format!("team {team}: the bot is gone; idle for the rest of the game"));
                 return;
@@ -476,7 +477,8 @@ impl Game for Ostibot {
             BotReply::Line(text) => ActionKind::Reply(io::parse_reply(text, self.call(), seq)),
             BotReply::Unreadable => ActionKind::Reply(Err("unreadable (not UTF-8, or too long)".into())),
             BotReply::Timeout => ActionKind::TimedOut,
-            BotReply::Crashed => ActionKind::Crashed,
+            BotReply::Crashed => ActionKind::Gone(PlayerStatus::Crashed),
+            BotReply::OutputLimit => ActionKind::Gone(PlayerStatus::OutputLimit),
         })
     }
 

@@ -252,6 +252,7 @@ impl Game for Vindinium {
             BotReply::Unreadable => VindiniumAction::Move(Dir::Stay),
             BotReply::Timeout => VindiniumAction::Crash(PlayerStatus::TimedOut),
             BotReply::Crashed => VindiniumAction::Crash(PlayerStatus::Crashed),
+            BotReply::OutputLimit => VindiniumAction::Crash(PlayerStatus::OutputLimit),
         }
     }
 

@@ -12,8 +12,9 @@ use tokio::time::{Instant, timeout_at};
 /// Requests waiting to be written. A bot that stops reading its input fills this and
 /// then misses its deadlines, instead of blocking the match.
 const PENDING_REQUESTS: usize = 4;
-/// Replies read ahead of being asked for; past this the bot blocks on its output.
-const PENDING_REPLIES: usize = 16;
+/// Replies read ahead of being asked for; past this the bot blocks on its output. Each
+/// may be [`MAX_REPLY_BYTES`]: this bounds what one bot's output holds in the worker.
+const PENDING_REPLIES: usize = 4;
 
 /// Both directions of a line conversation with one bot.
 ///
