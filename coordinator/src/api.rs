@@ -14,16 +14,16 @@ use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
-use farm_engine::replay::{self, ObservationError};
+use farm_engine::replay::ObservationError;
 use farm_proto::{MatchResult, PlayerStatus};
 use farm_worker::storage::{Storage, StorageError};
 use futures_util::TryStreamExt;
 use serde::{Deserialize, Serialize};
-use tokio::io::AsyncReadExt;
 use tokio::sync::Notify;
 
 use crate::ledger::{JobState, Ledger, LedgerError, MatchFilter, MatchRow};
 use crate::metrics;
+use crate::observations::{Answer, ObserveError, Observer};
 use crate::standings::{Pairings, Standings};
 use crate::tournament::{Tournament, TournamentError, TournamentFile, TournamentLimits};
 use crate::web;
@@ -46,6 +46,8 @@ pub struct ApiState {
     pub wake_publisher: Arc<Notify>,
     /// What a submitted tournament may ask for.
     pub tournament_limits: TournamentLimits,
+    /// Re-simulates replays for the observations route, within bounds.
+    pub observer: Observer,
 }
 
 /// Who may submit tournaments.
@@ -78,6 +80,8 @@ pub enum ApiError {
     /// A well-formed request for more than this farm allows; the message names the
     /// key and the ceiling.
     OverLimit(String),
+    /// Too many requests of this kind are being answered; the message says which.
+    Busy(String),
     /// Something broke on our side; logged, not shown.
     Internal(String),
 }
@@ -135,6 +139,7 @@ impl IntoResponse for ApiError {
                 (StatusCode::PAYLOAD_TOO_LARGE, "too_large", format!("the body is over {MAX_BODY} bytes"))
             }
             ApiError::OverLimit(message) => (StatusCode::UNPROCESSABLE_ENTITY, "over_limit", message),
+            ApiError::Busy(message) => (StatusCode::TOO_MANY_REQUESTS, "busy", message),
             ApiError::Internal(detail) => {
                 tracing::error!(%detail, "API request failed");
                 (
@@ -147,6 +152,9 @@ impl IntoResponse for ApiError {
         let mut response = (status, Json(ErrorBody { error: ErrorDetail { code, message } })).into_response();
         if status == StatusCode::UNAUTHORIZED {
             response.headers_mut().insert(header::WWW_AUTHENTICATE, header::HeaderValue::from_static("Bearer"));
+        }
+        if status == StatusCode::TOO_MANY_REQUESTS {
+            response.headers_mut().insert(header::RETRY_AFTER, header::HeaderValue::from_static("1"));
         }
         response
     }
@@ -462,7 +470,8 @@ async fn replay(State(state): State<ApiState>, Path(job_id): Path<String>) -> Re
 }
 
 /// What one seat was sent at every step of a match, as JSON Lines of
-/// [`replay::StepObservation`]: the stored replay re-simulated (the viewer's fog of war).
+/// [`farm_engine::replay::StepObservation`]: the stored replay re-simulated (the viewer's fog of
+/// war), streamed as it goes, within the [`Observer`]'s bounds (429 when busy).
 async fn observations(
     State(state): State<ApiState>,
     Path((job_id, seat)): Path<(String, String)>,
@@ -472,25 +481,22 @@ async fn observations(
     let Some(MatchResult::Completed { replay_key, .. }) = envelope.map(|envelope| envelope.result) else {
         return Err(ApiError::NotFound(format!("match {job_id} has no replay (it has not completed)")));
     };
-    let compressed = stream_object(&state, &replay_key).await?.map_err(std::io::Error::other);
-    let mut text = String::new();
-    async_compression::tokio::bufread::ZstdDecoder::new(tokio_util::io::StreamReader::new(compressed))
-        .read_to_string(&mut text)
-        .await
-        .map_err(|error| ApiError::Internal(format!("reading replay {replay_key}: {error}")))?;
-    // Re-simulating a whole match is CPU work: keep it off the async workers.
-    let observed = tokio::task::spawn_blocking(move || replay::observations(text.lines(), seat))
-        .await
-        .map_err(|error| ApiError::Internal(error.to_string()))?
-        .map_err(|error| match error {
-            ObservationError::NoSeat { .. } => ApiError::NotFound(format!("match {job_id} has no seat {seat}")),
+    let answer = state.observer.observe(&replay_key, seat, state.storage.stream(&replay_key)).await.map_err(
+        |error| match error {
+            ObserveError::Busy(_) => ApiError::Busy(error.to_string()),
+            ObserveError::Replay(ObservationError::NoSeat { .. }) => {
+                ApiError::NotFound(format!("match {job_id} has no seat {seat}"))
+            }
+            ObserveError::Storage(StorageError::NotFound { .. }) => {
+                ApiError::NotFound(format!("object {replay_key} is not in storage"))
+            }
             other => ApiError::Internal(format!("replay {replay_key}: {other}")),
-        })?;
-    let mut body = String::new();
-    for step in &observed {
-        body.push_str(&serde_json::to_string(step).map_err(|error| ApiError::Internal(error.to_string()))?);
-        body.push('\n');
-    }
+        },
+    )?;
+    let body = match answer {
+        Answer::Whole(bytes) => Body::from(bytes),
+        Answer::Streamed(mut lines) => Body::from_stream(futures_util::stream::poll_fn(move |cx| lines.poll_recv(cx))),
+    };
     Ok(([(header::CONTENT_TYPE, "application/jsonl")], body).into_response())
 }
 

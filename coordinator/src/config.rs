@@ -8,6 +8,7 @@ use farm_worker::config::{ConfigError, load_layered};
 use farm_worker::storage::StorageConfig;
 use serde::{Deserialize, Serialize};
 
+use crate::observations::ObservationLimits;
 use crate::tournament::{LaunchMode, TournamentLimits};
 
 /// Everything `farm-coordinator serve` can be told.
@@ -38,6 +39,9 @@ pub struct CoordinatorConfig {
     /// The most jobs one submitted tournament may plan (fixtures × maps ×
     /// `games_per_pairing`); a bigger one is refused with 422, naming this key.
     pub max_tournament_jobs: u64,
+    /// How much replay re-simulation the observations route does (`[observations]`:
+    /// concurrent, cache_mib).
+    pub observations: ObservationLimits,
 }
 
 impl Default for CoordinatorConfig {
@@ -53,6 +57,7 @@ impl Default for CoordinatorConfig {
             publish_batch: 500,
             max_outstanding: 20_000,
             max_tournament_jobs: TournamentLimits::default().max_jobs,
+            observations: ObservationLimits::default(),
         }
     }
 }
@@ -78,6 +83,7 @@ impl CoordinatorConfig {
                 "publish_batch, max_outstanding and max_tournament_jobs must be at least 1",
             ));
         }
+        config.observations.check().map_err(ConfigError::invalid)?;
         Ok(config)
     }
 }

@@ -23,6 +23,7 @@ pub mod embedded;
 pub mod farm;
 pub mod ledger;
 pub mod metrics;
+pub mod observations;
 pub mod ratings;
 pub mod schedule;
 pub mod service;

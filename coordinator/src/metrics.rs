@@ -109,6 +109,18 @@ pub static API_SECONDS: LazyLock<HistogramVec> = LazyLock::new(|| {
     )
 });
 
+/// Observation requests, by outcome: `cached`, `resimulated`, `busy` (answered 429).
+pub static OBSERVATIONS: LazyLock<IntCounterVec> = LazyLock::new(|| {
+    let name = "farm_coordinator_observations_total";
+    register(
+        IntCounterVec::new(
+            Opts::new(name, "Observation requests, by outcome: cached, resimulated, busy (answered 429)."),
+            &["outcome"],
+        ),
+        name,
+    )
+});
+
 /// Registers every metric, so `/metrics` lists them all from the start.
 pub fn init() {
     LazyLock::force(&JOBS_PUBLISHED);
@@ -122,6 +134,7 @@ pub fn init() {
     LazyLock::force(&STANDINGS_SECONDS);
     LazyLock::force(&API_REQUESTS);
     LazyLock::force(&API_SECONDS);
+    LazyLock::force(&OBSERVATIONS);
 }
 
 /// The text exposition of every metric.

@@ -17,6 +17,7 @@ use crate::config::CoordinatorConfig;
 use crate::farm::{self, FarmError, Publisher, QueueError, Recorder};
 use crate::ledger::{Ledger, LedgerError};
 use crate::metrics;
+use crate::observations::Observer;
 use crate::tournament::TournamentLimits;
 
 /// How often the job gauges are refreshed from the ledger.
@@ -69,6 +70,7 @@ pub async fn serve(config: CoordinatorConfig, mut shutdown: Shutdown) -> Result<
         submissions: Submissions::Token(Arc::from(config.api_token.as_str())),
         wake_publisher: Arc::clone(&wake),
         tournament_limits: TournamentLimits { max_jobs: config.max_tournament_jobs },
+        observer: Observer::new(config.observations),
     };
     let mut api_stop = stop.clone();
     let server = tokio::spawn(

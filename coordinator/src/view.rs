@@ -16,6 +16,7 @@ use tokio::sync::Notify;
 use crate::api::{self, ApiState, Submissions};
 use crate::embedded;
 use crate::ledger::{Ledger, LedgerError};
+use crate::observations::{ObservationLimits, Observer};
 use crate::tournament::TournamentLimits;
 
 /// What stops a view.
@@ -62,6 +63,7 @@ impl View {
             // Nothing publishes: nobody listens.
             wake_publisher: Arc::new(Notify::new()),
             tournament_limits: TournamentLimits::default(),
+            observer: Observer::new(ObservationLimits::default()),
         };
         Ok(View { listener, state })
     }

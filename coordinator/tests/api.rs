@@ -7,6 +7,8 @@ use axum::body::{Body, Bytes};
 use axum::http::{HeaderMap, Request, StatusCode, header};
 use farm_coordinator::api::{self, ApiState, Submissions};
 use farm_coordinator::ledger::{Answer, Ledger};
+use farm_coordinator::metrics;
+use farm_coordinator::observations::{ObservationLimits, Observer};
 use farm_coordinator::tournament::{TournamentFile, TournamentLimits};
 use farm_proto::{MatchResult, PlayerOutcome, PlayerResult, PlayerStatus, ResultEnvelope, SCHEMA_VERSION};
 use farm_worker::storage::{Storage, StorageConfig};
@@ -56,6 +58,7 @@ fn fixture_with(submissions: Submissions) -> Fixture {
         submissions,
         wake_publisher: Arc::new(Notify::new()),
         tournament_limits: TournamentLimits::default(),
+        observer: Observer::new(ObservationLimits::default()),
     };
     Fixture { dir, state }
 }
@@ -133,6 +136,15 @@ impl Fixture {
         let answer = self.get("/api/tournaments").await;
         assert_eq!(answer.status, StatusCode::OK);
         answer.json()["tournaments"].as_array().expect("a list").len()
+    }
+
+    /// Records `job` of tournament `id` as completed, with `replay` stored.
+    async fn complete_with_replay(&self, id: &str, job: &str, replay: &str) {
+        let replay_key = format!("tournaments/{id}/jobs/{job}/attempt-1-000000000000/replay.jsonl.zst");
+        let mut upload = self.state.storage.replay_upload(&replay_key);
+        upload.write_all(replay.as_bytes()).await.expect("write the replay");
+        upload.shutdown().await.expect("finish the upload");
+        self.state.ledger.record(vec![won_by_seat_0(id, job, &replay_key, None)]).await.expect("record");
     }
 
     /// Whether a submission woke the publisher since the last call.
@@ -726,12 +738,12 @@ async fn metrics_count_requests_by_route_template_and_healthz_answers() {
     assert!(text.contains("farm_coordinator_api_request_duration_seconds"), "{text}");
 }
 
-/// Plays a short Botwars match of builtin bots; returns its replay and what each seat
-/// was sent at each step (`None`: not asked).
-fn botwars_replay() -> (String, Vec<Vec<Option<String>>>) {
+/// Plays a Botwars match of builtin bots of at most `turns`; returns its replay and
+/// what each seat was sent at each step (`None`: not asked).
+fn botwars_replay(turns: u32) -> (String, Vec<Vec<Option<String>>>) {
     use farm_engine::{BotReply, GameKind, Match, MatchSetup, builtin};
     let players = vec!["alpha".to_owned(), "beta".to_owned()];
-    let setup = MatchSetup::new(GameKind::Botwars, &serde_json::json!({ "maxTurns": 20 }), None, 3, players)
+    let setup = MatchSetup::new(GameKind::Botwars, &serde_json::json!({ "maxTurns": turns }), None, 3, players)
         .expect("a valid setup");
     let mut bots: Vec<_> =
         (0..2).map(|seat| builtin::create(GameKind::Botwars, "random", 3, seat).expect("a builtin")).collect();
@@ -759,12 +771,8 @@ async fn observations_are_what_each_seat_was_sent() {
     let job = every[0]["job_id"].as_str().expect("a job id").to_owned();
     let pending = every[1]["job_id"].as_str().expect("a job id").to_owned();
 
-    let (replay, sent) = botwars_replay();
-    let replay_key = format!("tournaments/{id}/jobs/{job}/attempt-1-000000000000/replay.jsonl.zst");
-    let mut upload = fixture.state.storage.replay_upload(&replay_key);
-    upload.write_all(replay.as_bytes()).await.expect("write the replay");
-    upload.shutdown().await.expect("finish the upload");
-    fixture.state.ledger.record(vec![won_by_seat_0(&id, &job, &replay_key, None)]).await.expect("record");
+    let (replay, sent) = botwars_replay(20);
+    fixture.complete_with_replay(&id, &job, &replay).await;
 
     for (seat, expected) in sent.iter().enumerate() {
         let served = fixture.get(&format!("/api/matches/{job}/observations/{seat}")).await;
@@ -789,4 +797,59 @@ async fn observations_are_what_each_seat_was_sent() {
         fixture.get(&format!("/api/matches/{pending}/observations/0")).await.error(StatusCode::NOT_FOUND, "not_found");
     assert!(message.contains("not completed"), "{message}");
     fixture.get("/api/matches/j-nope/observations/0").await.error(StatusCode::NOT_FOUND, "not_found");
+}
+
+#[tokio::test]
+async fn observation_requests_past_the_concurrent_limit_get_429_and_finished_ones_are_cached() {
+    let mut fixture = fixture();
+    fixture.state.observer = Observer::new(ObservationLimits { concurrent: 2, cache_mib: 64 });
+    let id = fixture.submit_botwars().await;
+    let job = fixture.matches(&id, "").await[0]["job_id"].as_str().expect("a job id").to_owned();
+    let (replay, sent) = botwars_replay(400);
+    assert!(sent[0].len() > 40, "a replay longer than what is produced ahead: {}", sent[0].len());
+    fixture.complete_with_replay(&id, &job, &replay).await;
+    let uri = format!("/api/matches/{job}/observations/0");
+    let count = |outcome: &str| metrics::OBSERVATIONS.with_label_values(&[outcome]).get();
+    let (busy, cached) = (count("busy"), count("cached"));
+
+    // Two clients hold both re-simulations: each has read one chunk and waits.
+    let app = api::app(fixture.state.clone());
+    let mut held = Vec::new();
+    for _ in 0..2 {
+        let response = app.clone().oneshot(Request::get(&uri).body(Body::empty()).expect("request")).await.expect("ok");
+        assert_eq!(response.status(), StatusCode::OK);
+        let mut body = response.into_body();
+        let first = body.frame().await.expect("a chunk").expect("readable").into_data().expect("data");
+        held.push((first, body));
+    }
+
+    // 48 more at once: every one is told to come back, none is queued.
+    let rejected = futures_util::future::join_all((0..48).map(|_| fixture.get(&uri))).await;
+    for answer in &rejected {
+        let message = answer.error(StatusCode::TOO_MANY_REQUESTS, "busy");
+        assert!(message.contains("2 observation requests"), "{message}");
+        assert_eq!(answer.headers.get(header::RETRY_AFTER).map(|value| value.as_bytes()), Some(&b"1"[..]));
+    }
+    assert_eq!(count("busy") - busy, 48, "each 429 is counted");
+
+    // The held answers are whole and right once read; the next request is served from the cache.
+    let mut answers = Vec::new();
+    for (first, body) in held {
+        let rest = body.collect().await.expect("the rest").to_bytes();
+        answers.push([first, rest].concat());
+    }
+    let again = fixture.get(&uri).await;
+    assert_eq!(again.status, StatusCode::OK);
+    assert_eq!(count("cached") - cached, 1);
+    for body in answers.iter().chain([&again.body.to_vec()]) {
+        let observed: Vec<Option<String>> = String::from_utf8_lossy(body)
+            .lines()
+            .map(|line| {
+                serde_json::from_str::<Value>(line).expect("a JSON line")["observation"].as_str().map(str::to_owned)
+            })
+            .collect();
+        assert_eq!(observed, sent[0]);
+    }
+    let metrics = fixture.get("/metrics").await.text();
+    assert!(metrics.contains("farm_coordinator_observations_total{outcome=\"busy\"}"), "{metrics}");
 }

@@ -252,10 +252,15 @@ where
         }
     }
 
+    /// The error of a file that ended without its footer.
+    fn no_footer(&self) -> ReplayError {
+        ReplayError::Malformed { line: self.game.steps() as usize + 2, problem: "no footer".into() }
+    }
+
     /// What the whole file re-simulated to; an error if it had no footer.
     fn finish(self) -> Result<Verification, ReplayError> {
         if !self.saw_footer {
-            return Err(ReplayError::Malformed { line: self.game.steps() as usize + 2, problem: "no footer".into() });
+            return Err(self.no_footer());
         }
         Ok(Verification {
             frames: self.game.steps(),
@@ -320,27 +325,75 @@ where
     I: IntoIterator<Item = S>,
     S: AsRef<str>,
 {
-    let mut replay = Resimulation::start(lines.into_iter())?;
-    let seats = replay.game.setup().players.len();
-    if seat >= seats {
-        return Err(ObservationError::NoSeat { seat, seats });
+    Observations::start(lines, seat)?.collect()
+}
+
+/// [`observations`] one step at a time, reading the replay only as far as the step
+/// given: memory stays that of one line and the match, however long the replay.
+/// Every step is given only once its frame re-simulated byte for byte; at the first
+/// line that differs, or cannot be read, it gives that error and ends.
+pub struct Observations<I> {
+    replay: Resimulation<I>,
+    seat: Seat,
+    ended: bool,
+}
+
+impl<I, S> Observations<I>
+where
+    I: Iterator<Item = S>,
+    S: AsRef<str>,
+{
+    /// Reads the header of `lines` and checks that the match has `seat`.
+    pub fn start(lines: impl IntoIterator<IntoIter = I>, seat: Seat) -> Result<Self, ObservationError> {
+        let replay = Resimulation::start(lines.into_iter())?;
+        let seats = replay.game.setup().players.len();
+        if seat >= seats {
+            return Err(ObservationError::NoSeat { seat, seats });
+        }
+        Ok(Observations { replay, seat, ended: false })
     }
-    let mut observations = Vec::new();
-    loop {
-        // The runner sends exactly `Match::requests`; this is the same call.
-        let observation = replay.game.requests().into_iter().find(|(asked, _)| *asked == seat).map(|(_, text)| text);
-        match replay.advance()? {
-            Some(LineKind::Frame) => {
-                let step = replay.game.steps();
-                observations.push(StepObservation { index: step - 1, step, observation });
+
+    fn step(&mut self) -> Result<Option<StepObservation>, ObservationError> {
+        loop {
+            // The runner sends exactly `Match::requests`; this is the same call.
+            let seat = self.seat;
+            let observation =
+                self.replay.game.requests().into_iter().find(|(asked, _)| *asked == seat).map(|(_, text)| text);
+            let kind = self.replay.advance()?;
+            if let Some(line) = self.replay.first_difference {
+                return Err(ObservationError::Differs { line });
             }
-            Some(LineKind::Footer) => {}
-            None => break,
+            match kind {
+                Some(LineKind::Frame) => {
+                    let step = self.replay.game.steps();
+                    return Ok(Some(StepObservation { index: step - 1, step, observation }));
+                }
+                Some(LineKind::Footer) => {}
+                None => {
+                    if !self.replay.saw_footer {
+                        return Err(self.replay.no_footer().into());
+                    }
+                    return Ok(None);
+                }
+            }
         }
     }
-    match replay.finish()?.first_difference {
-        Some(line) => Err(ObservationError::Differs { line }),
-        None => Ok(observations),
+}
+
+impl<I, S> Iterator for Observations<I>
+where
+    I: Iterator<Item = S>,
+    S: AsRef<str>,
+{
+    type Item = Result<StepObservation, ObservationError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.ended {
+            return None;
+        }
+        let step = self.step().transpose();
+        self.ended = !matches!(step, Some(Ok(_)));
+        step
     }
 }
 
