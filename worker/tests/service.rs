@@ -113,7 +113,10 @@ async fn a_worker_killed_mid_match_loses_nothing_and_the_job_has_one_result() {
     let second = WorkerProcess::start(&vhost, &unique("w-second"), 1, 5);
     let result = next_result(&mut results, Duration::from_secs(120)).await;
     assert_eq!(result.job_id, "slow-job");
-    assert_eq!(result.attempt, 2, "the job was redelivered");
+    // Redelivered: usually as attempt 2, but the killed worker's other lane may take the
+    // returned delivery before RabbitMQ has seen that connection die, and lose it again.
+    assert!((2..=3).contains(&result.attempt), "the job was redelivered: attempt {}", result.attempt);
+    let attempt = format!("/attempt-{}-", result.attempt);
     assert_eq!(result.worker_id, second.id);
     let (players, replay_key, _) = completed(&result.result);
     assert_eq!(players[0].outcome.status, PlayerStatus::Ok);
@@ -123,9 +126,9 @@ async fn a_worker_killed_mid_match_loses_nothing_and_the_job_has_one_result() {
     let stored = storage.list(&AttemptKeys::job_prefix(&tournament, "slow-job")).await.expect("list the job's objects");
     let results: Vec<&String> = stored.iter().filter(|key| key.ends_with("/result.json")).collect();
     assert_eq!(results.len(), 1, "{stored:?}");
-    assert!(results[0].contains("/attempt-2-"), "{results:?}");
-    assert!(stored.iter().any(|key| key.contains("/attempt-2-") && key.ends_with("replay.jsonl.zst")));
-    assert!(replay_key.contains("/attempt-2-"));
+    assert!(results[0].contains(&attempt), "{results:?}");
+    assert!(stored.iter().any(|key| key.contains(&attempt) && key.ends_with("replay.jsonl.zst")));
+    assert!(replay_key.contains(&attempt));
     assert!(second.terminate().success());
     assert_eq!(ready_messages(&connection, farm_proto::RESULTS_QUEUE).await, 0, "no second result");
 
