@@ -13,8 +13,9 @@ use tokio::time::{Instant, timeout_at};
 /// then misses its deadlines, instead of blocking the match.
 const PENDING_REQUESTS: usize = 4;
 /// Replies read ahead of being asked for; past this the bot blocks on its output. Each
-/// may be [`MAX_REPLY_BYTES`]: this bounds what one bot's output holds in the worker.
-const PENDING_REPLIES: usize = 4;
+/// may be [`MAX_REPLY_BYTES`]: this bounds what one bot's output holds in the worker
+/// (32 MiB at worst).
+const PENDING_REPLIES: usize = 16;
 
 /// Both directions of a line conversation with one bot.
 ///
