@@ -106,6 +106,7 @@ fn check_log(name: &str, log: &str) -> Option<String> {
             !(log.contains("write /etc/escape.txt: blocked") && log.contains("write /tmp/ok.txt: ok"))
         }
         "orphan" => !log.contains("orphan: left 10"),
+        "fd-hog" => !log.contains("fd-hog: nofile 1024 1024 core 0 0") || !log.contains("files, then [Errno 24]"),
         "ahead" => log != "ahead: writing 20000 replies ahead\n",
         "read-env" => {
             let names = log.lines().find_map(|line| line.strip_prefix("read-env: ")).unwrap_or("?");
@@ -117,7 +118,7 @@ fn check_log(name: &str, log: &str) -> Option<String> {
 }
 
 /// (bot, status, OOM-killed): as `service.rs` expects of the same bots in containers.
-const CASES: [(&str, &str, bool); 15] = [
+const CASES: [(&str, &str, bool); 16] = [
     ("crash-start", "crashed", false),
     ("crash-mid", "crashed", false),
     ("segfault", "crashed", false),
@@ -133,6 +134,7 @@ const CASES: [(&str, &str, bool); 15] = [
     ("orphan", "ok", false),
     ("read-env", "ok", false),
     ("ahead", "ok", false),
+    ("fd-hog", "ok", false),
 ];
 
 #[test]
@@ -174,7 +176,7 @@ fn isolated_hostile_bots_get_their_container_status_and_nothing_escapes() {
 
 #[test]
 fn local_bots_leave_no_process_and_die_of_their_own_signals_as_in_docker() {
-    for name in ["orphan", "segfault", "read-env"] {
+    for name in ["orphan", "segfault", "read-env", "fd-hog"] {
         let played = play("local", name);
         let expected = if name == "segfault" { "crashed" } else { "ok" };
         assert_eq!(played.status, expected, "{name}: {}", played.log);

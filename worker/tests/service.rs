@@ -187,6 +187,7 @@ async fn hostile_bots_get_the_right_status_and_nothing_is_left_running() {
         ("segfault", PlayerStatus::Crashed, false),
         ("orphan", PlayerStatus::Ok, false),
         ("read-env", PlayerStatus::Ok, false),
+        ("fd-hog", PlayerStatus::Ok, false),
     ];
     let jobs: Vec<MatchJob> = cases
         .iter()
@@ -227,6 +228,10 @@ async fn hostile_bots_get_the_right_status_and_nothing_is_left_running() {
                 "{log}"
             ),
             "orphan" => assert!(log.contains("orphan: left 10"), "{log}"),
+            "fd-hog" => assert!(
+                log.contains("fd-hog: nofile 1024 1024 core 0 0") && log.contains("files, then [Errno 24]"),
+                "{log}"
+            ),
             // The image's own variables and the game's; nothing of the worker's.
             "read-env" => {
                 let names = log.lines().find_map(|line| line.strip_prefix("read-env: ")).expect("names logged");

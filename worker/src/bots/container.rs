@@ -38,7 +38,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 
 use bollard::Docker;
-use bollard::models::{ContainerCreateBody, HostConfig, HostConfigLogConfig, Mount, MountType};
+use bollard::models::{ContainerCreateBody, HostConfig, HostConfigLogConfig, Mount, MountType, ResourcesUlimits};
 use bollard::query_parameters::{
     CreateContainerOptionsBuilder, ListContainersOptionsBuilder, ListNetworksOptionsBuilder,
     RemoveContainerOptionsBuilder,
@@ -55,7 +55,7 @@ use super::capped::{CappedLog, read_capped};
 use super::http::{BOT_PORT, HttpChannel};
 use super::lines::LineChannel;
 use super::supervisor::{Control, Resetting, Supervisor};
-use super::{BOT_GID, BOT_UID, BotExit, BotLaunchError, LaunchContext, Received, Sandbox};
+use super::{BOT_GID, BOT_OPEN_FILES, BOT_UID, BotExit, BotLaunchError, LaunchContext, Received, Sandbox};
 use crate::metrics::{self, SandboxPhase};
 
 /// Label carrying the id of the worker that started the container.
@@ -675,6 +675,8 @@ impl DockerSandbox {
             nano_cpus: Some((shape.cpu_millis * 1_000_000) as i64),
             // The supervisor is one more process.
             pids_limit: Some(shape.pids + 1),
+            // The supervisor's, and so the bot's: open files bounded, no core dumps.
+            ulimits: Some(vec![ulimit("nofile", BOT_OPEN_FILES), ulimit("core", 0)]),
             readonly_rootfs: Some(true),
             tmpfs: Some(tmpfs_mounts),
             mounts: Some(vec![
@@ -725,6 +727,12 @@ impl DockerSandbox {
     async fn discard(&self, container: Prepared) {
         SandboxPhase::Remove.timed(Self::NAME, remove_prepared(&self.docker, container)).await;
     }
+}
+
+/// A resource limit, soft and hard alike.
+fn ulimit(name: &str, value: u64) -> ResourcesUlimits {
+    let value = i64::try_from(value).unwrap_or(i64::MAX);
+    ResourcesUlimits { name: Some(name.to_owned()), soft: Some(value), hard: Some(value) }
 }
 
 /// The supervisor's file name in the run root.

@@ -25,6 +25,10 @@ pub use process::{Isolation, ProcessBot, ProcessLaunch, namespaces_available};
 pub const BOT_UID: u32 = 10001;
 /// The bot's group.
 pub const BOT_GID: u32 = 10001;
+/// The most files a bot may have open (RLIMIT_NOFILE, soft and hard), in a container
+/// as in a local sandbox: what most systems give a process by default. A bot gets no
+/// core dumps at all (RLIMIT_CORE 0): a crash must not write its memory to disk.
+pub const BOT_OPEN_FILES: u64 = 1024;
 
 /// A bot that could not be started. Distinct from a bot that starts and then fails,
 /// which is an ordinary result of the match.

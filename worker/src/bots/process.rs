@@ -19,7 +19,9 @@ use tokio::time::{Duration, Instant, timeout};
 use super::capped::{CappedLog, read_capped};
 use super::cgroup::{BotCgroup, CgroupHost};
 use super::lines::LineChannel;
-use super::{BOT_GID, BOT_UID, BotExit, BotLaunchError, IsolatedSandbox, LocalSandbox, Received, Sandbox};
+use super::{
+    BOT_GID, BOT_OPEN_FILES, BOT_UID, BotExit, BotLaunchError, IsolatedSandbox, LocalSandbox, Received, Sandbox,
+};
 use crate::metrics::SandboxPhase;
 
 /// How long a killed bot's pipes may take to close before its log is taken as is.
@@ -120,15 +122,17 @@ impl ProcessBot {
             None => None,
         };
         let mut wrapper = Command::new("sh");
+        // The limits a container's bot has too, inherited by all it starts.
+        let limits = format!("ulimit -c 0; ulimit -n {BOT_OPEN_FILES};");
         // Without a cgroup, a PID namespace is what ends every process at once: its
         // init (bubblewrap's) takes all of them with it. Without namespaces one shell
         // both waits and becomes the bot (a shell less to start per match).
         if isolated || (cgroup.is_none() && namespaces_available().is_ok()) {
-            wrapper.arg("-c").arg(format!(r#"{WAIT_FOR_GO} "$@""#)).arg("sh");
+            wrapper.arg("-c").arg(format!(r#"{limits} {WAIT_FOR_GO} "$@""#)).arg("sh");
             wrapper.arg(BWRAP).args(namespace_args(&launch));
             wrapper.args(["sh", "-c"]).arg(format!("exec {command}"));
         } else {
-            wrapper.arg("-c").arg(format!("{WAIT_FOR_GO} {command}"));
+            wrapper.arg("-c").arg(format!("{limits} {WAIT_FOR_GO} {command}"));
         }
         wrapper.env_clear().envs(bot_environment(&launch));
         if isolated && Uid::effective().is_root() {
