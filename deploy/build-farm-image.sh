@@ -29,7 +29,16 @@
 # Inside a farm build, the dependencies' layer is cached by Docker as long as the
 # manifests and Cargo.lock are unchanged (see deploy/Dockerfile).
 #
-# Usage: deploy/build-farm-image.sh [--force]   (--force: rebuild matchfarm/farm)
+# With --binaries DIR it compiles nothing: the image is deploy/Dockerfile's runtime stage
+# around farm-coordinator and farm-worker already built in DIR (stripped of debug info)
+# and the static supervisor of scripts/build-supervisor. scripts/test uses it with
+# target/debug, the binaries its own build just made (compiling the workspace a second
+# time inside Docker took most of a CI run's quarter hour); its label is the sha256 of
+# those binaries and of that stage.
+#
+# Usage: deploy/build-farm-image.sh [--force] [--binaries DIR]
+#   --force          rebuild matchfarm/farm even when it is up to date
+#   --binaries DIR   take the binaries from DIR instead of building them in Docker
 # Environment: FARM_IMAGE (default matchfarm/farm:latest) names the result.
 set -euo pipefail
 
@@ -41,16 +50,24 @@ TOOLCHAIN_IMAGE=matchfarm/rust-toolchain:latest
 BUILDER_IMAGE=matchfarm/farm-builder:latest
 TARGET_TRIPLE=x86_64-unknown-linux-gnu
 # The workspace members (their manifests are inputs; see deploy/Dockerfile).
-MEMBERS=(proto engine worker coordinator supervisor bots/vindinium/random-rs bots/botwars/random-rs
+MEMBERS=(proto engine worker coordinator supervisor fuzz bots/vindinium/random-rs bots/botwars/random-rs
     bots/maze/explorer-rs bots/bench/echo-rs)
 
 FORCE=0
-case ${1:-} in
-    "") ;;
-    --force) FORCE=1 ;;
-    -h | --help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
-    *) echo "error: unknown argument $1 (see --help)" >&2; exit 2 ;;
-esac
+BINARIES=
+while [ $# -gt 0 ]; do
+    case $1 in
+        --force) FORCE=1 ;;
+        --binaries)
+            [ $# -ge 2 ] || { echo "error: --binaries needs a directory" >&2; exit 2; }
+            BINARIES=$2
+            shift
+            ;;
+        -h | --help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
+        *) echo "error: unknown argument $1 (see --help)" >&2; exit 2 ;;
+    esac
+    shift
+done
 
 log() { printf '%s\n' "$*" >&2; }
 die() { log "error: $*"; exit 1; }
@@ -100,6 +117,40 @@ build() {
 "$REPO/deploy/build-images.sh" base-debian
 base_source=$(label_of "$BASE_IMAGE")
 [ -n "$base_source" ] || die "$BASE_IMAGE is missing after deploy/build-images.sh"
+
+# --- with --binaries: the runtime stage around binaries built already ---------------------
+
+if [ -n "$BINARIES" ]; then
+    context=$WORK/prebuilt
+    mkdir -p "$context/out/bin" "$context/out/data"
+    for binary in farm-coordinator farm-worker; do
+        [ -x "$BINARIES/$binary" ] || die "$BINARIES/$binary is missing: build it first (cargo build)"
+        # Debug info is most of a debug build's size; the image needs none of it.
+        strip --strip-debug -o "$context/out/bin/$binary" "$BINARIES/$binary" 2>/dev/null ||
+            cp "$BINARIES/$binary" "$context/out/bin/$binary"
+    done
+    supervisor=$("$REPO/scripts/build-supervisor") || die "scripts/build-supervisor failed"
+    cp "$supervisor" "$context/out/bin/farm-supervisor"
+    [ -f /etc/ssl/certs/ca-certificates.crt ] || die "/etc/ssl/certs/ca-certificates.crt is missing (apt-get install ca-certificates)"
+    cp /etc/ssl/certs/ca-certificates.crt "$context/out/"
+    # deploy/Dockerfile's runtime stage, its `builder` stage replaced by these files.
+    {
+        printf 'ARG BASE\nFROM scratch AS builder\nCOPY out/ /out/\n'
+        sed -n '/^FROM \${BASE}$/,$p' "$REPO/deploy/Dockerfile"
+    } >"$context/Dockerfile"
+    grep -q '^FROM ${BASE}$' "$context/Dockerfile" || die "deploy/Dockerfile has no 'FROM \${BASE}' runtime stage"
+    prebuilt_source=$({
+        printf '%s\n' "FROM $BASE_IMAGE $base_source"
+        files_hash "$context" Dockerfile out/bin/farm-coordinator out/bin/farm-worker out/bin/farm-supervisor
+    } | hash_stdin)
+    if [ "$FORCE" = 1 ] || [ "$(label_of "$FARM_IMAGE")" != "$prebuilt_source" ]; then
+        build "$FARM_IMAGE" "$prebuilt_source" "$context" --build-arg "BASE=$BASE_IMAGE"
+    else
+        log "skipped $FARM_IMAGE (up to date)"
+    fi
+    log "$FARM_IMAGE ready in $((SECONDS - START)) s (from $BINARIES)"
+    exit 0
+fi
 
 # --- matchfarm/rust-toolchain ----------------------------------------------------------
 
