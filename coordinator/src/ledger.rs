@@ -250,7 +250,28 @@ pub struct SeatOutcome {
 /// The ledger handle; cheap to clone.
 #[derive(Clone)]
 pub struct Ledger {
-    connection: Arc<Mutex<Connection>>,
+    /// Every write, and the reads that writes depend on.
+    writer: Arc<Mutex<Connection>>,
+    /// The reads that only show (the API's, the gauges'): in WAL mode a reader never
+    /// waits for a write transaction, so inserting a big tournament, a batch at a
+    /// time, does not hold them up.
+    reader: Arc<Mutex<Connection>>,
+}
+
+/// Runs `call` with `connection` on the blocking pool.
+async fn on_blocking_pool<T, F>(connection: Arc<Mutex<Connection>>, call: F) -> Result<T, LedgerError>
+where
+    T: Send + 'static,
+    F: FnOnce(&mut Connection) -> Result<T, LedgerError> + Send + 'static,
+{
+    tokio::task::spawn_blocking(move || {
+        // A panic inside a call cannot leave a half-done transaction (rusqlite
+        // rolls back on drop), so a poisoned lock is still usable.
+        let mut connection = connection.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        call(&mut connection)
+    })
+    .await
+    .map_err(|error| LedgerError::Task(error.to_string()))?
 }
 
 /// The `user_version` from which `job_counts` is kept by triggers.
@@ -371,24 +392,28 @@ impl Ledger {
                  COMMIT;"
             ))?;
         }
-        Ok(Ledger { connection: Arc::new(Mutex::new(connection)) })
+        let reader = Connection::open(path)?;
+        reader.busy_timeout(std::time::Duration::from_secs(10))?;
+        reader.pragma_update(None, "query_only", "ON")?;
+        Ok(Ledger { writer: Arc::new(Mutex::new(connection)), reader: Arc::new(Mutex::new(reader)) })
     }
 
-    /// Runs `call` with the connection on the blocking pool.
+    /// Runs `call` with the writing connection on the blocking pool.
     async fn with<T, F>(&self, call: F) -> Result<T, LedgerError>
     where
         T: Send + 'static,
         F: FnOnce(&mut Connection) -> Result<T, LedgerError> + Send + 'static,
     {
-        let connection = Arc::clone(&self.connection);
-        tokio::task::spawn_blocking(move || {
-            // A panic inside a call cannot leave a half-done transaction (rusqlite
-            // rolls back on drop), so a poisoned lock is still usable.
-            let mut connection = connection.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-            call(&mut connection)
-        })
-        .await
-        .map_err(|error| LedgerError::Task(error.to_string()))?
+        on_blocking_pool(Arc::clone(&self.writer), call).await
+    }
+
+    /// Runs `call`, which only reads, with the reading connection on the blocking pool.
+    async fn read<T, F>(&self, call: F) -> Result<T, LedgerError>
+    where
+        T: Send + 'static,
+        F: FnOnce(&mut Connection) -> Result<T, LedgerError> + Send + 'static,
+    {
+        on_blocking_pool(Arc::clone(&self.reader), call).await
     }
 
     /// Stores `tournament` and all its jobs as pending, unless it is already there.
@@ -484,7 +509,7 @@ impl Ledger {
     /// A stored tournament.
     pub async fn tournament(&self, id: &str) -> Result<Option<Tournament>, LedgerError> {
         let id = id.to_owned();
-        self.with(move |connection| {
+        self.read(move |connection| {
             let definition: Option<String> = connection
                 .query_row("SELECT definition FROM tournaments WHERE id = ?1", [&id], |row| row.get(0))
                 .optional()?;
@@ -499,7 +524,7 @@ impl Ledger {
 
     /// Every tournament, newest first, with its progress.
     pub async fn tournaments(&self) -> Result<Vec<TournamentSummary>, LedgerError> {
-        self.with(|connection| {
+        self.read(|connection| {
             let mut select = connection
                 .prepare("SELECT id, name, game, created_at FROM tournaments ORDER BY created_at DESC, id")?;
             let rows = select
@@ -521,7 +546,7 @@ impl Ledger {
     /// A tournament's progress, if it exists.
     pub async fn progress(&self, id: &str) -> Result<Option<Progress>, LedgerError> {
         let id = id.to_owned();
-        self.with(move |connection| progress_of(connection, &id)).await
+        self.read(move |connection| progress_of(connection, &id)).await
     }
 
     /// Jobs in each state, over all tournaments.
@@ -544,7 +569,7 @@ impl Ledger {
 
     /// Jobs in `state` (of tournament `only`, if given).
     pub async fn count(&self, state: JobState, only: Option<String>) -> Result<u64, LedgerError> {
-        self.with(move |connection| {
+        self.read(move |connection| {
             let count: i64 = match only {
                 Some(id) => connection.query_row(
                     "SELECT count(*) FROM jobs WHERE tournament_id = ?1 AND state = ?2",
@@ -561,7 +586,7 @@ impl Ledger {
 
     /// Tournaments with jobs not yet answered.
     pub async fn active_tournaments(&self) -> Result<u64, LedgerError> {
-        self.with(|connection| {
+        self.read(|connection| {
             let count: i64 = connection.query_row(
                 "SELECT count(DISTINCT tournament_id) FROM jobs WHERE state IN ('pending', 'running')",
                 [],
@@ -634,7 +659,7 @@ impl Ledger {
     /// A tournament's matches, in schedule order, each with its outcomes.
     pub async fn matches(&self, tournament_id: &str, filter: MatchFilter) -> Result<Vec<MatchRow>, LedgerError> {
         let tournament_id = tournament_id.to_owned();
-        self.with(move |connection| {
+        self.read(move |connection| {
             let (conditions, mut values) = match_conditions(tournament_id, &filter);
             values.push(Box::new(i64::from(filter.limit)));
             let limit = values.len();
@@ -659,7 +684,7 @@ impl Ledger {
     /// offset: the length of the whole list, for paging through it.
     pub async fn count_matches(&self, tournament_id: &str, filter: MatchFilter) -> Result<u64, LedgerError> {
         let tournament_id = tournament_id.to_owned();
-        self.with(move |connection| {
+        self.read(move |connection| {
             let (conditions, values) = match_conditions(tournament_id, &filter);
             let count: i64 = connection.query_row(
                 &format!("SELECT count(*) FROM jobs WHERE {conditions}"),
@@ -677,7 +702,7 @@ impl Ledger {
         job_id: &str,
     ) -> Result<Option<(String, MatchRow, Option<ResultEnvelope>)>, LedgerError> {
         let job_id = job_id.to_owned();
-        self.with(move |connection| {
+        self.read(move |connection| {
             let row = connection
                 .query_row(
                     "SELECT job_id, position, seats, map, repetition, seed, state, attempts, reason, tournament_id
@@ -705,7 +730,7 @@ impl Ledger {
     /// standings are computed from (so they never depend on arrival order).
     pub async fn completed(&self, tournament_id: &str) -> Result<Vec<Vec<SeatOutcome>>, LedgerError> {
         let tournament_id = tournament_id.to_owned();
-        self.with(move |connection| {
+        self.read(move |connection| {
             let mut select = connection.prepare(
                 "SELECT s.job_id, s.bot, s.score, s.rank, s.status, s.timeouts FROM jobs j
                  JOIN result_seats s ON s.job_id = j.job_id
@@ -998,6 +1023,46 @@ builtin = "random"
 
     fn ids(rows: &[MatchRow]) -> Vec<&str> {
         rows.iter().map(|row| row.job_id.as_str()).collect()
+    }
+
+    #[tokio::test(flavor = "multi_thread")]
+    async fn reads_go_on_while_a_write_transaction_is_open() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let ledger = open(&dir);
+        let tournament = botwars("read beside a write", 1);
+        ledger.insert_tournament(tournament.clone()).await.expect("insert");
+        let (held_tx, held_rx) = std::sync::mpsc::channel();
+        let (release_tx, release_rx) = std::sync::mpsc::channel::<()>();
+        let writer = ledger.clone();
+        // A write transaction held open, as one batch of a big insert is.
+        let holding = tokio::spawn(async move {
+            writer
+                .with(move |connection| {
+                    let transaction = connection.transaction()?;
+                    transaction.execute("UPDATE tournaments SET name = 'renamed'", [])?;
+                    let _ = held_tx.send(());
+                    let _ = release_rx.recv();
+                    transaction.commit()?;
+                    Ok(())
+                })
+                .await
+        });
+        tokio::task::spawn_blocking(move || held_rx.recv()).await.expect("join").expect("the write began");
+        // Were reads on the writer's connection, these would wait for the release: a
+        // deadlock, which the timeout turns into a failure.
+        let reads = async {
+            let listed = ledger.tournaments().await.expect("list");
+            let progress = ledger.progress(&tournament.id).await.expect("progress").expect("exists");
+            (listed, progress)
+        };
+        let (listed, progress) = tokio::time::timeout(std::time::Duration::from_secs(30), reads)
+            .await
+            .expect("reads wait for the write transaction");
+        assert_eq!(listed[0].name, "read beside a write", "the uncommitted rename is not seen");
+        assert_eq!(progress.total, 6);
+        release_tx.send(()).expect("release");
+        holding.await.expect("join").expect("the write commits");
+        assert_eq!(ledger.tournaments().await.expect("list")[0].name, "renamed");
     }
 
     #[tokio::test]
