@@ -32,6 +32,7 @@ impl JobError {
             JobError::Run(RunError::Launch { source, .. }) => match source {
                 BotLaunchError::Docker(_) | BotLaunchError::Spawn { .. } | BotLaunchError::Contain { .. } => true,
                 BotLaunchError::UnknownBuiltin(_)
+                | BotLaunchError::NotACommand { .. }
                 | BotLaunchError::ImageMissing { .. }
                 | BotLaunchError::WrongSandbox { .. } => false,
             },
@@ -49,5 +50,37 @@ impl JobError {
             // storage fault, not the job's: another run writes elsewhere.
             JobError::Storage(_) | JobError::Broker(_) | JobError::Encode(_) => true,
         }
+    }
+}
+
+/// `error` and its causes, as `error: cause: cause`, each cause left out when the
+/// message before it says it already (most messages here end with their cause's): what
+/// the binaries print, so that a reason is never shown twice.
+pub fn chain_text(error: &(dyn std::error::Error + 'static)) -> String {
+    let mut text = error.to_string();
+    let mut cause = error.source();
+    while let Some(next) = cause {
+        let said = next.to_string();
+        if !text.contains(&said) {
+            text.push_str(": ");
+            text.push_str(&said);
+        }
+        cause = next.source();
+    }
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_cause_the_message_already_gives_is_not_repeated() {
+        let source = std::io::Error::other("broken pipe");
+        let launch = BotLaunchError::Spawn { command: "bot".to_owned(), source };
+        let run = RunError::Launch { seat: 1, source: launch };
+        assert_eq!(chain_text(&run), "seat 1: cannot start \"bot\": broken pipe");
+        let wrapped = std::io::Error::new(std::io::ErrorKind::NotFound, run);
+        assert_eq!(chain_text(&wrapped), "seat 1: cannot start \"bot\": broken pipe");
     }
 }

@@ -218,7 +218,7 @@ async fn main() -> ExitCode {
     match result {
         Ok(code) => code,
         Err(error) => {
-            eprintln!("error: {error:#}");
+            eprintln!("error: {}", farm_worker::error::chain_text(error.as_ref()));
             ExitCode::from(2)
         }
     }

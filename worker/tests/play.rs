@@ -448,6 +448,16 @@ fn a_bot_flooding_the_replay_is_stopped_at_its_limit_and_the_worker_stays_small(
 }
 
 #[test]
+fn shell_code_given_as_a_command_is_refused_saying_how_to_give_it() {
+    let output =
+        run(&["play", "--game", "botwars", "--bot", "builtin:random", "--bot", "cmd:while read l; do echo []; done"]);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(!output.status.success(), "{stderr}");
+    assert!(stderr.contains("the shell refused it (sh: 1: Syntax error"), "{stderr}");
+    assert!(stderr.contains("give shell code as sh -c '...'"), "{stderr}");
+}
+
+#[test]
 fn bad_input_is_reported_naming_what_is_wrong() {
     let cases: [(&[&str], &str); 5] = [
         (&["play", "--game", "chess", "--bot", "builtin:random"], "unknown game \"chess\""),

@@ -45,6 +45,18 @@ pub enum BotLaunchError {
         /// Why.
         source: std::io::Error,
     },
+    /// The shell refused the command before running anything (a syntax error): `cmd:`
+    /// runs one command, as `exec COMMAND`.
+    #[error(
+        "cannot start {command:?}: the shell refused it ({shell}); cmd: runs one command: give shell code as \
+         sh -c '...'"
+    )]
+    NotACommand {
+        /// The command line.
+        command: String,
+        /// What the shell said.
+        shell: String,
+    },
     /// The bot's image is not on this machine.
     #[error("image {image:?} is not available: {message}")]
     ImageMissing {

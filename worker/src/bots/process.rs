@@ -157,7 +157,17 @@ impl ProcessBot {
                 .adopt(pid)
                 .map_err(|source| BotLaunchError::Contain { what: "moving the bot into its cgroup", source })?;
         }
-        stdin.write_all(GO_LINE).await.map_err(spawn_error)?;
+        if let Err(error) = stdin.write_all(GO_LINE).await {
+            // The wrapper shell is gone before reading its go line: it could not even
+            // parse the command line (`exec while ...`). What it said is the reason.
+            let said = read_capped(stderr, 1024).await;
+            let shell = String::from_utf8_lossy(&said.bytes).trim().to_owned();
+            return Err(if shell.is_empty() {
+                spawn_error(error)
+            } else {
+                BotLaunchError::NotACommand { command: command.to_owned(), shell }
+            });
+        }
         let stderr = tokio::spawn(read_capped(stderr, launch.limits.stderr_bytes));
         Ok(ProcessBot {
             child,
