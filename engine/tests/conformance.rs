@@ -238,3 +238,22 @@ proptest! {
         prop_assert!(check.outcome.iter().any(|player| player.rank == 1));
     }
 }
+
+/// Found by fuzzing the replay reader: a header asking for a huge Botwars grid made the
+/// engine allocate it (rows × cols bytes) before checking its size.
+#[test]
+fn a_replay_header_asking_for_a_huge_grid_is_refused_before_anything_is_allocated() {
+    let mut lines = play_builtins(setup(GameKind::Botwars, 3, serde_json::Value::Null));
+    for (rows, cols) in [("4294967294", "10"), ("100000", "100000"), ("18446744073709551615", "2")] {
+        let header = lines[0].replacen("\"rows\":20", &format!("\"rows\":{rows}"), 1);
+        lines[0] = header.replacen("\"cols\":20", &format!("\"cols\":{cols}"), 1);
+        let error = replay::verify(&lines).expect_err("a grid over 100x100");
+        assert!(error.to_string().contains("rows and cols must be 3 to 100"), "{error}");
+        lines[0] = lines[0].replacen(&format!("\"rows\":{rows}"), "\"rows\":20", 1).replacen(
+            &format!("\"cols\":{cols}"),
+            "\"cols\":20",
+            1,
+        );
+    }
+    assert!(replay::verify(&lines).expect("the original header reads").matches());
+}

@@ -139,6 +139,9 @@ pub const TARGETS: &[Target] = &[
         dictionary: &[
             "{",
             "}",
+            "\"rows\":",
+            "\"cols\":",
+            "\"energyEvery\":",
             "\"maxTurns\":",
             "\"moveTimeoutMs\":",
             "\"replyTimeoutMs\":",

@@ -127,19 +127,28 @@ fn json_number(raw: &str) -> Option<f64> {
     if raw.starts_with(|c: char| c == '-' || c.is_ascii_digit()) { raw.parse().ok() } else { None }
 }
 
+/// The number of cells of `rules`' grid, once its size is checked: checked before
+/// anything is allocated for it (a replay's header may ask for any size).
+fn grid_cells(rules: &BotwarsRules) -> Result<usize, SetupError> {
+    if !(3..=100).contains(&rules.rows) || !(3..=100).contains(&rules.cols) || rules.rows * rules.cols < 10 {
+        return Err(SetupError::Rules {
+            game: GameKind::Botwars,
+            problem: format!("rows and cols must be 3 to 100, got {}x{}", rules.rows, rules.cols),
+        });
+    }
+    Ok(rules.rows * rules.cols)
+}
+
 impl Botwars {
     /// A match from a position: `grid` in the wire format and each side's energy.
     /// Spawns are the original's: (1, 1) and (cols − 2, rows − 2).
     pub fn from_position(rules: BotwarsRules, grid: &str, energy: [u32; 2], seed: u64) -> Result<Self, SetupError> {
         let rules_error = |problem: String| SetupError::Rules { game: GameKind::Botwars, problem };
-        if !(3..=100).contains(&rules.rows) || !(3..=100).contains(&rules.cols) || rules.rows * rules.cols < 10 {
-            return Err(rules_error(format!("rows and cols must be 3 to 100, got {}x{}", rules.rows, rules.cols)));
-        }
+        let cells = grid_cells(&rules)?;
         check_rule("maxTurns", u64::from(rules.max_turns), TURNS)
             .and_then(|()| check_rule("energyEvery", u64::from(rules.energy_every), 0..=*TURNS.end()))
             .and_then(|()| check_rule("replyTimeoutMs", rules.reply_timeout_ms, REPLY_TIMEOUT_MS))
             .map_err(rules_error)?;
-        let cells = rules.rows * rules.cols;
         if grid.len() != cells || !grid.bytes().all(|c| b".rb*xX".contains(&c)) {
             return Err(SetupError::Map {
                 game: GameKind::Botwars,
@@ -383,7 +392,7 @@ impl Game for Botwars {
         if map.is_some() {
             return Err(SetupError::Map { game: Self::KIND, problem: "Skookum Botwars has no maps".into() });
         }
-        let empty = ".".repeat(rules.rows * rules.cols);
+        let empty = ".".repeat(grid_cells(&rules)?);
         Botwars::from_position(rules, &empty, [1, 1], seed)
     }
 
