@@ -521,7 +521,17 @@ impl TournamentFile {
     ) -> Result<Vec<MapSlot>, TournamentError> {
         let game = self.game;
         let has_maps = AnyGame::default_map(game, rules, 0).map_err(|error| invalid("rules", error))?.is_some();
+        // Games that fill seats themselves (Vindinium) always seat their full number.
+        let seats = if builtin::seat_filler(game).is_some() { *AnyGame::seats(game).end() } else { seated };
+        let sets_up = |map: Option<String>| {
+            let players = (0..seats).map(|seat| format!("seat-{seat}")).collect();
+            farm_engine::MatchSetup::new(game, rules, map, 0, players)
+                .and_then(|setup| farm_engine::Match::new(setup).map(drop))
+        };
         if self.maps.is_empty() {
+            // What a game checks only when a match is set up (a Botwars grid's size) is
+            // checked here, at submission, rather than on every worker.
+            sets_up(None).map_err(|error| invalid("rules", error))?;
             return Ok(vec![MapSlot { name: "default".into(), text: None }]);
         }
         if !has_maps {
@@ -554,12 +564,8 @@ impl TournamentFile {
             };
             let name = entry.name.clone().unwrap_or(label);
             check_name(&key("name"), &name)?;
-            // The map must load for the matches it will host. Games that fill seats
-            // themselves (Vindinium) always seat their full number.
-            let seats = if builtin::seat_filler(game).is_some() { *AnyGame::seats(game).end() } else { seated };
-            let players = (0..seats).map(|seat| format!("seat-{seat}")).collect();
-            farm_engine::MatchSetup::new(game, rules, Some(text.clone()), 0, players)
-                .and_then(|setup| farm_engine::Match::new(setup).map(drop))
+            // The map must load for the matches it will host.
+            sets_up(Some(text.clone()))
                 .map_err(|error| invalid(format!("maps[{index}]"), format!("{name}: {error}")))?;
             if slots.iter().any(|slot: &MapSlot| slot.name == name) {
                 return Err(invalid(key("name"), format!("{name:?} names an earlier map too")));
@@ -805,6 +811,7 @@ image = "matchfarm/bot-botwars-random-py"
             ("builtin = \"gatherer\"", "", "bots[1].command: give a builtin, a command or an image"),
             ("games_per_pairing = 2", "games_per_pairing = 0", "games_per_pairing: must be at least 1"),
             ("seed = 5", "seed = 5\n[rules]\nturnz = 3", "rules: invalid botwars rules"),
+            ("seed = 5", "seed = 5\n[rules]\nrows = 4294967294", "rows and cols must be 3 to 100"),
             ("seed = 5", "seed = 5\npreset = \"Final\"", "preset: invalid botwars rules: unknown preset \"Final\""),
             ("seed = 5", "seed = 5\nmaps = [{ seed = 1 }]", "maps: botwars has no maps"),
             ("seed = 5", "seed = 5\nseats = 3", "seats: botwars matches seat 2 to 2 bots, not 3"),
