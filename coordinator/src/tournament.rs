@@ -520,7 +520,6 @@ impl TournamentFile {
         seated: usize,
     ) -> Result<Vec<MapSlot>, TournamentError> {
         let game = self.game;
-        let has_maps = AnyGame::default_map(game, rules, 0).map_err(|error| invalid("rules", error))?.is_some();
         // Games that fill seats themselves (Vindinium) always seat their full number.
         let seats = if builtin::seat_filler(game).is_some() { *AnyGame::seats(game).end() } else { seated };
         let sets_up = |map: Option<String>| {
@@ -534,6 +533,7 @@ impl TournamentFile {
             sets_up(None).map_err(|error| invalid("rules", error))?;
             return Ok(vec![MapSlot { name: "default".into(), text: None }]);
         }
+        let has_maps = AnyGame::default_map(game, rules, 0).map_err(|error| invalid("rules", error))?.is_some();
         if !has_maps {
             return Err(invalid("maps", format!("{game} has no maps")));
         }
