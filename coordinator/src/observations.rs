@@ -3,7 +3,7 @@
 //! never the whole replay), at most [`ObservationLimits::concurrent`] re-simulations
 //! at once (the rest are told to come back: 429), and finished answers cached.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::io::BufRead;
 use std::sync::{Arc, Mutex};
 
@@ -164,30 +164,38 @@ fn resimulate(
         return;
     }
     let mut whole = Some(Vec::new());
+    let mut failed = None;
     for step in steps {
-        let line = match step {
-            Ok(step) => {
-                let mut line = serde_json::to_vec(&step).unwrap_or_default();
-                line.push(b'\n');
-                Bytes::from(line)
-            }
+        let step = match step {
+            Ok(step) => step,
             Err(error) => {
-                tracing::error!(%error, key = %keep.key, "observations cut short: the replay fails to re-simulate");
-                let _ = lines.blocking_send(Err(std::io::Error::other(error.to_string())));
-                return;
+                failed = Some(error);
+                break;
             }
         };
+        let mut line = serde_json::to_vec(&step).unwrap_or_default();
+        line.push(b'\n');
         if let Some(body) = whole.as_mut() {
             body.extend_from_slice(&line);
             if body.len() > keep.most {
                 whole = None;
             }
         }
-        if lines.blocking_send(Ok(line)).is_err() {
+        if lines.blocking_send(Ok(Bytes::from(line))).is_err() {
             return; // The client left.
         }
     }
-    if let Some(error) = source.error {
+    // A read error ends the lines early, which re-simulates as a replay without its
+    // footer: the read error is the reason, not that.
+    let failed = match (source.error, failed) {
+        (Some(error), _) => Some(std::io::Error::other(format!("reading the replay: {error}"))),
+        (None, Some(error)) => {
+            tracing::error!(%error, key = %keep.key, "observations cut short: the replay fails to re-simulate");
+            Some(std::io::Error::other(error.to_string()))
+        }
+        (None, None) => None,
+    };
+    if let Some(error) = failed {
         let _ = lines.blocking_send(Err(error));
         return;
     }
@@ -222,18 +230,24 @@ struct Cache {
     budget: usize,
     used: usize,
     clock: u64,
+    /// Each answer and when it was last used.
     entries: HashMap<String, (Bytes, u64)>,
+    /// The keys by when they were last used, oldest first: eviction takes the first,
+    /// however many small answers the budget holds.
+    by_use: BTreeMap<u64, String>,
 }
 
 impl Cache {
     fn new(budget: usize) -> Self {
-        Cache { budget, used: 0, clock: 0, entries: HashMap::new() }
+        Cache { budget, used: 0, clock: 0, entries: HashMap::new(), by_use: BTreeMap::new() }
     }
 
     fn get(&mut self, key: &str) -> Option<Bytes> {
-        self.clock += 1;
         let (body, used) = self.entries.get_mut(key)?;
+        self.clock += 1;
+        let key = self.by_use.remove(used).unwrap_or_else(|| key.to_owned());
         *used = self.clock;
+        self.by_use.insert(self.clock, key);
         Some(body.clone())
     }
 
@@ -243,14 +257,13 @@ impl Cache {
         }
         self.clock += 1;
         self.used += body.len();
-        if let Some((old, _)) = self.entries.insert(key, (body, self.clock)) {
+        self.by_use.insert(self.clock, key.clone());
+        if let Some((old, used)) = self.entries.insert(key, (body, self.clock)) {
             self.used -= old.len();
+            self.by_use.remove(&used);
         }
         while self.used > self.budget {
-            let Some(oldest) = self.entries.iter().min_by_key(|(_, (_, used))| *used).map(|(key, _)| key.clone())
-            else {
-                break;
-            };
+            let Some((_, oldest)) = self.by_use.pop_first() else { break };
             if let Some((body, _)) = self.entries.remove(&oldest) {
                 self.used -= body.len();
             }
@@ -276,6 +289,51 @@ mod tests {
         assert!(cache.get("huge").is_none(), "an answer over the whole budget is not kept");
         cache.insert("a".into(), Bytes::from_static(b"a"));
         assert_eq!(cache.used, 5, "a replaced entry gives its bytes back");
+        assert_eq!((cache.entries.len(), cache.by_use.len()), (2, 2), "one use order entry per answer");
+    }
+
+    /// A reader that gives `bytes`, then fails.
+    struct FailsAfter(std::io::Cursor<Vec<u8>>);
+
+    impl std::io::Read for FailsAfter {
+        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+            match self.0.read(buf)? {
+                0 => Err(std::io::Error::other("the store went away")),
+                read => Ok(read),
+            }
+        }
+    }
+
+    #[test]
+    fn a_replay_that_cannot_be_read_to_its_end_says_so_and_is_not_cached() {
+        use farm_engine::{BotReply, GameKind, Match, MatchSetup};
+        let rules = serde_json::json!({ "maxTurns": 5 });
+        let players = vec!["a".to_owned(), "b".to_owned()];
+        let mut game =
+            Match::new(MatchSetup::new(GameKind::Botwars, &rules, None, 1, players).expect("setup")).expect("match");
+        let mut text = game.header_line() + "\n";
+        while !game.is_over() {
+            let replies = game.requests().into_iter().map(|(seat, _)| (seat, BotReply::Line("[]".into()))).collect();
+            text += &(game.submit(replies).expect("step") + "\n");
+        }
+        // The footer never comes: the store fails where it would be.
+        let cache = Arc::new(Mutex::new(Cache::new(1 << 20)));
+        let keep = Keep { cache: Arc::clone(&cache), key: "k#0".into(), most: 1 << 20 };
+        let slot = Arc::new(Semaphore::new(1)).try_acquire_owned().expect("a slot");
+        let (started_tx, started) = oneshot::channel();
+        let (lines_tx, mut lines) = mpsc::channel(64);
+        let reader = FailsAfter(std::io::Cursor::new(text.into_bytes()));
+        std::thread::spawn(move || resimulate(reader, 0, slot, started_tx, lines_tx, keep)).join().expect("join");
+        assert!(matches!(started.blocking_recv(), Ok(Ok(()))));
+        let mut answered = Vec::new();
+        while let Some(line) = lines.blocking_recv() {
+            answered.push(line);
+        }
+        let (last, steps) = answered.split_last().expect("lines");
+        assert!(steps.iter().all(Result::is_ok) && !steps.is_empty(), "the steps read are given");
+        let error = last.as_ref().expect_err("then the failure");
+        assert!(error.to_string().contains("reading the replay: the store went away"), "{error}");
+        assert!(cache.lock().expect("lock").get("k#0").is_none(), "a cut answer is not cached");
     }
 
     #[test]
