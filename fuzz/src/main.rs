@@ -157,8 +157,8 @@ fn fuzz(target: &Target, args: &Args) -> anyhow::Result<Report> {
     let deadline = Instant::now() + Duration::from_secs(args.seconds);
     while Instant::now() < deadline {
         let mut input = corpus[rng.below(corpus.len())].clone();
-        let other = corpus[rng.below(corpus.len())].clone();
-        mutate(&mut input, &mut rng, target.dictionary, &other);
+        let other = rng.below(corpus.len());
+        mutate(&mut input, &mut rng, target.dictionary, &corpus[other]);
         if let Some(class) = run(&input, &mut report)?
             && classes.insert(class)
             && report.grown < MAX_GROWN
