@@ -6,6 +6,7 @@
 use std::collections::{BTreeMap, HashMap};
 use std::io::BufRead;
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use bytes::Bytes;
 use farm_engine::Seat;
@@ -19,6 +20,9 @@ use crate::metrics;
 
 /// Lines of an answer produced ahead of the client reading them.
 const AHEAD: usize = 16;
+/// How long an answer waits for its client to read on: one that stops reading gives
+/// its re-simulation slot back after this, instead of holding it while connected.
+const STALLED: Duration = Duration::from_secs(30);
 
 /// How much re-simulation the API does for the observations route.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -121,7 +125,10 @@ impl Observer {
         let (lines_tx, lines) = mpsc::channel(AHEAD);
         let keep = Keep { cache: Arc::clone(&self.cache), key, most: (self.limits.cache_mib << 20) / 4 };
         // Re-simulating is CPU work and the bridge blocks: a thread of the blocking pool.
-        tokio::task::spawn_blocking(move || resimulate(reader, seat, slot, started_tx, lines_tx, keep));
+        tokio::task::spawn_blocking(move || {
+            let lines = Lines { sender: lines_tx, stalled: STALLED, runtime: tokio::runtime::Handle::current() };
+            resimulate(reader, seat, slot, started_tx, lines, keep);
+        });
         match started.await {
             Ok(Ok(())) => {
                 metrics::OBSERVATIONS.with_label_values(&["resimulated"]).inc();
@@ -133,6 +140,21 @@ impl Observer {
     }
 }
 
+/// Where an answer's lines go: to its client, who has [`Lines::stalled`] to take each.
+struct Lines {
+    sender: mpsc::Sender<Result<Bytes, std::io::Error>>,
+    stalled: Duration,
+    runtime: tokio::runtime::Handle,
+}
+
+impl Lines {
+    /// Sends `line`, waiting for room at most `stalled`; `false` when the client has
+    /// left or stopped reading.
+    fn send(&self, line: Result<Bytes, std::io::Error>) -> bool {
+        self.runtime.block_on(tokio::time::timeout(self.stalled, self.sender.send(line))).is_ok_and(|sent| sent.is_ok())
+    }
+}
+
 /// Where a finished answer goes, if it is small enough.
 struct Keep {
     cache: Arc<Mutex<Cache>>,
@@ -141,14 +163,14 @@ struct Keep {
 }
 
 /// Runs on a blocking thread, holding `slot` until the answer is sent or its client
-/// gone. Tells `started` whether the header read and the seat exists, then sends one
+/// gone or stalled. Tells `started` whether the header read and the seat exists, then sends one
 /// JSON line per step.
 fn resimulate(
     reader: impl std::io::Read,
     seat: Seat,
     slot: OwnedSemaphorePermit,
     started: oneshot::Sender<Result<(), ObserveError>>,
-    lines: mpsc::Sender<Result<Bytes, std::io::Error>>,
+    lines: Lines,
     keep: Keep,
 ) {
     let _slot = slot;
@@ -181,8 +203,8 @@ fn resimulate(
                 whole = None;
             }
         }
-        if lines.blocking_send(Ok(Bytes::from(line))).is_err() {
-            return; // The client left.
+        if !lines.send(Ok(Bytes::from(line))) {
+            return; // The client left, or stopped reading.
         }
     }
     // A read error ends the lines early, which re-simulates as a replay without its
@@ -196,7 +218,7 @@ fn resimulate(
         (None, None) => None,
     };
     if let Some(error) = failed {
-        let _ = lines.blocking_send(Err(error));
+        lines.send(Err(error));
         return;
     }
     if let (Some(body), Ok(mut cache)) = (whole, keep.cache.lock()) {
@@ -304,10 +326,10 @@ mod tests {
         }
     }
 
-    #[test]
-    fn a_replay_that_cannot_be_read_to_its_end_says_so_and_is_not_cached() {
+    /// A short Botwars replay, without its footer when `footer` is false.
+    fn botwars_replay(footer: bool) -> Vec<u8> {
         use farm_engine::{BotReply, GameKind, Match, MatchSetup};
-        let rules = serde_json::json!({ "maxTurns": 5 });
+        let rules = serde_json::json!({ "maxTurns": 40, "energyEvery": 0 });
         let players = vec!["a".to_owned(), "b".to_owned()];
         let mut game =
             Match::new(MatchSetup::new(GameKind::Botwars, &rules, None, 1, players).expect("setup")).expect("match");
@@ -316,17 +338,43 @@ mod tests {
             let replies = game.requests().into_iter().map(|(seat, _)| (seat, BotReply::Line("[]".into()))).collect();
             text += &(game.submit(replies).expect("step") + "\n");
         }
-        // The footer never comes: the store fails where it would be.
+        if footer {
+            text += &(game.footer_line() + "\n");
+        }
+        text.into_bytes()
+    }
+
+    /// Runs [`resimulate`] on the blocking pool with `capacity` lines ahead and
+    /// `stalled`; returns the cache, the receiver of the lines and whether the slot
+    /// was given back once it ended.
+    async fn answer(
+        reader: impl std::io::Read + Send + 'static,
+        capacity: usize,
+        stalled: Duration,
+    ) -> (Arc<Mutex<Cache>>, mpsc::Receiver<Result<Bytes, std::io::Error>>, bool) {
         let cache = Arc::new(Mutex::new(Cache::new(1 << 20)));
         let keep = Keep { cache: Arc::clone(&cache), key: "k#0".into(), most: 1 << 20 };
-        let slot = Arc::new(Semaphore::new(1)).try_acquire_owned().expect("a slot");
+        let slots = Arc::new(Semaphore::new(1));
+        let slot = Arc::clone(&slots).try_acquire_owned().expect("a slot");
         let (started_tx, started) = oneshot::channel();
-        let (lines_tx, mut lines) = mpsc::channel(64);
-        let reader = FailsAfter(std::io::Cursor::new(text.into_bytes()));
-        std::thread::spawn(move || resimulate(reader, 0, slot, started_tx, lines_tx, keep)).join().expect("join");
-        assert!(matches!(started.blocking_recv(), Ok(Ok(()))));
+        let (sender, receiver) = mpsc::channel(capacity);
+        let runtime = tokio::runtime::Handle::current();
+        tokio::task::spawn_blocking(move || {
+            resimulate(reader, 0, slot, started_tx, Lines { sender, stalled, runtime }, keep);
+        })
+        .await
+        .expect("join");
+        assert!(matches!(started.await, Ok(Ok(()))));
+        (cache, receiver, slots.available_permits() == 1)
+    }
+
+    #[tokio::test(flavor = "multi_thread")]
+    async fn a_replay_that_cannot_be_read_to_its_end_says_so_and_is_not_cached() {
+        // The footer never comes: the store fails where it would be.
+        let reader = FailsAfter(std::io::Cursor::new(botwars_replay(false)));
+        let (cache, mut lines, _) = answer(reader, 64, STALLED).await;
         let mut answered = Vec::new();
-        while let Some(line) = lines.blocking_recv() {
+        while let Some(line) = lines.recv().await {
             answered.push(line);
         }
         let (last, steps) = answered.split_last().expect("lines");
@@ -334,6 +382,19 @@ mod tests {
         let error = last.as_ref().expect_err("then the failure");
         assert!(error.to_string().contains("reading the replay: the store went away"), "{error}");
         assert!(cache.lock().expect("lock").get("k#0").is_none(), "a cut answer is not cached");
+    }
+
+    #[tokio::test(flavor = "multi_thread")]
+    async fn a_client_that_stops_reading_gives_its_slot_back() {
+        let replay = botwars_replay(true);
+        // Room for two lines, and a client that reads none: the answer gives up.
+        // Were the wait unbounded, the answer would hang here: the timeout makes it a failure.
+        let answering = answer(std::io::Cursor::new(replay), 2, Duration::from_millis(50));
+        let (cache, lines, slot_back) =
+            tokio::time::timeout(Duration::from_secs(60), answering).await.expect("the answer gave up");
+        assert!(slot_back, "the slot is free again");
+        assert_eq!(lines.len(), 2, "what fitted was sent, nothing more");
+        assert!(cache.lock().expect("lock").get("k#0").is_none(), "an answer not given whole is not cached");
     }
 
     #[test]
