@@ -127,7 +127,8 @@ pub struct BotSpec {
 /// A bot given on the command line in a form [`BotSpec::from_str`] does not know.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error(
-    "bad bot {given:?}: {problem} (expected builtin:NAME, cmd:COMMAND, image:NAME, image+http:NAME or image+http-form:NAME)"
+    "bad bot {given:?}: {problem} (expected builtin:NAME, cmd:COMMAND, image:NAME, or cmd+http:, cmd+http-form:, \
+     image+http:, image+http-form: for bots serving HTTP)"
 )]
 pub struct BotSpecError {
     /// The text that was given.
@@ -139,8 +140,8 @@ pub struct BotSpecError {
 impl FromStr for BotSpec {
     type Err = BotSpecError;
 
-    /// Parses `builtin:NAME`, `cmd:COMMAND`, `image:NAME` or `image+http:NAME` (an
-    /// image whose bot serves HTTP rather than stdio). The name is the builtin's
+    /// Parses `builtin:NAME`, `cmd:COMMAND` or `image:NAME`; `+http` or `+http-form`
+    /// after `cmd` or `image` is a bot serving HTTP rather than stdio. The name is the builtin's
     /// or the image's name (without registry path or tag), or the
     /// command's first word without its directory (`cmd:python3 bots/x/random_bot.py` is
     /// named `random_bot.py`, the last word that looks like a file).
@@ -151,12 +152,17 @@ impl FromStr for BotSpec {
         if rest.is_empty() {
             return Err(error("nothing after the scheme"));
         }
-        let (launch, transport) = match scheme {
-            "builtin" => (BotLaunch::Builtin(rest.to_owned()), Transport::Stdio),
-            "cmd" => (BotLaunch::Command(rest.to_owned()), Transport::Stdio),
-            "image" => (BotLaunch::Image(rest.to_owned()), Transport::Stdio),
-            "image+http" => (BotLaunch::Image(rest.to_owned()), Transport::Http),
-            "image+http-form" => (BotLaunch::Image(rest.to_owned()), Transport::HttpForm),
+        let (kind, transport) = match scheme.split_once('+') {
+            None => (scheme, Transport::Stdio),
+            Some((kind, "http")) => (kind, Transport::Http),
+            Some((kind, "http-form")) => (kind, Transport::HttpForm),
+            Some(_) => return Err(error("unknown transport (+http or +http-form)")),
+        };
+        let launch = match kind {
+            "builtin" if transport == Transport::Stdio => BotLaunch::Builtin(rest.to_owned()),
+            "builtin" => return Err(error("a built-in bot has no transport")),
+            "cmd" => BotLaunch::Command(rest.to_owned()),
+            "image" => BotLaunch::Image(rest.to_owned()),
             _ => return Err(error("unknown scheme")),
         };
         Ok(BotSpec { name: default_name(&launch), launch, transport, limits: BotLimits::default() })
@@ -231,6 +237,9 @@ mod tests {
         let http: BotSpec = "image+http:matchfarm/bot-botwars-random-http-py".parse().expect("http image parses");
         assert_eq!(http.transport, Transport::Http);
         assert_eq!(http.launch, BotLaunch::Image("matchfarm/bot-botwars-random-http-py".into()));
+        let server: BotSpec = "cmd+http:python3 bots/botwars/random_http_bot.py".parse().expect("cmd+http parses");
+        assert_eq!(server.transport, Transport::Http);
+        assert_eq!(server.launch, BotLaunch::Command("python3 bots/botwars/random_http_bot.py".into()));
     }
 
     #[test]
@@ -244,7 +253,7 @@ mod tests {
 
     #[test]
     fn rejects_specs_without_a_known_scheme() {
-        for bad in ["greedy", "docker:x", "cmd:", "builtin:  "] {
+        for bad in ["greedy", "docker:x", "cmd:", "builtin:  ", "cmd+grpc:x", "builtin+http:random"] {
             let err = bad.parse::<BotSpec>().expect_err(bad);
             assert!(err.to_string().contains(bad), "{err}");
         }

@@ -1,7 +1,7 @@
 //! One turn's round trip (request out, reply in) to a bot that answers at once,
-//! through each transport the worker has: a built-in bot in the worker's process, a
-//! local process over stdio, a container over its attach streams, and a container
-//! over HTTP. The request is a real Botwars observation (the first of a fixed match).
+//! through each transport the worker has: a built-in bot in the worker's process, and
+//! the same echo bot as a local process and in a container, each over stdio and over
+//! HTTP. The request is a real Botwars observation (the first of a fixed match).
 //!
 //! The process and container benchmarks use bench-echo-bot (bots/bench/echo-rs): the
 //! process one runs `target/{release,debug}/bench-echo-bot` (`cargo build --release -p
@@ -84,14 +84,18 @@ fn transports(c: &mut Criterion) {
     let builtin = runtime.block_on(launch(&LocalSandbox, &bot(BotLaunch::Builtin("random".into()), Transport::Stdio)));
     bench_session(c, &runtime, "builtin", builtin);
 
-    let process = match echo_binary() {
-        Some(path) => {
-            let command = BotLaunch::Command(path.display().to_string());
-            runtime.block_on(launch(&LocalSandbox, &bot(command, Transport::Stdio)))
-        }
-        None => Err("bench-echo-bot is not built (cargo build --release -p bench-echo-bot)".to_owned()),
-    };
-    bench_session(c, &runtime, "process_stdio", process);
+    for (name, mode, transport) in
+        [("process_stdio", "", Transport::Stdio), ("process_http", " --http", Transport::Http)]
+    {
+        let process = match echo_binary() {
+            Some(path) => {
+                let command = BotLaunch::Command(format!("{}{mode}", path.display()));
+                runtime.block_on(launch(&LocalSandbox, &bot(command, transport)))
+            }
+            None => Err("bench-echo-bot is not built (cargo build --release -p bench-echo-bot)".to_owned()),
+        };
+        bench_session(c, &runtime, name, process);
+    }
 
     let docker = runtime
         .block_on(DockerSandbox::connect("bench-roundtrip", &DockerSettings::default()))

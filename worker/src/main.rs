@@ -66,7 +66,8 @@ struct PlayArgs {
     /// A bot, once per seat in seat order: builtin:NAME (vindinium: random, greedy;
     /// botwars: random, gatherer; ostibot: random, raider; maze: random, greedy), cmd:COMMAND (run with
     /// sh -c, speaking the game's stdio protocol; local or isolated sandbox) or image:NAME (a
-    /// Docker image; docker sandbox).
+    /// Docker image; docker sandbox). cmd+http: and image+http: bots serve POST / on $FARM_PORT
+    /// instead (+http-form: bodies as data=<json>); cmd+http only in the local sandbox.
     /// Missing Vindinium seats are filled with builtin:random.
     #[arg(long = "bot", required = true, value_name = "BOT")]
     bots: Vec<BotSpec>,

@@ -119,6 +119,59 @@ fn a_botwars_match_between_the_rust_and_python_bots_ends_with_a_result() {
 }
 
 #[test]
+fn a_local_bot_serving_http_plays_on_a_loopback_port_of_its_own() {
+    let rust_bot = format!("cmd:{}", workspace_binary("botwars-random-bot").display());
+    let local_botwars = |red: &str| {
+        play(&[
+            "--game",
+            "botwars",
+            "--seed",
+            "3",
+            "--rules",
+            r#"{"replyTimeoutMs":20000}"#,
+            "--bot",
+            red,
+            "--bot",
+            &rust_bot,
+        ])
+    };
+    let (result, dir) = local_botwars("cmd+http:python3 bots/botwars/random_http_bot.py");
+    assert_eq!(statuses(&result), ["ok", "ok"]);
+    assert_eq!(result["seats"][0]["requests"], result["steps"], "it answered every move over http");
+    let log = std::fs::read_to_string(dir.path().join("seat-0.stderr.log")).expect("log");
+    let port: u16 = log
+        .split("serving on port ")
+        .nth(1)
+        .and_then(|rest| rest.split_whitespace().next())
+        .and_then(|port| port.parse().ok())
+        .unwrap_or_else(|| panic!("the bot says its port: {log}"));
+    assert_ne!(port, 8080, "the worker picks a free port, not a fixed one");
+    verify(dir.path());
+
+    // The original's form-encoded bodies: the same bot, the same replies.
+    let (form, form_dir) = local_botwars("cmd+http-form:python3 bots/botwars/random_http_bot.py");
+    assert_eq!(statuses(&form), ["ok", "ok"]);
+    assert_eq!(form["replay_sha256"], result["replay_sha256"], "same replies, byte for byte");
+    verify(form_dir.path());
+
+    // An isolated bot has no network to be reached on, and is told so.
+    let output = run(&[
+        "play",
+        "--sandbox",
+        "isolated",
+        "--game",
+        "botwars",
+        "--bot",
+        "cmd+http:python3 bots/botwars/random_http_bot.py",
+        "--bot",
+        "builtin:random",
+    ]);
+    assert!(!output.status.success());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("over http cannot run in the isolated sandbox"), "{stderr}");
+}
+
+#[test]
 fn a_four_team_final_ostibot_match_between_the_js_python_and_builtin_bots_verifies() {
     let (result, dir) = play(&[
         "--game",

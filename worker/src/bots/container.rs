@@ -43,7 +43,6 @@ use bollard::query_parameters::{
     CreateContainerOptionsBuilder, ListContainersOptionsBuilder, ListNetworksOptionsBuilder,
     RemoveContainerOptionsBuilder,
 };
-use farm_engine::wire::HttpBody;
 use farm_proto::{BotLaunch, BotLimits, BotSpec, ContainerIsolation, Transport};
 use farm_supervisor::protocol as supervisor_protocol;
 use serde::{Deserialize, Serialize};
@@ -52,10 +51,9 @@ use tokio::time::{Duration, Instant, timeout};
 use tokio_util::task::TaskTracker;
 
 use super::capped::{CappedLog, read_capped};
-use super::http::{BOT_PORT, HttpChannel};
-use super::lines::LineChannel;
+use super::http::{BOT_PORT, BotServer};
 use super::supervisor::{Control, Resetting, Supervisor};
-use super::{BOT_GID, BOT_OPEN_FILES, BOT_UID, BotExit, BotLaunchError, LaunchContext, Received, Sandbox};
+use super::{BOT_GID, BOT_OPEN_FILES, BOT_UID, BotChannel, BotExit, BotLaunchError, LaunchContext, Received, Sandbox};
 use crate::metrics::{self, SandboxPhase};
 
 /// Label carrying the id of the worker that started the container.
@@ -425,15 +423,11 @@ impl DockerSandbox {
                 return Err(BotLaunchError::Spawn { command: image.to_owned(), source: error });
             }
         };
-        let channel = match transport {
-            Transport::Stdio => BotChannel::Lines(LineChannel::new(bot.stdout, bot.stdin)),
-            Transport::Http | Transport::HttpForm => {
-                let body = if transport == Transport::HttpForm { HttpBody::LegacyForm } else { HttpBody::Json };
-                // An `http` bot's stdout is not its conversation: dropped, like a
-                // stdio bot's after the match.
-                tokio::spawn(read_capped(bot.stdout, 0));
-                drop(bot.stdin);
-                BotChannel::Http(HttpChannel::new(supervisor, BOT_PORT, body))
+        let channel = match BotChannel::http_body(transport) {
+            None => BotChannel::lines(bot.stdout, bot.stdin),
+            Some(body) => {
+                let server = BotServer::Supervised { supervisor, port: BOT_PORT };
+                BotChannel::http(body, server, bot.stdout, bot.stdin)
             }
         };
         metrics::CONTAINER_START.observe(started.elapsed().as_secs_f64());
@@ -848,14 +842,6 @@ async fn expire_idle(pool: Weak<Mutex<Pool>>, docker: Docker, idle: Duration) {
     }
 }
 
-/// How requests reach a container bot.
-enum BotChannel {
-    /// Lines over its stdin and stdout (`stdio`).
-    Lines(LineChannel),
-    /// POSTs to its server (`http`).
-    Http(HttpChannel),
-}
-
 /// A failed image inspection or container creation: 404 there means the image is
 /// missing. (Elsewhere a 404 is a container that vanished: an infrastructure fault.)
 fn image_error(image: &str, error: bollard::errors::Error) -> BotLaunchError {
@@ -917,18 +903,13 @@ pub struct ContainerBot {
 impl ContainerBot {
     /// Queues a request. `false` if the bot is not reading its input.
     pub fn send(&mut self, request: &str) -> bool {
-        match &mut self.channel {
-            Some(BotChannel::Lines(lines)) => lines.send(request),
-            Some(BotChannel::Http(http)) => http.send(request),
-            None => false,
-        }
+        self.channel.as_mut().is_some_and(|channel| channel.send(request))
     }
 
     /// The reply to the last request and when it arrived, or `Timeout` at `deadline`.
     pub async fn receive(&mut self, deadline: Instant) -> Received {
         match &mut self.channel {
-            Some(BotChannel::Lines(lines)) => lines.receive(deadline).await,
-            Some(BotChannel::Http(http)) => http.receive(deadline).await,
+            Some(channel) => channel.receive(deadline).await,
             None => Received { reply: farm_engine::BotReply::Crashed, at: Instant::now() },
         }
     }

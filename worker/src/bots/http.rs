@@ -1,5 +1,7 @@
 //! The `http` transport: the bot serves `POST /` and each request is one POST whose
-//! response body is the reply.
+//! response body is the reply. A container's bot serves on a port of its own loopback
+//! (the container has no network) and is reached through its supervisor; a local
+//! process serves on a loopback port of the worker's host.
 
 use bytes::Bytes;
 use farm_engine::BotReply;
@@ -7,6 +9,8 @@ use farm_engine::wire::{self, HttpBody, MAX_REPLY_BYTES};
 use http_body_util::{BodyExt, Full, Limited};
 use hyper::client::conn::http1::SendRequest;
 use hyper_util::rt::TokioIo;
+use std::net::SocketAddr;
+use tokio::net::TcpStream;
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 use tokio::time::{Duration, Instant, timeout_at};
@@ -29,22 +33,50 @@ pub struct HttpChannel {
     pending: Option<(oneshot::Receiver<Answered>, JoinHandle<()>)>,
 }
 
-/// A bot's server: a port inside a container with no network, reached through the
-/// container's supervisor, which connects there and hands the socket over.
+/// Where a bot's HTTP server is reached.
 #[derive(Debug, Clone)]
-struct BotServer {
-    supervisor: Supervisor,
-    port: u16,
+pub enum BotServer {
+    /// A port inside a container with no network, reached through the container's
+    /// supervisor, which connects there and hands the socket over.
+    Supervised {
+        /// The container's supervisor.
+        supervisor: Supervisor,
+        /// The bot's port inside the container.
+        port: u16,
+    },
+    /// A local process's server on a loopback port of the worker's host.
+    Loopback(SocketAddr),
+}
+
+impl BotServer {
+    /// The port the bot serves on, as it sees it (its `Host` header).
+    fn port(&self) -> u16 {
+        match self {
+            BotServer::Supervised { port, .. } => *port,
+            BotServer::Loopback(address) => address.port(),
+        }
+    }
+
+    /// A connection to the bot's server; `None` while nothing listens there yet.
+    async fn try_connect(&self) -> std::io::Result<Option<TcpStream>> {
+        match self {
+            BotServer::Supervised { supervisor, port } => supervisor.connect(*port).await,
+            BotServer::Loopback(address) => match TcpStream::connect(address).await {
+                Ok(stream) => Ok(Some(stream)),
+                Err(error) if error.kind() == std::io::ErrorKind::ConnectionRefused => Ok(None),
+                Err(error) => Err(error),
+            },
+        }
+    }
 }
 
 /// A reply, and the connection that carried it if it can carry the next request.
 type Answered = (Received, Option<Connection>);
 
 impl HttpChannel {
-    /// A channel to the bot serving on `port` in the container of `supervisor`,
-    /// sending requests encoded as `body`.
-    pub fn new(supervisor: Supervisor, port: u16, body: HttpBody) -> Self {
-        HttpChannel { server: BotServer { supervisor, port }, body, idle: None, pending: None }
+    /// A channel to the bot serving at `server`, sending requests encoded as `body`.
+    pub fn new(server: BotServer, body: HttpBody) -> Self {
+        HttpChannel { server, body, idle: None, pending: None }
     }
 
     /// Starts posting `request`. A request still unanswered is abandoned with its
@@ -111,7 +143,7 @@ impl Drop for Connection {
 /// retried until the caller's deadline ends the attempt. `None` on any other failure.
 async fn connect(server: &BotServer) -> Option<Connection> {
     let stream = loop {
-        match server.supervisor.connect(server.port).await {
+        match server.try_connect().await {
             Ok(Some(stream)) => break stream,
             Ok(None) => tokio::time::sleep(CONNECT_RETRY).await,
             Err(_) => return None,
@@ -138,7 +170,7 @@ async fn post(
     let body = Bytes::from(request.body);
     let build = || {
         hyper::Request::post("/")
-            .header(hyper::header::HOST, format!("localhost:{}", server.port))
+            .header(hyper::header::HOST, format!("localhost:{}", server.port()))
             .header(hyper::header::CONTENT_TYPE, request.content_type)
             .body(Full::new(body.clone()))
     };
@@ -191,7 +223,6 @@ mod tests {
 
     use farm_supervisor::fds::{LineReader, send_line};
     use farm_supervisor::protocol::{Reply, Request, SOCKET};
-    use std::net::SocketAddr;
     use std::os::fd::AsFd;
 
     /// A stand-in for a container's supervisor, in a run directory of its own: it
@@ -266,7 +297,7 @@ mod tests {
     async fn requests_share_one_connection_while_the_bot_keeps_it() {
         let (address, accepted) = bot(false).await;
         let (_run_dir, supervisor) = supervisor_of(address);
-        let mut channel = HttpChannel::new(supervisor, 8080, HttpBody::Json);
+        let mut channel = HttpChannel::new(BotServer::Supervised { supervisor, port: 8080 }, HttpBody::Json);
         for _ in 0..3 {
             assert_eq!(ask(&mut channel).await, BotReply::Line("ok".into()));
         }
@@ -277,7 +308,7 @@ mod tests {
     async fn a_bot_that_closes_after_each_answer_gets_a_connection_per_request() {
         let (address, accepted) = bot(true).await;
         let (_run_dir, supervisor) = supervisor_of(address);
-        let mut channel = HttpChannel::new(supervisor, 8080, HttpBody::Json);
+        let mut channel = HttpChannel::new(BotServer::Supervised { supervisor, port: 8080 }, HttpBody::Json);
         for _ in 0..3 {
             assert_eq!(ask(&mut channel).await, BotReply::Line("ok".into()));
         }
@@ -291,7 +322,7 @@ mod tests {
         let address = listener.local_addr().expect("bound");
         let silent = listener.accept();
         let (_run_dir, supervisor) = supervisor_of(address);
-        let mut channel = HttpChannel::new(supervisor, 8080, HttpBody::Json);
+        let mut channel = HttpChannel::new(BotServer::Supervised { supervisor, port: 8080 }, HttpBody::Json);
         assert!(channel.send("{}"));
         let _held = silent.await.expect("the first connection");
         let late = channel.receive(Instant::now() + Duration::from_millis(50)).await;

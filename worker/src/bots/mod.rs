@@ -10,10 +10,16 @@ mod process;
 mod supervisor;
 
 use farm_engine::builtin::{self, BuiltinBot, UnknownBuiltin};
+use farm_engine::wire::HttpBody;
 use farm_engine::{BotReply, GameKind, GameRng, Seat};
-use farm_proto::{BotLaunch, BotSpec};
+use farm_proto::{BotLaunch, BotSpec, Transport};
 use serde::Serialize;
+use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::time::Instant;
+
+use capped::read_capped;
+use http::{BotServer, HttpChannel};
+use lines::LineChannel;
 
 pub use capped::CappedLog;
 pub use container::{ContainerBot, DockerError, DockerSandbox, DockerSettings, IMAGE_LABEL, WORKER_LABEL};
@@ -94,6 +100,60 @@ pub struct Received {
     pub reply: BotReply,
     /// When it arrived (the deadline, for a timeout).
     pub at: Instant,
+}
+
+/// How the worker talks with an external bot: by its transport.
+enum BotChannel {
+    /// Lines over its stdin and stdout (`stdio`).
+    Lines(LineChannel),
+    /// POSTs to its server (`http`).
+    Http(HttpChannel),
+}
+
+impl BotChannel {
+    /// Lines over the bot's stdout (`output`) and stdin (`input`).
+    fn lines(output: impl AsyncRead + Unpin + Send + 'static, input: impl AsyncWrite + Unpin + Send + 'static) -> Self {
+        BotChannel::Lines(LineChannel::new(output, input))
+    }
+
+    /// Requests encoded as `body` to the bot's server. Its stdout is not its
+    /// conversation: it is drained and dropped (like a stdio bot's after the match);
+    /// its stdin is closed.
+    fn http(
+        body: HttpBody,
+        server: BotServer,
+        output: impl AsyncRead + Unpin + Send + 'static,
+        input: impl AsyncWrite + Unpin + Send + 'static,
+    ) -> Self {
+        tokio::spawn(read_capped(output, 0));
+        drop(input);
+        BotChannel::Http(HttpChannel::new(server, body))
+    }
+
+    /// How requests are encoded for a bot speaking `transport`, if it serves HTTP.
+    fn http_body(transport: Transport) -> Option<HttpBody> {
+        match transport {
+            Transport::Stdio => None,
+            Transport::Http => Some(HttpBody::Json),
+            Transport::HttpForm => Some(HttpBody::LegacyForm),
+        }
+    }
+
+    /// Queues a request. `false` if the bot is not taking it.
+    fn send(&mut self, request: &str) -> bool {
+        match self {
+            BotChannel::Lines(lines) => lines.send(request),
+            BotChannel::Http(http) => http.send(request),
+        }
+    }
+
+    /// The reply to the last request and when it arrived, or `Timeout` at `deadline`.
+    async fn receive(&mut self, deadline: Instant) -> Received {
+        match self {
+            BotChannel::Lines(lines) => lines.receive(deadline).await,
+            BotChannel::Http(http) => http.receive(deadline).await,
+        }
+    }
 }
 
 /// How a bot's process or container ended.
@@ -213,19 +273,25 @@ impl Sandbox for IsolatedSandbox {
     }
 }
 
-/// Starts a `cmd:` stdio bot for the local sandboxes.
+/// Starts a `cmd:` bot for the local sandboxes. An isolated bot has no network, so
+/// none of its ports can be reached: it speaks stdio only.
 async fn launch_process<S: Sandbox>(
     spec: &BotSpec,
     context: &LaunchContext<'_>,
     isolation: Isolation,
 ) -> Result<BotSession, BotLaunchError> {
     match &spec.launch {
-        BotLaunch::Command(_) if spec.transport.is_http() => {
+        BotLaunch::Command(_) if spec.transport.is_http() && isolation == Isolation::Namespaces => {
             Err(BotLaunchError::WrongSandbox { bot: format!("{} over http", spec.launch), sandbox: S::NAME })
         }
         BotLaunch::Command(command) => {
-            let launch =
-                ProcessLaunch { seed: context.bot_seed(), seat: context.seat, limits: &spec.limits, isolation };
+            let launch = ProcessLaunch {
+                seed: context.bot_seed(),
+                seat: context.seat,
+                limits: &spec.limits,
+                isolation,
+                transport: spec.transport,
+            };
             Ok(BotSession::Process(ProcessBot::spawn(command, launch).await?))
         }
         other => Err(BotLaunchError::WrongSandbox { bot: other.to_string(), sandbox: S::NAME }),

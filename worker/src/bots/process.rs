@@ -2,13 +2,16 @@
 //! cgroup of its own where the worker can make one (else a PID namespace, else its
 //! process group), so that everything it starts ends with its match; and, isolated, in
 //! namespaces of its own (bubblewrap) with no network, the host read-only, a private
-//! `/tmp` and an unprivileged user.
+//! `/tmp` and an unprivileged user. A contained bot may serve HTTP on a loopback port
+//! the worker picks for it (`FARM_PORT`); an isolated one has no network, so stdio only.
 
 use std::process::Stdio;
 use std::sync::OnceLock;
 
+use std::net::{Ipv4Addr, SocketAddr};
+
 use farm_engine::Seat;
-use farm_proto::BotLimits;
+use farm_proto::{BotLimits, Transport};
 use nix::sys::signal::{Signal, killpg};
 use nix::unistd::{Pid, Uid};
 use tokio::io::AsyncWriteExt;
@@ -18,9 +21,10 @@ use tokio::time::{Duration, Instant, timeout};
 
 use super::capped::{CappedLog, read_capped};
 use super::cgroup::{BotCgroup, CgroupHost};
-use super::lines::LineChannel;
+use super::http::BotServer;
 use super::{
-    BOT_GID, BOT_OPEN_FILES, BOT_UID, BotExit, BotLaunchError, IsolatedSandbox, LocalSandbox, Received, Sandbox,
+    BOT_GID, BOT_OPEN_FILES, BOT_UID, BotChannel, BotExit, BotLaunchError, IsolatedSandbox, LocalSandbox, Received,
+    Sandbox,
 };
 use crate::metrics::SandboxPhase;
 
@@ -68,14 +72,16 @@ pub struct ProcessLaunch<'a> {
     pub limits: &'a BotLimits,
     /// How it is held.
     pub isolation: Isolation,
+    /// How it is spoken to (`http` only when contained).
+    pub transport: Transport,
 }
 
-/// A running bot process speaking the stdio transport.
+/// A running bot process.
 pub struct ProcessBot {
     child: Child,
     group: Option<Pid>,
     cgroup: Option<BotCgroup>,
-    channel: LineChannel,
+    channel: BotChannel,
     stderr: JoinHandle<CappedLog>,
     /// Its sandbox's name, for metrics.
     sandbox: &'static str,
@@ -114,6 +120,11 @@ impl ProcessBot {
     async fn start(command: &str, launch: ProcessLaunch<'_>) -> Result<Self, BotLaunchError> {
         let spawn_error = |source| BotLaunchError::Spawn { command: command.to_owned(), source };
         let isolated = launch.isolation == Isolation::Namespaces;
+        let http = match BotChannel::http_body(launch.transport) {
+            Some(body) => Some((body, free_loopback_port().map_err(spawn_error)?)),
+            None => None,
+        };
+        let server = http.map(|(_, address)| address);
         let cgroup = match CgroupHost::get() {
             Some(host) => Some(
                 host.create(isolated.then_some(launch.limits))
@@ -129,12 +140,12 @@ impl ProcessBot {
         // both waits and becomes the bot (a shell less to start per match).
         if isolated || (cgroup.is_none() && namespaces_available().is_ok()) {
             wrapper.arg("-c").arg(format!(r#"{limits} {WAIT_FOR_GO} "$@""#)).arg("sh");
-            wrapper.arg(BWRAP).args(namespace_args(&launch));
+            wrapper.arg(BWRAP).args(namespace_args(&launch, server));
             wrapper.args(["sh", "-c"]).arg(format!("exec {command}"));
         } else {
             wrapper.arg("-c").arg(format!("{limits} {WAIT_FOR_GO} {command}"));
         }
-        wrapper.env_clear().envs(bot_environment(&launch));
+        wrapper.env_clear().envs(bot_environment(&launch, server));
         if isolated && Uid::effective().is_root() {
             wrapper.uid(BOT_UID).gid(BOT_GID);
         }
@@ -173,7 +184,10 @@ impl ProcessBot {
             child,
             group,
             cgroup,
-            channel: LineChannel::new(stdout, stdin),
+            channel: match http {
+                Some((body, address)) => BotChannel::http(body, BotServer::Loopback(address), stdout, stdin),
+                None => BotChannel::lines(stdout, stdin),
+            },
             stderr,
             sandbox: launch.isolation.sandbox_name(),
         })
@@ -254,9 +268,17 @@ impl Drop for ProcessBot {
     }
 }
 
+/// A free loopback port for a local `http` bot's server: bound by the worker to find
+/// one, then let go for the bot to take. (Another program could take it in between;
+/// the bot then cannot listen, and its replies are those of a crashed bot.)
+fn free_loopback_port() -> std::io::Result<SocketAddr> {
+    std::net::TcpListener::bind((Ipv4Addr::LOCALHOST, 0))?.local_addr()
+}
+
 /// What a bot finds in its environment: nothing of the worker's (no broker URL, no
-/// storage keys, no token), only a `PATH`, a locale, its home and the game's variables.
-fn bot_environment(launch: &ProcessLaunch<'_>) -> Vec<(&'static str, String)> {
+/// storage keys, no token), only a `PATH`, a locale, its home and the game's variables
+/// (`FARM_PORT` for an `http` bot serving at `server`).
+fn bot_environment(launch: &ProcessLaunch<'_>, server: Option<SocketAddr>) -> Vec<(&'static str, String)> {
     let path = std::env::var("PATH").unwrap_or_else(|_| "/usr/local/bin:/usr/bin:/bin".to_owned());
     let mut environment = vec![
         ("PATH", path),
@@ -264,6 +286,9 @@ fn bot_environment(launch: &ProcessLaunch<'_>) -> Vec<(&'static str, String)> {
         ("FARM_SEED", launch.seed.to_string()),
         ("FARM_SEAT", launch.seat.to_string()),
     ];
+    if let Some(server) = server {
+        environment.push(("FARM_PORT", server.port().to_string()));
+    }
     match launch.isolation {
         Isolation::Namespaces => environment.push(("HOME", ISOLATED_HOME.to_owned())),
         Isolation::Contained => {
@@ -280,7 +305,7 @@ const ISOLATED_HOME: &str = "/tmp/home";
 
 /// bubblewrap's arguments: for an isolated bot, every namespace, the host read-only,
 /// fresh `/tmp`, `/dev/shm` and `/run`; for a contained one, only a PID namespace.
-fn namespace_args(launch: &ProcessLaunch<'_>) -> Vec<String> {
+fn namespace_args(launch: &ProcessLaunch<'_>, server: Option<SocketAddr>) -> Vec<String> {
     let common = ["--die-with-parent", "--proc", "/proc"];
     let mut args: Vec<String> = match launch.isolation {
         Isolation::Contained => {
@@ -311,7 +336,7 @@ fn namespace_args(launch: &ProcessLaunch<'_>) -> Vec<String> {
                 args.extend(["--size", size, "--tmpfs", place].map(str::to_owned));
             }
             args.extend(["--dir", ISOLATED_HOME, "--clearenv"].map(str::to_owned));
-            for (name, value) in bot_environment(launch) {
+            for (name, value) in bot_environment(launch, server) {
                 args.extend(["--setenv".to_owned(), name.to_owned(), value]);
             }
             args

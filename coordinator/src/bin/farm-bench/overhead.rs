@@ -136,7 +136,7 @@ where
 pub async fn run(plan: &Plan) -> anyhow::Result<Figures> {
     let mut figures = Figures::default();
     let millis = |duration: Duration| duration.as_secs_f64() * 1000.0;
-    let local = match (bots::echo_process("echo-a"), bots::echo_process("echo-b")) {
+    let local = match (bots::echo_process("echo-a", Transport::Stdio), bots::echo_process("echo-b", Transport::Stdio)) {
         (Ok(a), Ok(b)) => {
             let (time, mut each) =
                 per_match_with_phases(&mut figures, "phases.local", LocalSandbox, &[a, b], plan.local_matches).await?;

@@ -1,6 +1,6 @@
 //! Per-turn round trip to a bot that answers at once: request out, reply in, through
-//! each transport (a built-in bot, a local process over stdio, a container over its
-//! attach streams, a container over HTTP). The request is a real Botwars observation.
+//! each transport (a built-in bot; the same echo bot as a local process and in a
+//! container, over stdio and over HTTP). The request is a real Botwars observation.
 
 use std::time::Duration;
 
@@ -67,11 +67,11 @@ pub async fn run(samples: usize) -> anyhow::Result<Figures> {
     let mut figures = Figures::default();
     let builtin = bots::spec("random", BotLaunch::Builtin("random".to_owned()), Transport::Stdio);
     figures.latencies("builtin", &mut measure(&LocalSandbox, &builtin, &request, samples).await?);
-    match bots::echo_process("echo") {
-        Ok(process) => {
-            figures.latencies("process_stdio", &mut measure(&LocalSandbox, &process, &request, samples).await?)
+    for (name, transport) in [("process_stdio", Transport::Stdio), ("process_http", Transport::Http)] {
+        match bots::echo_process("echo", transport) {
+            Ok(process) => figures.latencies(name, &mut measure(&LocalSandbox, &process, &request, samples).await?),
+            Err(why) => figures.skipped(name, &why),
         }
-        Err(why) => figures.skipped("process_stdio", &why),
     }
     match bots::docker("bench-roundtrip", &DockerSettings::default()).await {
         Ok(docker) => {
@@ -87,13 +87,17 @@ pub async fn run(samples: usize) -> anyhow::Result<Figures> {
             figures.skipped("docker_http", &why);
         }
     }
-    for name in ["docker_stdio", "docker_http"] {
+    // Each container transport against the same bot as a process, and HTTP against
+    // stdio too (what serving HTTP itself costs).
+    for (name, process) in
+        [("docker_stdio", "process_stdio"), ("docker_http", "process_http"), ("process_http", "process_stdio")]
+    {
         let over = |quantile: &str| {
-            Some(figures.get(&format!("{name}.{quantile}"))? / figures.get(&format!("process_stdio.{quantile}"))?)
+            Some(figures.get(&format!("{name}.{quantile}"))? / figures.get(&format!("{process}.{quantile}"))?)
         };
         if let (Some(p50), Some(p99)) = (over("p50_us"), over("p99_us")) {
-            figures.ratio(&format!("ratios.{name}_over_process.p50"), p50);
-            figures.ratio(&format!("ratios.{name}_over_process.p99"), p99);
+            figures.ratio(&format!("ratios.{name}_over_{process}.p50"), p50);
+            figures.ratio(&format!("ratios.{name}_over_{process}.p99"), p99);
         }
     }
     Ok(figures)
