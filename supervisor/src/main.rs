@@ -133,10 +133,13 @@ fn serve(options: &Options) -> io::Result<()> {
 }
 
 /// Whether the peer is a process outside the container (the worker): the kernel gives
-/// the pid of a process this PID namespace cannot see as 0. A bot that reached the
-/// socket some other way is hung up on.
+/// the pid of a process this PID namespace cannot see as 0; gVisor gives a peer on the
+/// host the supervisor's own pid (no process in the container but the supervisor has
+/// it, and the supervisor never connects to itself). A bot that reached the socket
+/// some other way is hung up on.
 fn from_outside(connection: &UnixStream) -> bool {
-    getsockopt(connection, PeerCredentials).is_ok_and(|peer| peer.pid() == 0)
+    getsockopt(connection, PeerCredentials)
+        .is_ok_and(|peer| peer.pid() == 0 || u32::try_from(peer.pid()).is_ok_and(|pid| pid == std::process::id()))
 }
 
 fn read_request(connection: &UnixStream, reader: &mut LineReader) -> io::Result<Request> {

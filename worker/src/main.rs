@@ -77,6 +77,10 @@ struct PlayArgs {
     /// container per bot (no network, memory, CPU and pids limits, read-only root).
     #[arg(long, value_enum, default_value_t = SandboxKind::Local)]
     sandbox: SandboxKind,
+    /// With --sandbox docker: the OCI runtime the containers run under, as the Docker
+    /// engine names it (runsc for gVisor). Default: the engine's own.
+    #[arg(long, value_name = "RUNTIME")]
+    docker_runtime: Option<String>,
     /// A named rules preset of the game (Ostibot: Default, SemiFinal, Final),
     /// applied before --rules.
     #[arg(long, value_name = "NAME")]
@@ -313,8 +317,8 @@ async fn play(args: PlayArgs) -> Result<ExitCode> {
             play_match(&isolated, &job_id, setup, &bots, &options, io).await?
         }
         SandboxKind::Docker => {
-            let docker =
-                DockerSandbox::connect(&job_id, &DockerSettings::default()).await.context("the Docker sandbox")?;
+            let settings = DockerSettings { runtime: args.docker_runtime.clone(), ..DockerSettings::default() };
+            let docker = DockerSandbox::connect(&job_id, &settings).await.context("the Docker sandbox")?;
             let report = play_match(&docker, &job_id, setup, &bots, &options, io).await;
             docker.shutdown().await.context("removing the match's containers")?;
             report?

@@ -72,6 +72,10 @@ const READY_POLL: Duration = Duration::from_millis(2);
 /// The writable places of every container, emptied between matches (the image's
 /// volumes are added).
 const WRITABLE: [&str; 3] = ["/tmp", "/dev/shm", "/dev/mqueue"];
+/// gVisor's OCI runtime, as its package registers it.
+const GVISOR_RUNTIME: &str = "runsc";
+/// The threads a gVisor sandbox may have on the host (see `DockerSandbox::pids_limit`).
+const GVISOR_SANDBOX_THREADS: i64 = 4096;
 /// Where the supervisor binary is looked for in a build tree, from an ancestor of the
 /// running binary (scripts/build-supervisor puts it there).
 const BUILT_SUPERVISOR: &str = "static/x86_64-unknown-linux-gnu/release/farm-supervisor";
@@ -115,6 +119,11 @@ pub struct DockerSettings {
     pub prepared_max: usize,
     /// How long a prepared container may wait for a match before it is removed.
     pub prepared_idle_secs: u64,
+    /// The OCI runtime bot containers run under, as the engine names it in its
+    /// `runtimes` (`runsc`: gVisor, a kernel of its own between the bot and the host's).
+    /// Unset: the engine's default (runc).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub runtime: Option<String>,
 }
 
 impl Default for DockerSettings {
@@ -126,6 +135,7 @@ impl Default for DockerSettings {
             matches_per_container: 100,
             prepared_max: 8,
             prepared_idle_secs: 120,
+            runtime: None,
         }
     }
 }
@@ -278,6 +288,17 @@ impl DockerSandbox {
         }
         let docker = Docker::connect_with_local_defaults()?.negotiate_version().await?;
         docker.ping().await?;
+        if let Some(runtime) = &settings.runtime {
+            let mut known: Vec<String> = docker.info().await?.runtimes.unwrap_or_default().into_keys().collect();
+            known.sort();
+            if !known.contains(runtime) {
+                return Err(DockerError::Setup(format!(
+                    "docker.runtime {runtime:?} is not one of the engine's runtimes ({}): register it in the \
+                     engine's daemon.json (see the README, Which sandbox)",
+                    known.join(", ")
+                )));
+            }
+        }
         let run_root = settings
             .run_dir
             .join(worker_id.chars().filter(|c| c.is_ascii_alphanumeric() || "-_.".contains(*c)).collect::<String>());
@@ -385,6 +406,14 @@ impl DockerSandbox {
         limits: &BotLimits,
         context: &LaunchContext<'_>,
     ) -> Result<ContainerBot, BotLaunchError> {
+        if transport.is_http() && self.settings.runtime.as_deref() == Some(GVISOR_RUNTIME) {
+            // gVisor passes descriptors into its sandbox but not out (EINVAL), so the
+            // supervisor cannot hand over a connection to the bot's server.
+            return Err(BotLaunchError::WrongSandbox {
+                bot: format!("image+http:{image}"),
+                sandbox: "gVisor (docker.runtime = \"runsc\"; stdio bots only)",
+            });
+        }
         let started = Instant::now();
         let shape = Shape::new(image, limits);
         // Fresh if the worker or the match's tournament asks for it.
@@ -667,8 +696,7 @@ impl DockerSandbox {
             // Swap equal to memory means no swap at all.
             memory_swap: Some(memory),
             nano_cpus: Some((shape.cpu_millis * 1_000_000) as i64),
-            // The supervisor is one more process.
-            pids_limit: Some(shape.pids + 1),
+            pids_limit: Some(self.pids_limit(shape)),
             // The supervisor's, and so the bot's: open files bounded, no core dumps.
             ulimits: Some(vec![ulimit("nofile", BOT_OPEN_FILES), ulimit("core", 0)]),
             readonly_rootfs: Some(true),
@@ -684,6 +712,7 @@ impl DockerSandbox {
             security_opt: Some(vec!["no-new-privileges".to_owned()]),
             // No network at all; `http` bots are reached through the supervisor.
             network_mode: Some("none".to_owned()),
+            runtime: self.settings.runtime.clone(),
             // Only the supervisor writes to the container's own output (the bot's
             // stderr goes to the worker): a small log of its complaints.
             log_config: Some(HostConfigLogConfig {
@@ -714,6 +743,19 @@ impl DockerSandbox {
             network_disabled: Some(true),
             host_config: Some(host_config),
             ..Default::default()
+        }
+    }
+
+    /// The pids limit of a container's cgroup: the bot's, and one more for the
+    /// supervisor. Under gVisor that cgroup holds the threads of the sandbox's own
+    /// kernel (the Sentry), not the bot's processes (14 processes held 192 threads
+    /// here, and a limit of 129 killed the whole sandbox), so it gets
+    /// [`GVISOR_SANDBOX_THREADS`] instead: the bot's processes are then bounded by its
+    /// memory.
+    fn pids_limit(&self, shape: &Shape) -> i64 {
+        match self.settings.runtime.as_deref() {
+            Some(GVISOR_RUNTIME) => GVISOR_SANDBOX_THREADS,
+            _ => shape.pids + 1,
         }
     }
 

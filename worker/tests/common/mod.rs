@@ -113,6 +113,13 @@ pub fn docker_isolation() -> String {
     std::env::var("FARM_TEST_DOCKER_ISOLATION").unwrap_or_else(|_| "reused".to_owned())
 }
 
+/// The OCI runtime for the workers the tests start: the engine's default, or the one
+/// FARM_TEST_DOCKER_RUNTIME names (scripts/test runs the hostile suite under gVisor's
+/// `runsc` too).
+pub fn docker_runtime() -> Option<String> {
+    std::env::var("FARM_TEST_DOCKER_RUNTIME").ok().filter(|runtime| !runtime.is_empty())
+}
+
 /// A `farm-worker serve` process with Docker bots and S3 storage.
 pub struct WorkerProcess {
     pub id: String,
@@ -139,6 +146,7 @@ impl WorkerProcess {
             .env("FARM_SLOTS", slots.to_string())
             .env("FARM_SANDBOX", "docker")
             .env("FARM_DOCKER__ISOLATION", docker_isolation())
+            .envs(docker_runtime().map(|runtime| ("FARM_DOCKER__RUNTIME", runtime)))
             .env("FARM_DELIVERY_LIMIT", delivery_limit.to_string())
             .env("FARM_METRICS_LISTEN", metrics.to_string())
             .env("FARM_DRAIN_SECS", "60")
