@@ -309,17 +309,27 @@ pub async fn start_match<S: Sandbox>(
     for (seat, bot) in bots.iter().enumerate() {
         bot.limits.check().map_err(|problem| RunError::Limits { seat, problem })?;
     }
+    let contexts: Vec<LaunchContext<'_>> =
+        (0..bots.len()).map(|seat| LaunchContext { game: game_kind, seed, seat, job_id, isolation }).collect();
+    // Every seat's bot starts at once: a container made cold costs hundreds of
+    // milliseconds, and no seat needs to wait for another's.
+    let launched =
+        futures_util::future::join_all(bots.iter().zip(&contexts).map(|(spec, context)| sandbox.launch(spec, context)))
+            .await;
     let mut sessions = Vec::with_capacity(bots.len());
-    for (seat, spec) in bots.iter().enumerate() {
-        let context = LaunchContext { game: game_kind, seed, seat, job_id, isolation };
-        match sandbox.launch(spec, &context).await {
+    let mut failure = None;
+    for (seat, launched) in launched.into_iter().enumerate() {
+        match launched {
             Ok(session) => sessions.push(session),
             Err(source) => {
-                // The bots already started are ended before giving up.
-                end_all(sessions).await;
-                return Err(RunError::Launch { seat, source });
+                failure.get_or_insert(RunError::Launch { seat, source });
             }
         }
+    }
+    if let Some(error) = failure {
+        // The bots that did start are ended before giving up.
+        end_all(sessions).await;
+        return Err(error);
     }
     Ok(StartedMatch { game, bots: bots.to_vec(), sessions })
 }

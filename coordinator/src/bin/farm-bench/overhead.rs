@@ -195,6 +195,11 @@ pub async fn run(plan: &Plan) -> anyhow::Result<Figures> {
     if !cold.is_empty() {
         let p50 = median(&mut cold);
         figures.number("docker_cold_start.p50_ms", millis(p50), "ms");
+        let mut floor = Vec::with_capacity(plan.cold_starts);
+        for _ in 0..plan.cold_starts {
+            floor.push(engine_floor().await?);
+        }
+        figures.number("docker_cold_start.engine_floor_p50_ms", millis(median(&mut floor)), "ms");
         if let Some(local) = local {
             figures.number("docker_cold_start.p50_overhead_over_process_ms", millis(p50) - millis(local), "ms");
         }
@@ -205,6 +210,27 @@ pub async fn run(plan: &Plan) -> anyhow::Result<Figures> {
         figures.ratio("ratios.docker_reused_over_process", reused / local);
     }
     Ok(figures)
+}
+
+/// The Docker engine's own part of any cold start: creating and starting a container
+/// of the echo image with nothing of the farm's (no mounts, limits or supervisor; no
+/// network), timed from the create call until start returns, then removed untimed.
+async fn engine_floor() -> anyhow::Result<Duration> {
+    use bollard::query_parameters::{CreateContainerOptions, RemoveContainerOptionsBuilder, StartContainerOptions};
+    let docker = bollard::Docker::connect_with_local_defaults()?;
+    let body = bollard::models::ContainerCreateBody {
+        image: Some(ECHO_IMAGE.to_owned()),
+        network_disabled: Some(true),
+        host_config: Some(bollard::models::HostConfig { network_mode: Some("none".to_owned()), ..Default::default() }),
+        ..Default::default()
+    };
+    let started = Instant::now();
+    let id = docker.create_container(None::<CreateContainerOptions>, body).await?.id;
+    let result = docker.start_container(&id, None::<StartContainerOptions>).await;
+    let elapsed = started.elapsed();
+    docker.remove_container(&id, Some(RemoveContainerOptionsBuilder::new().force(true).build())).await?;
+    result?;
+    Ok(elapsed)
 }
 
 fn median(samples: &mut [Duration]) -> Duration {
