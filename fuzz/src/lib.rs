@@ -226,7 +226,7 @@ pub const TARGETS: &[Target] = &[
     },
     Target {
         name: "bot-spec",
-        about: "a bot given as builtin:NAME, cmd:COMMAND or image:NAME",
+        about: "a bot given as builtin:NAME, cmd[+http]:COMMAND or image[+http]:NAME",
         run: |data| match std::str::from_utf8(data).map(str::parse::<BotSpec>) {
             Ok(Ok(spec)) => format!("ok {}", spec.launch.to_string().split(':').next().unwrap_or("")),
             Ok(Err(error)) => class(&error.to_string()),
