@@ -110,6 +110,10 @@ fn transports(c: &mut Criterion) {
         };
         bench_session(c, &runtime, name, session);
     }
+    // The containers prepared again after their match go with the sandbox.
+    if let Ok(docker) = docker {
+        runtime.block_on(docker.shutdown()).expect("the bench's containers removed");
+    }
 }
 
 criterion_group!(benches, transports);

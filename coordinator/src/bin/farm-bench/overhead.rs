@@ -197,7 +197,7 @@ pub async fn run(plan: &Plan) -> anyhow::Result<Figures> {
         figures.number("docker_cold_start.p50_ms", millis(p50), "ms");
         let mut floor = Vec::with_capacity(plan.cold_starts);
         for _ in 0..plan.cold_starts {
-            floor.push(engine_floor().await?);
+            floor.push(engine_floor(pair.len()).await?);
         }
         figures.number("docker_cold_start.engine_floor_p50_ms", millis(median(&mut floor)), "ms");
         if let Some(local) = local {
@@ -212,10 +212,11 @@ pub async fn run(plan: &Plan) -> anyhow::Result<Figures> {
     Ok(figures)
 }
 
-/// The Docker engine's own part of any cold start: creating and starting a container
-/// of the echo image with nothing of the farm's (no mounts, limits or supervisor; no
-/// network), timed from the create call until start returns, then removed untimed.
-async fn engine_floor() -> anyhow::Result<Duration> {
+/// The Docker engine's own part of a cold start of `seats` container bots: creating
+/// and starting as many containers of the echo image at once, with nothing of the
+/// farm's (no mounts, limits or supervisor; no network), timed from the create calls
+/// until the last start returns; then removed, untimed.
+async fn engine_floor(seats: usize) -> anyhow::Result<Duration> {
     use bollard::query_parameters::{CreateContainerOptions, RemoveContainerOptionsBuilder, StartContainerOptions};
     let docker = bollard::Docker::connect_with_local_defaults()?;
     let body = bollard::models::ContainerCreateBody {
@@ -225,12 +226,31 @@ async fn engine_floor() -> anyhow::Result<Duration> {
         ..Default::default()
     };
     let started = Instant::now();
-    let id = docker.create_container(None::<CreateContainerOptions>, body).await?.id;
-    let result = docker.start_container(&id, None::<StartContainerOptions>).await;
+    let created = futures_util::future::join_all((0..seats).map(|_| async {
+        let id = docker.create_container(None::<CreateContainerOptions>, body.clone()).await?.id;
+        let start = docker.start_container(&id, None::<StartContainerOptions>).await;
+        Ok::<_, bollard::errors::Error>((id, start))
+    }))
+    .await;
     let elapsed = started.elapsed();
-    docker.remove_container(&id, Some(RemoveContainerOptionsBuilder::new().force(true).build())).await?;
-    result?;
-    Ok(elapsed)
+    let mut first_error = None;
+    for container in created {
+        match container {
+            Ok((id, start)) => {
+                docker.remove_container(&id, Some(RemoveContainerOptionsBuilder::new().force(true).build())).await?;
+                if let Err(error) = start {
+                    first_error.get_or_insert(error);
+                }
+            }
+            Err(error) => {
+                first_error.get_or_insert(error);
+            }
+        }
+    }
+    match first_error {
+        Some(error) => Err(error.into()),
+        None => Ok(elapsed),
+    }
 }
 
 fn median(samples: &mut [Duration]) -> Duration {

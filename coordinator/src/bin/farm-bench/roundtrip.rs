@@ -75,12 +75,19 @@ pub async fn run(samples: usize) -> anyhow::Result<Figures> {
     }
     match bots::docker("bench-roundtrip", &DockerSettings::default()).await {
         Ok(docker) => {
-            for (name, image, transport) in
-                [("docker_stdio", ECHO_IMAGE, Transport::Stdio), ("docker_http", ECHO_HTTP_IMAGE, Transport::Http)]
-            {
-                let spec = bots::spec("echo", BotLaunch::Image(image.to_owned()), transport);
-                figures.latencies(name, &mut measure(&docker, &spec, &request, samples).await?);
+            let measured = async {
+                for (name, image, transport) in
+                    [("docker_stdio", ECHO_IMAGE, Transport::Stdio), ("docker_http", ECHO_HTTP_IMAGE, Transport::Http)]
+                {
+                    let spec = bots::spec("echo", BotLaunch::Image(image.to_owned()), transport);
+                    figures.latencies(name, &mut measure(&docker, &spec, &request, samples).await?);
+                }
+                anyhow::Ok(())
             }
+            .await;
+            // The containers prepared again after their matches go with the sandbox.
+            docker.shutdown().await?;
+            measured?;
         }
         Err(why) => {
             figures.skipped("docker_stdio", &why);
