@@ -94,21 +94,16 @@ fn a_full_vindinium_match_with_the_python_bot_plays_1200_turns_and_verifies() {
     assert_eq!(again["replay_sha256"], result["replay_sha256"]);
 }
 
+/// A Botwars match (seed 3, patient deadline) between two local bots.
+fn local_botwars(red: &str, blue: &str) -> (Value, tempfile::TempDir) {
+    let rules = r#"{"replyTimeoutMs":20000}"#;
+    play(&["--game", "botwars", "--seed", "3", "--rules", rules, "--bot", red, "--bot", blue])
+}
+
 #[test]
 fn a_botwars_match_between_the_rust_and_python_bots_ends_with_a_result() {
     let rust_bot = format!("cmd:{}", workspace_binary("botwars-random-bot").display());
-    let (result, dir) = play(&[
-        "--game",
-        "botwars",
-        "--seed",
-        "3",
-        "--rules",
-        r#"{"replyTimeoutMs":20000}"#,
-        "--bot",
-        &rust_bot,
-        "--bot",
-        "cmd:python3 bots/botwars/random_bot.py",
-    ]);
+    let (result, dir) = local_botwars(&rust_bot, "cmd:python3 bots/botwars/random_bot.py");
     assert_eq!(statuses(&result), ["ok", "ok"]);
     let ranks: Vec<u64> =
         result["seats"].as_array().expect("seats").iter().map(|s| s["rank"].as_u64().expect("rank")).collect();
@@ -121,21 +116,7 @@ fn a_botwars_match_between_the_rust_and_python_bots_ends_with_a_result() {
 #[test]
 fn a_local_bot_serving_http_plays_on_a_loopback_port_of_its_own() {
     let rust_bot = format!("cmd:{}", workspace_binary("botwars-random-bot").display());
-    let local_botwars = |red: &str| {
-        play(&[
-            "--game",
-            "botwars",
-            "--seed",
-            "3",
-            "--rules",
-            r#"{"replyTimeoutMs":20000}"#,
-            "--bot",
-            red,
-            "--bot",
-            &rust_bot,
-        ])
-    };
-    let (result, dir) = local_botwars("cmd+http:python3 bots/botwars/random_http_bot.py");
+    let (result, dir) = local_botwars("cmd+http:python3 bots/botwars/random_http_bot.py", &rust_bot);
     assert_eq!(statuses(&result), ["ok", "ok"]);
     assert_eq!(result["seats"][0]["requests"], result["steps"], "it answered every move over http");
     let log = std::fs::read_to_string(dir.path().join("seat-0.stderr.log")).expect("log");
@@ -149,7 +130,7 @@ fn a_local_bot_serving_http_plays_on_a_loopback_port_of_its_own() {
     verify(dir.path());
 
     // The original's form-encoded bodies: the same bot, the same replies.
-    let (form, form_dir) = local_botwars("cmd+http-form:python3 bots/botwars/random_http_bot.py");
+    let (form, form_dir) = local_botwars("cmd+http-form:python3 bots/botwars/random_http_bot.py", &rust_bot);
     assert_eq!(statuses(&form), ["ok", "ok"]);
     assert_eq!(form["replay_sha256"], result["replay_sha256"], "same replies, byte for byte");
     verify(form_dir.path());
