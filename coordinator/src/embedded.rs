@@ -41,6 +41,9 @@ pub struct RunOptions {
     pub workers: usize,
     /// Where external bots run.
     pub sandbox: LaunchMode,
+    /// With Docker: the OCI runtime of the bots' containers (`runsc`: gVisor), as the
+    /// engine names it; `None`, the engine's default.
+    pub docker_runtime: Option<String>,
     /// Retries of a job that fails for infrastructure reasons, as the queue's
     /// delivery limit would allow.
     pub delivery_limit: u32,
@@ -122,7 +125,8 @@ pub async fn run(
             // One label per data directory, so a later run here removes what a
             // killed one left, and runs elsewhere are left alone.
             let worker_id = format!("run-{:08x}", label_hash(&options.data_dir));
-            let docker = DockerSandbox::connect(&worker_id, &DockerSettings::default())
+            let settings = DockerSettings { runtime: options.docker_runtime.clone(), ..DockerSettings::default() };
+            let docker = DockerSandbox::connect(&worker_id, &settings)
                 .await
                 .map_err(|error| RunError::Docker(error.to_string()))?;
             docker.reap_orphans().await.map_err(|error| RunError::Docker(error.to_string()))?;

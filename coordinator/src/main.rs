@@ -111,6 +111,10 @@ struct RunArgs {
     /// `image`).
     #[arg(long, value_enum, default_value_t = LaunchMode::Local)]
     sandbox: LaunchMode,
+    /// With --sandbox docker: the OCI runtime of the bots' containers, as the Docker
+    /// engine names it (runsc for gVisor: scripts/setup-gvisor). Default: the engine's own.
+    #[arg(long, value_name = "RUNTIME")]
+    docker_runtime: Option<String>,
     /// Matches played at once (default: one per core).
     #[arg(long)]
     workers: Option<usize>,
@@ -268,6 +272,7 @@ async fn run(args: RunArgs) -> Result<ExitCode> {
         data_dir: args.data.clone(),
         workers,
         sandbox: args.sandbox,
+        docker_runtime: args.docker_runtime.clone(),
         delivery_limit: args.retries,
         runner: args.runner.options(),
     };
