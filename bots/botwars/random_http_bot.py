@@ -2,7 +2,9 @@
 """Example Skookum Botwars bot for matchfarm over the `http` transport, as the
 original game's bots were: an HTTP server answering `POST /`.
 
-  * It listens on 0.0.0.0:$FARM_PORT (the farm sets it; 8080 by default).
+  * It listens on 127.0.0.1:$FARM_PORT (the farm sets it; 8080 by default): the
+    farm reaches it there, in its container or on the worker's machine; no other
+    machine can.
   * Each turn the farm POSTs the request object (the same JSON as one stdio line;
     or, for original bots, a form field `data=<json>`) and reads the moves, a JSON
     array such as [{"from":21,"to":22}], from the response body.
@@ -51,7 +53,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
 def main():
     port = int(os.environ.get("FARM_PORT") or 8080)
     random_bot.log(f"serving on port {port}")
-    http.server.HTTPServer(("0.0.0.0", port), Handler).serve_forever()
+    http.server.HTTPServer(("127.0.0.1", port), Handler).serve_forever()
 
 
 if __name__ == "__main__":

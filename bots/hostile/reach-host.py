@@ -63,4 +63,4 @@ for target in ["127.0.0.1", *routes]:
     try_reach(target)
 log(f"reach-host: gateways {' '.join(routes) or 'none'}")
 port = int(os.environ.get("FARM_PORT", "8080"))
-http.server.HTTPServer(("0.0.0.0", port), Moves).serve_forever()
+http.server.HTTPServer(("127.0.0.1", port), Moves).serve_forever()

@@ -5,10 +5,10 @@
 //! `/tmp` and an unprivileged user. A contained bot may serve HTTP on a loopback port
 //! the worker picks for it (`FARM_PORT`); an isolated one has no network, so stdio only.
 
-use std::process::Stdio;
-use std::sync::OnceLock;
-
+use std::collections::BTreeSet;
 use std::net::{Ipv4Addr, SocketAddr};
+use std::process::Stdio;
+use std::sync::{Mutex, OnceLock};
 
 use farm_engine::Seat;
 use farm_proto::{BotLimits, Transport};
@@ -82,6 +82,9 @@ pub struct ProcessBot {
     group: Option<Pid>,
     cgroup: Option<BotCgroup>,
     channel: BotChannel,
+    /// The port an `http` bot serves on, held until the bot is gone (after the
+    /// [`Drop`] below has killed it).
+    _port: Option<LoopbackPort>,
     stderr: JoinHandle<CappedLog>,
     /// Its sandbox's name, for metrics.
     sandbox: &'static str,
@@ -121,10 +124,10 @@ impl ProcessBot {
         let spawn_error = |source| BotLaunchError::Spawn { command: command.to_owned(), source };
         let isolated = launch.isolation == Isolation::Namespaces;
         let http = match BotChannel::http_body(launch.transport) {
-            Some(body) => Some((body, free_loopback_port().map_err(spawn_error)?)),
+            Some(body) => Some((body, LoopbackPort::take().map_err(spawn_error)?)),
             None => None,
         };
-        let server = http.map(|(_, address)| address);
+        let server = http.as_ref().map(|(_, port)| port.0);
         let cgroup = match CgroupHost::get() {
             Some(host) => Some(
                 host.create(isolated.then_some(launch.limits))
@@ -180,17 +183,11 @@ impl ProcessBot {
             });
         }
         let stderr = tokio::spawn(read_capped(stderr, launch.limits.stderr_bytes));
-        Ok(ProcessBot {
-            child,
-            group,
-            cgroup,
-            channel: match http {
-                Some((body, address)) => BotChannel::http(body, BotServer::Loopback(address), stdout, stdin),
-                None => BotChannel::lines(stdout, stdin),
-            },
-            stderr,
-            sandbox: launch.isolation.sandbox_name(),
-        })
+        let (channel, port) = match http {
+            Some((body, port)) => (BotChannel::http(body, BotServer::Loopback(port.0), stdout, stdin), Some(port)),
+            None => (BotChannel::lines(stdout, stdin), None),
+        };
+        Ok(ProcessBot { child, group, cgroup, channel, _port: port, stderr, sandbox: launch.isolation.sandbox_name() })
     }
 
     /// Queues a request. `false` if the bot is not reading its input.
@@ -268,11 +265,37 @@ impl Drop for ProcessBot {
     }
 }
 
-/// A free loopback port for a local `http` bot's server: bound by the worker to find
-/// one, then let go for the bot to take. (Another program could take it in between;
-/// the bot then cannot listen, and its replies are those of a crashed bot.)
-fn free_loopback_port() -> std::io::Result<SocketAddr> {
-    std::net::TcpListener::bind((Ipv4Addr::LOCALHOST, 0))?.local_addr()
+/// The loopback ports of the local `http` bots alive in this process: the kernel may
+/// hand a port it just gave out again once the worker lets go of it, and two seats of
+/// one match, launched at once, must never share one.
+static PORTS_IN_USE: Mutex<BTreeSet<u16>> = Mutex::new(BTreeSet::new());
+
+/// A loopback port a local `http` bot's server listens on, no other live bot's of this
+/// worker; given back when dropped. A contained bot shares the machine's loopback, so
+/// any other program there could listen on it first, or after the bot dies, and
+/// answer in its place: bots that are not trusted run `docker`, where each container
+/// has a loopback of its own.
+#[derive(Debug)]
+struct LoopbackPort(SocketAddr);
+
+impl LoopbackPort {
+    /// Binds port 0 to find a free port, then lets go of it for the bot to take.
+    fn take() -> std::io::Result<Self> {
+        let mut in_use = PORTS_IN_USE.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        for _ in 0..64 {
+            let address = std::net::TcpListener::bind((Ipv4Addr::LOCALHOST, 0))?.local_addr()?;
+            if in_use.insert(address.port()) {
+                return Ok(LoopbackPort(address));
+            }
+        }
+        Err(std::io::Error::new(std::io::ErrorKind::AddrInUse, "no loopback port free of other bots"))
+    }
+}
+
+impl Drop for LoopbackPort {
+    fn drop(&mut self) {
+        PORTS_IN_USE.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).remove(&self.0.port());
+    }
 }
 
 /// What a bot finds in its environment: nothing of the worker's (no broker URL, no
@@ -344,4 +367,20 @@ fn namespace_args(launch: &ProcessLaunch<'_>, server: Option<SocketAddr>) -> Vec
     };
     args.push("--".to_owned());
     args
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_loopback_port_is_never_held_by_two_live_bots_and_is_given_back() {
+        let ports: Vec<LoopbackPort> = (0..64).map(|_| LoopbackPort::take().expect("a free port")).collect();
+        let distinct: BTreeSet<u16> = ports.iter().map(|port| port.0.port()).collect();
+        assert_eq!(distinct.len(), ports.len());
+        assert!(ports.iter().all(|port| port.0.ip() == Ipv4Addr::LOCALHOST));
+        drop(ports);
+        let in_use = PORTS_IN_USE.lock().expect("not poisoned");
+        assert!(distinct.iter().all(|port| !in_use.contains(port)), "every port given back");
+    }
 }

@@ -4,7 +4,7 @@
 //!
 //! - `bench-echo-bot`: the `stdio` transport, one reply line per request line, until
 //!   stdin closes.
-//! - `bench-echo-bot --http`: the `http` transport, serving `POST /` on `0.0.0.0:$FARM_PORT`
+//! - `bench-echo-bot --http`: the `http` transport, serving `POST /` on `127.0.0.1:$FARM_PORT`
 //!   (8080 by default); keep-alive connections are served until the client closes them.
 //!
 //! Standard library only, so that its image is one static binary (see
@@ -19,7 +19,7 @@ const REPLY: &[u8] = b"[]";
 fn main() -> io::Result<()> {
     if std::env::args().nth(1).as_deref() == Some("--http") {
         let port = std::env::var("FARM_PORT").ok().and_then(|port| port.parse().ok()).unwrap_or(8080u16);
-        serve_http(TcpListener::bind(("0.0.0.0", port))?)
+        serve_http(TcpListener::bind(("127.0.0.1", port))?)
     } else {
         serve_lines(io::stdin().lock(), io::stdout().lock())
     }
