@@ -252,6 +252,9 @@ fn show(bar: &ProgressBar, progress: &Progress) {
 }
 
 async fn run(args: RunArgs) -> Result<ExitCode> {
+    if args.docker_runtime.is_some() && args.sandbox != LaunchMode::Docker {
+        anyhow::bail!("--docker-runtime goes with --sandbox docker: only containers have an OCI runtime");
+    }
     let file = TournamentFile::read(&args.file)?;
     let limits = TournamentLimits { max_jobs: args.max_tournament_jobs };
     let tournament = file.resolve(Some(args.file.parent().unwrap_or(Path::new("."))), limits)?;

@@ -261,6 +261,9 @@ async fn serve(args: ServeArgs) -> Result<ExitCode> {
 }
 
 async fn play(args: PlayArgs) -> Result<ExitCode> {
+    if args.docker_runtime.is_some() && args.sandbox != SandboxKind::Docker {
+        anyhow::bail!("--docker-runtime goes with --sandbox docker: only containers have an OCI runtime");
+    }
     let seed = args.seed.unwrap_or_else(clock_seed);
     let map = match &args.map {
         Some(path) => Some(std::fs::read_to_string(path).with_context(|| format!("reading map {}", path.display()))?),

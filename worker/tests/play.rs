@@ -245,8 +245,19 @@ fn play_leftovers(kind: &str) -> Vec<String> {
 
 /// A Botwars match (seed 8, patient deadline) between two bots in the docker sandbox.
 fn docker_botwars(red: &str, blue: &str) -> (Value, tempfile::TempDir) {
-    let rules = r#"{"replyTimeoutMs":20000}"#;
-    play(&["--sandbox", "docker", "--game", "botwars", "--seed", "8", "--rules", rules, "--bot", red, "--bot", blue])
+    play(&docker_botwars_args(red, blue, None).iter().map(String::as_str).collect::<Vec<_>>())
+}
+
+/// `play`'s arguments for a Botwars match between two Docker bots, under the OCI
+/// `runtime` if one is given.
+fn docker_botwars_args(red: &str, blue: &str, runtime: Option<&str>) -> Vec<String> {
+    let mut args = vec!["--sandbox", "docker"];
+    if let Some(runtime) = runtime {
+        args.extend(["--docker-runtime", runtime]);
+    }
+    args.extend(["--game", "botwars", "--seed", "8", "--rules", r#"{"replyTimeoutMs":20000}"#]);
+    args.extend(["--bot", red, "--bot", blue]);
+    args.into_iter().map(str::to_owned).collect()
 }
 
 /// A bot that writes 20,000 replies ahead of its questions: tens of kilobytes of
@@ -263,7 +274,7 @@ fn a_container_bots_log_is_its_stderr_alone() {
         "--rules",
         r#"{"maxTurns":40}"#,
         "--bot",
-        "image:matchfarm/hostile-ahead",
+        "image:matchfarm/hostile ahead",
     ]);
     assert_eq!(statuses(&result)[0], "ok");
     let log = std::fs::read_to_string(dir.path().join("seat-0.stderr.log")).expect("log");
@@ -314,12 +325,7 @@ fn play_runs_image_bots_in_docker_and_removes_their_containers() {
 #[ignore = "needs gVisor registered with the Docker engine: scripts/test runs it"]
 fn under_gvisor_stdio_bots_play_and_http_bots_are_refused_saying_why() {
     let runtime = std::env::var("FARM_TEST_DOCKER_RUNTIME").expect("FARM_TEST_DOCKER_RUNTIME names gVisor's runtime");
-    let gvisor_botwars = |red: &str| {
-        let rules = r#"{"replyTimeoutMs":20000}"#;
-        let mut args = vec!["--sandbox", "docker", "--docker-runtime", &runtime, "--game", "botwars", "--seed", "8"];
-        args.extend(["--rules", rules, "--bot", red, "--bot", "image:matchfarm/bot-botwars-random-rs"]);
-        args.iter().map(|arg| (*arg).to_owned()).collect::<Vec<_>>()
-    };
+    let gvisor_botwars = |red: &str| docker_botwars_args(red, "image:matchfarm/bot-botwars-random-rs", Some(&runtime));
     let args = gvisor_botwars("image:matchfarm/bot-botwars-random-py");
     let (result, dir) = play(&args.iter().map(String::as_str).collect::<Vec<_>>());
     assert_eq!(statuses(&result), ["ok", "ok"]);
