@@ -22,7 +22,8 @@ DEBIAN_VARIANT=minbase
 DEBIAN_CHANGES=('ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin'
     'ENV LANG=C.UTF-8' 'CMD ["/bin/bash"]')
 
-# Hostile bots: every executable NAME.py in bots/hostile (stdio_bot.py is their library).
+# The hostile bot's modes: every executable NAME.py in bots/hostile (stdio_bot.py is
+# their library, hostile.py the entrypoint that picks one by its argument).
 HOSTILE=()
 for file in "$HOSTILE_DIR"/*.py; do
     if [ -x "$file" ]; then HOSTILE+=("$(basename "$file" .py)"); fi
@@ -31,7 +32,7 @@ done
 ALL=(base-static base-debian
     bot-vindinium-random-py bot-botwars-random-py bot-botwars-random-http-py bot-ostibot-random-py
     bot-ostibot-raider-js bot-maze-explorer-py bot-vindinium-random-rs bot-botwars-random-rs
-    bot-maze-explorer-rs bot-bench-echo-rs bot-bench-echo-http-rs)
+    bot-maze-explorer-rs bot-bench-echo-rs bot-bench-echo-http-rs hostile)
 # The local base each image is built FROM (as its Dockerfile says).
 declare -A BASE_OF=([bot-vindinium-random-py]=base-debian [bot-botwars-random-py]=base-debian
     [bot-botwars-random-http-py]=base-debian [bot-ostibot-random-py]=base-debian
@@ -39,11 +40,8 @@ declare -A BASE_OF=([bot-vindinium-random-py]=base-debian [bot-botwars-random-py
     [bot-maze-explorer-py]=base-debian
     [bot-vindinium-random-rs]=base-static [bot-botwars-random-rs]=base-static
     [bot-maze-explorer-rs]=base-static
-    [bot-bench-echo-rs]=base-static [bot-bench-echo-http-rs]=base-static)
-for name in "${HOSTILE[@]}"; do
-    ALL+=("hostile-$name")
-    BASE_OF[hostile-$name]=base-debian
-done
+    [bot-bench-echo-rs]=base-static [bot-bench-echo-http-rs]=base-static
+    [hostile]=base-debian)
 
 usage() {
     cat <<EOF
@@ -63,8 +61,9 @@ with no registry: NAME is one of the images below without "matchfarm/" (default:
                               (+crt-static), on base-static
   matchfarm/bot-bench-echo-rs, bot-bench-echo-http-rs  the benchmarks' bot (answers
                               at once; stdio, http), static, on base-static
-  matchfarm/hostile-NAME      the misbehaving bots of bots/hostile/ (see its README):
-                              ${HOSTILE[*]}
+  matchfarm/hostile           the misbehaving bots of bots/hostile/ (see its README),
+                              one per mode, the container's argument
+                              (image:matchfarm/hostile MODE): ${HOSTILE[*]}
 
 Options:
   --force    rebuild the named images (default: all) even if they are up to date
@@ -515,20 +514,16 @@ for entry in "${RS_BOTS[@]}"; do
     fi
 done
 
-# --- the hostile bots --------------------------------------------------------------
+# --- the hostile bot, one image with a mode per misbehaviour --------------------------
 
-for bot in "${HOSTILE[@]}"; do
-    name=hostile-$bot
-    args=(--build-arg "BOT=$bot")
-    context=$(new_context "$name" "$HOSTILE_DIR/Dockerfile" "$HOSTILE_DIR/stdio_bot.py" \
-        "$HOSTILE_DIR/$bot.py")
-    source=$(context_hash "$context" "$(from_line "$name")" "${args[@]}")
-    if needs_build "$name" "$source"; then
-        docker_build "$name" "$context" "$source" "${args[@]}"
-    else
-        skip "$name"
-    fi
-done
+name=hostile
+context=$(new_context "$name" "$HOSTILE_DIR/Dockerfile" "$HOSTILE_DIR"/*.py)
+source=$(context_hash "$context" "$(from_line "$name")")
+if needs_build "$name" "$source"; then
+    docker_build "$name" "$context" "$source"
+else
+    skip "$name"
+fi
 
 # The images replaced while images built on them still existed (old bases), now free.
 for old in "${REPLACED[@]}"; do

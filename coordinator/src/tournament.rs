@@ -147,6 +147,10 @@ pub struct BotEntry {
     /// Its Docker image (workers with the docker sandbox).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub image: Option<String>,
+    /// Arguments that replace the image's `CMD` (`docker run IMAGE ARGS...`): one image
+    /// may hold several bots. Only with an image.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub args: Vec<String>,
     /// How it talks.
     #[serde(default)]
     pub transport: Transport,
@@ -507,6 +511,10 @@ impl TournamentFile {
                     }
                 }
             }
+            if !bot.args.is_empty() && bot.image.is_none() {
+                return Err(invalid(key("args"), "only an image takes args (a command has its own)"));
+            }
+            farm_proto::check_image_args(&bot.args).map_err(|problem| invalid(key("args"), problem))?;
             bot.limits.check().map_err(|problem| invalid(key("limits"), problem))?;
         }
         Ok(())
@@ -682,7 +690,8 @@ impl Tournament {
                 invalid(format!("bots[{index}].image"), format!("{} has no image to run in Docker", bot.name))
             })?),
         };
-        Ok(BotSpec { name: bot.name.clone(), launch, transport: bot.transport, limits: bot.limits.clone() })
+        let args = if matches!(launch, BotLaunch::Image(_)) { bot.args.clone() } else { Vec::new() };
+        Ok(BotSpec { name: bot.name.clone(), launch, transport: bot.transport, limits: bot.limits.clone(), args })
     }
 
     /// Checks that every bot can run under `mode`, naming the first that cannot.
@@ -801,6 +810,20 @@ image = "matchfarm/bot-botwars-random-py"
     }
 
     #[test]
+    fn an_image_bot_takes_args_in_docker_and_a_local_run_ignores_them() {
+        let image = "image = \"matchfarm/bot-botwars-random-py\"";
+        let with_args =
+            resolve(&BOTWARS.replace(image, &format!("{image}\nargs = [\"--fast\", \"x y\"]"))).expect("valid");
+        assert_ne!(with_args.id, resolve(BOTWARS).expect("valid").id, "the args are part of the tournament");
+        let docker = with_args.check_launchable(LaunchMode::Docker).expect("all docker");
+        assert_eq!(docker[2].args, ["--fast", "x y"]);
+        assert_eq!(docker[0].args, Vec::<String>::new());
+        let local = with_args.check_launchable(LaunchMode::Local).expect("all local");
+        assert!(local[2].args.is_empty(), "a command has its own arguments");
+        assert!(local.iter().chain(&docker).all(|spec| spec.check().is_ok()));
+    }
+
+    #[test]
     fn errors_name_the_key_and_the_problem() {
         let cases: &[(&str, &str, &str)] = &[
             ("format = \"round-robin\"", "format = \"swiss\"", "unknown variant `swiss`"),
@@ -821,6 +844,16 @@ image = "matchfarm/bot-botwars-random-py"
                 "[[bots]]\nname = \"c\"",
                 "[bots.limits]\nmemory_mib = 1\n[[bots]]\nname = \"c\"",
                 "bots[1].limits: memory_mib must be",
+            ),
+            (
+                "builtin = \"gatherer\"",
+                "builtin = \"gatherer\"\nargs = [\"x\"]",
+                "bots[1].args: only an image takes args",
+            ),
+            (
+                "image = \"matchfarm/bot-botwars-random-py\"",
+                "image = \"i\"\nargs = [\"a\\u0000\"]",
+                "bots[2].args: argument 0 holds a NUL",
             ),
         ];
         for (from, to, expected) in cases {

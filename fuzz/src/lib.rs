@@ -226,9 +226,14 @@ pub const TARGETS: &[Target] = &[
     },
     Target {
         name: "bot-spec",
-        about: "a bot given as builtin:NAME, cmd[+http]:COMMAND or image[+http]:NAME",
+        about: "a bot given as builtin:NAME, cmd[+http]:COMMAND or image[+http]:NAME [ARG...]",
         run: |data| match std::str::from_utf8(data).map(str::parse::<BotSpec>) {
-            Ok(Ok(spec)) => format!("ok {}", spec.launch.to_string().split(':').next().unwrap_or("")),
+            Ok(Ok(spec)) => {
+                // What parses is what a worker accepts.
+                assert_eq!(spec.check(), Ok(()), "{spec:?}");
+                let scheme = spec.launch.to_string().split(':').next().unwrap_or("").to_owned();
+                format!("ok {scheme} args {}", spec.args.len().min(3))
+            }
             Ok(Err(error)) => class(&error.to_string()),
             Err(_) => "not utf-8".to_owned(),
         },

@@ -23,6 +23,16 @@ impl Transport {
     pub fn is_http(self) -> bool {
         matches!(self, Transport::Http | Transport::HttpForm)
     }
+
+    /// What follows `+` in a bot spec's scheme (`image+http-form:`): `http` or
+    /// `http-form`; empty for stdio, which has none.
+    pub fn scheme_suffix(self) -> &'static str {
+        match self {
+            Transport::Stdio => "",
+            Transport::Http => "http",
+            Transport::HttpForm => "http-form",
+        }
+    }
 }
 
 /// Where a bot comes from.
@@ -122,13 +132,57 @@ pub struct BotSpec {
     /// What its sandbox may use.
     #[serde(default)]
     pub limits: BotLimits,
+    /// For an `image` bot, the arguments that replace its image's `CMD`, as after
+    /// `docker run IMAGE`: one image may hold several bots, or one bot with options.
+    /// Empty: the image's own `CMD`. Other bots take none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub args: Vec<String>,
+}
+
+/// The most arguments an image bot may be given.
+pub const MAX_IMAGE_ARGS: usize = 64;
+/// The longest argument an image bot may be given, in bytes.
+pub const MAX_IMAGE_ARG_BYTES: usize = 1024;
+
+/// Checks the arguments given to an image bot: at most [`MAX_IMAGE_ARGS`] of at most
+/// [`MAX_IMAGE_ARG_BYTES`] each, none holding a NUL (no program could receive it).
+pub fn check_image_args(args: &[String]) -> Result<(), String> {
+    if args.len() > MAX_IMAGE_ARGS {
+        return Err(format!("at most {MAX_IMAGE_ARGS} arguments, not {}", args.len()));
+    }
+    for (index, arg) in args.iter().enumerate() {
+        if arg.len() > MAX_IMAGE_ARG_BYTES {
+            return Err(format!("argument {index} has {} bytes (at most {MAX_IMAGE_ARG_BYTES})", arg.len()));
+        }
+        if arg.contains('\0') {
+            return Err(format!("argument {index} holds a NUL byte"));
+        }
+    }
+    Ok(())
+}
+
+impl BotSpec {
+    /// A bot of `launch` over `transport` with the default limits and no arguments.
+    pub fn new(name: impl Into<String>, launch: BotLaunch, transport: Transport) -> Self {
+        BotSpec { name: name.into(), launch, transport, limits: BotLimits::default(), args: Vec::new() }
+    }
+
+    /// Checks what a worker is asked to run: its limits within their bounds, and
+    /// arguments only for an image bot and within theirs.
+    pub fn check(&self) -> Result<(), String> {
+        self.limits.check()?;
+        if !self.args.is_empty() && !matches!(self.launch, BotLaunch::Image(_)) {
+            return Err("only an image bot takes args".to_owned());
+        }
+        check_image_args(&self.args).map_err(|problem| format!("args: {problem}"))
+    }
 }
 
 /// A bot given on the command line in a form [`BotSpec::from_str`] does not know.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error(
-    "bad bot {given:?}: {problem} (expected builtin:NAME, cmd:COMMAND, image:NAME, or cmd+http:, cmd+http-form:, \
-     image+http:, image+http-form: for bots serving HTTP)"
+    "bad bot {given:?}: {problem} (expected builtin:NAME, cmd:COMMAND, image:NAME [ARG...], or cmd+http:, \
+     cmd+http-form:, image+http:, image+http-form: for bots serving HTTP)"
 )]
 pub struct BotSpecError {
     /// The text that was given.
@@ -140,11 +194,12 @@ pub struct BotSpecError {
 impl FromStr for BotSpec {
     type Err = BotSpecError;
 
-    /// Parses `builtin:NAME`, `cmd:COMMAND` or `image:NAME`; `+http` or `+http-form`
-    /// after `cmd` or `image` is a bot serving HTTP rather than stdio. The name is the builtin's
-    /// or the image's name (without registry path or tag), or the
-    /// command's first word without its directory (`cmd:python3 bots/x/random_bot.py` is
-    /// named `random_bot.py`, the last word that looks like a file).
+    /// Parses `builtin:NAME`, `cmd:COMMAND` or `image:NAME [ARG...]` (the words after
+    /// an image's name replace its `CMD`); `+http` or `+http-form` after `cmd` or `image`
+    /// is a bot serving HTTP rather than stdio. The name is the builtin's, or the
+    /// image's name (without registry path or tag) joined by `-` to its arguments, or
+    /// the command's first word without its directory (`cmd:python3 bots/x/random_bot.py`
+    /// is named `random_bot.py`, the last word that looks like a file).
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         let error = |problem| BotSpecError { given: s.to_owned(), problem };
         let (scheme, rest) = s.split_once(':').ok_or_else(|| error("no scheme"))?;
@@ -154,18 +209,30 @@ impl FromStr for BotSpec {
         }
         let (kind, transport) = match scheme.split_once('+') {
             None => (scheme, Transport::Stdio),
-            Some((kind, "http")) => (kind, Transport::Http),
-            Some((kind, "http-form")) => (kind, Transport::HttpForm),
-            Some(_) => return Err(error("unknown transport (+http or +http-form)")),
+            Some((kind, suffix)) => match [Transport::Http, Transport::HttpForm]
+                .into_iter()
+                .find(|transport| transport.scheme_suffix() == suffix)
+            {
+                Some(transport) => (kind, transport),
+                None => return Err(error("unknown transport (+http or +http-form)")),
+            },
         };
+        let mut args = Vec::new();
         let launch = match kind {
             "builtin" if transport == Transport::Stdio => BotLaunch::Builtin(rest.to_owned()),
             "builtin" => return Err(error("a built-in bot has no transport")),
             "cmd" => BotLaunch::Command(rest.to_owned()),
-            "image" => BotLaunch::Image(rest.to_owned()),
+            "image" => {
+                let mut words = rest.split_whitespace().map(str::to_owned);
+                let image = words.next().unwrap_or_default();
+                args = words.collect();
+                check_image_args(&args).map_err(|_| error("too many or too long arguments"))?;
+                BotLaunch::Image(image)
+            }
             _ => return Err(error("unknown scheme")),
         };
-        Ok(BotSpec { name: default_name(&launch), launch, transport, limits: BotLimits::default() })
+        let name = std::iter::once(default_name(&launch)).chain(args.iter().cloned()).collect::<Vec<_>>().join("-");
+        Ok(BotSpec { args, ..BotSpec::new(name, launch, transport) })
     }
 }
 
@@ -240,6 +307,34 @@ mod tests {
         let server: BotSpec = "cmd+http:python3 bots/botwars/random_http_bot.py".parse().expect("cmd+http parses");
         assert_eq!(server.transport, Transport::Http);
         assert_eq!(server.launch, BotLaunch::Command("python3 bots/botwars/random_http_bot.py".into()));
+    }
+
+    #[test]
+    fn an_image_bot_takes_arguments_that_replace_its_cmd() {
+        let spin: BotSpec = "image:matchfarm/hostile:latest  spin fast".parse().expect("image with args parses");
+        assert_eq!(spin.launch, BotLaunch::Image("matchfarm/hostile:latest".into()));
+        assert_eq!(spin.args, ["spin", "fast"]);
+        assert_eq!(spin.name, "hostile-spin-fast");
+        assert_eq!(spin.check(), Ok(()));
+        let json = serde_json::to_value(&spin).expect("serializes");
+        assert_eq!(json["args"], serde_json::json!(["spin", "fast"]));
+        // Without arguments the wire form is what it was: no `args` key.
+        let plain: BotSpec = "image:matchfarm/x".parse().expect("image parses");
+        assert!(serde_json::to_value(&plain).expect("serializes").get("args").is_none());
+
+        let command = BotSpec {
+            args: vec!["x".into()],
+            ..BotSpec::new("c", BotLaunch::Command("true".into()), Transport::Stdio)
+        };
+        assert_eq!(command.check(), Err("only an image bot takes args".into()));
+        let many = BotSpec { args: vec!["x".into(); MAX_IMAGE_ARGS + 1], ..spin.clone() };
+        assert_eq!(many.check(), Err(format!("args: at most 64 arguments, not {}", MAX_IMAGE_ARGS + 1)));
+        let long = BotSpec { args: vec!["x".repeat(MAX_IMAGE_ARG_BYTES + 1)], ..spin.clone() };
+        assert!(long.check().expect_err("too long").contains("1025 bytes"));
+        let nul = BotSpec { args: vec!["a\0b".into()], ..spin };
+        assert_eq!(nul.check(), Err("args: argument 0 holds a NUL byte".into()));
+        let words = std::iter::repeat_n("x", MAX_IMAGE_ARGS + 1).collect::<Vec<_>>().join(" ");
+        assert!(format!("image:i {words}").parse::<BotSpec>().is_err());
     }
 
     #[test]

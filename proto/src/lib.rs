@@ -16,7 +16,9 @@ mod game;
 mod job;
 mod outcome;
 
-pub use bot::{BotLaunch, BotLimits, BotSpec, BotSpecError, Transport};
+pub use bot::{
+    BotLaunch, BotLimits, BotSpec, BotSpecError, MAX_IMAGE_ARG_BYTES, MAX_IMAGE_ARGS, Transport, check_image_args,
+};
 pub use game::{GameKind, UnknownGame};
 pub use job::{
     ContainerIsolation, JOBS_QUEUE, JobEnvelope, MatchJob, MatchResult, PlayerResult, RESULTS_QUEUE, ResultEnvelope,

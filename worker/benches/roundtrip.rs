@@ -23,7 +23,7 @@ use tokio::time::Instant;
 const REPLY_LIMIT: Duration = Duration::from_secs(10);
 
 fn bot(launch: BotLaunch, transport: Transport) -> BotSpec {
-    BotSpec { name: "echo".to_owned(), launch, transport, limits: Default::default() }
+    BotSpec::new("echo", launch, transport)
 }
 
 /// The first observation of a fixed Botwars match: what a bot reads on turn one.

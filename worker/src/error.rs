@@ -42,7 +42,7 @@ impl JobError {
             JobError::Run(
                 RunError::Setup(_)
                 | RunError::Engine(_)
-                | RunError::Limits { .. }
+                | RunError::InvalidBot { .. }
                 | RunError::TooLong(_)
                 | RunError::ReplayTooLarge(_),
             ) => false,

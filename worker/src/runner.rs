@@ -135,12 +135,12 @@ pub enum RunError {
         .0.as_secs_f64()
     )]
     TooLong(Duration),
-    /// A bot's sandbox limits are out of bounds.
+    /// A bot's sandbox limits or image arguments are out of bounds.
     #[error("seat {seat}: {problem}")]
-    Limits {
+    InvalidBot {
         /// The seat.
         seat: Seat,
-        /// Which limit, and its bounds.
+        /// Which limit or argument, and its bounds.
         problem: String,
     },
 }
@@ -195,12 +195,7 @@ pub fn fill_seats(game: GameKind, mut bots: Vec<BotSpec>) -> Vec<BotSpec> {
     let needed = *farm_engine::AnyGame::seats(game).start();
     if let Some(filler) = builtin::seat_filler(game) {
         while bots.len() < needed {
-            bots.push(BotSpec {
-                name: filler.to_owned(),
-                launch: BotLaunch::Builtin(filler.to_owned()),
-                transport: Transport::Stdio,
-                limits: Default::default(),
-            });
+            bots.push(BotSpec::new(filler, BotLaunch::Builtin(filler.to_owned()), Transport::Stdio));
         }
     }
     bots
@@ -307,7 +302,7 @@ pub async fn start_match<S: Sandbox>(
     let (game_kind, seed) = (setup.game, setup.seed);
     let game = Match::new(setup)?;
     for (seat, bot) in bots.iter().enumerate() {
-        bot.limits.check().map_err(|problem| RunError::Limits { seat, problem })?;
+        bot.check().map_err(|problem| RunError::InvalidBot { seat, problem })?;
     }
     let contexts: Vec<LaunchContext<'_>> =
         (0..bots.len()).map(|seat| LaunchContext { game: game_kind, seed, seat, job_id, isolation }).collect();

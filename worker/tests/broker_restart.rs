@@ -25,7 +25,7 @@ async fn the_worker_reconnects_after_a_broker_restart_and_the_remaining_jobs_fin
             rules: serde_json::json!({ "maxTurns": 8, "moveTimeoutMs": 10000 }),
             map: None,
             seed: n,
-            bots: vec!["image:matchfarm/hostile-sleepy".parse().expect("bot")],
+            bots: vec!["image:matchfarm/hostile sleepy".parse().expect("bot")],
             isolation: None,
         })
         .collect();

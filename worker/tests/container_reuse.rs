@@ -18,7 +18,7 @@ use farm_worker::runner::{MatchIo, MatchReport, RunnerOptions, fill_seats, start
 mod common;
 use common::{containers, eventually, unique};
 
-const TRACES: &str = "image:matchfarm/hostile-traces";
+const TRACES: &str = "image:matchfarm/hostile traces";
 
 async fn sandbox(name: &str, isolation: ContainerIsolation) -> (DockerSandbox, String) {
     let worker_id = unique(name);
@@ -185,7 +185,7 @@ async fn an_http_bot_plays_with_no_network_and_cannot_reach_the_workers_host() {
     let listener = std::net::TcpListener::bind("0.0.0.0:47913").expect("port 47913 free on the host");
     listener.set_nonblocking(true).expect("non-blocking");
     let (docker, worker_id) = sandbox("w-http", ContainerIsolation::Reused).await;
-    let report = play(&docker, "image+http:matchfarm/hostile-reach-host", 4).await;
+    let report = play(&docker, "image+http:matchfarm/hostile reach-host", 4).await;
     let seat = &report.seats[0];
     assert_eq!(seat.outcome.status, PlayerStatus::Ok, "it answered every move over http: {seat:?}");
     assert_eq!(seat.requests, 5, "{seat:?}");

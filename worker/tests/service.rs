@@ -99,7 +99,7 @@ async fn a_worker_killed_mid_match_loses_nothing_and_the_job_has_one_result() {
         "slow-job",
         9,
         serde_json::json!({ "maxTurns": 12, "moveTimeoutMs": 10000 }),
-        &["image:matchfarm/hostile-sleepy", "builtin:random", "builtin:random", "builtin:random"],
+        &["image:matchfarm/hostile sleepy", "builtin:random", "builtin:random", "builtin:random"],
     );
     publish_jobs(&connection, 5, &[job]).await;
     let mut results = results_consumer(&connection).await;
@@ -197,7 +197,7 @@ async fn hostile_bots_get_the_right_status_and_nothing_is_left_running() {
     let jobs: Vec<MatchJob> = cases
         .iter()
         .map(|(name, _, _)| {
-            let image = format!("image:matchfarm/hostile-{name}");
+            let image = format!("image:matchfarm/hostile {name}");
             vindinium_job(
                 &tournament,
                 name,
@@ -301,7 +301,7 @@ async fn sigterm_drains_the_match_in_flight_and_a_second_signal_requeues_it() {
     let tournament = unique("t-drain");
     let slow = |job_id: &str| {
         let rules = serde_json::json!({ "maxTurns": 8, "moveTimeoutMs": 10000 });
-        vindinium_job(&tournament, job_id, 4, rules, &["image:matchfarm/hostile-sleepy", "builtin:random"])
+        vindinium_job(&tournament, job_id, 4, rules, &["image:matchfarm/hostile sleepy", "builtin:random"])
     };
     let (drained, stopped) = (unique("drained"), unique("stopped"));
 

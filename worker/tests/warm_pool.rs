@@ -34,7 +34,7 @@ fn job(tournament: &str, job_id: &str, seed: u64, rules: serde_json::Value, bots
 /// Four moves of `sleepy`: the match ahead, long enough for the next job to wait.
 fn slow_job(tournament: &str, job_id: &str) -> MatchJob {
     let rules = serde_json::json!({ "maxTurns": 16, "moveTimeoutMs": 10000 });
-    job(tournament, job_id, 1, rules, &["image:matchfarm/hostile-sleepy", "builtin:random"])
+    job(tournament, job_id, 1, rules, &["image:matchfarm/hostile sleepy", "builtin:random"])
 }
 
 /// A short match whose container bot logs its seed and seat.

@@ -72,8 +72,9 @@ const READY_POLL: Duration = Duration::from_millis(2);
 /// The writable places of every container, emptied between matches (the image's
 /// volumes are added).
 const WRITABLE: [&str; 3] = ["/tmp", "/dev/shm", "/dev/mqueue"];
-/// gVisor's OCI runtime, as its package registers it.
-const GVISOR_RUNTIME: &str = "runsc";
+/// gVisor's OCI runtime program: a runtime of the engine's whose program has this
+/// name is gVisor, whatever the engine calls it (`runsc`, `runsc-kvm`, `gvisor`, ...).
+const GVISOR_PROGRAM: &str = "runsc";
 /// The threads a gVisor sandbox may have on the host (see `DockerSandbox::pids_limit`).
 const GVISOR_SANDBOX_THREADS: i64 = 4096;
 /// Where the supervisor binary is looked for in a build tree, from an ancestor of the
@@ -188,12 +189,18 @@ pub struct DockerSandbox {
     closing: Arc<AtomicBool>,
     /// Woken whenever a container comes back from its reset.
     returned: Arc<tokio::sync::Notify>,
+    /// Whether the containers run under gVisor ([`DockerSettings::runtime`] is a
+    /// runtime whose program is `runsc`): stdio bots only, and a sandbox-wide pids limit.
+    gvisor: bool,
 }
 
-/// What makes two containers interchangeable: the image and the limits.
+/// What makes two containers interchangeable: the image, the arguments that replace
+/// its `CMD` (the program the supervisor starts is fixed when the container is made)
+/// and the limits.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 struct Shape {
     image: String,
+    args: Vec<String>,
     memory_mib: u64,
     cpu_millis: u64,
     pids: i64,
@@ -201,9 +208,10 @@ struct Shape {
 }
 
 impl Shape {
-    fn new(image: &str, limits: &BotLimits) -> Self {
+    fn new(image: &str, args: &[String], limits: &BotLimits) -> Self {
         Shape {
             image: image.to_owned(),
+            args: args.to_vec(),
             memory_mib: limits.memory_mib,
             cpu_millis: limits.cpu_millis,
             pids: limits.pids,
@@ -288,16 +296,20 @@ impl DockerSandbox {
         }
         let docker = Docker::connect_with_local_defaults()?.negotiate_version().await?;
         docker.ping().await?;
+        let mut gvisor = false;
         if let Some(runtime) = &settings.runtime {
-            let mut known: Vec<String> = docker.info().await?.runtimes.unwrap_or_default().into_keys().collect();
-            known.sort();
-            if !known.contains(runtime) {
+            let runtimes = docker.info().await?.runtimes.unwrap_or_default();
+            let Some(found) = runtimes.get(runtime) else {
+                let mut known: Vec<&String> = runtimes.keys().collect();
+                known.sort();
                 return Err(DockerError::Setup(format!(
                     "docker.runtime {runtime:?} is not one of the engine's runtimes ({}): register it in the \
                      engine's daemon.json (see the README, Which sandbox)",
-                    known.join(", ")
+                    known.iter().map(|name| name.as_str()).collect::<Vec<_>>().join(", ")
                 )));
-            }
+            };
+            let program = found.path.as_deref().map(Path::new).and_then(Path::file_name);
+            gvisor = program.is_some_and(|name| name == GVISOR_PROGRAM);
         }
         let run_root = settings
             .run_dir
@@ -312,6 +324,7 @@ impl DockerSandbox {
             background: TaskTracker::new(),
             closing: Arc::default(),
             returned: Arc::default(),
+            gvisor,
         };
         tokio::spawn(expire_idle(
             Arc::downgrade(&sandbox.pool),
@@ -391,31 +404,32 @@ impl DockerSandbox {
         let mut shapes = HashMap::new();
         for bot in bots {
             if let BotLaunch::Image(image) = &bot.launch {
-                *shapes.entry(Shape::new(image, &bot.limits)).or_default() += 1;
+                *shapes.entry(Shape::new(image, &bot.args, &bot.limits)).or_default() += 1;
             }
         }
         shapes
     }
 
-    /// Starts `image` for one seat of a match, in a prepared container (one is
-    /// prepared now if none waits).
+    /// Starts `image` (with `args` in place of its `CMD`, if any) for one seat of a
+    /// match, in a prepared container (one is prepared now if none waits).
     pub async fn start_container(
         &self,
         image: &str,
+        args: &[String],
         transport: Transport,
         limits: &BotLimits,
         context: &LaunchContext<'_>,
     ) -> Result<ContainerBot, BotLaunchError> {
-        if transport.is_http() && self.settings.runtime.as_deref() == Some(GVISOR_RUNTIME) {
+        if transport.is_http() && self.gvisor {
             // gVisor passes descriptors into its sandbox but not out (EINVAL), so the
             // supervisor cannot hand over a connection to the bot's server.
             return Err(BotLaunchError::WrongSandbox {
-                bot: format!("image+http:{image}"),
-                sandbox: "gVisor (docker.runtime = \"runsc\"; stdio bots only)",
+                bot: format!("image+{}:{image}", transport.scheme_suffix()),
+                sandbox: "gVisor (docker.runtime is runsc; stdio bots only)",
             });
         }
         let started = Instant::now();
-        let shape = Shape::new(image, limits);
+        let shape = Shape::new(image, args, limits);
         // Fresh if the worker or the match's tournament asks for it.
         let fresh = self.settings.matches() == 1 || context.isolation == Some(ContainerIsolation::FreshContainer);
         let container = match self.take(&shape, fresh).await {
@@ -612,8 +626,9 @@ impl DockerSandbox {
     async fn create_prepared(&self, shape: &Shape) -> Result<Prepared, BotLaunchError> {
         let image = self.docker.inspect_image(&shape.image).await.map_err(|error| image_error(&shape.image, error))?;
         let config = image.config.unwrap_or_default();
-        let program: Vec<String> =
-            config.entrypoint.unwrap_or_default().into_iter().chain(config.cmd.unwrap_or_default()).collect();
+        // As `docker run IMAGE ARGS...`: the arguments, if given, replace the CMD.
+        let command = if shape.args.is_empty() { config.cmd.unwrap_or_default() } else { shape.args.clone() };
+        let program: Vec<String> = config.entrypoint.unwrap_or_default().into_iter().chain(command).collect();
         if program.is_empty() {
             return Err(BotLaunchError::ImageMissing {
                 image: shape.image.clone(),
@@ -753,10 +768,7 @@ impl DockerSandbox {
     /// [`GVISOR_SANDBOX_THREADS`] instead: the bot's processes are then bounded by its
     /// memory.
     fn pids_limit(&self, shape: &Shape) -> i64 {
-        match self.settings.runtime.as_deref() {
-            Some(GVISOR_RUNTIME) => GVISOR_SANDBOX_THREADS,
-            _ => shape.pids + 1,
-        }
+        if self.gvisor { GVISOR_SANDBOX_THREADS } else { shape.pids + 1 }
     }
 
     /// Removes a container and its run directory.

@@ -307,9 +307,9 @@ impl Sandbox for DockerSandbox {
 
     async fn launch_external(&self, spec: &BotSpec, context: &LaunchContext<'_>) -> Result<BotSession, BotLaunchError> {
         match &spec.launch {
-            BotLaunch::Image(image) => {
-                Ok(BotSession::Container(self.start_container(image, spec.transport, &spec.limits, context).await?))
-            }
+            BotLaunch::Image(image) => Ok(BotSession::Container(
+                self.start_container(image, &spec.args, spec.transport, &spec.limits, context).await?,
+            )),
             other => Err(BotLaunchError::WrongSandbox { bot: other.to_string(), sandbox: Self::NAME }),
         }
     }

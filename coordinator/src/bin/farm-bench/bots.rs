@@ -22,17 +22,12 @@ pub fn sibling(name: &str) -> Result<PathBuf, String> {
     }
 }
 
-/// A bot named `name`.
-pub fn spec(name: &str, launch: BotLaunch, transport: Transport) -> BotSpec {
-    BotSpec { name: name.to_owned(), launch, transport, limits: Default::default() }
-}
-
 /// bench-echo-bot as a local process speaking `transport` (`--http` for the http
 /// transports).
 pub fn echo_process(name: &str, transport: Transport) -> Result<BotSpec, String> {
     let path = sibling("bench-echo-bot")?;
     let mode = if transport.is_http() { " --http" } else { "" };
-    Ok(spec(name, BotLaunch::Command(format!("{}{mode}", path.display())), transport))
+    Ok(BotSpec::new(name, BotLaunch::Command(format!("{}{mode}", path.display())), transport))
 }
 
 /// The Docker sandbox, with the echo images present, or why it cannot be used.

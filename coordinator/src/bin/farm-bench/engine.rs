@@ -6,11 +6,10 @@ use std::time::{Duration, Instant};
 
 use farm_engine::builtin;
 use farm_engine::{AnyGame, GameKind, MatchSetup};
-use farm_proto::{BotLaunch, Transport};
+use farm_proto::{BotLaunch, BotSpec, Transport};
 use farm_worker::bots::LocalSandbox;
 use farm_worker::{MatchIo, RunnerOptions, play_match};
 
-use crate::bots::spec;
 use crate::report::Figures;
 
 /// The seed of every match: it fixes the generated maps and all randomness.
@@ -26,8 +25,10 @@ pub fn run(budget: Duration) -> anyhow::Result<Figures> {
         let bot = builtin::names(game)[0];
         let seats = *AnyGame::seats(game).start();
         let players: Vec<String> = (0..seats).map(|seat| format!("{bot}-{seat}")).collect();
-        let bots: Vec<_> =
-            players.iter().map(|name| spec(name, BotLaunch::Builtin(bot.to_owned()), Transport::Stdio)).collect();
+        let bots: Vec<_> = players
+            .iter()
+            .map(|name| BotSpec::new(name.as_str(), BotLaunch::Builtin(bot.to_owned()), Transport::Stdio))
+            .collect();
         let setup = MatchSetup::new(game, &serde_json::Value::Null, None, SEED, players)?;
         let (mut matches, mut steps) = (0u64, 0u64);
         let started = Instant::now();

@@ -148,7 +148,7 @@ pub async fn run(plan: &Plan) -> anyhow::Result<Figures> {
             None
         }
     };
-    let image = |name| bots::spec(name, BotLaunch::Image(ECHO_IMAGE.to_owned()), Transport::Stdio);
+    let image = |name| BotSpec::new(name, BotLaunch::Image(ECHO_IMAGE.to_owned()), Transport::Stdio);
     let pair = [image("echo-a"), image("echo-b")];
     for (path, isolation) in
         [("docker_reused", ContainerIsolation::Reused), ("docker_fresh", ContainerIsolation::FreshContainer)]
@@ -237,8 +237,10 @@ async fn engine_floor(seats: usize) -> anyhow::Result<Duration> {
     for container in created {
         match container {
             Ok((id, start)) => {
-                docker.remove_container(&id, Some(RemoveContainerOptionsBuilder::new().force(true).build())).await?;
-                if let Err(error) = start {
+                // Every container is removed, whatever failed before.
+                let removed =
+                    docker.remove_container(&id, Some(RemoveContainerOptionsBuilder::new().force(true).build())).await;
+                if let Err(error) = start.and(removed) {
                     first_error.get_or_insert(error);
                 }
             }

@@ -65,7 +65,7 @@ async fn ask(session: &mut BotSession, request: &str, limit: Duration) -> anyhow
 pub async fn run(samples: usize) -> anyhow::Result<Figures> {
     let request = observation()?;
     let mut figures = Figures::default();
-    let builtin = bots::spec("random", BotLaunch::Builtin("random".to_owned()), Transport::Stdio);
+    let builtin = BotSpec::new("random", BotLaunch::Builtin("random".to_owned()), Transport::Stdio);
     figures.latencies("builtin", &mut measure(&LocalSandbox, &builtin, &request, samples).await?);
     for (name, transport) in [("process_stdio", Transport::Stdio), ("process_http", Transport::Http)] {
         match bots::echo_process("echo", transport) {
@@ -79,7 +79,7 @@ pub async fn run(samples: usize) -> anyhow::Result<Figures> {
                 for (name, image, transport) in
                     [("docker_stdio", ECHO_IMAGE, Transport::Stdio), ("docker_http", ECHO_HTTP_IMAGE, Transport::Http)]
                 {
-                    let spec = bots::spec("echo", BotLaunch::Image(image.to_owned()), transport);
+                    let spec = BotSpec::new("echo", BotLaunch::Image(image.to_owned()), transport);
                     figures.latencies(name, &mut measure(&docker, &spec, &request, samples).await?);
                 }
                 anyhow::Ok(())
