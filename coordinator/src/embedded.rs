@@ -7,10 +7,10 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::Duration;
 
-use farm_proto::{MatchJob, MatchResult, ResultEnvelope, SCHEMA_VERSION};
+use farm_proto::{MatchJob, MatchResult, ResultEnvelope};
 use farm_worker::bots::{DockerSandbox, DockerSettings, IsolatedSandbox, LocalSandbox, Sandbox};
+use farm_worker::job::Disposition;
 use farm_worker::storage::{AttemptKeys, Storage, StorageConfig, StorageError};
 use farm_worker::{JobPlayer, RunnerOptions, Shutdown};
 use tokio::sync::{Mutex, Notify, mpsc, watch};
@@ -287,42 +287,17 @@ async fn play_with_retries<S: Sandbox>(
         let keys = AttemptKeys::new(&job.tournament_id, &job.job_id, attempt);
         let mut abort = shutdown.clone();
         let played = player.play(job, &keys, async move { abort.aborted().await }).await;
-        let result = match played {
-            Ok(result) => Ok(result),
-            Err(error) if error.is_retryable() => Err(error),
-            Err(error) => Ok(MatchResult::Failed { reason: error.to_string() }),
-        };
-        let stored = match result {
-            Ok(result) => {
-                let envelope = ResultEnvelope {
-                    schema: SCHEMA_VERSION,
-                    job_id: job.job_id.clone(),
-                    tournament_id: job.tournament_id.clone(),
-                    worker_id: worker_id.to_owned(),
-                    attempt,
-                    result,
-                };
-                player.store_result(&keys, &envelope).await.map(|_| envelope)
-            }
-            Err(error) => Err(error),
-        };
-        match stored {
-            Ok(envelope) => return Some(envelope),
-            Err(_) if shutdown.is_aborted() => return None,
-            Err(error) if attempt > delivery_limit => {
+        match player.answer(job, &keys, worker_id, played).await {
+            Disposition::Report { envelope, .. } => return Some(envelope),
+            Disposition::Retry { .. } if shutdown.is_aborted() => return None,
+            // What the queue's delivery limit does: the job is failed, with the reason.
+            Disposition::Retry { error, .. } if attempt > delivery_limit => {
                 tracing::warn!(job = %job.job_id, attempt, %error, "giving up on a job");
-                return Some(ResultEnvelope {
-                    schema: SCHEMA_VERSION,
-                    job_id: job.job_id.clone(),
-                    tournament_id: job.tournament_id.clone(),
-                    worker_id: worker_id.to_owned(),
-                    attempt,
-                    result: MatchResult::Failed { reason: format!("gave up after {attempt} tries: {error}") },
-                });
+                let reason = format!("gave up after {attempt} tries: {error}");
+                return Some(ResultEnvelope::new(job, worker_id, attempt, MatchResult::Failed { reason }));
             }
-            Err(error) => {
+            Disposition::Retry { error, delay } => {
                 tracing::warn!(job = %job.job_id, attempt, %error, "trying a job again");
-                let delay = Duration::from_secs(1 << (attempt - 1).min(5));
                 let mut abort = shutdown.clone();
                 tokio::select! {
                     () = tokio::time::sleep(delay) => {}

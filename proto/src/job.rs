@@ -135,6 +135,21 @@ pub struct ResultEnvelope {
     pub result: MatchResult,
 }
 
+impl ResultEnvelope {
+    /// `result` of attempt `attempt` (from 1) at `job`, played by `worker_id`, with this
+    /// build's schema version: the one way a result document is made.
+    pub fn new(job: &MatchJob, worker_id: &str, attempt: u32, result: MatchResult) -> Self {
+        ResultEnvelope {
+            schema: SCHEMA_VERSION,
+            job_id: job.job_id.clone(),
+            tournament_id: job.tournament_id.clone(),
+            worker_id: worker_id.to_owned(),
+            attempt,
+            result,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,6 +1,10 @@
 //! One job, start to finish, whatever carries it: play the match, store its replay and
-//! logs, and build and store the result document. The RabbitMQ service and the
-//! coordinator's in-process farm both call this, so they play jobs identically.
+//! logs, and decide what becomes of the attempt ([`JobPlayer::answer`]): a result
+//! document stored and reported, or the job tried again later. The RabbitMQ service
+//! and the coordinator's in-process farm both call this, so they play and answer jobs
+//! identically; only how they report and requeue differs.
+
+use std::time::Duration;
 
 use farm_engine::MatchSetup;
 use farm_proto::{BotSpec, MatchJob, MatchResult, PlayerResult, PlayerStatus, ResultEnvelope};
@@ -11,6 +15,37 @@ use crate::error::JobError;
 use crate::metrics;
 use crate::runner::{MatchIo, RunError, RunnerOptions, StartedMatch, fill_seats, start_match};
 use crate::storage::{AttemptKeys, Storage};
+
+/// The longest a failed attempt waits before its job is tried again.
+pub const MAX_RETRY_DELAY: Duration = Duration::from_secs(30);
+
+/// How long attempt `attempt` (from 1) waits, after an infrastructure failure, before
+/// its job is tried again: 1 s, 2 s, 4 s, ... up to [`MAX_RETRY_DELAY`]. Without it a
+/// short outage (Docker restarting, storage unreachable) would burn through every
+/// job's delivery limit in seconds.
+pub fn retry_delay(attempt: u32) -> Duration {
+    Duration::from_secs(1 << attempt.saturating_sub(1).min(5)).min(MAX_RETRY_DELAY)
+}
+
+/// What becomes of one attempt at a job ([`JobPlayer::answer`]).
+#[derive(Debug)]
+pub enum Disposition {
+    /// The result document, stored beside the replay: report `body`, its bytes.
+    Report {
+        /// The result.
+        envelope: ResultEnvelope,
+        /// What was stored, and is what gets reported.
+        body: Vec<u8>,
+    },
+    /// An infrastructure failure (retryable: [`JobError::is_retryable`]), in the match
+    /// or in storing its result: the job is tried again after `delay`.
+    Retry {
+        /// What failed.
+        error: JobError,
+        /// How long to wait first ([`retry_delay`]).
+        delay: Duration,
+    },
+}
 
 /// What playing a job needs besides the job: where bots run and where their traces go.
 #[derive(Clone)]
@@ -129,9 +164,35 @@ impl<S: Sandbox> JobPlayer<S> {
         })
     }
 
+    /// What becomes of the attempt `keys` at `job`, played by `worker_id` with the
+    /// outcome `played`: the one policy of `farm-worker serve` and `farm-coordinator
+    /// run`. A result, or a failure no retry would change (bad rules, a bot that
+    /// cannot run here), becomes a result document, stored beside the replay and then
+    /// reported; an infrastructure failure, in the match or in storing its result, is
+    /// tried again after [`retry_delay`].
+    pub async fn answer(
+        &self,
+        job: &MatchJob,
+        keys: &AttemptKeys,
+        worker_id: &str,
+        played: Result<MatchResult, JobError>,
+    ) -> Disposition {
+        let retry = |error| Disposition::Retry { error, delay: retry_delay(keys.attempt()) };
+        let result = match played {
+            Ok(result) => result,
+            Err(error) if error.is_retryable() => return retry(error),
+            Err(error) => MatchResult::Failed { reason: error.to_string() },
+        };
+        let envelope = ResultEnvelope::new(job, worker_id, keys.attempt(), result);
+        match self.store_result(keys, &envelope).await {
+            Ok(body) => Disposition::Report { envelope, body },
+            Err(error) => retry(error),
+        }
+    }
+
     /// Stores the result document beside the replay; returns its bytes, which are
     /// what gets reported.
-    pub async fn store_result(&self, keys: &AttemptKeys, envelope: &ResultEnvelope) -> Result<Vec<u8>, JobError> {
+    async fn store_result(&self, keys: &AttemptKeys, envelope: &ResultEnvelope) -> Result<Vec<u8>, JobError> {
         let body = serde_json::to_vec(envelope).map_err(JobError::Encode)?;
         self.storage.create(&keys.result(), body.clone()).await?;
         Ok(body)
@@ -146,24 +207,67 @@ mod tests {
     use crate::bots::LocalSandbox;
     use crate::storage::StorageConfig;
 
-    #[test]
-    fn a_bot_asking_above_the_workers_ceiling_is_prepared_and_started_at_the_ceiling() {
-        let dir = tempfile::tempdir().expect("temp dir");
+    /// A player of local bots storing in `dir`.
+    fn player(dir: &tempfile::TempDir) -> JobPlayer<LocalSandbox> {
         let storage = Storage::open(&StorageConfig::Local { path: dir.path().to_path_buf() }).expect("storage");
-        let player = JobPlayer { sandbox: LocalSandbox, storage, options: RunnerOptions::default() };
-        let mut hungry: BotSpec = "cmd:python3 bots/botwars/random_bot.py".parse().expect("spec");
-        hungry.limits.memory_mib = 64 * 1024;
-        hungry.limits.tmp_mib = 4096;
-        let job = MatchJob {
-            job_id: "j-clamp".into(),
-            tournament_id: "t-clamp".into(),
+        JobPlayer { sandbox: LocalSandbox, storage, options: RunnerOptions::default() }
+    }
+
+    /// A Botwars job between `bots`.
+    fn botwars_job(bots: Vec<BotSpec>) -> MatchJob {
+        MatchJob {
+            job_id: "j-1".into(),
+            tournament_id: "t-1".into(),
             game: GameKind::Botwars,
             rules: serde_json::Value::Null,
             map: None,
             seed: 1,
-            bots: vec!["builtin:random".parse().expect("spec"), hungry],
+            bots,
             isolation: None,
+        }
+    }
+
+    #[tokio::test]
+    async fn an_attempt_is_reported_once_its_result_is_stored_and_retried_when_infrastructure_fails() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let player = player(&dir);
+        let job = botwars_job(vec!["builtin:random".parse().expect("spec"), "builtin:random".parse().expect("spec")]);
+        let keys = AttemptKeys::new(&job.tournament_id, &job.job_id, 3);
+
+        // A failure no retry would change is the job's result, stored, then reported.
+        let too_long = JobError::Run(RunError::TooLong(Duration::from_secs(9)));
+        let reason = too_long.to_string();
+        let Disposition::Report { envelope, body } = player.answer(&job, &keys, "w-1", Err(too_long)).await else {
+            panic!("a failed match is a result");
         };
+        assert_eq!(envelope, ResultEnvelope::new(&job, "w-1", 3, MatchResult::Failed { reason }));
+        assert_eq!(player.storage.read(&keys.result()).await.expect("stored"), body);
+        assert_eq!(serde_json::from_slice::<ResultEnvelope>(&body).expect("a result document"), envelope);
+
+        // An infrastructure failure waits this attempt's delay, then the job is tried again.
+        let stopped = player.answer(&job, &keys, "w-1", Err(JobError::Run(RunError::Stopped))).await;
+        assert!(matches!(stopped, Disposition::Retry { delay, .. } if delay == retry_delay(3)), "{stopped:?}");
+        // So is a result that cannot be stored (this run's document is there already).
+        let result = MatchResult::Failed { reason: "again".to_owned() };
+        let unstored = player.answer(&job, &keys, "w-1", Ok(result)).await;
+        assert!(matches!(unstored, Disposition::Retry { error: JobError::Storage(_), .. }), "{unstored:?}");
+    }
+
+    #[test]
+    fn retry_delays_double_from_a_second_up_to_their_ceiling() {
+        let delays: Vec<u64> = (0..=8).map(|attempt| retry_delay(attempt).as_secs()).collect();
+        assert_eq!(delays, [1, 1, 2, 4, 8, 16, 30, 30, 30]);
+        assert_eq!(retry_delay(u32::MAX), MAX_RETRY_DELAY);
+    }
+
+    #[test]
+    fn a_bot_asking_above_the_workers_ceiling_is_prepared_and_started_at_the_ceiling() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let player = player(&dir);
+        let mut hungry: BotSpec = "cmd:python3 bots/botwars/random_bot.py".parse().expect("spec");
+        hungry.limits.memory_mib = 64 * 1024;
+        hungry.limits.tmp_mib = 4096;
+        let job = botwars_job(vec!["builtin:random".parse().expect("spec"), hungry]);
         let before = metrics::BOT_LIMITS_CLAMPED.with_label_values(&["memory_mib"]).get();
         let bots = player.bots(&job);
         let ceiling = BotLimits::default_ceiling();

@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
-use farm_proto::{JOBS_QUEUE, JobEnvelope, MatchResult, RESULTS_QUEUE, ResultEnvelope, SCHEMA_VERSION};
+use farm_proto::{JOBS_QUEUE, JobEnvelope, MatchResult, RESULTS_QUEUE, SCHEMA_VERSION};
 use futures_util::StreamExt;
 use lapin::Connection;
 use lapin::message::Delivery;
@@ -18,16 +18,12 @@ use tokio::time::{Instant, timeout};
 use crate::backoff::ReconnectPacing;
 use crate::bots::Sandbox;
 use crate::config::WorkerConfig;
-use crate::error::JobError;
 use crate::http::{self, Health};
-use crate::job::JobPlayer;
+use crate::job::{Disposition, JobPlayer, retry_delay};
 use crate::metrics;
 use crate::queue::{self, BROKER_CALL, BrokerError, ConfirmedPublisher};
 use crate::storage::{AttemptKeys, Storage};
 use crate::warm::Slots;
-
-/// The longest a failing job waits before it goes back to the queue.
-const MAX_REQUEUE_DELAY: Duration = Duration::from_secs(30);
 
 /// Asks the service to stop: [`ShutdownTrigger::drain`] stops intake and lets matches in
 /// flight finish; [`ShutdownTrigger::abort`] stops them at once and requeues their jobs.
@@ -378,7 +374,7 @@ async fn handle<S: Sandbox + Clone + Send + 'static>(delivery: Delivery, context
         // Perhaps a newer worker reads it; after the delivery limit it is dead-lettered.
         tracing::warn!(schema, "requeueing a job of another schema version");
         metrics::MATCHES.with_label_values(&["unknown", "requeued"]).inc();
-        requeue_later(&delivery, &context, attempt).await;
+        requeue_after(&delivery, &context, retry_delay(attempt)).await;
         return;
     }
     let job = match serde_json::from_slice::<JobEnvelope>(&delivery.data) {
@@ -411,42 +407,38 @@ async fn handle<S: Sandbox + Clone + Send + 'static>(delivery: Delivery, context
     let stop = async move {
         let _ = abort.wait_for(|stop| *stop).await;
     };
-    let outcome = match turn.bots {
+    let played = match turn.bots {
         Ok(started) => context.player.play_started(started, &keys, stop).await,
         Err(error) => Err(error.into()),
     };
-    let result = match outcome {
-        Ok(result) => result,
-        Err(error) if error.is_retryable() => {
+    drop(in_flight);
+    // The slot is free for the next match while this one's result is stored; a match
+    // that failed for infrastructure reasons keeps it through its job's retry delay,
+    // which slows intake while things fail.
+    let held_slot = match &played {
+        Err(error) if error.is_retryable() => Some(turn.slot),
+        _ => {
+            drop(turn.slot);
+            None
+        }
+    };
+    if let Err(error) = &played
+        && !error.is_retryable()
+    {
+        tracing::warn!(job = %job.job_id, attempt, %error, "job cannot be played");
+    }
+    let (envelope, body) = match context.player.answer(&job, &keys, &context.config.worker_id, played).await {
+        Disposition::Report { envelope, body } => (envelope, body),
+        Disposition::Retry { error, delay } => {
             tracing::warn!(job = %job.job_id, attempt, %error, "requeueing job");
             metrics::MATCHES.with_label_values(&[game, "requeued"]).inc();
-            requeue_later(&delivery, &context, attempt).await;
+            requeue_after(&delivery, &context, delay).await;
+            drop(held_slot);
             return;
         }
-        Err(error) => {
-            tracing::warn!(job = %job.job_id, attempt, %error, "job cannot be played");
-            MatchResult::Failed { reason: error.to_string() }
-        }
     };
-    // The slot is free for the next match while this one's result is stored; a job
-    // being requeued above keeps it, which slows intake while things fail.
-    drop(turn.slot);
-    drop(in_flight);
-    let outcome_label = if matches!(result, MatchResult::Completed { .. }) { "completed" } else { "failed" };
-    let envelope = ResultEnvelope {
-        schema: SCHEMA_VERSION,
-        job_id: job.job_id.clone(),
-        tournament_id: job.tournament_id.clone(),
-        worker_id: context.config.worker_id.clone(),
-        attempt,
-        result,
-    };
-    // The result document is stored beside the replay, then published.
-    let published = match context.player.store_result(&keys, &envelope).await {
-        Ok(body) => context.publisher.publish(RESULTS_QUEUE, &body).await.map_err(JobError::from),
-        Err(error) => Err(error),
-    };
-    match published {
+    let outcome_label = if matches!(envelope.result, MatchResult::Completed { .. }) { "completed" } else { "failed" };
+    match context.publisher.publish(RESULTS_QUEUE, &body).await {
         Ok(()) => {
             metrics::MATCHES.with_label_values(&[game, outcome_label]).inc();
             match timeout(BROKER_CALL, delivery.acker.ack(BasicAckOptions::default())).await {
@@ -458,20 +450,16 @@ async fn handle<S: Sandbox + Clone + Send + 'static>(delivery: Delivery, context
             }
         }
         Err(error) => {
-            tracing::warn!(job = %job.job_id, %error, "storing or publishing the result failed; requeueing");
+            tracing::warn!(job = %job.job_id, %error, "publishing the result failed; requeueing");
             metrics::MATCHES.with_label_values(&[game, "requeued"]).inc();
-            requeue_later(&delivery, &context, attempt).await;
+            requeue_after(&delivery, &context, retry_delay(attempt)).await;
         }
     }
 }
 
-/// Gives a job back to the queue after a delay that grows with its attempts (1 s,
-/// 2 s, 4 s, ... up to 30 s), or at once when the worker is stopping. Without it a
-/// short outage (Docker restarting, storage unreachable) would burn through every
-/// job's delivery limit in seconds; holding the delivery meanwhile also keeps its
-/// slot busy, which slows intake while things are failing.
-async fn requeue_later<S>(delivery: &Delivery, context: &JobContext<S>, attempt: u32) {
-    let delay = Duration::from_secs(1 << attempt.saturating_sub(1).min(5)).min(MAX_REQUEUE_DELAY);
+/// Gives a job back to the queue after `delay` ([`retry_delay`]), or at once when the
+/// worker is stopping; the delivery is held meanwhile.
+async fn requeue_after<S>(delivery: &Delivery, context: &JobContext<S>, delay: Duration) {
     let mut stop = context.stop_matches.subscribe();
     tokio::select! {
         () = tokio::time::sleep(delay) => {}

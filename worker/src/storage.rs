@@ -120,6 +120,7 @@ impl From<object_store::Error> for StorageError {
 /// The keys of one run of one job.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AttemptKeys {
+    attempt: u32,
     prefix: String,
 }
 
@@ -127,7 +128,13 @@ impl AttemptKeys {
     /// The keys of a new run of `attempt` (from 1) at `job` of `tournament`.
     pub fn new(tournament: &str, job: &str, attempt: u32) -> Self {
         let run = uuid::Uuid::new_v4().simple().to_string();
-        AttemptKeys { prefix: format!("{}/attempt-{attempt}-{}", Self::job_prefix(tournament, job), &run[..12]) }
+        let prefix = format!("{}/attempt-{attempt}-{}", Self::job_prefix(tournament, job), &run[..12]);
+        AttemptKeys { attempt, prefix }
+    }
+
+    /// The attempt these keys are of, from 1.
+    pub fn attempt(&self) -> u32 {
+        self.attempt
     }
 
     /// Where every run of `job` keeps its objects.
