@@ -7,6 +7,7 @@
 
 use std::collections::BTreeSet;
 use std::net::{Ipv4Addr, SocketAddr};
+use std::os::fd::OwnedFd;
 use std::process::Stdio;
 use std::sync::{Mutex, OnceLock};
 
@@ -81,6 +82,8 @@ pub struct ProcessBot {
     child: Child,
     group: Option<Pid>,
     cgroup: Option<BotCgroup>,
+    /// Whether it runs in a PID namespace of its own (bubblewrap's).
+    pid_namespace: bool,
     channel: BotChannel,
     /// The port an `http` bot serves on, held until the bot is gone (after the
     /// [`Drop`] below has killed it).
@@ -141,7 +144,8 @@ impl ProcessBot {
         // Without a cgroup, a PID namespace is what ends every process at once: its
         // init (bubblewrap's) takes all of them with it. Without namespaces one shell
         // both waits and becomes the bot (a shell less to start per match).
-        if isolated || (cgroup.is_none() && namespaces_available().is_ok()) {
+        let pid_namespace = isolated || (cgroup.is_none() && namespaces_available().is_ok());
+        if pid_namespace {
             wrapper.arg("-c").arg(format!(r#"{limits} {WAIT_FOR_GO} "$@""#)).arg("sh");
             wrapper.arg(BWRAP).args(namespace_args(&launch, server));
             wrapper.args(["sh", "-c"]).arg(format!("exec {command}"));
@@ -187,7 +191,16 @@ impl ProcessBot {
             Some((body, port)) => (BotChannel::http(body, BotServer::Loopback(port.0), stdout, stdin), Some(port)),
             None => (BotChannel::lines(stdout, stdin), None),
         };
-        Ok(ProcessBot { child, group, cgroup, channel, _port: port, stderr, sandbox: launch.isolation.sandbox_name() })
+        Ok(ProcessBot {
+            child,
+            group,
+            cgroup,
+            pid_namespace,
+            channel,
+            _port: port,
+            stderr,
+            sandbox: launch.isolation.sandbox_name(),
+        })
     }
 
     /// Queues a request. `false` if the bot is not reading its input.
@@ -214,11 +227,15 @@ impl ProcessBot {
 
     /// Kills every process of the bot and reaps the one it started as. The reap
     /// comes first: it is signalled (no polling), and by then the rest of the cgroup
-    /// is nearly always empty too.
+    /// is nearly always empty too. Without a cgroup, the bot's PID namespace ends when
+    /// its init (bubblewrap's, killed with the bubblewrap the worker started) is gone,
+    /// a moment after that reap: it is waited for, so that no process of the bot
+    /// outlives its match.
     async fn end(&mut self) -> Option<std::process::ExitStatus> {
         if let Some(cgroup) = &self.cgroup {
             cgroup.kill();
         }
+        let namespace_init = if self.cgroup.is_none() && self.pid_namespace { self.namespace_init() } else { None };
         self.kill_group();
         let status = timeout(REAP_GRACE, self.child.wait()).await.ok().and_then(Result::ok);
         if let Some(cgroup) = &self.cgroup
@@ -226,7 +243,29 @@ impl ProcessBot {
         {
             tracing::warn!("a bot's cgroup did not empty after its kill; its processes are still being killed");
         }
+        if let Some(init) = namespace_init {
+            let ended = tokio::task::spawn_blocking(move || {
+                let wait = rustix::event::Timespec::try_from(REAP_GRACE).unwrap_or_default();
+                let mut exited = [rustix::event::PollFd::new(&init, rustix::event::PollFlags::IN)];
+                rustix::event::poll(&mut exited, Some(&wait)).is_ok_and(|ready| ready == 1)
+            });
+            if !ended.await.unwrap_or(false) {
+                tracing::warn!(
+                    "a bot's PID namespace did not end after its kill; its processes are still being killed"
+                );
+            }
+        }
         status
+    }
+
+    /// A pidfd of the init of the bot's PID namespace (the one child of the bubblewrap
+    /// the worker started), if the bot runs in one: readable once it has exited, which
+    /// the kernel lets it do only after every other process of the namespace is gone.
+    fn namespace_init(&self) -> Option<OwnedFd> {
+        let outer = self.child.id()?;
+        let children = std::fs::read_to_string(format!("/proc/{outer}/task/{outer}/children")).ok()?;
+        let init = rustix::process::Pid::from_raw(children.split_whitespace().next()?.parse().ok()?)?;
+        rustix::process::pidfd_open(init, rustix::process::PidfdFlags::empty()).ok()
     }
 
     /// How it is held, by its sandbox's name.
