@@ -21,7 +21,8 @@ use futures_util::TryStreamExt;
 use serde::{Deserialize, Serialize};
 use tokio::sync::Notify;
 
-use crate::ledger::{JobState, Ledger, LedgerError, MatchFilter, MatchRow};
+use crate::api_error::ApiError;
+use crate::ledger::{JobState, Ledger, MatchFilter, MatchRow};
 use crate::metrics;
 use crate::observations::{Answer, ObserveError, Observer};
 use crate::standings::{Pairings, Standings};
@@ -58,106 +59,6 @@ pub enum Submissions {
     /// Nobody: the API only shows what a ledger holds (`farm-coordinator view`, and
     /// `run --web`, which plays its own tournament only).
     Closed,
-}
-
-/// An error answer.
-#[derive(Debug)]
-pub enum ApiError {
-    /// The request is wrong; the message says how.
-    BadRequest(String),
-    /// No bearer token.
-    Unauthorized,
-    /// A wrong bearer token.
-    Forbidden,
-    /// A write to a read-only coordinator ([`Submissions::Closed`]).
-    ReadOnly,
-    /// No such thing; the message names it.
-    NotFound(String),
-    /// The route exists, but not with this method.
-    MethodNotAllowed,
-    /// The body is over [`MAX_BODY`].
-    TooLarge,
-    /// A well-formed request for more than this farm allows; the message names the
-    /// key and the ceiling.
-    OverLimit(String),
-    /// Too many requests of this kind are being answered; the message says which.
-    Busy(String),
-    /// Something broke on our side; logged, not shown.
-    Internal(String),
-}
-
-impl From<LedgerError> for ApiError {
-    fn from(error: LedgerError) -> Self {
-        ApiError::Internal(error.to_string())
-    }
-}
-
-impl From<StorageError> for ApiError {
-    fn from(error: StorageError) -> Self {
-        match error {
-            // The store's own key is its location: for a local store, a path on this
-            // machine. Handlers name the object instead ([`stream_object`]).
-            StorageError::NotFound { .. } => ApiError::NotFound("the object is not in storage".to_owned()),
-            other => ApiError::Internal(other.to_string()),
-        }
-    }
-}
-
-#[derive(Serialize)]
-struct ErrorBody {
-    error: ErrorDetail,
-}
-
-#[derive(Serialize)]
-struct ErrorDetail {
-    code: &'static str,
-    message: String,
-}
-
-impl IntoResponse for ApiError {
-    fn into_response(self) -> Response {
-        let (status, code, message) = match self {
-            ApiError::BadRequest(message) => (StatusCode::BAD_REQUEST, "bad_request", message),
-            ApiError::Unauthorized => {
-                (StatusCode::UNAUTHORIZED, "unauthorized", "this needs an Authorization: Bearer token".to_owned())
-            }
-            ApiError::Forbidden => (StatusCode::FORBIDDEN, "forbidden", "the bearer token is not valid".to_owned()),
-            ApiError::ReadOnly => (
-                StatusCode::FORBIDDEN,
-                "read_only",
-                "this coordinator only shows a finished or running `farm-coordinator run`: it takes no submissions \
-                 (submit to a `farm-coordinator serve`)"
-                    .to_owned(),
-            ),
-            ApiError::NotFound(message) => (StatusCode::NOT_FOUND, "not_found", message),
-            ApiError::MethodNotAllowed => (
-                StatusCode::METHOD_NOT_ALLOWED,
-                "method_not_allowed",
-                "this route does not take that method (the Allow header lists those it takes)".to_owned(),
-            ),
-            ApiError::TooLarge => {
-                (StatusCode::PAYLOAD_TOO_LARGE, "too_large", format!("the body is over {MAX_BODY} bytes"))
-            }
-            ApiError::OverLimit(message) => (StatusCode::UNPROCESSABLE_ENTITY, "over_limit", message),
-            ApiError::Busy(message) => (StatusCode::TOO_MANY_REQUESTS, "busy", message),
-            ApiError::Internal(detail) => {
-                tracing::error!(%detail, "API request failed");
-                (
-                    StatusCode::INTERNAL_SERVER_ERROR,
-                    "internal",
-                    "internal error; the coordinator's log has the details".to_owned(),
-                )
-            }
-        };
-        let mut response = (status, Json(ErrorBody { error: ErrorDetail { code, message } })).into_response();
-        if status == StatusCode::UNAUTHORIZED {
-            response.headers_mut().insert(header::WWW_AUTHENTICATE, header::HeaderValue::from_static("Bearer"));
-        }
-        if status == StatusCode::TOO_MANY_REQUESTS {
-            response.headers_mut().insert(header::RETRY_AFTER, header::HeaderValue::from_static("1"));
-        }
-        response
-    }
 }
 
 /// The routes.
@@ -228,7 +129,7 @@ pub struct Submitted {
 
 async fn submit(State(state): State<ApiState>, headers: HeaderMap, body: Body) -> Result<Response, ApiError> {
     authorize(&headers, &state.submissions)?;
-    let bytes = axum::body::to_bytes(body, MAX_BODY).await.map_err(|_| ApiError::TooLarge)?;
+    let bytes = axum::body::to_bytes(body, MAX_BODY).await.map_err(|_| ApiError::TooLarge(MAX_BODY))?;
     let text = std::str::from_utf8(&bytes).map_err(|_| ApiError::BadRequest("the body is not UTF-8".to_owned()))?;
     let is_json = headers
         .get(header::CONTENT_TYPE)
@@ -282,22 +183,9 @@ async fn tournament(State(state): State<ApiState>, Path(id): Path<String>) -> Re
     .into_response())
 }
 
-/// Computes a tournament's standings from the ledger.
-pub async fn compute_standings(ledger: &Ledger, tournament: &Tournament) -> Result<Standings, LedgerError> {
-    let started = Instant::now();
-    let progress = ledger.progress(&tournament.id).await?.unwrap_or_default();
-    let completed = ledger.completed(&tournament.id).await?;
-    let tournament = tournament.clone();
-    let standings = tokio::task::spawn_blocking(move || Standings::compute(&tournament, progress, &completed))
-        .await
-        .map_err(|error| LedgerError::Task(error.to_string()))?;
-    metrics::STANDINGS_SECONDS.observe(started.elapsed().as_secs_f64());
-    Ok(standings)
-}
-
 async fn standings(State(state): State<ApiState>, Path(id): Path<String>) -> Result<Response, ApiError> {
     let tournament = load(&state, &id).await?;
-    Ok(Json(compute_standings(&state.ledger, &tournament).await?).into_response())
+    Ok(Json(Standings::load(&state.ledger, &tournament).await?).into_response())
 }
 
 /// The pairing matrix ([`Pairings`]); meant for tournaments of 2-bot matches (the

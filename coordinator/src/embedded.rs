@@ -16,7 +16,6 @@ use farm_worker::{JobPlayer, RunnerOptions, Shutdown};
 use tokio::sync::{Mutex, Notify, mpsc, watch};
 use tokio::task::JoinSet;
 
-use crate::api::compute_standings;
 use crate::farm::{FarmError, JobQueue, Publisher, QueueError, Recorder};
 use crate::ledger::{Answer, Ledger, LedgerError, Progress};
 use crate::standings::Standings;
@@ -159,7 +158,7 @@ async fn run_in<S: Sandbox + Clone + Send + Sync + 'static>(
     ledger.insert_tournament(tournament.clone()).await?;
     let progress = ledger.progress(&id).await?.unwrap_or_default();
     if progress.finished() {
-        let standings = compute_standings(&ledger, &tournament).await?;
+        let standings = Standings::load(&ledger, &tournament).await?;
         return Ok(RunReport { end: RunEnd::AlreadyFinished, standings });
     }
     ledger.requeue_unanswered().await?;
@@ -241,7 +240,7 @@ async fn run_in<S: Sandbox + Clone + Send + Sync + 'static>(
     if !ingesting.is_finished() {
         ingesting.await.map_err(|error| LedgerError::Task(error.to_string()))??;
     }
-    let standings = compute_standings(&ledger, &tournament).await?;
+    let standings = Standings::load(&ledger, &tournament).await?;
     Ok(RunReport { end, standings })
 }
 

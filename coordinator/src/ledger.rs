@@ -360,9 +360,14 @@ fn seats_from_text(text: &str) -> Vec<usize> {
     text.split(',').filter_map(|part| part.parse().ok()).collect()
 }
 
-/// A stored status; one this build does not know (written by a newer one) reads as `Ok`.
-fn status_from_name(name: &str) -> PlayerStatus {
-    PlayerStatus::from_name(name).unwrap_or(PlayerStatus::Ok)
+/// `name`, read from `column` as a `what` (a job state, a player status) by `parse`.
+/// A name this build does not know (a newer build wrote it, or the file was edited) is
+/// an error, never taken for another.
+fn known<T>(column: usize, what: &str, name: &str, parse: impl Fn(&str) -> Option<T>) -> rusqlite::Result<T> {
+    parse(name).ok_or_else(|| {
+        let problem = format!("unknown {what} {name:?} (written by a newer matchfarm?)");
+        rusqlite::Error::FromSqlConversionFailure(column, rusqlite::types::Type::Text, problem.into())
+    })
 }
 
 impl Ledger {
@@ -764,7 +769,7 @@ fn match_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<MatchRow> {
         map: row.get::<_, i64>(3)? as usize,
         repetition: row.get(4)?,
         seed: row.get::<_, i64>(5)? as u64,
-        state: JobState::from_name(&row.get::<_, String>(6)?).unwrap_or(JobState::Pending),
+        state: known(6, "job state", &row.get::<_, String>(6)?, JobState::from_name)?,
         attempts: row.get(7)?,
         reason: row.get(8)?,
         outcomes: Vec::new(),
@@ -824,7 +829,7 @@ fn seat_outcome(row: &rusqlite::Row<'_>, from: usize) -> rusqlite::Result<SeatOu
         bot: row.get::<_, Option<i64>>(from)?.map(|bot| bot as usize),
         score: row.get(from + 1)?,
         rank: row.get(from + 2)?,
-        status: status_from_name(&row.get::<_, String>(from + 3)?),
+        status: known(from + 3, "player status", &row.get::<_, String>(from + 3)?, PlayerStatus::from_name)?,
         timeouts: row.get::<_, i64>(from + 4)? as u64,
     })
 }
@@ -839,12 +844,11 @@ fn progress_of(connection: &Connection, id: &str) -> Result<Option<Progress>, Le
     let mut rows = select.query([id])?;
     while let Some(row) = rows.next()? {
         let count = row.get::<_, i64>(1)? as u64;
-        match JobState::from_name(&row.get::<_, String>(0)?) {
-            Some(JobState::Pending) => progress.pending = count,
-            Some(JobState::Running) => progress.running = count,
-            Some(JobState::Done) => progress.done = count,
-            Some(JobState::Failed) => progress.failed = count,
-            None => {}
+        match known(0, "job state", &row.get::<_, String>(0)?, JobState::from_name)? {
+            JobState::Pending => progress.pending = count,
+            JobState::Running => progress.running = count,
+            JobState::Done => progress.done = count,
+            JobState::Failed => progress.failed = count,
         }
     }
     Ok(Some(progress))
@@ -857,7 +861,7 @@ fn record_one(transaction: &rusqlite::Transaction<'_>, answer: &Answer) -> Resul
         })
         .optional()?;
     let Some((tournament_id, seats, state)) = job else { return Ok(Recorded::UnknownJob) };
-    if matches!(JobState::from_name(&state), Some(JobState::Done | JobState::Failed)) {
+    if matches!(known(2, "job state", &state, JobState::from_name)?, JobState::Done | JobState::Failed) {
         transaction.execute("UPDATE tournaments SET duplicates = duplicates + 1 WHERE id = ?1", [&tournament_id])?;
         return Ok(Recorded::Duplicate);
     }
@@ -1523,10 +1527,12 @@ builtin = "greedy"
         }
         assert_eq!(JobState::from_name("Done"), None);
         for status in PlayerStatus::ALL {
-            assert_eq!(status_from_name(status.name()), status);
+            assert_eq!(known(3, "player status", status.name(), PlayerStatus::from_name).ok(), Some(status));
             let serialized = serde_json::to_value(status).expect("json");
             assert_eq!(serialized.as_str(), Some(status.name()), "the name is the serialized one");
         }
-        assert_eq!(status_from_name("a_status_from_a_newer_build"), PlayerStatus::Ok);
+        let unknown = known(3, "player status", "a_status_from_a_newer_build", PlayerStatus::from_name);
+        let error = unknown.expect_err("an unknown status is an error").to_string();
+        assert!(error.contains("unknown player status \"a_status_from_a_newer_build\""), "{error}");
     }
 }

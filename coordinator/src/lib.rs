@@ -9,13 +9,15 @@
 //!   the [`farm::Recorder`] (answers to the ledger), over any [`farm::JobQueue`].
 //! - [`broker`]: that queue on RabbitMQ, with confirms; result and dead-letter ingest.
 //! - [`standings`] and [`ratings`]: per-bot results, Elo, Weng-Lin and mean scores.
-//! - [`api`]: the HTTP API; [`web`]: the web pages it serves; [`service`]: `serve`;
+//! - [`api`]: the HTTP API; [`web`]: the web pages it serves; [`api_error`]: the error
+//!   answers of both; [`service`]: `serve`;
 //!   [`embedded`]: `run`, the farm in one process; [`view`]: `view` and `run --web`,
 //!   the API and pages over a run's data, read-only; [`client`]: the CLI's side of the API.
 //! - [`config`], [`metrics`].
 #![deny(missing_docs)]
 
 pub mod api;
+pub mod api_error;
 pub mod broker;
 pub mod client;
 pub mod config;

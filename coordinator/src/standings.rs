@@ -7,7 +7,8 @@ use std::fmt::Write as _;
 use farm_proto::{GameKind, PlayerStatus};
 use serde::{Deserialize, Serialize};
 
-use crate::ledger::{Progress, SeatOutcome};
+use crate::ledger::{Ledger, LedgerError, Progress, SeatOutcome};
+use crate::metrics;
 use crate::ratings::{self, PairGame, RankedMatch, Rating};
 use crate::tournament::Tournament;
 
@@ -89,6 +90,20 @@ pub struct Standings {
 }
 
 impl Standings {
+    /// `tournament`'s standings now, from the ledger's completed matches (computed off
+    /// the async runtime: a big tournament's ratings take a while).
+    pub async fn load(ledger: &Ledger, tournament: &Tournament) -> Result<Self, LedgerError> {
+        let started = std::time::Instant::now();
+        let progress = ledger.progress(&tournament.id).await?.unwrap_or_default();
+        let completed = ledger.completed(&tournament.id).await?;
+        let tournament = tournament.clone();
+        let standings = tokio::task::spawn_blocking(move || Standings::compute(&tournament, progress, &completed))
+            .await
+            .map_err(|error| LedgerError::Task(error.to_string()))?;
+        metrics::STANDINGS_SECONDS.observe(started.elapsed().as_secs_f64());
+        Ok(standings)
+    }
+
     /// Computes standings from `matches` (completed, in schedule order).
     pub fn compute(tournament: &Tournament, progress: Progress, matches: &[Vec<SeatOutcome>]) -> Self {
         let bots = tournament.bots.len();

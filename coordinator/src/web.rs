@@ -16,7 +16,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use sha2::{Digest, Sha256};
 
-use crate::api::ApiError;
+use crate::api_error::ApiError;
 
 /// Every embedded file as (its path under `web/`, its bytes).
 static FILES: &[(&str, &[u8])] = include!(concat!(env!("OUT_DIR"), "/web_assets.rs"));
