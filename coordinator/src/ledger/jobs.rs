@@ -1,0 +1,183 @@
+//! Tournaments going in and jobs going out: inserting a tournament's schedule, the
+//! pending jobs the publisher takes, and their states.
+
+use super::*;
+
+/// Rows inserted per transaction when a tournament's jobs are written: the ledger is
+/// held for one batch at a time, so other calls wait at most that long.
+const INSERT_BATCH: usize = 2_000;
+
+impl Ledger {
+    /// Stores `tournament` and all its jobs as pending, unless it is already there.
+    ///
+    /// The schedule is built off the async runtime and stored a batch per
+    /// transaction, the connection released between batches: a million-job
+    /// tournament never holds the ledger for more than one batch, so the API and the
+    /// recorder go on meanwhile (and the publisher may start on the first jobs).
+    pub async fn insert_tournament(&self, tournament: Tournament) -> Result<Inserted, LedgerError> {
+        let id = tournament.id.clone();
+        let definition =
+            serde_json::to_string(&tournament).map_err(|source| LedgerError::Corrupt { what: "tournament", source })?;
+        let row = (tournament.name.clone(), tournament.game.name());
+        let finished = self
+            .with({
+                let id = id.clone();
+                move |connection| {
+                    let existing: Option<i64> = connection
+                        .query_row("SELECT jobs FROM tournaments WHERE id = ?1", [&id], |row| row.get(0))
+                        .optional()?;
+                    // Every tournament has at least one job: a count of 0 is an insertion
+                    // that a crash cut short (or one under way). Inserting again finishes
+                    // it (the jobs already there are ignored), rather than leave it
+                    // without half its jobs for good.
+                    if let Some(jobs) = existing.filter(|&jobs| jobs > 0) {
+                        return Ok(Some(jobs as u64));
+                    }
+                    // The tournament row first, with a job count of 0; the count is
+                    // written last, once every job is in, so a crash half-way leaves a
+                    // count of 0, which the check above resumes from.
+                    connection.execute(
+                        "INSERT OR IGNORE INTO tournaments (id, name, game, definition, created_at, jobs)
+                         VALUES (?1, ?2, ?3, ?4, ?5, 0)",
+                        params![id, row.0, row.1, definition, now()],
+                    )?;
+                    Ok(None)
+                }
+            })
+            .await?;
+        if let Some(jobs) = finished {
+            return Ok(Inserted { created: false, jobs });
+        }
+        let plan = tokio::task::spawn_blocking(move || tournament.plan())
+            .await
+            .map_err(|error| LedgerError::Task(error.to_string()))?
+            // Resolved tournaments were scheduled once already; this is a bug.
+            .map_err(|error| LedgerError::Task(format!("scheduling {id}: {error}")))?;
+        let mut plan = plan.peekable();
+        let mut jobs = 0u64;
+        loop {
+            let id = id.clone();
+            let mut rest = plan;
+            let inserted;
+            (plan, inserted) = self
+                .with(move |connection| {
+                    let transaction = connection.transaction()?;
+                    let mut inserted = 0u64;
+                    {
+                        let mut insert = transaction.prepare_cached(
+                            "INSERT OR IGNORE INTO jobs (job_id, tournament_id, position, seats, map, repetition, seed, state)
+                             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 'pending')",
+                        )?;
+                        for job in rest.by_ref().take(INSERT_BATCH) {
+                            insert.execute(params![
+                                job.job_id,
+                                id,
+                                job.position as i64,
+                                seats_text(&job.seats),
+                                job.map as i64,
+                                job.repetition,
+                                // SQLite integers are signed: the seed's bits, stored as they are.
+                                job.seed as i64,
+                            ])?;
+                            inserted += 1;
+                        }
+                    }
+                    transaction.commit()?;
+                    Ok((rest, inserted))
+                })
+                .await?;
+            jobs += inserted;
+            if plan.peek().is_none() {
+                break;
+            }
+        }
+        self.with(move |connection| {
+            connection.execute("UPDATE tournaments SET jobs = ?1 WHERE id = ?2", params![jobs as i64, id])?;
+            Ok(Inserted { created: true, jobs })
+        })
+        .await
+    }
+
+    /// On start: every published job without an answer goes back to pending, to be
+    /// published again. Returns how many.
+    pub async fn requeue_unanswered(&self) -> Result<u64, LedgerError> {
+        self.with(|connection| {
+            Ok(connection.execute("UPDATE jobs SET state = 'pending' WHERE state = 'running'", [])? as u64)
+        })
+        .await
+    }
+
+    /// Jobs in `state` (of tournament `only`, if given).
+    pub async fn count(&self, state: JobState, only: Option<String>) -> Result<u64, LedgerError> {
+        self.read(move |connection| {
+            let count: i64 = match only {
+                Some(id) => connection.query_row(
+                    "SELECT count(*) FROM jobs WHERE tournament_id = ?1 AND state = ?2",
+                    params![id, state.name()],
+                    |row| row.get(0),
+                )?,
+                None => connection
+                    .query_row("SELECT count(*) FROM jobs WHERE state = ?1", [state.name()], |row| row.get(0))?,
+            };
+            Ok(count as u64)
+        })
+        .await
+    }
+
+    /// Tournaments with jobs not yet answered.
+    pub async fn active_tournaments(&self) -> Result<u64, LedgerError> {
+        self.read(|connection| {
+            let count: i64 = connection.query_row(
+                "SELECT count(DISTINCT tournament_id) FROM jobs WHERE state IN ('pending', 'running')",
+                [],
+                |row| row.get(0),
+            )?;
+            Ok(count as u64)
+        })
+        .await
+    }
+
+    /// Up to `limit` pending jobs (of tournament `only`, if given), oldest tournament
+    /// first, in schedule order.
+    pub async fn pending(&self, limit: u32, only: Option<String>) -> Result<Vec<PendingJob>, LedgerError> {
+        self.with(move |connection| {
+            let mut select = connection.prepare_cached(
+                "SELECT tournament_id, job_id, position, seats, map, repetition, seed FROM jobs
+                 WHERE state = 'pending' AND (?2 IS NULL OR tournament_id = ?2) ORDER BY rowid LIMIT ?1",
+            )?;
+            let rows = select.query_map(params![limit, only], |row| {
+                Ok(PendingJob {
+                    tournament_id: row.get(0)?,
+                    planned: PlannedJob {
+                        job_id: row.get(1)?,
+                        position: row.get::<_, i64>(2)? as u64,
+                        seats: seats_from_text(&row.get::<_, String>(3)?),
+                        map: row.get::<_, i64>(4)? as usize,
+                        repetition: row.get(5)?,
+                        seed: row.get::<_, i64>(6)? as u64,
+                    },
+                })
+            })?;
+            Ok(rows.collect::<Result<Vec<_>, _>>()?)
+        })
+        .await
+    }
+
+    /// Marks jobs as published (confirmed by the broker). Jobs answered meanwhile keep
+    /// their answer.
+    pub async fn mark_running(&self, job_ids: Vec<String>) -> Result<(), LedgerError> {
+        self.with(move |connection| {
+            let transaction = connection.transaction()?;
+            {
+                let mut update = transaction
+                    .prepare_cached("UPDATE jobs SET state = 'running' WHERE job_id = ?1 AND state = 'pending'")?;
+                for job_id in &job_ids {
+                    update.execute([job_id])?;
+                }
+            }
+            transaction.commit()?;
+            Ok(())
+        })
+        .await
+    }
+}

@@ -1,0 +1,251 @@
+//! What the API, the pages and the standings read: tournaments, their progress,
+//! matches with their outcomes. Reads that only show go through the reading
+//! connection, so a long write never holds them up.
+
+use super::*;
+
+impl Ledger {
+    /// A stored tournament.
+    pub async fn tournament(&self, id: &str) -> Result<Option<Tournament>, LedgerError> {
+        let id = id.to_owned();
+        self.read(move |connection| {
+            let definition: Option<String> = connection
+                .query_row("SELECT definition FROM tournaments WHERE id = ?1", [&id], |row| row.get(0))
+                .optional()?;
+            definition
+                .map(|text| {
+                    serde_json::from_str(&text).map_err(|source| LedgerError::Corrupt { what: "tournament", source })
+                })
+                .transpose()
+        })
+        .await
+    }
+
+    /// Every tournament, newest first, with its progress.
+    pub async fn tournaments(&self) -> Result<Vec<TournamentSummary>, LedgerError> {
+        self.read(|connection| {
+            let mut select = connection
+                .prepare("SELECT id, name, game, created_at FROM tournaments ORDER BY created_at DESC, id")?;
+            let rows = select
+                .query_map([], |row| {
+                    Ok((row.get::<_, String>(0)?, row.get(1)?, row.get::<_, String>(2)?, row.get(3)?))
+                })?
+                .collect::<Result<Vec<(String, String, String, i64)>, _>>()?;
+            let mut summaries = Vec::with_capacity(rows.len());
+            for (id, name, game, created_at) in rows {
+                let Ok(game) = game.parse() else { continue };
+                let progress = progress_of(connection, &id)?.unwrap_or_default();
+                summaries.push(TournamentSummary { id, name, game, created_at, progress });
+            }
+            Ok(summaries)
+        })
+        .await
+    }
+
+    /// A tournament's progress, if it exists.
+    pub async fn progress(&self, id: &str) -> Result<Option<Progress>, LedgerError> {
+        let id = id.to_owned();
+        self.read(move |connection| progress_of(connection, &id)).await
+    }
+
+    /// Jobs in each state, over all tournaments.
+    pub async fn totals(&self) -> Result<Vec<(JobState, u64)>, LedgerError> {
+        let mut totals = Vec::new();
+        for state in JobState::ALL {
+            totals.push((state, self.count(state, None).await?));
+        }
+        Ok(totals)
+    }
+
+    /// A tournament's matches, in schedule order, each with its outcomes.
+    pub async fn matches(&self, tournament_id: &str, filter: MatchFilter) -> Result<Vec<MatchRow>, LedgerError> {
+        let tournament_id = tournament_id.to_owned();
+        self.read(move |connection| {
+            let (conditions, mut values) = match_conditions(tournament_id, &filter);
+            values.push(Box::new(i64::from(filter.limit)));
+            let limit = values.len();
+            values.push(Box::new(i64::try_from(filter.offset).unwrap_or(i64::MAX)));
+            let offset = values.len();
+            let sql = format!(
+                "SELECT job_id, position, seats, map, repetition, seed, state, attempts, reason FROM jobs
+                 WHERE {conditions} ORDER BY position LIMIT ?{limit} OFFSET ?{offset}"
+            );
+            let mut select = connection.prepare(&sql)?;
+            let rows = select.query_map(rusqlite::params_from_iter(values.iter()), match_row)?;
+            let mut rows = rows.collect::<Result<Vec<_>, _>>()?;
+            for row in &mut rows {
+                row.outcomes = outcomes_of(connection, row)?;
+            }
+            Ok(rows)
+        })
+        .await
+    }
+
+    /// How many matches [`Ledger::matches`] finds with `filter`, whatever its limit and
+    /// offset: the length of the whole list, for paging through it.
+    pub async fn count_matches(&self, tournament_id: &str, filter: MatchFilter) -> Result<u64, LedgerError> {
+        let tournament_id = tournament_id.to_owned();
+        self.read(move |connection| {
+            let (conditions, values) = match_conditions(tournament_id, &filter);
+            let count: i64 = connection.query_row(
+                &format!("SELECT count(*) FROM jobs WHERE {conditions}"),
+                rusqlite::params_from_iter(values.iter()),
+                |row| row.get(0),
+            )?;
+            Ok(count as u64)
+        })
+        .await
+    }
+
+    /// One match: its tournament, its row and its recorded result document.
+    pub async fn match_detail(
+        &self,
+        job_id: &str,
+    ) -> Result<Option<(String, MatchRow, Option<ResultEnvelope>)>, LedgerError> {
+        let job_id = job_id.to_owned();
+        self.read(move |connection| {
+            let row = connection
+                .query_row(
+                    "SELECT job_id, position, seats, map, repetition, seed, state, attempts, reason, tournament_id
+                     FROM jobs WHERE job_id = ?1",
+                    [&job_id],
+                    |row| Ok((match_row(row)?, row.get::<_, String>(9)?)),
+                )
+                .optional()?;
+            let Some((mut row, tournament_id)) = row else { return Ok(None) };
+            row.outcomes = outcomes_of(connection, &row)?;
+            let envelope: Option<String> = connection
+                .query_row("SELECT envelope FROM results WHERE job_id = ?1", [&job_id], |row| row.get(0))
+                .optional()?;
+            let envelope = envelope
+                .map(|text| {
+                    serde_json::from_str(&text).map_err(|source| LedgerError::Corrupt { what: "result", source })
+                })
+                .transpose()?;
+            Ok(Some((tournament_id, row, envelope)))
+        })
+        .await
+    }
+
+    /// Every completed match of a tournament in schedule order, with its seats: what
+    /// standings are computed from (so they never depend on arrival order).
+    pub async fn completed(&self, tournament_id: &str) -> Result<Vec<Vec<SeatOutcome>>, LedgerError> {
+        let tournament_id = tournament_id.to_owned();
+        self.read(move |connection| {
+            let mut select = connection.prepare(
+                "SELECT s.job_id, s.bot, s.score, s.rank, s.status, s.timeouts FROM jobs j
+                 JOIN result_seats s ON s.job_id = j.job_id
+                 WHERE j.tournament_id = ?1 AND j.state = 'done' ORDER BY j.position, s.seat",
+            )?;
+            let mut rows = select.query([&tournament_id])?;
+            let mut matches: Vec<Vec<SeatOutcome>> = Vec::new();
+            let mut last_job = String::new();
+            while let Some(row) = rows.next()? {
+                let job_id: String = row.get(0)?;
+                if job_id != last_job || matches.is_empty() {
+                    matches.push(Vec::new());
+                    last_job = job_id;
+                }
+                let seat = seat_outcome(row, 1)?;
+                if let Some(current) = matches.last_mut() {
+                    current.push(seat);
+                }
+            }
+            Ok(matches)
+        })
+        .await
+    }
+}
+
+fn match_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<MatchRow> {
+    Ok(MatchRow {
+        job_id: row.get(0)?,
+        position: row.get::<_, i64>(1)? as u64,
+        seats: seats_from_text(&row.get::<_, String>(2)?),
+        map: row.get::<_, i64>(3)? as usize,
+        repetition: row.get(4)?,
+        seed: row.get::<_, i64>(5)? as u64,
+        state: known(6, "job state", &row.get::<_, String>(6)?, JobState::from_name)?,
+        attempts: row.get(7)?,
+        reason: row.get(8)?,
+        outcomes: Vec::new(),
+    })
+}
+
+/// The conditions on `jobs` that select `filter`'s matches of `tournament_id` (limit
+/// and offset aside), with their values, numbered from `?1`.
+fn match_conditions(tournament_id: String, filter: &MatchFilter) -> (String, Vec<Box<dyn rusqlite::ToSql>>) {
+    let mut conditions = String::from("tournament_id = ?1");
+    let mut values: Vec<Box<dyn rusqlite::ToSql>> = vec![Box::new(tournament_id)];
+    if let Some(bot) = filter.bot {
+        values.push(Box::new(format!("%,{bot},%")));
+        conditions.push_str(&format!(" AND seats LIKE ?{}", values.len()));
+    }
+    if let Some(state) = filter.state {
+        values.push(Box::new(state.name()));
+        conditions.push_str(&format!(" AND state = ?{}", values.len()));
+    }
+    if let Some(map) = filter.map {
+        values.push(Box::new(map as i64));
+        conditions.push_str(&format!(" AND map = ?{}", values.len()));
+    }
+    if filter.failures {
+        // Only completed matches have seats: a failed job is a failure of every bot in it.
+        let seat = match filter.bot {
+            Some(bot) => {
+                values.push(Box::new(bot as i64));
+                format!(" AND s.bot = ?{}", values.len())
+            }
+            None => String::new(),
+        };
+        conditions.push_str(&format!(
+            " AND (state = 'failed' OR EXISTS (SELECT 1 FROM result_seats s
+                WHERE s.job_id = jobs.job_id AND s.status != 'ok'{seat}))"
+        ));
+    }
+    (conditions, values)
+}
+
+/// The outcomes of `row`'s seats, in seat order (none unless it completed).
+fn outcomes_of(connection: &Connection, row: &MatchRow) -> Result<Vec<SeatOutcome>, LedgerError> {
+    if row.state != JobState::Done {
+        return Ok(Vec::new());
+    }
+    let mut select = connection.prepare_cached(
+        "SELECT bot, score, rank, status, timeouts FROM result_seats WHERE job_id = ?1 ORDER BY seat",
+    )?;
+    let outcomes = select.query_map([&row.job_id], |row| seat_outcome(row, 0))?;
+    Ok(outcomes.collect::<Result<Vec<_>, _>>()?)
+}
+
+/// A seat's outcome from the columns `bot, score, rank, status, timeouts` of
+/// `result_seats`, the first at index `from`.
+fn seat_outcome(row: &rusqlite::Row<'_>, from: usize) -> rusqlite::Result<SeatOutcome> {
+    Ok(SeatOutcome {
+        bot: row.get::<_, Option<i64>>(from)?.map(|bot| bot as usize),
+        score: row.get(from + 1)?,
+        rank: row.get(from + 2)?,
+        status: known(from + 3, "player status", &row.get::<_, String>(from + 3)?, PlayerStatus::from_name)?,
+        timeouts: row.get::<_, i64>(from + 4)? as u64,
+    })
+}
+
+fn progress_of(connection: &Connection, id: &str) -> Result<Option<Progress>, LedgerError> {
+    let header: Option<(i64, i64)> = connection
+        .query_row("SELECT jobs, duplicates FROM tournaments WHERE id = ?1", [id], |row| Ok((row.get(0)?, row.get(1)?)))
+        .optional()?;
+    let Some((total, duplicates)) = header else { return Ok(None) };
+    let mut progress = Progress { total: total as u64, duplicates: duplicates as u64, ..Progress::default() };
+    let mut select = connection.prepare_cached("SELECT state, count FROM job_counts WHERE tournament_id = ?1")?;
+    let mut rows = select.query([id])?;
+    while let Some(row) = rows.next()? {
+        let count = row.get::<_, i64>(1)? as u64;
+        match known(0, "job state", &row.get::<_, String>(0)?, JobState::from_name)? {
+            JobState::Pending => progress.pending = count,
+            JobState::Running => progress.running = count,
+            JobState::Done => progress.done = count,
+            JobState::Failed => progress.failed = count,
+        }
+    }
+    Ok(Some(progress))
+}

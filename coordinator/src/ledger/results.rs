@@ -1,0 +1,91 @@
+//! Answers coming back: each job's result recorded once, the first winning.
+
+use super::*;
+
+impl Ledger {
+    /// Records a batch of answers in one transaction, each once per job id; returns
+    /// what became of each, in order. Only after this returns may they be acked.
+    pub async fn record(&self, answers: Vec<Answer>) -> Result<Vec<Recorded>, LedgerError> {
+        self.with(move |connection| {
+            let transaction = connection.transaction()?;
+            let mut recorded = Vec::with_capacity(answers.len());
+            for answer in &answers {
+                recorded.push(record_one(&transaction, answer)?);
+            }
+            transaction.commit()?;
+            Ok(recorded)
+        })
+        .await
+    }
+}
+
+fn record_one(transaction: &rusqlite::Transaction<'_>, answer: &Answer) -> Result<Recorded, LedgerError> {
+    let job: Option<(String, String, String)> = transaction
+        .query_row("SELECT tournament_id, seats, state FROM jobs WHERE job_id = ?1", [answer.job_id()], |row| {
+            Ok((row.get(0)?, row.get(1)?, row.get(2)?))
+        })
+        .optional()?;
+    let Some((tournament_id, seats, state)) = job else { return Ok(Recorded::UnknownJob) };
+    if matches!(known(2, "job state", &state, JobState::from_name)?, JobState::Done | JobState::Failed) {
+        transaction.execute("UPDATE tournaments SET duplicates = duplicates + 1 WHERE id = ?1", [&tournament_id])?;
+        return Ok(Recorded::Duplicate);
+    }
+    let seats = seats_from_text(&seats);
+    let completed = match answer {
+        Answer::Result(envelope) => {
+            let document =
+                serde_json::to_string(envelope).map_err(|source| LedgerError::Corrupt { what: "result", source })?;
+            transaction.execute(
+                "INSERT INTO results (job_id, envelope, recorded_at) VALUES (?1, ?2, ?3)",
+                params![envelope.job_id, document, now()],
+            )?;
+            match &envelope.result {
+                MatchResult::Completed { players, .. } => {
+                    let mut insert = transaction.prepare_cached(
+                        "INSERT OR REPLACE INTO result_seats (job_id, seat, bot, score, rank, status, timeouts)
+                         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+                    )?;
+                    for player in players {
+                        // Seats past the tournament's bots are the game's own fillers.
+                        let bot = seats.get(player.seat).map(|&bot| bot as i64);
+                        insert.execute(params![
+                            envelope.job_id,
+                            player.seat as i64,
+                            bot,
+                            player.outcome.score,
+                            player.outcome.rank,
+                            player.outcome.status.name(),
+                            player.timeouts as i64,
+                        ])?;
+                    }
+                    transaction.execute(
+                        "UPDATE jobs SET state = 'done', attempts = ?2 WHERE job_id = ?1",
+                        params![envelope.job_id, envelope.attempt],
+                    )?;
+                    true
+                }
+                MatchResult::Failed { reason } => {
+                    transaction.execute(
+                        "UPDATE jobs SET state = 'failed', attempts = ?2, reason = ?3 WHERE job_id = ?1",
+                        params![envelope.job_id, envelope.attempt, reason],
+                    )?;
+                    false
+                }
+            }
+        }
+        Answer::Failed { job_id, attempts, reason, .. } => {
+            transaction.execute(
+                "UPDATE jobs SET state = 'failed', attempts = ?2, reason = ?3 WHERE job_id = ?1",
+                params![job_id, attempts, reason],
+            )?;
+            false
+        }
+    };
+    // EXISTS stops at the first open job: cheap even for a million-job tournament.
+    let open: bool = transaction.query_row(
+        "SELECT EXISTS (SELECT 1 FROM jobs WHERE tournament_id = ?1 AND state IN ('pending', 'running'))",
+        [&tournament_id],
+        |row| row.get(0),
+    )?;
+    Ok(Recorded::New { completed, tournament_finished: !open })
+}

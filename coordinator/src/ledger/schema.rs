@@ -1,0 +1,89 @@
+//! The ledger's tables, indexes and triggers, and what brings a ledger written by an
+//! earlier build up to date.
+
+use rusqlite::Connection;
+
+/// The `user_version` from which `job_counts` is kept by triggers.
+const COUNTED_VERSION: i64 = 1;
+
+const SCHEMA: &str = "
+CREATE TABLE IF NOT EXISTS tournaments (
+    id TEXT PRIMARY KEY,
+    name TEXT NOT NULL,
+    game TEXT NOT NULL,
+    definition TEXT NOT NULL,
+    created_at INTEGER NOT NULL,
+    jobs INTEGER NOT NULL,
+    duplicates INTEGER NOT NULL DEFAULT 0
+);
+CREATE TABLE IF NOT EXISTS jobs (
+    job_id TEXT PRIMARY KEY,
+    tournament_id TEXT NOT NULL REFERENCES tournaments(id),
+    position INTEGER NOT NULL,
+    seats TEXT NOT NULL,
+    map INTEGER NOT NULL,
+    repetition INTEGER NOT NULL,
+    seed INTEGER NOT NULL,
+    state TEXT NOT NULL,
+    attempts INTEGER NOT NULL DEFAULT 0,
+    reason TEXT
+);
+CREATE INDEX IF NOT EXISTS jobs_by_state ON jobs(state);
+CREATE INDEX IF NOT EXISTS jobs_by_tournament ON jobs(tournament_id, state, position);
+-- How many of a tournament's jobs are in each state, kept by the triggers below in
+-- the same transaction as the change, so progress is read in constant time however
+-- many jobs a tournament has (counting a million-job tournament's rows per request
+-- made the API slow while one was being inserted).
+CREATE TABLE IF NOT EXISTS job_counts (
+    tournament_id TEXT NOT NULL,
+    state TEXT NOT NULL,
+    count INTEGER NOT NULL,
+    PRIMARY KEY (tournament_id, state)
+) WITHOUT ROWID;
+CREATE TRIGGER IF NOT EXISTS job_counts_on_insert AFTER INSERT ON jobs BEGIN
+    INSERT INTO job_counts (tournament_id, state, count) VALUES (NEW.tournament_id, NEW.state, 1)
+        ON CONFLICT (tournament_id, state) DO UPDATE SET count = count + 1;
+END;
+CREATE TRIGGER IF NOT EXISTS job_counts_on_state AFTER UPDATE OF state ON jobs WHEN OLD.state <> NEW.state BEGIN
+    UPDATE job_counts SET count = count - 1 WHERE tournament_id = OLD.tournament_id AND state = OLD.state;
+    INSERT INTO job_counts (tournament_id, state, count) VALUES (NEW.tournament_id, NEW.state, 1)
+        ON CONFLICT (tournament_id, state) DO UPDATE SET count = count + 1;
+END;
+CREATE TRIGGER IF NOT EXISTS job_counts_on_delete AFTER DELETE ON jobs BEGIN
+    UPDATE job_counts SET count = count - 1 WHERE tournament_id = OLD.tournament_id AND state = OLD.state;
+END;
+CREATE TABLE IF NOT EXISTS results (
+    job_id TEXT PRIMARY KEY REFERENCES jobs(job_id),
+    envelope TEXT NOT NULL,
+    recorded_at INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS result_seats (
+    job_id TEXT NOT NULL REFERENCES jobs(job_id),
+    seat INTEGER NOT NULL,
+    bot INTEGER,
+    score INTEGER NOT NULL,
+    rank INTEGER NOT NULL,
+    status TEXT NOT NULL,
+    timeouts INTEGER NOT NULL,
+    PRIMARY KEY (job_id, seat)
+);
+";
+
+/// Creates what is missing of the schema in `connection` and migrates what an earlier
+/// build wrote.
+pub(super) fn apply(connection: &Connection) -> rusqlite::Result<()> {
+    connection.execute_batch(SCHEMA)?;
+    // A ledger written before job_counts existed: count its jobs once.
+    let version: i64 = connection.pragma_query_value(None, "user_version", |row| row.get(0))?;
+    if version < COUNTED_VERSION {
+        connection.execute_batch(&format!(
+            "BEGIN;
+             DELETE FROM job_counts;
+             INSERT INTO job_counts (tournament_id, state, count)
+                 SELECT tournament_id, state, count(*) FROM jobs GROUP BY tournament_id, state;
+             PRAGMA user_version = {COUNTED_VERSION};
+             COMMIT;"
+        ))?;
+    }
+    Ok(())
+}

@@ -1,0 +1,591 @@
+//! The ledger's tests, against real SQLite files.
+
+use farm_proto::{PlayerOutcome, PlayerResult, SCHEMA_VERSION};
+
+use super::*;
+use crate::standings::Standings;
+use crate::tournament::{TournamentFile, TournamentLimits};
+
+/// A botwars round robin of three builtin bots: 6 jobs per game per pairing.
+fn botwars(name: &str, games_per_pairing: u32) -> Tournament {
+    let text = format!(
+        r#"
+name = "{name}"
+game = "botwars"
+format = "round-robin"
+games_per_pairing = {games_per_pairing}
+seed = 11
+[[bots]]
+name = "a"
+builtin = "random"
+[[bots]]
+name = "b"
+builtin = "gatherer"
+[[bots]]
+name = "c"
+builtin = "random"
+"#
+    );
+    TournamentFile::from_toml(&text).expect("parses").resolve(None, TournamentLimits::default()).expect("valid")
+}
+
+fn jobs(tournament: &Tournament) -> Vec<PlannedJob> {
+    tournament.plan().expect("plan").collect()
+}
+
+fn open(dir: &tempfile::TempDir) -> Ledger {
+    Ledger::open(&dir.path().join("ledger").join("ledger.sqlite")).expect("open the ledger")
+}
+
+/// A completed two-seat result: the higher score ranks first.
+fn envelope(tournament: &Tournament, job_id: &str, worker: &str, scores: [i64; 2]) -> ResultEnvelope {
+    let ranks = match scores[0].cmp(&scores[1]) {
+        std::cmp::Ordering::Greater => [1, 2],
+        std::cmp::Ordering::Less => [2, 1],
+        std::cmp::Ordering::Equal => [1, 1],
+    };
+    let players = (0..2)
+        .map(|seat| PlayerResult {
+            seat,
+            name: format!("seat-{seat}"),
+            outcome: PlayerOutcome { score: scores[seat], rank: ranks[seat], status: PlayerStatus::Ok },
+            timeouts: seat as u64,
+            mean_reply_ms: 1.0,
+            max_reply_ms: 2.0,
+            exit_code: None,
+            oom_killed: false,
+            log_key: None,
+        })
+        .collect();
+    ResultEnvelope {
+        schema: SCHEMA_VERSION,
+        job_id: job_id.to_owned(),
+        tournament_id: tournament.id.clone(),
+        worker_id: worker.to_owned(),
+        attempt: 1,
+        result: MatchResult::Completed {
+            steps: 42,
+            players,
+            replay_key: format!("replays/{job_id}"),
+            replay_sha256: "0".repeat(64),
+            duration_ms: 7,
+        },
+    }
+}
+
+fn completed(tournament: &Tournament, job_id: &str, worker: &str, scores: [i64; 2]) -> Answer {
+    Answer::Result(envelope(tournament, job_id, worker, scores))
+}
+
+fn dead_letter(job_id: &str, reason: &str) -> Answer {
+    Answer::Failed { job_id: job_id.to_owned(), attempts: 3, reason: reason.to_owned(), dead_letter: true }
+}
+
+fn new(completed: bool, tournament_finished: bool) -> Recorded {
+    Recorded::New { completed, tournament_finished }
+}
+
+async fn progress(ledger: &Ledger, tournament: &Tournament) -> Progress {
+    ledger.progress(&tournament.id).await.expect("progress").expect("the tournament exists")
+}
+
+async fn standings(ledger: &Ledger, tournament: &Tournament) -> Standings {
+    let matches = ledger.completed(&tournament.id).await.expect("completed");
+    Standings::compute(tournament, Progress::default(), &matches)
+}
+
+fn all(limit: u32) -> MatchFilter {
+    MatchFilter { limit, ..MatchFilter::default() }
+}
+
+fn ids(rows: &[MatchRow]) -> Vec<&str> {
+    rows.iter().map(|row| row.job_id.as_str()).collect()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn reads_go_on_while_a_write_transaction_is_open() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let ledger = open(&dir);
+    let tournament = botwars("read beside a write", 1);
+    ledger.insert_tournament(tournament.clone()).await.expect("insert");
+    let (held_tx, held_rx) = std::sync::mpsc::channel();
+    let (release_tx, release_rx) = std::sync::mpsc::channel::<()>();
+    let writer = ledger.clone();
+    // A write transaction held open, as one batch of a big insert is.
+    let holding = tokio::spawn(async move {
+        writer
+            .with(move |connection| {
+                let transaction = connection.transaction()?;
+                transaction.execute("UPDATE tournaments SET name = 'renamed'", [])?;
+                let _ = held_tx.send(());
+                let _ = release_rx.recv();
+                transaction.commit()?;
+                Ok(())
+            })
+            .await
+    });
+    tokio::task::spawn_blocking(move || held_rx.recv()).await.expect("join").expect("the write began");
+    // Were reads on the writer's connection, these would wait for the release: a
+    // deadlock, which the timeout turns into a failure.
+    let reads = async {
+        let listed = ledger.tournaments().await.expect("list");
+        let progress = ledger.progress(&tournament.id).await.expect("progress").expect("exists");
+        (listed, progress)
+    };
+    let (listed, progress) = tokio::time::timeout(std::time::Duration::from_secs(30), reads)
+        .await
+        .expect("reads wait for the write transaction");
+    assert_eq!(listed[0].name, "read beside a write", "the uncommitted rename is not seen");
+    assert_eq!(progress.total, 6);
+    release_tx.send(()).expect("release");
+    holding.await.expect("join").expect("the write commits");
+    assert_eq!(ledger.tournaments().await.expect("list")[0].name, "renamed");
+}
+
+#[tokio::test]
+async fn inserting_the_same_tournament_twice_adds_nothing() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let ledger = open(&dir);
+    let tournament = botwars("twice", 1);
+    let first = ledger.insert_tournament(tournament.clone()).await.expect("insert");
+    assert_eq!(first, Inserted { created: true, jobs: 6 });
+    let again = ledger.insert_tournament(tournament.clone()).await.expect("insert again");
+    assert_eq!(again, Inserted { created: false, jobs: 6 });
+    assert_eq!(ledger.count(JobState::Pending, None).await.expect("count"), 6);
+    assert_eq!(ledger.count(JobState::Pending, Some(tournament.id.clone())).await.expect("count"), 6);
+    assert_eq!(progress(&ledger, &tournament).await, Progress { total: 6, pending: 6, ..Progress::default() });
+    assert_eq!(ledger.tournament(&tournament.id).await.expect("read"), Some(tournament.clone()));
+    let listed = ledger.tournaments().await.expect("list");
+    assert_eq!(listed.len(), 1);
+    assert_eq!((listed[0].id.as_str(), listed[0].name.as_str()), (tournament.id.as_str(), "twice"));
+    assert_eq!(listed[0].progress.total, 6);
+    assert_eq!(ledger.tournament("t-0000000000000000").await.expect("read"), None);
+    assert_eq!(ledger.progress("t-0000000000000000").await.expect("read"), None);
+}
+
+#[tokio::test]
+async fn an_insertion_cut_short_is_finished_by_inserting_again() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let ledger = open(&dir);
+    let tournament = botwars("cut short", 1);
+    ledger.insert_tournament(tournament.clone()).await.expect("insert");
+    // What a crash between two job batches leaves: some jobs, and a count of 0.
+    let id = tournament.id.clone();
+    ledger
+        .with(move |connection| {
+            connection.execute("DELETE FROM jobs WHERE tournament_id = ?1 AND position >= 2", [&id])?;
+            connection.execute("UPDATE tournaments SET jobs = 0 WHERE id = ?1", [&id])?;
+            Ok(())
+        })
+        .await
+        .expect("simulate a crash");
+    let resumed = ledger.insert_tournament(tournament.clone()).await.expect("insert again");
+    assert_eq!(resumed, Inserted { created: true, jobs: 6 });
+    assert_eq!(progress(&ledger, &tournament).await, Progress { total: 6, pending: 6, ..Progress::default() });
+    let positions: Vec<u64> =
+        ledger.matches(&tournament.id, all(100)).await.expect("matches").iter().map(|row| row.position).collect();
+    assert_eq!(positions, [0, 1, 2, 3, 4, 5]);
+    assert_eq!(ledger.insert_tournament(tournament).await.expect("once more"), Inserted { created: false, jobs: 6 });
+}
+
+#[tokio::test]
+async fn a_result_is_recorded_once_and_the_first_one_wins() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let ledger = open(&dir);
+    let tournament = botwars("once", 1);
+    ledger.insert_tournament(tournament.clone()).await.expect("insert");
+    let jobs = jobs(&tournament);
+    let (j0, j1) = (jobs[0].job_id.as_str(), jobs[1].job_id.as_str());
+
+    let first = envelope(&tournament, j0, "w1", [5, 1]);
+    let recorded = ledger
+        .record(vec![
+            Answer::Result(first.clone()),
+            Answer::Result(first.clone()),
+            completed(&tournament, j1, "w1", [2, 2]),
+        ])
+        .await
+        .expect("record");
+    assert_eq!(recorded, [new(true, false), Recorded::Duplicate, new(true, false)]);
+    let before = standings(&ledger, &tournament).await;
+    let seats_before = ledger.completed(&tournament.id).await.expect("completed");
+    assert_eq!(seats_before.len(), 2);
+    let seat0 = &seats_before[0][0];
+    assert_eq!((seat0.bot, seat0.score, seat0.rank, seat0.status), (Some(jobs[0].seats[0]), 5, 1, PlayerStatus::Ok));
+    assert_eq!((seats_before[0][1].bot, seats_before[0][1].timeouts), (Some(jobs[0].seats[1]), 1));
+    assert_eq!(before.rows.iter().map(|row| row.played).sum::<u64>(), 4);
+
+    // The same result again, a different one, and a dead letter: all too late.
+    let recorded = ledger
+        .record(vec![
+            Answer::Result(first.clone()),
+            completed(&tournament, j0, "w2", [0, 9]),
+            dead_letter(j0, "dead-lettered"),
+        ])
+        .await
+        .expect("record later");
+    assert_eq!(recorded, [Recorded::Duplicate; 3]);
+    assert_eq!(ledger.completed(&tournament.id).await.expect("completed"), seats_before);
+    assert_eq!(standings(&ledger, &tournament).await, before);
+    let (tournament_id, row, stored) = ledger.match_detail(j0).await.expect("detail").expect("the job exists");
+    assert_eq!(tournament_id, tournament.id);
+    assert_eq!((row.state, row.attempts, row.reason), (JobState::Done, 1, None));
+    assert_eq!(stored, Some(first));
+    let progress = progress(&ledger, &tournament).await;
+    assert_eq!(progress, Progress { total: 6, pending: 4, done: 2, duplicates: 4, ..Progress::default() });
+}
+
+#[tokio::test]
+async fn answers_to_unknown_jobs_are_dropped() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let ledger = open(&dir);
+    let tournament = botwars("unknown", 1);
+    ledger.insert_tournament(tournament.clone()).await.expect("insert");
+    let recorded = ledger
+        .record(vec![completed(&tournament, "j-nope", "w1", [1, 0]), dead_letter("j-nope-either", "gone")])
+        .await
+        .expect("record");
+    assert_eq!(recorded, [Recorded::UnknownJob, Recorded::UnknownJob]);
+    assert_eq!(progress(&ledger, &tournament).await, Progress { total: 6, pending: 6, ..Progress::default() });
+    assert_eq!(ledger.match_detail("j-nope").await.expect("detail").map(|(id, ..)| id), None);
+}
+
+#[tokio::test]
+async fn a_tournament_finishes_exactly_on_its_last_answer() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let ledger = open(&dir);
+    let tournament = botwars("finish", 1);
+    ledger.insert_tournament(tournament.clone()).await.expect("insert");
+    let jobs = jobs(&tournament);
+    for (index, job) in jobs[..4].iter().enumerate() {
+        let answer = if index == 2 {
+            dead_letter(&job.job_id, "poison")
+        } else {
+            completed(&tournament, &job.job_id, "w1", [index as i64, 1])
+        };
+        let recorded = ledger.record(vec![answer]).await.expect("record");
+        assert_eq!(recorded, [new(index != 2, false)], "job {index}");
+        assert!(!progress(&ledger, &tournament).await.finished());
+    }
+    // The last two in one batch: only the very last finishes it.
+    let recorded = ledger
+        .record(vec![
+            completed(&tournament, &jobs[4].job_id, "w1", [1, 0]),
+            completed(&tournament, &jobs[5].job_id, "w2", [0, 1]),
+            completed(&tournament, &jobs[5].job_id, "w3", [1, 0]),
+        ])
+        .await
+        .expect("record");
+    assert_eq!(recorded, [new(true, false), new(true, true), Recorded::Duplicate]);
+    let progress = progress(&ledger, &tournament).await;
+    assert!(progress.finished());
+    assert_eq!(progress, Progress { total: 6, done: 5, failed: 1, duplicates: 1, ..Progress::default() });
+    assert_eq!(ledger.active_tournaments().await.expect("active"), 0);
+    let again = ledger.record(vec![completed(&tournament, &jobs[0].job_id, "w1", [1, 0])]).await.expect("again");
+    assert_eq!(again, [Recorded::Duplicate], "a finished tournament never finishes twice");
+}
+
+#[tokio::test]
+async fn failures_keep_their_reason_and_later_results_are_duplicates() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let ledger = open(&dir);
+    let tournament = botwars("failures", 1);
+    ledger.insert_tournament(tournament.clone()).await.expect("insert");
+    let jobs = jobs(&tournament);
+    let (j0, j1) = (jobs[0].job_id.as_str(), jobs[1].job_id.as_str());
+    let failed_result = ResultEnvelope {
+        result: MatchResult::Failed { reason: "bad rules".to_owned() },
+        attempt: 2,
+        ..envelope(&tournament, j1, "w1", [0, 0])
+    };
+    let recorded = ledger
+        .record(vec![dead_letter(j0, "dead-lettered after 3 deliveries"), Answer::Result(failed_result.clone())])
+        .await
+        .expect("record");
+    assert_eq!(recorded, [new(false, false), new(false, false)]);
+
+    let (_, row, stored) = ledger.match_detail(j0).await.expect("detail").expect("exists");
+    assert_eq!((row.state, row.attempts), (JobState::Failed, 3));
+    assert_eq!(row.reason.as_deref(), Some("dead-lettered after 3 deliveries"));
+    assert_eq!(stored, None, "a dead letter has no result document");
+    let (_, row, stored) = ledger.match_detail(j1).await.expect("detail").expect("exists");
+    assert_eq!((row.state, row.attempts, row.reason.as_deref()), (JobState::Failed, 2, Some("bad rules")));
+    assert_eq!(stored, Some(failed_result));
+
+    let failed = MatchFilter { state: Some(JobState::Failed), ..all(100) };
+    assert_eq!(ids(&ledger.matches(&tournament.id, failed.clone()).await.expect("matches")), [j0, j1]);
+
+    let recorded = ledger.record(vec![completed(&tournament, j0, "w1", [3, 1])]).await.expect("record late");
+    assert_eq!(recorded, [Recorded::Duplicate]);
+    let (_, row, stored) = ledger.match_detail(j0).await.expect("detail").expect("exists");
+    assert_eq!((row.state, stored), (JobState::Failed, None));
+    assert!(ledger.completed(&tournament.id).await.expect("completed").is_empty());
+    assert_eq!(ledger.matches(&tournament.id, failed).await.expect("matches").len(), 2);
+    let progress = progress(&ledger, &tournament).await;
+    assert_eq!((progress.failed, progress.done, progress.duplicates), (2, 0, 1));
+}
+
+#[tokio::test]
+async fn pending_jobs_come_in_schedule_order_and_unanswered_ones_are_requeued() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let ledger = open(&dir);
+    let first = botwars("first", 1);
+    let second = botwars("second", 1);
+    ledger.insert_tournament(first.clone()).await.expect("insert");
+    ledger.insert_tournament(second.clone()).await.expect("insert");
+    let (first_jobs, second_jobs) = (jobs(&first), jobs(&second));
+    let pending_ids = |pending: &[PendingJob]| -> Vec<(String, String)> {
+        pending.iter().map(|job| (job.tournament_id.clone(), job.planned.job_id.clone())).collect()
+    };
+    let expected = |tournament: &Tournament, jobs: &[PlannedJob]| -> Vec<(String, String)> {
+        jobs.iter().map(|job| (tournament.id.clone(), job.job_id.clone())).collect()
+    };
+
+    let some = ledger.pending(4, None).await.expect("pending");
+    assert_eq!(pending_ids(&some), expected(&first, &first_jobs[..4]));
+    assert_eq!(some[1].planned, first_jobs[1], "a pending job reads back as planned");
+    let every = ledger.pending(100, None).await.expect("pending");
+    assert_eq!(pending_ids(&every), [expected(&first, &first_jobs), expected(&second, &second_jobs)].concat());
+    let only = ledger.pending(100, Some(second.id.clone())).await.expect("pending");
+    assert_eq!(pending_ids(&only), expected(&second, &second_jobs));
+    assert!(ledger.pending(100, Some("t-none".to_owned())).await.expect("pending").is_empty());
+
+    let published: Vec<String> = first_jobs[..3].iter().map(|job| job.job_id.clone()).collect();
+    ledger.mark_running(published).await.expect("mark running");
+    assert_eq!(ledger.count(JobState::Running, None).await.expect("count"), 3);
+    assert_eq!(ledger.count(JobState::Running, Some(second.id.clone())).await.expect("count"), 0);
+    let rest = ledger.pending(100, Some(first.id.clone())).await.expect("pending");
+    assert_eq!(pending_ids(&rest), expected(&first, &first_jobs[3..]));
+
+    // One of them is answered; marking it running again keeps its answer.
+    let answered = &first_jobs[1].job_id;
+    let recorded = ledger.record(vec![completed(&first, answered, "w1", [1, 0])]).await.expect("record");
+    assert_eq!(recorded, [new(true, false)]);
+    ledger.mark_running(vec![answered.clone()]).await.expect("mark running");
+    assert_eq!(ledger.count(JobState::Done, None).await.expect("count"), 1);
+
+    assert_eq!(ledger.requeue_unanswered().await.expect("requeue"), 2);
+    assert_eq!(ledger.count(JobState::Running, None).await.expect("count"), 0);
+    let requeued = ledger.pending(100, Some(first.id.clone())).await.expect("pending");
+    let positions: Vec<u64> = requeued.iter().map(|job| job.planned.position).collect();
+    assert_eq!(positions, [0, 2, 3, 4, 5]);
+    assert_eq!(ledger.requeue_unanswered().await.expect("requeue"), 0);
+    let totals = ledger.totals().await.expect("totals");
+    assert_eq!(totals, [(JobState::Pending, 11), (JobState::Running, 0), (JobState::Done, 1), (JobState::Failed, 0)]);
+    assert_eq!(ledger.active_tournaments().await.expect("active"), 2);
+}
+
+#[tokio::test]
+async fn matches_filter_by_bot_state_map_and_page() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let ledger = open(&dir);
+    let tournament = botwars("filters", 2);
+    ledger.insert_tournament(tournament.clone()).await.expect("insert");
+    let jobs = jobs(&tournament);
+    assert_eq!(jobs.len(), 12);
+
+    let every = ledger.matches(&tournament.id, all(1000)).await.expect("matches");
+    assert_eq!(ids(&every), jobs.iter().map(|job| job.job_id.as_str()).collect::<Vec<_>>());
+    let row = &every[5];
+    assert_eq!((row.position, &row.seats, row.map, row.repetition), (5, &jobs[5].seats, 0, jobs[5].repetition));
+    assert_eq!((row.seed, row.state, row.attempts, row.reason.as_deref()), (jobs[5].seed, JobState::Pending, 0, None));
+
+    for bot in 0..3 {
+        let rows = ledger.matches(&tournament.id, MatchFilter { bot: Some(bot), ..all(1000) }).await.expect("bot");
+        let expected: Vec<&str> =
+            jobs.iter().filter(|job| job.seats.contains(&bot)).map(|job| job.job_id.as_str()).collect();
+        assert_eq!(ids(&rows), expected, "bot {bot}");
+        assert_eq!(rows.len(), 8, "two opponents, both sides, two games");
+    }
+    assert!(ledger.matches(&tournament.id, MatchFilter { bot: Some(3), ..all(1000) }).await.expect("bot").is_empty());
+
+    ledger.mark_running(vec![jobs[0].job_id.clone(), jobs[7].job_id.clone()]).await.expect("mark running");
+    ledger.record(vec![completed(&tournament, &jobs[3].job_id, "w1", [1, 0])]).await.expect("record");
+    let by_state = |state| MatchFilter { state: Some(state), ..all(1000) };
+    let running = ledger.matches(&tournament.id, by_state(JobState::Running)).await.expect("running");
+    assert_eq!(ids(&running), [jobs[0].job_id.as_str(), jobs[7].job_id.as_str()]);
+    let done = ledger.matches(&tournament.id, by_state(JobState::Done)).await.expect("done");
+    assert_eq!(ids(&done), [jobs[3].job_id.as_str()]);
+    assert_eq!(done[0].attempts, 1);
+    assert_eq!(ledger.matches(&tournament.id, by_state(JobState::Pending)).await.expect("pending").len(), 9);
+    let bot_and_state = MatchFilter { bot: Some(jobs[7].seats[0]), state: Some(JobState::Running), ..all(1000) };
+    let rows = ledger.matches(&tournament.id, bot_and_state).await.expect("both");
+    assert!(rows.iter().all(|row| row.state == JobState::Running && row.seats.contains(&jobs[7].seats[0])));
+    assert!(ids(&rows).contains(&jobs[7].job_id.as_str()));
+
+    assert_eq!(ledger.matches(&tournament.id, MatchFilter { map: Some(0), ..all(1000) }).await.expect("map").len(), 12);
+    assert!(ledger.matches(&tournament.id, MatchFilter { map: Some(1), ..all(1000) }).await.expect("map").is_empty());
+
+    let page = |limit, offset| MatchFilter { limit, offset, ..MatchFilter::default() };
+    let positions = |rows: Vec<MatchRow>| rows.iter().map(|row| row.position).collect::<Vec<_>>();
+    assert_eq!(positions(ledger.matches(&tournament.id, page(5, 0)).await.expect("page")), [0, 1, 2, 3, 4]);
+    assert_eq!(positions(ledger.matches(&tournament.id, page(5, 5)).await.expect("page")), [5, 6, 7, 8, 9]);
+    assert_eq!(positions(ledger.matches(&tournament.id, page(5, 10)).await.expect("page")), [10, 11]);
+    assert!(ledger.matches(&tournament.id, page(5, 12)).await.expect("page").is_empty());
+    assert!(ledger.matches(&tournament.id, page(5, u64::MAX)).await.expect("page").is_empty());
+    assert!(ledger.matches("t-other", all(1000)).await.expect("other").is_empty());
+}
+
+#[tokio::test]
+async fn listed_matches_carry_their_outcomes_and_failures_are_found_per_bot() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let ledger = open(&dir);
+    let tournament = botwars("outcomes", 1);
+    ledger.insert_tournament(tournament.clone()).await.expect("insert");
+    let jobs = jobs(&tournament);
+    // Job 0 completes cleanly, job 1 with seat 1 crashed, job 2 fails outright.
+    let mut crashed = envelope(&tournament, &jobs[1].job_id, "w1", [3, 0]);
+    if let MatchResult::Completed { players, .. } = &mut crashed.result {
+        players[1].outcome.status = PlayerStatus::Crashed;
+    }
+    ledger
+        .record(vec![
+            completed(&tournament, &jobs[0].job_id, "w1", [2, 7]),
+            Answer::Result(crashed),
+            dead_letter(&jobs[2].job_id, "poison"),
+        ])
+        .await
+        .expect("record");
+
+    let every = ledger.matches(&tournament.id, all(100)).await.expect("matches");
+    let clean = &every[0].outcomes;
+    assert_eq!(clean.len(), 2);
+    assert_eq!((clean[0].bot, clean[0].score, clean[0].rank), (Some(jobs[0].seats[0]), 2, 2));
+    assert_eq!((clean[1].bot, clean[1].score, clean[1].rank, clean[1].timeouts), (Some(jobs[0].seats[1]), 7, 1, 1));
+    assert_eq!(every[1].outcomes[1].status, PlayerStatus::Crashed);
+    assert!(every[2..].iter().all(|row| row.outcomes.is_empty()), "no outcomes without a completed result");
+    let (_, detail, _) = ledger.match_detail(&jobs[1].job_id).await.expect("detail").expect("exists");
+    assert_eq!(detail.outcomes, every[1].outcomes);
+
+    let failures = |bot| MatchFilter { bot, failures: true, ..all(100) };
+    let any = ledger.matches(&tournament.id, failures(None)).await.expect("failures");
+    assert_eq!(ids(&any), [jobs[1].job_id.as_str(), jobs[2].job_id.as_str()]);
+    // Round robin order: job 1 seats [1, 0], job 2 seats [0, 2].
+    assert_eq!((&jobs[1].seats[..], &jobs[2].seats[..]), (&[1, 0][..], &[0, 2][..]));
+    let (j1, j2) = (jobs[1].job_id.as_str(), jobs[2].job_id.as_str());
+    for (bot, expected) in [(0, vec![j1, j2]), (1, vec![]), (2, vec![j2])] {
+        let found = ledger.matches(&tournament.id, failures(Some(bot))).await.expect("failures");
+        assert_eq!(ids(&found), expected, "bot {bot}: its own crashes and the failed jobs it was in");
+    }
+
+    // The count ignores paging and follows every filter.
+    let count = |filter| ledger.count_matches(&tournament.id, filter);
+    assert_eq!(count(MatchFilter { limit: 1, offset: 4, ..MatchFilter::default() }).await.expect("count"), 6);
+    assert_eq!(count(failures(None)).await.expect("count"), 2);
+    assert_eq!(count(failures(Some(0))).await.expect("count"), 2);
+    assert_eq!(count(MatchFilter { state: Some(JobState::Done), ..all(1) }).await.expect("count"), 2);
+    assert_eq!(count(MatchFilter { bot: Some(0), ..all(1) }).await.expect("count"), 4);
+    assert_eq!(ledger.count_matches("t-other", all(1)).await.expect("count"), 0);
+}
+
+#[tokio::test]
+async fn matches_filter_by_map() {
+    let text = r#"
+name = "maps"
+game = "vindinium"
+format = "round-robin"
+maps = [{ seed = 1 }, { seed = 2, name = "second" }]
+[[bots]]
+name = "a"
+builtin = "random"
+[[bots]]
+name = "b"
+builtin = "greedy"
+"#;
+    let tournament =
+        TournamentFile::from_toml(text).expect("parses").resolve(None, TournamentLimits::default()).expect("valid");
+    let dir = tempfile::tempdir().expect("temp dir");
+    let ledger = open(&dir);
+    ledger.insert_tournament(tournament.clone()).await.expect("insert");
+    let jobs = jobs(&tournament);
+    for map in 0..2 {
+        let rows = ledger.matches(&tournament.id, MatchFilter { map: Some(map), ..all(100) }).await.expect("map");
+        let expected: Vec<&str> = jobs.iter().filter(|job| job.map == map).map(|job| job.job_id.as_str()).collect();
+        assert!(!expected.is_empty());
+        assert_eq!(ids(&rows), expected, "map {map}");
+        assert!(rows.iter().all(|row| row.map == map));
+    }
+}
+
+#[tokio::test]
+async fn a_reopened_ledger_has_everything() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let tournament = botwars("reopen", 1);
+    let jobs = jobs(&tournament);
+    let first = envelope(&tournament, &jobs[2].job_id, "w1", [4, 2]);
+    let (before, matches) = {
+        let ledger = open(&dir);
+        ledger.insert_tournament(tournament.clone()).await.expect("insert");
+        ledger.mark_running(vec![jobs[0].job_id.clone()]).await.expect("mark running");
+        ledger
+            .record(vec![
+                Answer::Result(first.clone()),
+                Answer::Result(first.clone()),
+                dead_letter(&jobs[1].job_id, "x"),
+            ])
+            .await
+            .expect("record");
+        (standings(&ledger, &tournament).await, ledger.matches(&tournament.id, all(100)).await.expect("matches"))
+    };
+    let ledger = open(&dir);
+    assert_eq!(ledger.tournament(&tournament.id).await.expect("read"), Some(tournament.clone()));
+    assert_eq!(
+        progress(&ledger, &tournament).await,
+        Progress { total: 6, pending: 3, running: 1, done: 1, failed: 1, duplicates: 1 }
+    );
+    assert_eq!(standings(&ledger, &tournament).await, before);
+    let reopened = ledger.matches(&tournament.id, all(100)).await.expect("matches");
+    assert_eq!(format!("{reopened:?}"), format!("{matches:?}"));
+    let (_, _, stored) = ledger.match_detail(&jobs[2].job_id).await.expect("detail").expect("exists");
+    assert_eq!(stored, Some(first.clone()));
+    assert_eq!(ledger.record(vec![Answer::Result(first)]).await.expect("record"), [Recorded::Duplicate]);
+    assert_eq!(ledger.insert_tournament(tournament).await.expect("insert"), Inserted { created: false, jobs: 6 });
+}
+
+#[tokio::test]
+async fn a_ledger_from_before_the_job_counts_is_counted_once_when_opened() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let tournament = botwars("counts", 1);
+    let jobs = jobs(&tournament);
+    {
+        let ledger = open(&dir);
+        ledger.insert_tournament(tournament.clone()).await.expect("insert");
+        ledger.mark_running(vec![jobs[0].job_id.clone(), jobs[1].job_id.clone()]).await.expect("mark running");
+        ledger.record(vec![dead_letter(&jobs[1].job_id, "x")]).await.expect("record");
+    }
+    // As an older build left it: no counts, version 0.
+    let raw = Connection::open(dir.path().join("ledger").join("ledger.sqlite")).expect("raw");
+    raw.execute_batch("DELETE FROM job_counts; PRAGMA user_version = 0;").expect("wind back");
+    drop(raw);
+    let ledger = open(&dir);
+    let expected = Progress { total: 6, pending: 4, running: 1, done: 0, failed: 1, duplicates: 0 };
+    assert_eq!(progress(&ledger, &tournament).await, expected);
+    // And the triggers keep them from there.
+    ledger.record(vec![dead_letter(&jobs[0].job_id, "y")]).await.expect("record");
+    assert_eq!(progress(&ledger, &tournament).await, Progress { running: 0, failed: 2, ..expected });
+}
+
+#[test]
+fn a_tournament_without_counted_jobs_is_being_inserted_not_finished() {
+    assert!(!Progress::default().finished());
+    assert!(Progress { total: 2, done: 1, failed: 1, ..Progress::default() }.finished());
+}
+
+#[test]
+fn seats_and_states_round_trip_through_their_text() {
+    assert_eq!(seats_text(&[0, 11, 3]), ",0,11,3,");
+    assert_eq!(seats_from_text(&seats_text(&[0, 11, 3])), [0, 11, 3]);
+    assert!(seats_from_text(",").is_empty());
+    for state in JobState::ALL {
+        assert_eq!(JobState::from_name(state.name()), Some(state));
+    }
+    assert_eq!(JobState::from_name("Done"), None);
+    for status in PlayerStatus::ALL {
+        assert_eq!(known(3, "player status", status.name(), PlayerStatus::from_name).ok(), Some(status));
+        let serialized = serde_json::to_value(status).expect("json");
+        assert_eq!(serialized.as_str(), Some(status.name()), "the name is the serialized one");
+    }
+    let unknown = known(3, "player status", "a_status_from_a_newer_build", PlayerStatus::from_name);
+    let error = unknown.expect_err("an unknown status is an error").to_string();
+    assert!(error.contains("unknown player status \"a_status_from_a_newer_build\""), "{error}");
+}
