@@ -9,7 +9,8 @@ use farm_worker::storage::StorageConfig;
 use serde::{Deserialize, Serialize};
 
 use crate::observations::ObservationLimits;
-use crate::tournament::{LaunchMode, TournamentLimits};
+use crate::tournament::TournamentLimits;
+use farm_worker::SandboxKind;
 
 /// Everything `farm-coordinator serve` can be told.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -29,7 +30,7 @@ pub struct CoordinatorConfig {
     /// Where workers store replays and logs (the API streams them from there).
     pub storage: StorageConfig,
     /// Whether workers run bots from their `image` (docker) or their `command` (local).
-    pub bot_launch: LaunchMode,
+    pub bot_launch: SandboxKind,
     /// Jobs published per confirm round trip.
     pub publish_batch: u32,
     /// The most jobs in the queue or being played at once: the rest wait in the
@@ -53,7 +54,7 @@ impl Default for CoordinatorConfig {
             delivery_limit: 5,
             ledger_path: PathBuf::from("farm-data/ledger.sqlite"),
             storage: StorageConfig::default(),
-            bot_launch: LaunchMode::Docker,
+            bot_launch: SandboxKind::Docker,
             publish_batch: 500,
             max_outstanding: 20_000,
             max_tournament_jobs: TournamentLimits::default().max_jobs,
@@ -103,7 +104,7 @@ mod tests {
         ];
         let config = CoordinatorConfig::load(None, env, &[("bot_launch", "local".to_owned())]).expect("valid");
         assert_eq!(config.max_outstanding, 7);
-        assert_eq!(config.bot_launch, LaunchMode::Local);
+        assert_eq!(config.bot_launch, SandboxKind::Local);
         let dir = tempfile::tempdir().expect("temp dir");
         let file = dir.path().join("c.toml");
         std::fs::write(&file, "api_token = \"0123456789abcdef\"\nlisten_on = 1\n").expect("write");

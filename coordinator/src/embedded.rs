@@ -19,7 +19,8 @@ use tokio::task::JoinSet;
 use crate::farm::{FarmError, JobQueue, Publisher, QueueError, Recorder};
 use crate::ledger::{Answer, Ledger, LedgerError, Progress};
 use crate::standings::Standings;
-use crate::tournament::{LaunchMode, Tournament, TournamentError};
+use crate::tournament::{Tournament, TournamentError};
+use farm_worker::SandboxKind;
 
 /// Where a run keeps its ledger, in its data directory.
 pub fn ledger_path(data_dir: &Path) -> PathBuf {
@@ -39,7 +40,7 @@ pub struct RunOptions {
     /// Matches played at once.
     pub workers: usize,
     /// Where external bots run.
-    pub sandbox: LaunchMode,
+    pub sandbox: SandboxKind,
     /// With Docker: the OCI runtime of the bots' containers (`runsc`: gVisor), as the
     /// engine names it; `None`, the engine's default.
     pub docker_runtime: Option<String>,
@@ -115,12 +116,12 @@ pub async fn run(
 ) -> Result<RunReport, RunError> {
     tournament.check_launchable(options.sandbox)?;
     match options.sandbox {
-        LaunchMode::Local => run_in(LocalSandbox, tournament, options, shutdown, on_progress).await,
-        LaunchMode::Isolated => {
+        SandboxKind::Local => run_in(LocalSandbox, tournament, options, shutdown, on_progress).await,
+        SandboxKind::Isolated => {
             let isolated = IsolatedSandbox::new().map_err(RunError::Isolation)?;
             run_in(isolated, tournament, options, shutdown, on_progress).await
         }
-        LaunchMode::Docker => {
+        SandboxKind::Docker => {
             // One label per data directory, so a later run here removes what a
             // killed one left, and runs elsewhere are left alone.
             let worker_id = format!("run-{:08x}", label_hash(&options.data_dir));

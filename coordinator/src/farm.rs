@@ -12,7 +12,8 @@ use tokio::sync::{Notify, watch};
 
 use crate::ledger::{Answer, JobState, Ledger, LedgerError, Recorded};
 use crate::metrics;
-use crate::tournament::{LaunchMode, Tournament};
+use crate::tournament::Tournament;
+use farm_worker::SandboxKind;
 
 /// A failure of the coordinator's loops.
 #[derive(Debug, thiserror::Error)]
@@ -126,7 +127,7 @@ struct Prepared {
 pub struct Publisher {
     ledger: Ledger,
     recorder: Recorder,
-    launch: LaunchMode,
+    launch: SandboxKind,
     batch: u32,
     max_outstanding: u64,
     only: Option<String>,
@@ -139,7 +140,7 @@ impl Publisher {
     pub fn new(
         ledger: Ledger,
         recorder: Recorder,
-        launch: LaunchMode,
+        launch: SandboxKind,
         batch: u32,
         max_outstanding: u64,
         only: Option<String>,

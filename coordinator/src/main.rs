@@ -10,9 +10,10 @@ use farm_coordinator::client::Client;
 use farm_coordinator::embedded::{self, RunEnd, RunOptions};
 use farm_coordinator::ledger::Progress;
 use farm_coordinator::standings::Standings;
-use farm_coordinator::tournament::{LaunchMode, TournamentFile, TournamentLimits};
+use farm_coordinator::tournament::{TournamentFile, TournamentLimits};
 use farm_coordinator::view::{View, ViewError};
 use farm_coordinator::{CoordinatorConfig, serve};
+use farm_worker::SandboxKind;
 use farm_worker::config::StorageArgs;
 use farm_worker::runner::RunnerArgs;
 use indicatif::{ProgressBar, ProgressStyle};
@@ -109,8 +110,8 @@ struct RunArgs {
     /// processes, `isolated` also shuts them in namespaces of their own: no network,
     /// the host read-only, an unprivileged user) or Docker containers (each bot's
     /// `image`).
-    #[arg(long, value_enum, default_value_t = LaunchMode::Local)]
-    sandbox: LaunchMode,
+    #[arg(long, value_enum, default_value_t = SandboxKind::Local)]
+    sandbox: SandboxKind,
     /// With --sandbox docker: the OCI runtime of the bots' containers, as the Docker
     /// engine names it (runsc for gVisor: scripts/setup-gvisor). Default: the engine's own.
     #[arg(long, value_name = "RUNTIME")]
@@ -170,7 +171,7 @@ struct ServeArgs {
     ledger: Option<PathBuf>,
     /// Whether workers run bots from their image (docker) or their command (local).
     #[arg(long, value_enum)]
-    bot_launch: Option<LaunchMode>,
+    bot_launch: Option<SandboxKind>,
     /// Redeliveries of a job before it is dead-lettered (as the workers').
     #[arg(long)]
     delivery_limit: Option<u32>,
@@ -252,14 +253,14 @@ fn show(bar: &ProgressBar, progress: &Progress) {
 }
 
 async fn run(args: RunArgs) -> Result<ExitCode> {
-    if args.docker_runtime.is_some() && args.sandbox != LaunchMode::Docker {
+    if args.docker_runtime.is_some() && args.sandbox != SandboxKind::Docker {
         anyhow::bail!("--docker-runtime goes with --sandbox docker: only containers have an OCI runtime");
     }
     let file = TournamentFile::read(&args.file)?;
     let limits = TournamentLimits { max_jobs: args.max_tournament_jobs };
     let tournament = file.resolve(Some(args.file.parent().unwrap_or(Path::new("."))), limits)?;
     let workers = args.workers.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, usize::from));
-    if args.sandbox == LaunchMode::Local {
+    if args.sandbox == SandboxKind::Local {
         warn_of_foreign_bots(&tournament);
     }
     let (trigger, shutdown) = farm_worker::shutdown_channel();

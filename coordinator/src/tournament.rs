@@ -24,6 +24,7 @@ use std::path::{Path, PathBuf};
 
 use farm_engine::{AnyGame, GameKind, builtin};
 use farm_proto::{BotLaunch, BotLimits, BotSpec, ContainerIsolation, MatchJob, Transport};
+use farm_worker::SandboxKind;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
@@ -295,18 +296,6 @@ pub struct Tournament {
     /// absent from the content (and so from the id) when not asked.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub isolation: Option<ContainerIsolation>,
-}
-
-/// Where the farm runs external bots: picks each bot's command or its image.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
-#[serde(rename_all = "lowercase")]
-pub enum LaunchMode {
-    /// Local processes: the bot's `command`, contained but not isolated.
-    Local,
-    /// Local processes isolated in namespaces of their own: the bot's `command`.
-    Isolated,
-    /// Docker containers: the bot's `image`.
-    Docker,
 }
 
 /// One match of a tournament, before it becomes a [`MatchJob`].
@@ -674,11 +663,11 @@ impl Tournament {
     }
 
     /// The bot at `index` as a worker runs it under `mode`.
-    pub fn bot_spec(&self, index: usize, mode: LaunchMode) -> Result<BotSpec, TournamentError> {
+    pub fn bot_spec(&self, index: usize, mode: SandboxKind) -> Result<BotSpec, TournamentError> {
         let bot = self.bots.get(index).ok_or_else(|| invalid(format!("bots[{index}]"), "no such bot"))?;
         let launch = match (&bot.builtin, mode) {
             (Some(name), _) => BotLaunch::Builtin(name.clone()),
-            (None, LaunchMode::Local | LaunchMode::Isolated) => {
+            (None, SandboxKind::Local | SandboxKind::Isolated) => {
                 BotLaunch::Command(bot.command.clone().ok_or_else(|| {
                     invalid(
                         format!("bots[{index}].command"),
@@ -686,7 +675,7 @@ impl Tournament {
                     )
                 })?)
             }
-            (None, LaunchMode::Docker) => BotLaunch::Image(bot.image.clone().ok_or_else(|| {
+            (None, SandboxKind::Docker) => BotLaunch::Image(bot.image.clone().ok_or_else(|| {
                 invalid(format!("bots[{index}].image"), format!("{} has no image to run in Docker", bot.name))
             })?),
         };
@@ -695,7 +684,7 @@ impl Tournament {
     }
 
     /// Checks that every bot can run under `mode`, naming the first that cannot.
-    pub fn check_launchable(&self, mode: LaunchMode) -> Result<Vec<BotSpec>, TournamentError> {
+    pub fn check_launchable(&self, mode: SandboxKind) -> Result<Vec<BotSpec>, TournamentError> {
         (0..self.bots.len()).map(|index| self.bot_spec(index, mode)).collect()
     }
 
@@ -779,7 +768,7 @@ image = "matchfarm/bot-botwars-random-py"
         let fresh = resolve(&BOTWARS.replace("seed = 5", "seed = 5\nisolation = \"fresh-container\"")).expect("valid");
         assert_eq!(fresh.isolation, Some(ContainerIsolation::FreshContainer));
         assert_ne!(fresh.id, plain.id, "a different tournament");
-        let specs = plain.check_launchable(LaunchMode::Docker).expect("all docker");
+        let specs = plain.check_launchable(SandboxKind::Docker).expect("all docker");
         let first = |t: &Tournament| t.job(&t.plan().expect("plan").next().expect("a job"), &specs);
         assert_eq!(first(&fresh).isolation, Some(ContainerIsolation::FreshContainer));
         assert_eq!(first(&plain).isolation, None);
@@ -795,14 +784,14 @@ image = "matchfarm/bot-botwars-random-py"
     #[test]
     fn bots_launch_by_command_locally_and_by_image_in_docker() {
         let tournament = resolve(BOTWARS).expect("valid");
-        let local = tournament.check_launchable(LaunchMode::Local).expect("all local");
+        let local = tournament.check_launchable(SandboxKind::Local).expect("all local");
         assert_eq!(local[2].launch, BotLaunch::Command("python3 bots/botwars/random_bot.py".into()));
         assert_eq!(local[0].launch, BotLaunch::Builtin("random".into()));
-        let docker = tournament.check_launchable(LaunchMode::Docker).expect("all docker");
+        let docker = tournament.check_launchable(SandboxKind::Docker).expect("all docker");
         assert_eq!(docker[2].launch, BotLaunch::Image("matchfarm/bot-botwars-random-py".into()));
         let image_only =
             resolve(&BOTWARS.replace("command = \"python3 bots/botwars/random_bot.py\"\n", "")).expect("valid");
-        let error = image_only.check_launchable(LaunchMode::Local).expect_err("no command");
+        let error = image_only.check_launchable(SandboxKind::Local).expect_err("no command");
         assert!(error.to_string().starts_with("bots[2].command: c has no command"), "{error}");
         let job = tournament.job(&tournament.plan().expect("plan").next().expect("a job"), &local);
         assert_eq!(job.bots.len(), 2);
@@ -815,10 +804,10 @@ image = "matchfarm/bot-botwars-random-py"
         let with_args =
             resolve(&BOTWARS.replace(image, &format!("{image}\nargs = [\"--fast\", \"x y\"]"))).expect("valid");
         assert_ne!(with_args.id, resolve(BOTWARS).expect("valid").id, "the args are part of the tournament");
-        let docker = with_args.check_launchable(LaunchMode::Docker).expect("all docker");
+        let docker = with_args.check_launchable(SandboxKind::Docker).expect("all docker");
         assert_eq!(docker[2].args, ["--fast", "x y"]);
         assert_eq!(docker[0].args, Vec::<String>::new());
-        let local = with_args.check_launchable(LaunchMode::Local).expect("all local");
+        let local = with_args.check_launchable(SandboxKind::Local).expect("all local");
         assert!(local[2].args.is_empty(), "a command has its own arguments");
         assert!(local.iter().chain(&docker).all(|spec| spec.check().is_ok()));
     }

@@ -11,8 +11,9 @@ use std::time::Instant;
 use farm_coordinator::CoordinatorConfig;
 use farm_coordinator::farm::{JobQueue, Publisher, QueueError, Recorder};
 use farm_coordinator::ledger::{Answer, Ledger};
-use farm_coordinator::tournament::{LaunchMode, TournamentFile, TournamentLimits};
+use farm_coordinator::tournament::{TournamentFile, TournamentLimits};
 use farm_proto::{JobEnvelope, MatchJob, MatchResult, PlayerOutcome, PlayerResult, PlayerStatus, ResultEnvelope};
+use farm_worker::SandboxKind;
 use tokio::sync::{Notify, watch};
 
 use crate::report::Figures;
@@ -111,7 +112,7 @@ pub async fn run(bots: usize, dir: &Path) -> anyhow::Result<Figures> {
     let mut publisher = Publisher::new(
         ledger.clone(),
         recorder.clone(),
-        LaunchMode::Local,
+        SandboxKind::Local,
         serve.publish_batch,
         serve.max_outstanding,
         Some(id),
