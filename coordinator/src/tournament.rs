@@ -454,13 +454,9 @@ impl TournamentFile {
     }
 
     fn resolve_rules(&self) -> Result<serde_json::Value, TournamentError> {
-        let mut rules = match &self.preset {
-            Some(preset) => AnyGame::preset(self.game, preset).map_err(|error| invalid("preset", error))?,
-            None => serde_json::Value::Object(serde_json::Map::new()),
-        };
-        if let (Some(overrides), serde_json::Value::Object(merged)) = (&self.rules, &mut rules) {
-            merged.extend(overrides.iter().map(|(key, value)| (key.clone(), value.clone())));
-        }
+        let overrides = self.rules.clone().unwrap_or_default();
+        let rules = AnyGame::overrides(self.game, self.preset.as_deref(), overrides)
+            .map_err(|error| invalid("preset", error))?;
         // Checked now, so a typo fails the submission rather than every match.
         AnyGame::resolve_rules(self.game, &rules).map_err(|error| invalid("rules", error))?;
         Ok(rules)

@@ -236,6 +236,23 @@ impl AnyGame {
         })
     }
 
+    /// A match's rule overrides: `kind`'s preset (if one is named), then `overrides` on
+    /// top of it, key by key. Fails only on an unknown preset.
+    pub fn overrides(
+        kind: GameKind,
+        preset: Option<&str>,
+        overrides: serde_json::Map<String, serde_json::Value>,
+    ) -> Result<serde_json::Value, SetupError> {
+        let mut rules = match preset {
+            Some(name) => Self::preset(kind, name)?,
+            None => serde_json::Value::Object(serde_json::Map::new()),
+        };
+        if let serde_json::Value::Object(merged) = &mut rules {
+            merged.extend(overrides);
+        }
+        Ok(rules)
+    }
+
     /// The overrides of `kind`'s preset `name` (see [`Game::PRESETS`]).
     pub fn preset(kind: GameKind, name: &str) -> Result<serde_json::Value, SetupError> {
         let presets = with_game_type!(kind, G => G::PRESETS);

@@ -371,6 +371,18 @@ fn presets_set_the_number_of_rounds() {
 }
 
 #[test]
+fn overrides_apply_on_top_of_the_preset_key_by_key() {
+    let given = json!({ "nbRounds": 7, "startingGold": 5 }).as_object().cloned().expect("an object");
+    let overrides = AnyGame::overrides(GameKind::Ostibot, Some("Final"), given.clone()).expect("a preset");
+    assert_eq!(overrides, AnyGame::overrides(GameKind::Ostibot, None, given).expect("no preset"));
+    let only_preset = AnyGame::overrides(GameKind::Ostibot, Some("Final"), Default::default()).expect("a preset");
+    assert_eq!(only_preset, AnyGame::preset(GameKind::Ostibot, "Final").expect("a preset"));
+    let rules = AnyGame::resolve_rules(GameKind::Ostibot, &overrides).expect("valid");
+    assert_eq!((rules["nbRounds"].clone(), rules["startingGold"].clone()), (json!(7), json!(5)));
+    assert!(AnyGame::overrides(GameKind::Ostibot, Some("Quarter"), Default::default()).is_err());
+}
+
+#[test]
 fn rules_keys_are_checked_and_name_the_key() {
     let error = AnyGame::resolve_rules(GameKind::Ostibot, &json!({ "nbRoundz": 3 })).expect_err("unknown key");
     assert!(error.to_string().contains("nbRoundz"), "{error}");

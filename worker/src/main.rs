@@ -269,17 +269,14 @@ async fn play(args: PlayArgs) -> Result<ExitCode> {
         Some(path) => Some(std::fs::read_to_string(path).with_context(|| format!("reading map {}", path.display()))?),
         None => None,
     };
-    let mut rules = match &args.preset {
-        Some(name) => farm_engine::AnyGame::preset(args.game, name)?,
-        None => serde_json::Value::Object(serde_json::Map::new()),
-    };
-    if let Some(text) = &args.rules {
-        let overrides: serde_json::Value = serde_json::from_str(text).context("--rules is not JSON")?;
-        match (&mut rules, overrides) {
-            (serde_json::Value::Object(merged), serde_json::Value::Object(given)) => merged.extend(given),
+    let overrides = match &args.rules {
+        Some(text) => match serde_json::from_str(text).context("--rules is not JSON")? {
+            serde_json::Value::Object(given) => given,
             _ => anyhow::bail!("--rules must be a JSON object"),
-        }
-    }
+        },
+        None => serde_json::Map::new(),
+    };
+    let rules = farm_engine::AnyGame::overrides(args.game, args.preset.as_deref(), overrides)?;
     let given = args.bots.len();
     let mut bots = fill_seats(args.game, args.bots.clone());
     for bot in &mut bots {
