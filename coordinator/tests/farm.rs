@@ -4,15 +4,13 @@
 //! every match recorded once, and with the same standings as `farm-coordinator run`
 //! gives on this machine with local processes.
 
-#[path = "../../worker/tests/common/mod.rs"]
-mod common;
 mod support;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use common::{Vhost, WorkerProcess, eventually, http_get, repo, s3};
 use farm_proto::RESULTS_QUEUE;
+use farm_testkit::{Vhost, WorkerProcess, eventually, http_get, repo, s3};
 use support::{CoordinatorProcess, TOKEN, cli};
 
 /// A Botwars round robin whose bots run as images in the farm and as commands in `run`.
@@ -74,8 +72,8 @@ async fn a_round_robin_survives_a_coordinator_restart_and_matches_the_embedded_r
     assert_eq!(coordinator.progress(&id)["total"], 24, "12 ordered pairs, 2 games each, created once");
 
     let workers = [
-        WorkerProcess::start(&vhost, &common::unique("e2e-a"), 1, 5),
-        WorkerProcess::start(&vhost, &common::unique("e2e-b"), 1, 5),
+        WorkerProcess::start(&vhost, &farm_testkit::unique("e2e-a"), 1, 5),
+        WorkerProcess::start(&vhost, &farm_testkit::unique("e2e-b"), 1, 5),
     ];
     eventually(Duration::from_secs(300), "a third of the matches are recorded", || {
         coordinator.progress(&id)["done"].as_u64().is_some_and(|done| done >= 8)
@@ -110,8 +108,8 @@ async fn a_round_robin_survives_a_coordinator_restart_and_matches_the_embedded_r
     for _ in 0..600 {
         let idle = workers.iter().all(|worker| worker.metrics_text().contains("farm_worker_jobs_in_flight 0"));
         if idle
-            && common::ready_messages(&connection, farm_proto::JOBS_QUEUE).await == 0
-            && common::ready_messages(&connection, RESULTS_QUEUE).await == 0
+            && farm_testkit::ready_messages(&connection, farm_proto::JOBS_QUEUE).await == 0
+            && farm_testkit::ready_messages(&connection, RESULTS_QUEUE).await == 0
         {
             quiet = true;
             break;
@@ -131,7 +129,7 @@ async fn a_round_robin_survives_a_coordinator_restart_and_matches_the_embedded_r
         .collect();
     assert!(results.len() >= 24, "a result document per match: {}", results.len());
     let document = storage.read(&results[0]).await.expect("a result document");
-    common::publish_raw(&connection, RESULTS_QUEUE, &document).await;
+    farm_testkit::publish_raw(&connection, RESULTS_QUEUE, &document).await;
     eventually(Duration::from_secs(30), "the duplicate is counted", || {
         coordinator.progress(&id)["duplicates"].as_u64().is_some_and(|count| count > duplicates_before)
     });
@@ -176,7 +174,7 @@ async fn a_job_the_broker_dead_letters_becomes_a_failed_match_with_its_reason() 
     // dead-letters the job after delivery_limit + 1 = 2 tries.
     let _worker = WorkerProcess::start_with(
         &vhost,
-        &common::unique("dead"),
+        &farm_testkit::unique("dead"),
         1,
         1,
         &[("FARM_STORAGE__ENDPOINT", "http://127.0.0.1:1"), ("FARM_STORAGE__RETRY_SECS", "0")],

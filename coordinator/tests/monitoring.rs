@@ -6,8 +6,6 @@
 //! be accepted by Prometheus, every rule must evaluate without error, and every
 //! dashboard expression must return data.
 
-#[path = "../../worker/tests/common/mod.rs"]
-mod common;
 mod support;
 
 use std::io::{Read, Write};
@@ -16,7 +14,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
-use common::{Vhost, WorkerProcess, eventually, free_port, http_get, repo, required};
+use farm_testkit::{Vhost, WorkerProcess, eventually, free_port, http_get, repo, required};
 use serde_json::Value;
 use support::{CoordinatorProcess, TOKEN, cli};
 
@@ -245,8 +243,8 @@ fn prometheus_accepts_every_dashboard_and_alert_expression_and_the_dashboards_sh
     let dir = tempfile::tempdir().expect("temp dir");
     let coordinator = CoordinatorProcess::start(&vhost, &dir.path().join("ledger.sqlite"));
     let workers = [
-        WorkerProcess::start(&vhost, &common::unique("mon-a"), 1, 5),
-        WorkerProcess::start(&vhost, &common::unique("mon-b"), 1, 5),
+        WorkerProcess::start(&vhost, &farm_testkit::unique("mon-a"), 1, 5),
+        WorkerProcess::start(&vhost, &farm_testkit::unique("mon-b"), 1, 5),
     ];
     let rabbitmq = required("FARM_TEST_RABBITMQ_PROMETHEUS");
     let rabbitmq = rabbitmq.trim_start_matches("http://").trim_end_matches('/');

@@ -3,9 +3,6 @@
 //! serves while it plays and stops with the run. `standings` against it prints byte
 //! for byte what `run` printed.
 
-#[path = "../../worker/tests/common/mod.rs"]
-mod common;
-
 use std::io::{BufRead, BufReader};
 use std::net::SocketAddr;
 use std::path::Path;
@@ -13,7 +10,7 @@ use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
 use std::time::Duration;
 
-use common::{eventually, http_get};
+use farm_testkit::{eventually, http_get};
 
 const COORDINATOR: &str = env!("CARGO_BIN_EXE_farm-coordinator");
 

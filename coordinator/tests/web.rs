@@ -15,8 +15,6 @@
 //! look at. Every check runs, and the test fails at the end listing each one that
 //! failed, so one run shows everything broken.
 
-#[path = "../../worker/tests/common/mod.rs"]
-mod common;
 mod support;
 
 use std::ffi::OsStr;
@@ -35,7 +33,7 @@ use headless_chrome::{Browser, LaunchOptions, Tab};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
-use common::{http_get, repo, required};
+use farm_testkit::{http_get, repo, required};
 use support::{COORDINATOR, cli};
 
 /// The games, each with its fixture `tests/web/{game}.toml`.

@@ -2,14 +2,12 @@
 //! the broker would break the other service tests, which run in parallel within a
 //! binary (cargo runs binaries one after another).
 
-mod common;
-
 use std::collections::BTreeSet;
 use std::process::Command;
 use std::time::Duration;
 
-use common::*;
 use farm_proto::{GameKind, JOBS_QUEUE, MatchJob, MatchResult};
+use farm_testkit::*;
 
 #[tokio::test(flavor = "multi_thread")]
 async fn the_worker_reconnects_after_a_broker_restart_and_the_remaining_jobs_finish() {

@@ -3,14 +3,12 @@
 //! Against the real RabbitMQ, with its consumer timeout shortened for this test (the
 //! only test of this binary, and test binaries run one at a time).
 
-mod common;
-
 use std::collections::HashMap;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use common::*;
 use farm_proto::{BotSpec, GameKind, MatchJob, MatchResult};
+use farm_testkit::*;
 
 /// Sets a `rabbit` application variable on the test broker and puts the old value
 /// back when dropped. New channels read them: set before the worker starts.

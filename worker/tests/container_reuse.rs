@@ -15,8 +15,7 @@ use farm_worker::bots::{ContainerIsolation, DockerSandbox, DockerSettings, WORKE
 use farm_worker::metrics::CONTAINER_RESETS;
 use farm_worker::runner::{MatchIo, MatchReport, RunnerOptions, fill_seats, start_match};
 
-mod common;
-use common::{containers, eventually, unique};
+use farm_testkit::{containers, eventually, unique};
 
 const TRACES: &str = "image:matchfarm/hostile traces";
 

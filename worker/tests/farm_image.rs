@@ -6,13 +6,11 @@
 //! The container is on the host network so that it reaches the test services on
 //! loopback. FARM_TEST_FARM_IMAGE names another image (default matchfarm/farm:latest).
 
-mod common;
-
 use std::process::Command;
 use std::time::Duration;
 
-use common::*;
 use farm_proto::{BotSpec, GameKind, JOBS_QUEUE, MatchJob, MatchResult};
+use farm_testkit::*;
 use farm_worker::storage::StorageConfig;
 
 /// A worker container, removed (forcibly, if still there) when dropped.

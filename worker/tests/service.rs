@@ -1,12 +1,10 @@
 //! `farm-worker serve` against the real RabbitMQ, S3 server and Docker engine.
 
-mod common;
-
 use std::time::Duration;
 
-use common::*;
 use farm_engine::replay;
 use farm_proto::{BotSpec, GameKind, JOBS_QUEUE, MatchJob, MatchResult, PlayerStatus};
+use farm_testkit::*;
 use farm_worker::bots::WORKER_LABEL;
 use farm_worker::queue::DEAD_LETTER_QUEUE;
 use farm_worker::storage::AttemptKeys;

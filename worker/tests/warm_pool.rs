@@ -7,12 +7,10 @@
 //! match takes about 12 s) on a worker with one slot, and only then queues a second,
 //! quick job: the order of the two is never left to chance.
 
-mod common;
-
 use std::time::Duration;
 
-use common::*;
 use farm_proto::{GameKind, JOBS_QUEUE, MatchJob, MatchResult, PlayerStatus};
+use farm_testkit::*;
 use farm_worker::bots::{IMAGE_LABEL, WORKER_LABEL};
 
 /// The quick job's container bot.

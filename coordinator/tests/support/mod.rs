@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use farm_worker::storage::StorageConfig;
 
-use crate::common::{Vhost, eventually, free_port, http_get, repo, s3_config};
+use farm_testkit::{Vhost, eventually, free_port, http_get, repo, s3_config};
 
 pub const COORDINATOR: &str = env!("CARGO_BIN_EXE_farm-coordinator");
 pub const TOKEN: &str = "farm-test-token-0123456789";

@@ -1,8 +1,7 @@
 //! Helpers for tests against the real services that `scripts/test` starts: RabbitMQ,
 //! the S3 server and the Docker engine. Each test gets its own RabbitMQ virtual host,
 //! its own worker ids and its own tournament ids, so tests never see each other's
-//! queues, containers or objects.
-#![allow(dead_code)] // each test binary uses a different part of this module
+//! queues, containers or objects. The worker's and the coordinator's tests use it.
 
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
@@ -18,13 +17,10 @@ use lapin::options::{BasicAckOptions, BasicConsumeOptions, QueueDeclareOptions};
 use lapin::types::FieldTable;
 use lapin::{Connection, ConnectionProperties, Consumer};
 
-/// The `farm-worker` binary. Cargo names it to the worker's own tests; another
-/// crate's tests (which share this module) find it beside their executable, in
-/// `target/<profile>/`, once the workspace is built (`scripts/test` builds it first).
+/// The `farm-worker` binary, beside the test's executable in `target/<profile>/`:
+/// cargo builds it for the worker's own tests, and `scripts/test` builds the whole
+/// workspace before the coordinator's.
 pub fn worker_binary() -> std::path::PathBuf {
-    if let Some(path) = option_env!("CARGO_BIN_EXE_farm-worker") {
-        return path.into();
-    }
     let exe = std::env::current_exe().expect("the test's own path");
     let path = exe.parent().and_then(Path::parent).expect("target/<profile>").join("farm-worker");
     assert!(path.exists(), "{} is missing: build the workspace first (scripts/test does)", path.display());
@@ -54,11 +50,14 @@ fn curl(method: &str, url: &str, body: Option<&str>) {
 
 /// A RabbitMQ virtual host of its own, deleted when dropped.
 pub struct Vhost {
+    /// Its name (unique to the test run).
     pub name: String,
+    /// The AMQP URL that reaches it.
     pub url: String,
 }
 
 impl Vhost {
+    /// Creates a virtual host named from `prefix`, with the test user's rights on it.
     pub fn new(prefix: &str) -> Self {
         let management = required("FARM_TEST_RABBITMQ_MGMT");
         let name = unique(prefix);
@@ -73,6 +72,7 @@ impl Vhost {
         Vhost { url: format!("{base}/{name}"), name }
     }
 
+    /// A connection to it.
     pub async fn connect(&self) -> Connection {
         Connection::connect(&self.url, ConnectionProperties::default()).await.expect("connect to the test vhost")
     }
@@ -87,6 +87,7 @@ impl Drop for Vhost {
     }
 }
 
+/// The storage settings of the S3 server `scripts/test` starts.
 pub fn s3_config() -> StorageConfig {
     StorageConfig::S3 {
         endpoint: required("FARM_TEST_S3_ENDPOINT"),
@@ -98,10 +99,12 @@ pub fn s3_config() -> StorageConfig {
     }
 }
 
+/// The S3 server `scripts/test` starts, opened.
 pub fn s3() -> Storage {
     Storage::open(&s3_config()).expect("open the test S3 bucket")
 }
 
+/// A loopback address with a port free at the time of asking.
 pub fn free_port() -> SocketAddr {
     TcpListener::bind("127.0.0.1:0").and_then(|listener| listener.local_addr()).expect("a free port")
 }
@@ -122,12 +125,16 @@ pub fn docker_runtime() -> Option<String> {
 
 /// A `farm-worker serve` process with Docker bots and S3 storage.
 pub struct WorkerProcess {
+    /// Its worker id (its containers' label).
     pub id: String,
+    /// Where it serves `/metrics` and `/healthz`.
     pub metrics: SocketAddr,
     child: Child,
 }
 
 impl WorkerProcess {
+    /// Starts `farm-worker serve` as `id` on `vhost` with `slots` slots and a queue of
+    /// `delivery_limit` redeliveries.
     pub fn start(vhost: &Vhost, id: &str, slots: u16, delivery_limit: u32) -> Self {
         Self::start_with(vhost, id, slots, delivery_limit, &[])
     }
@@ -180,6 +187,7 @@ impl WorkerProcess {
         }
     }
 
+    /// What its `/metrics` says now.
     pub fn metrics_text(&self) -> String {
         http_get(self.metrics, "/metrics").map(|(_, body)| body).unwrap_or_default()
     }
@@ -197,10 +205,12 @@ impl WorkerProcess {
         eventually(Duration::from_secs(60), "a match starts", || self.metric("farm_worker_jobs_in_flight") >= 1.0);
     }
 
+    /// Whether its process is still alive.
     pub fn is_running(&mut self) -> bool {
         matches!(self.child.try_wait(), Ok(None))
     }
 
+    /// SIGKILLs it and reaps it.
     pub fn kill(mut self) {
         self.child.kill().expect("SIGKILL the worker");
         self.child.wait().expect("reap the worker");
@@ -262,10 +272,12 @@ pub async fn publish_jobs(connection: &Connection, delivery_limit: u32, jobs: &[
     }
 }
 
+/// Publishes `body` as it is to `queue_name`, waiting for the broker's confirm.
 pub async fn publish_raw(connection: &Connection, queue_name: &'static str, body: &[u8]) {
     ConfirmedPublisher::open(connection).await.expect("publisher").publish(queue_name, body).await.expect("publish");
 }
 
+/// A consumer of `queue_name`, which must exist.
 pub async fn consume(connection: &Connection, queue_name: &str) -> Consumer {
     let channel = connection.create_channel().await.expect("channel");
     channel
@@ -290,10 +302,12 @@ pub async fn next_message(consumer: &mut Consumer, limit: Duration) -> Vec<u8> {
     delivery.data
 }
 
+/// The next result envelope on `consumer`, acked; fails the test after `limit`.
 pub async fn next_result(consumer: &mut Consumer, limit: Duration) -> ResultEnvelope {
     serde_json::from_slice(&next_message(consumer, limit).await).expect("a result envelope")
 }
 
+/// A consumer of the results queue.
 pub async fn results_consumer(connection: &Connection) -> Consumer {
     consume(connection, RESULTS_QUEUE).await
 }
@@ -336,6 +350,7 @@ pub async fn replay_lines(storage: &Storage, key: &str) -> Vec<String> {
     text.lines().map(str::to_owned).collect()
 }
 
+/// The repository's root.
 pub fn repo() -> &'static Path {
     Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/.."))
 }
