@@ -99,6 +99,21 @@ pub fn s3_config() -> StorageConfig {
     }
 }
 
+/// The environment that gives a farm process ([`s3_config`]'s) S3 storage.
+pub fn s3_environment() -> [(&'static str, String); 6] {
+    let StorageConfig::S3 { endpoint, bucket, region, access_key, secret_key, .. } = s3_config() else {
+        unreachable!("s3_config is S3");
+    };
+    [
+        ("FARM_STORAGE__KIND", "s3".to_owned()),
+        ("FARM_STORAGE__ENDPOINT", endpoint),
+        ("FARM_STORAGE__BUCKET", bucket),
+        ("FARM_STORAGE__REGION", region),
+        ("FARM_STORAGE__ACCESS_KEY", access_key),
+        ("FARM_STORAGE__SECRET_KEY", secret_key),
+    ]
+}
+
 /// The S3 server `scripts/test` starts, opened.
 pub fn s3() -> Storage {
     Storage::open(&s3_config()).expect("open the test S3 bucket")
@@ -142,9 +157,6 @@ impl WorkerProcess {
     /// As [`WorkerProcess::start`], with extra environment variables (which win).
     pub fn start_with(vhost: &Vhost, id: &str, slots: u16, delivery_limit: u32, env: &[(&str, &str)]) -> Self {
         let metrics = free_port();
-        let StorageConfig::S3 { endpoint, bucket, region, access_key, secret_key, .. } = s3_config() else {
-            unreachable!("s3_config is S3");
-        };
         let mut command = Command::new(worker_binary());
         command
             .arg("serve")
@@ -157,12 +169,7 @@ impl WorkerProcess {
             .env("FARM_DELIVERY_LIMIT", delivery_limit.to_string())
             .env("FARM_METRICS_LISTEN", metrics.to_string())
             .env("FARM_DRAIN_SECS", "60")
-            .env("FARM_STORAGE__KIND", "s3")
-            .env("FARM_STORAGE__ENDPOINT", endpoint)
-            .env("FARM_STORAGE__BUCKET", bucket)
-            .env("FARM_STORAGE__REGION", region)
-            .env("FARM_STORAGE__ACCESS_KEY", access_key)
-            .env("FARM_STORAGE__SECRET_KEY", secret_key)
+            .envs(s3_environment())
             .env("RUST_LOG", "farm_worker=info")
             .envs(env.iter().copied())
             .stdout(Stdio::null())

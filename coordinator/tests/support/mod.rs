@@ -8,9 +8,7 @@ use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
-use farm_worker::storage::StorageConfig;
-
-use farm_testkit::{Vhost, eventually, free_port, http_get, repo, s3_config};
+use farm_testkit::{Vhost, eventually, free_port, http_get, repo, s3_environment};
 
 pub const COORDINATOR: &str = env!("CARGO_BIN_EXE_farm-coordinator");
 pub const TOKEN: &str = "farm-test-token-0123456789";
@@ -29,9 +27,6 @@ impl CoordinatorProcess {
     /// As [`CoordinatorProcess::start`], with extra environment variables (which win).
     pub fn start_with(vhost: &Vhost, ledger: &Path, env: &[(&str, &str)]) -> Self {
         let api = free_port();
-        let StorageConfig::S3 { endpoint, bucket, region, access_key, secret_key, .. } = s3_config() else {
-            unreachable!("s3_config is S3");
-        };
         let child = Command::new(COORDINATOR)
             .arg("serve")
             .env("FARM_API_TOKEN", TOKEN)
@@ -43,12 +38,7 @@ impl CoordinatorProcess {
             // the ledger only, and some are in the queue or being played.
             .env("FARM_MAX_OUTSTANDING", "4")
             .env("FARM_PUBLISH_BATCH", "2")
-            .env("FARM_STORAGE__KIND", "s3")
-            .env("FARM_STORAGE__ENDPOINT", endpoint)
-            .env("FARM_STORAGE__BUCKET", bucket)
-            .env("FARM_STORAGE__REGION", region)
-            .env("FARM_STORAGE__ACCESS_KEY", access_key)
-            .env("FARM_STORAGE__SECRET_KEY", secret_key)
+            .envs(s3_environment())
             .env("RUST_LOG", "farm_coordinator=info")
             .envs(env.iter().copied())
             .stdout(Stdio::null())
