@@ -4,13 +4,13 @@
 
 use std::path::{Path, PathBuf};
 
+use farm_worker::SandboxKind;
 use farm_worker::config::{ConfigError, load_layered};
 use farm_worker::storage::StorageConfig;
 use serde::{Deserialize, Serialize};
 
 use crate::observations::ObservationLimits;
 use crate::tournament::TournamentLimits;
-use farm_worker::SandboxKind;
 
 /// Everything `farm-coordinator serve` can be told.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

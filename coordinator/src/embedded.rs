@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use farm_proto::{MatchJob, MatchResult, ResultEnvelope};
+use farm_worker::SandboxKind;
 use farm_worker::bots::{DockerSandbox, DockerSettings, IsolatedSandbox, LocalSandbox, Sandbox};
 use farm_worker::job::Disposition;
 use farm_worker::storage::{AttemptKeys, Storage, StorageConfig, StorageError};
@@ -20,7 +21,6 @@ use crate::farm::{FarmError, JobQueue, Publisher, QueueError, Recorder};
 use crate::ledger::{Answer, Ledger, LedgerError, Progress};
 use crate::standings::Standings;
 use crate::tournament::{Tournament, TournamentError};
-use farm_worker::SandboxKind;
 
 /// Where a run keeps its ledger, in its data directory.
 pub fn ledger_path(data_dir: &Path) -> PathBuf {

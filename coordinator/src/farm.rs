@@ -8,12 +8,12 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use farm_proto::{BotSpec, MatchJob};
+use farm_worker::SandboxKind;
 use tokio::sync::{Notify, watch};
 
 use crate::ledger::{Answer, JobState, Ledger, LedgerError, Recorded};
 use crate::metrics;
 use crate::tournament::Tournament;
-use farm_worker::SandboxKind;
 
 /// A failure of the coordinator's loops.
 #[derive(Debug, thiserror::Error)]
