@@ -18,6 +18,7 @@ use tokio::time::{Instant, timeout};
 use crate::backoff::ReconnectPacing;
 use crate::bots::Sandbox;
 use crate::config::WorkerConfig;
+use crate::error::JobError;
 use crate::http::{self, Health};
 use crate::job::{Disposition, JobPlayer, retry_delay};
 use crate::metrics;
@@ -412,21 +413,16 @@ async fn handle<S: Sandbox + Clone + Send + 'static>(delivery: Delivery, context
         Err(error) => Err(error.into()),
     };
     drop(in_flight);
-    // The slot is free for the next match while this one's result is stored; a match
-    // that failed for infrastructure reasons keeps it through its job's retry delay,
-    // which slows intake while things fail.
-    let held_slot = match &played {
-        Err(error) if error.is_retryable() => Some(turn.slot),
-        _ => {
-            drop(turn.slot);
-            None
-        }
-    };
+    let retrying = played.as_ref().is_err_and(JobError::is_retryable);
     if let Err(error) = &played
-        && !error.is_retryable()
+        && !retrying
     {
         tracing::warn!(job = %job.job_id, attempt, %error, "job cannot be played");
     }
+    // The slot is free for the next match while this one's result is stored; a match
+    // that failed for infrastructure reasons keeps it through its job's retry delay,
+    // which slows intake while things fail.
+    let held_slot = retrying.then_some(turn.slot);
     let (envelope, body) = match context.player.answer(&job, &keys, &context.config.worker_id, played).await {
         Disposition::Report { envelope, body } => (envelope, body),
         Disposition::Retry { error, delay } => {
