@@ -335,8 +335,9 @@ mod tests {
             Match::new(MatchSetup::new(GameKind::Botwars, &rules, None, 1, players).expect("setup")).expect("match");
         let mut text = game.header_line() + "\n";
         while !game.is_over() {
-            let replies = game.requests().into_iter().map(|(seat, _)| (seat, BotReply::Line("[]".into()))).collect();
-            text += &(game.submit(replies).expect("step") + "\n");
+            let replies = game.to_act().into_iter().map(|seat| (seat, BotReply::Line("[]".into()))).collect();
+            text += game.submit(replies).expect("step");
+            text += "\n";
         }
         if footer {
             text += &(game.footer_line() + "\n");

@@ -756,8 +756,9 @@ fn botwars_replay(turns: u32) -> (String, Vec<Vec<Option<String>>>) {
             steps.push(requests.iter().find(|(asked, _)| *asked == seat).map(|(_, text)| text.clone()));
         }
         let replies =
-            requests.into_iter().map(|(seat, request)| (seat, BotReply::Line(bots[seat].reply(&request)))).collect();
-        replay += &(game.submit(replies).expect("replies fit") + "\n");
+            requests.into_iter().map(|(seat, _)| (seat, BotReply::Line(bots[seat].reply(game.game(), seat)))).collect();
+        replay += game.submit(replies).expect("replies fit");
+        replay += "\n";
     }
     replay += &(game.footer_line() + "\n");
     (replay, sent)

@@ -1,7 +1,7 @@
 //! Turns per second of each game with its built-in bots: whole matches, set up and
 //! played through the public engine API the way the worker's runner drives them
-//! ([`MatchSetup::new`], [`Match::new`], `requests`, the bots' replies, `submit`, the
-//! replay's header and footer lines). Each match is fixed: the game's default rules,
+//! ([`MatchSetup::new`], [`Match::new`], `to_act`, the bots' replies read from the
+//! typed match, `submit`, the replay's header and footer lines). Each match is fixed: the game's default rules,
 //! a fixed seed, and the map that seed gives (Ostibot's default map). Throughput is in
 //! steps: `cargo bench -p farm-engine` reports steps per second.
 
@@ -28,11 +28,8 @@ fn play(setup: &MatchSetup, bot: &str) -> (u64, usize) {
     let mut game = Match::new(setup.clone()).expect("a valid setup");
     let mut replay_bytes = game.header_line().len();
     while !game.is_over() {
-        let replies = game
-            .requests()
-            .into_iter()
-            .map(|(seat, request)| (seat, BotReply::Line(bots[seat].reply(&request))))
-            .collect();
+        let replies =
+            game.to_act().into_iter().map(|seat| (seat, BotReply::Line(bots[seat].reply(game.game(), seat)))).collect();
         replay_bytes += game.submit(replies).expect("one reply per seat asked").len();
     }
     replay_bytes += game.footer_line().len();

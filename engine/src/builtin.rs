@@ -1,12 +1,44 @@
-//! Bots compiled into the engine. They read the same observation text an external bot
-//! gets and answer with the same reply text, so they exercise the wire codecs too.
+//! Bots compiled into the engine. They read the game's typed state, only what their
+//! seat's observation holds, and answer with the reply text an external bot would
+//! write: their replies go through the games' reply parsers and into replays like any
+//! other, but no observation is written for them.
 
-use crate::{GameKind, GameRng, Seat, botwars, maze, ostibot, vindinium};
+use std::any::Any;
+use std::marker::PhantomData;
+
+use crate::{AnyGame, Game, GameKind, GameRng, Seat, botwars, maze, ostibot, vindinium};
 
 /// A bot that plays inside the worker process.
 pub trait BuiltinBot: Send {
-    /// The reply to one observation, exactly as an external bot would write it.
-    fn reply(&mut self, observation: &str) -> String;
+    /// `seat`'s reply to this step of `game`, exactly as an external bot would write it.
+    /// `game` is the match: an [`AnyGame`], or the game itself (a `Botwars`, ...).
+    fn reply(&mut self, game: &dyn Any, seat: Seat) -> String;
+}
+
+/// A built-in bot of one game, reading that game's state.
+pub(crate) trait GameBot<G>: Send {
+    /// `seat`'s reply to this step of `game`.
+    fn reply(&mut self, game: &G, seat: Seat) -> String;
+}
+
+/// A [`GameBot`] of game `G` as a [`BuiltinBot`]: asked about a match of another game
+/// (a caller's mistake), it replies with nothing, which every game reads as a
+/// malformed reply.
+struct ForGame<G, B> {
+    bot: B,
+    game: PhantomData<fn(&G)>,
+}
+
+impl<G: Game + 'static, B: GameBot<G>> BuiltinBot for ForGame<G, B> {
+    fn reply(&mut self, game: &dyn Any, seat: Seat) -> String {
+        let game = game.downcast_ref::<G>().or_else(|| game.downcast_ref::<AnyGame>().and_then(G::of));
+        game.map(|game| self.bot.reply(game, seat)).unwrap_or_default()
+    }
+}
+
+/// `bot` of game `G`, boxed as a [`BuiltinBot`].
+pub(crate) fn boxed<G: Game + 'static, B: GameBot<G> + 'static>(bot: B) -> Box<dyn BuiltinBot> {
+    Box::new(ForGame { bot, game: PhantomData })
 }
 
 /// A built-in bot name that the game does not have.

@@ -108,9 +108,16 @@ pub trait Game: Sized {
     /// The seats to ask this step, in seat order. Empty once the match is over.
     fn to_act(&self) -> Vec<Seat>;
 
-    /// What `seat` is sent this step, in the game's wire format: one line of text, or
-    /// for Maze several lines (its protocol says how many), without a final newline.
-    fn observation(&self, seat: Seat) -> String;
+    /// Appends to `out` what `seat` is sent this step, in the game's wire format: one
+    /// line of text, or for Maze several lines (its protocol says how many), without a
+    /// final newline. Written straight into the caller's buffer, which a runner reuses
+    /// from step to step.
+    fn write_observation(&self, seat: Seat, out: &mut Vec<u8>);
+
+    /// [`Game::write_observation`] as a string of its own.
+    fn observation(&self, seat: Seat) -> String {
+        text_of(|out| self.write_observation(seat, out))
+    }
 
     /// Reads `seat`'s reply. Malformed or illegal input is an action too.
     fn parse_reply(&self, seat: Seat, reply: &BotReply) -> Self::Action;
@@ -121,11 +128,41 @@ pub trait Game: Sized {
     /// Whether the match has ended.
     fn is_over(&self) -> bool;
 
-    /// The state after the last step, as recorded in replay frames.
-    fn snapshot(&self) -> Box<RawValue>;
+    /// Appends to `out` the state after the last step, as recorded in replay frames:
+    /// one JSON value.
+    fn write_state(&self, out: &mut Vec<u8>);
+
+    /// [`Game::write_state`] as a JSON value of its own.
+    fn snapshot(&self) -> Box<RawValue> {
+        // `write_state` writes one JSON value; `null` would only stand for a bug there.
+        RawValue::from_string(text_of(|out| self.write_state(out))).unwrap_or_else(|_| null_value())
+    }
 
     /// Every seat's score, rank and status; final once [`Game::is_over`].
     fn outcome(&self) -> Vec<PlayerOutcome>;
+
+    /// The match inside `game` if it is one of this game.
+    fn of(game: &AnyGame) -> Option<&Self>;
+}
+
+/// The text a writer of [`Game`] appends to an empty buffer. The writers write UTF-8
+/// (JSON from serde_json, or ASCII protocol text), so nothing is ever replaced.
+fn text_of(write: impl FnOnce(&mut Vec<u8>)) -> String {
+    let mut out = Vec::new();
+    write(&mut out);
+    String::from_utf8(out).unwrap_or_else(|bad| String::from_utf8_lossy(bad.as_bytes()).into_owned())
+}
+
+fn null_value() -> Box<RawValue> {
+    RawValue::from_string("null".into()).unwrap_or_else(|_| unreachable!("null is JSON"))
+}
+
+/// Appends `value` to `out` as JSON. The engine's documents are structs of strings,
+/// integers and booleans, and writing to a `Vec` cannot fail, so neither can this.
+pub(crate) fn write_json<T: Serialize + ?Sized>(out: &mut Vec<u8>, value: &T) {
+    if let Err(error) = serde_json::to_writer(&mut *out, value) {
+        unreachable!("an engine document does not serialize: {error}");
+    }
 }
 
 /// Any game, for code that picks the game at run time.
@@ -319,6 +356,11 @@ impl AnyGame {
         with_game!(self, game => game.to_act())
     }
 
+    /// See [`Game::write_observation`].
+    pub fn write_observation(&self, seat: Seat, out: &mut Vec<u8>) {
+        with_game!(self, game => game.write_observation(seat, out))
+    }
+
     /// See [`Game::observation`].
     pub fn observation(&self, seat: Seat) -> String {
         with_game!(self, game => game.observation(seat))
@@ -334,9 +376,9 @@ impl AnyGame {
         with_game!(self, game => game.is_over())
     }
 
-    /// See [`Game::snapshot`].
-    pub fn snapshot(&self) -> Box<RawValue> {
-        with_game!(self, game => game.snapshot())
+    /// See [`Game::write_state`].
+    pub fn write_state(&self, out: &mut Vec<u8>) {
+        with_game!(self, game => game.write_state(out))
     }
 
     /// See [`Game::outcome`].

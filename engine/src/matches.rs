@@ -1,6 +1,6 @@
 use serde::{Deserialize, Serialize};
 
-use crate::replay::{Footer, FrameOut, Header, SeatReply};
+use crate::replay::{Footer, Header, frame};
 use crate::{AnyGame, BotReply, Deadlines, GameKind, GameRng, PlayerOutcome, Seat, SetupError};
 
 /// Everything that decides a match besides the bots' replies. It is the replay header,
@@ -65,6 +65,8 @@ pub struct Match {
     rng: GameRng,
     deadlines: Deadlines,
     steps: u64,
+    /// The last frame's line, its buffer reused from step to step.
+    frame: Vec<u8>,
 }
 
 impl Match {
@@ -73,7 +75,7 @@ impl Match {
         let game = AnyGame::new(setup.game, &setup.rules, setup.map.as_deref(), &setup.players, setup.seed)?;
         let deadlines = AnyGame::deadlines(setup.game, &setup.rules)?;
         let rng = GameRng::new(setup.seed, GameRng::RULES);
-        Ok(Match { setup, game, rng, deadlines, steps: 0 })
+        Ok(Match { setup, game, rng, deadlines, steps: 0, frame: Vec::new() })
     }
 
     /// The setup this match was started with.
@@ -106,15 +108,26 @@ impl Match {
         Header::line(&self.setup)
     }
 
-    /// What to send to whom this step. May be empty while the match goes on (a step
-    /// the rules play alone); call [`Match::submit`] with no replies then.
-    pub fn requests(&self) -> Vec<(Seat, String)> {
-        self.game.to_act().into_iter().map(|seat| (seat, self.game.observation(seat))).collect()
+    /// The seats to ask this step, in seat order. May be empty while the match goes on
+    /// (a step the rules play alone); call [`Match::submit`] with no replies then.
+    pub fn to_act(&self) -> Vec<Seat> {
+        self.game.to_act()
     }
 
-    /// Plays one step with one reply per seat of [`Match::requests`] and returns its
-    /// replay line.
-    pub fn submit(&mut self, mut replies: Vec<(Seat, BotReply)>) -> Result<String, StepError> {
+    /// What `seat` is sent this step (see [`Game::write_observation`](crate::Game::write_observation)).
+    pub fn observation(&self, seat: Seat) -> String {
+        self.game.observation(seat)
+    }
+
+    /// What to send to whom this step: [`Match::observation`] for each seat of
+    /// [`Match::to_act`].
+    pub fn requests(&self) -> Vec<(Seat, String)> {
+        self.to_act().into_iter().map(|seat| (seat, self.observation(seat))).collect()
+    }
+
+    /// Plays one step with one reply per seat of [`Match::to_act`] and returns its
+    /// replay line, which lives until the next step.
+    pub fn submit(&mut self, mut replies: Vec<(Seat, BotReply)>) -> Result<&str, StepError> {
         if self.game.is_over() {
             return Err(StepError::Over);
         }
@@ -126,8 +139,9 @@ impl Match {
         }
         self.game.step(&replies, &mut self.rng);
         self.steps += 1;
-        let replies: Vec<SeatReply> = replies.into_iter().map(|(seat, reply)| SeatReply { seat, reply }).collect();
-        Ok(FrameOut { step: self.steps, replies: &replies, state: &self.game.snapshot() }.line())
+        self.frame.clear();
+        frame::write(&mut self.frame, self.steps, &replies, |out| self.game.write_state(out));
+        Ok(frame::text(&self.frame))
     }
 
     /// Every seat's score, rank and status.

@@ -10,7 +10,6 @@
 //! seat was sent at every step (what the viewer's fog of war shows).
 
 use serde::{Deserialize, Serialize};
-use serde_json::value::RawValue;
 use sha2::{Digest, Sha256};
 
 use crate::{BotReply, Match, MatchSetup, PlayerOutcome, Seat, SetupError, StepError};
@@ -50,17 +49,41 @@ impl Header<&MatchSetup> {
     }
 }
 
-#[derive(Serialize)]
-#[serde(tag = "type", rename = "frame")]
-pub(crate) struct FrameOut<'a> {
-    pub(crate) step: u64,
-    pub(crate) replies: &'a [SeatReply],
-    pub(crate) state: &'a RawValue,
-}
+/// Frame lines, written field by field into a buffer the match reuses: the state is
+/// written straight into the line, never built as a value of its own first.
+pub(crate) mod frame {
+    use serde::Serialize;
 
-impl FrameOut<'_> {
-    pub(crate) fn line(&self) -> String {
-        to_line(self)
+    use crate::game::write_json;
+    use crate::{BotReply, Seat};
+
+    /// One reply as a frame holds it: what [`super::SeatReply`] reads back.
+    #[derive(Serialize)]
+    struct SeatReplyOut<'a> {
+        seat: Seat,
+        reply: &'a BotReply,
+    }
+
+    /// Appends `{"type":"frame","step":N,"replies":[...],"state":...}` to `out`;
+    /// `state` appends the state's JSON.
+    pub(crate) fn write(out: &mut Vec<u8>, step: u64, replies: &[(Seat, BotReply)], state: impl FnOnce(&mut Vec<u8>)) {
+        out.extend_from_slice(b"{\"type\":\"frame\",\"step\":");
+        write_json(out, &step);
+        out.extend_from_slice(b",\"replies\":[");
+        for (index, (seat, reply)) in replies.iter().enumerate() {
+            if index > 0 {
+                out.push(b',');
+            }
+            write_json(out, &SeatReplyOut { seat: *seat, reply });
+        }
+        out.extend_from_slice(b"],\"state\":");
+        state(out);
+        out.push(b'}');
+    }
+
+    /// A written line as text.
+    pub(crate) fn text(line: &[u8]) -> &str {
+        std::str::from_utf8(line).unwrap_or_else(|error| unreachable!("a frame is JSON, which is UTF-8: {error}"))
     }
 }
 
@@ -218,10 +241,7 @@ where
     }
 
     fn record(&mut self, produced: &str, original: &str) {
-        self.hasher.line(produced);
-        if self.first_difference.is_none() && produced != original {
-            self.first_difference = Some(self.number);
-        }
+        record(&mut self.hasher, &mut self.first_difference, self.number, produced, original);
     }
 
     /// Re-simulates the next line; `None` once the file has no more.
@@ -239,7 +259,7 @@ where
             "frame" => {
                 let replies = parsed.replies.into_iter().map(|r| (r.seat, r.reply)).collect();
                 let produced = self.game.submit(replies).map_err(|e: StepError| malformed(e.to_string()))?;
-                self.record(&produced, line);
+                record(&mut self.hasher, &mut self.first_difference, number, produced, line);
                 Ok(Some(LineKind::Frame))
             }
             "footer" => {
@@ -268,6 +288,21 @@ where
             sha256: self.hasher.finish(),
             outcome: self.game.outcome(),
         })
+    }
+}
+
+/// Hashes the line `produced` as line `number` and notes it as the first difference
+/// when it is not the file's `original`.
+fn record(
+    hasher: &mut LineHasher,
+    first_difference: &mut Option<usize>,
+    number: usize,
+    produced: &str,
+    original: &str,
+) {
+    hasher.line(produced);
+    if first_difference.is_none() && produced != original {
+        *first_difference = Some(number);
     }
 }
 
@@ -355,10 +390,10 @@ where
 
     fn step(&mut self) -> Result<Option<StepObservation>, ObservationError> {
         loop {
-            // The runner sends exactly `Match::requests`; this is the same call.
+            // The runner sends exactly `Match::observation`; this is the same call.
             let seat = self.seat;
-            let observation =
-                self.replay.game.requests().into_iter().find(|(asked, _)| *asked == seat).map(|(_, text)| text);
+            let game = &self.replay.game;
+            let observation = game.to_act().contains(&seat).then(|| game.observation(seat));
             let kind = self.replay.advance()?;
             if let Some(line) = self.replay.first_difference {
                 return Err(ObservationError::Differs { line });
@@ -399,7 +434,41 @@ where
 
 #[cfg(test)]
 mod tests {
-    use super::stored_len;
+    use serde::Serialize;
+    use serde_json::value::RawValue;
+
+    use super::{SeatReply, frame, stored_len};
+    use crate::BotReply;
+
+    /// The frame as serde writes it from a struct: what `frame::write` must equal.
+    #[derive(Serialize)]
+    #[serde(tag = "type", rename = "frame")]
+    struct FrameDoc<'a> {
+        step: u64,
+        replies: &'a [SeatReply],
+        state: &'a RawValue,
+    }
+
+    #[test]
+    fn a_frame_is_written_as_serde_writes_the_frame_struct() {
+        let state = RawValue::from_string(r#"{"grid":"..r\"b","turn":3}"#.into()).expect("JSON");
+        let replies = [
+            (0, BotReply::Line("[{\"from\":1,\"to\":2}]\u{0}\t é".into())),
+            (2, BotReply::Timeout),
+            (3, BotReply::Crashed),
+            (5, BotReply::Unreadable),
+            (7, BotReply::OutputLimit),
+        ];
+        for count in 0..=replies.len() {
+            let replies = &replies[..count];
+            let mut line = Vec::new();
+            frame::write(&mut line, 42, replies, |out| out.extend_from_slice(state.get().as_bytes()));
+            let seat_replies: Vec<SeatReply> =
+                replies.iter().map(|(seat, reply)| SeatReply { seat: *seat, reply: reply.clone() }).collect();
+            let expected = serde_json::to_string(&FrameDoc { step: 42, replies: &seat_replies, state: &state });
+            assert_eq!(frame::text(&line), expected.expect("serializes"));
+        }
+    }
 
     #[test]
     fn a_replys_stored_length_is_its_json_strings() {

@@ -82,14 +82,14 @@ fn rules_outside_their_documented_ranges_are_refused_naming_the_key() {
 }
 
 /// Plays a match, asking `reply` for every request, and returns its replay lines.
-fn play(setup: MatchSetup, mut reply: impl FnMut(usize, &str) -> BotReply) -> Vec<String> {
+fn play(setup: MatchSetup, mut reply: impl FnMut(&Match, usize) -> BotReply) -> Vec<String> {
     let mut game = Match::new(setup).expect("valid setup");
     let limit = game.game().max_steps();
     let mut lines = vec![game.header_line()];
     while !game.is_over() {
         assert!(game.steps() < limit, "{:?} ran past its limit of {limit} steps", game.setup().game);
-        let replies = game.requests().into_iter().map(|(seat, request)| (seat, reply(seat, &request))).collect();
-        lines.push(game.submit(replies).expect("replies match the requests"));
+        let replies = game.to_act().into_iter().map(|seat| (seat, reply(&game, seat))).collect();
+        lines.push(game.submit(replies).expect("replies match the requests").to_owned());
     }
     lines.push(game.footer_line());
     lines
@@ -102,7 +102,7 @@ fn play_builtins(setup: MatchSetup) -> Vec<String> {
     let mut bots: Vec<_> = (0..setup.players.len())
         .map(|seat| builtin::create(kind, name, setup.seed, seat).expect("the first builtin exists"))
         .collect();
-    play(setup, |seat, request| BotReply::Line(bots[seat].reply(request)))
+    play(setup, |game, seat| BotReply::Line(bots[seat].reply(game.game(), seat)))
 }
 
 fn verify(lines: &[String]) -> Verification {
@@ -127,7 +127,7 @@ fn every_builtin_bot_finishes_within_the_turn_limit() {
             let seats = setup.players.len();
             let mut bots: Vec<_> =
                 (0..seats).map(|seat| builtin::create(kind, name, 5, seat).expect("exists")).collect();
-            let lines = play(setup, |seat, request| BotReply::Line(bots[seat].reply(request)));
+            let lines = play(setup, |game, seat| BotReply::Line(bots[seat].reply(game.game(), seat)));
             let check = verify(&lines);
             assert!(check.matches(), "{kind}/{name}");
             assert_eq!(check.outcome.len(), seats);
@@ -189,12 +189,9 @@ fn malformed_and_missing_replies_get_the_documented_outcome() {
             let mut others: Vec<_> = (0..setup.players.len())
                 .map(|seat| builtin::create(kind, "random", 9, seat).expect("exists"))
                 .collect();
-            let lines = play(
-                setup,
-                |seat, request| {
-                    if seat == 0 { bad.clone() } else { BotReply::Line(others[seat].reply(request)) }
-                },
-            );
+            let lines = play(setup, |game, seat| {
+                if seat == 0 { bad.clone() } else { BotReply::Line(others[seat].reply(game.game(), seat)) }
+            });
             let check = verify(&lines);
             assert!(check.matches());
             assert_eq!(check.outcome[0].status, documented_status(kind, bad), "{kind} with {bad:?}");

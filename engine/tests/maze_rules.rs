@@ -757,7 +757,7 @@ fn copies_given_the_same_commands_stay_identical() {
     let rng = &mut GameRng::new(0, GameRng::RULES);
     let mut bot = farm_engine::builtin::create(GameKind::Maze, "greedy", 21, 0).expect("exists");
     while !game.is_over() {
-        let line = bot.reply(&game.observation(0));
+        let line = bot.reply(&game, 0);
         let actions =
             game.to_act().into_iter().map(|seat| (seat, game.parse_reply(seat, &BotReply::Line(line.clone()))));
         game.apply(actions.collect(), rng);

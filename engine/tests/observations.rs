@@ -34,8 +34,8 @@ fn play(setup: MatchSetup) -> (Vec<String>, Vec<Vec<Option<String>>>) {
             steps.push(requests.iter().find(|(asked, _)| *asked == seat).map(|(_, text)| text.clone()));
         }
         let replies =
-            requests.into_iter().map(|(seat, request)| (seat, BotReply::Line(bots[seat].reply(&request)))).collect();
-        lines.push(game.submit(replies).expect("replies match the requests"));
+            requests.into_iter().map(|(seat, _)| (seat, BotReply::Line(bots[seat].reply(game.game(), seat)))).collect();
+        lines.push(game.submit(replies).expect("replies match the requests").to_owned());
     }
     lines.push(game.footer_line());
     (lines, sent)

@@ -209,7 +209,7 @@ fn every_map_file_loads_and_together_they_use_every_tile() {
         while !game.is_over() {
             let seats = game.to_act();
             let replies: Vec<(usize, String)> =
-                seats.iter().map(|&seat| (seat, bots[seat].reply(&game.observation(seat)))).collect();
+                seats.iter().map(|&seat| (seat, bots[seat].reply(&game, seat))).collect();
             let lines: Vec<(usize, &str)> = replies.iter().map(|(seat, line)| (*seat, line.as_str())).collect();
             step(&mut game, &lines);
         }
@@ -1824,7 +1824,7 @@ proptest! {
             }
             check_views(&game)?;
             let seats = game.to_act();
-            let replies: Vec<(usize, String)> = seats.iter().map(|&seat| (seat, bots[seat].reply(&game.observation(seat)))).collect();
+            let replies: Vec<(usize, String)> = seats.iter().map(|&seat| (seat, bots[seat].reply(&game, seat))).collect();
             let lines: Vec<(usize, &str)> = replies.iter().map(|(seat, line)| (*seat, line.as_str())).collect();
             step(&mut game, &lines);
         }
@@ -1974,7 +1974,7 @@ fn hostile_match(map: &str, seed: u64) -> Vec<String> {
                 (seat, junk.reply(call["call"].as_str().unwrap_or(""), seq))
             })
             .collect();
-        lines.push(game.submit(replies).expect("replies match the requests"));
+        lines.push(game.submit(replies).expect("replies match the requests").to_owned());
         if let AnyGame::Ostibot(ostibot) = game.game() {
             for team in 1..=teams as u8 {
                 assert!(ostibot.world().bank(team) >= 0, "team {team}'s bank went negative");

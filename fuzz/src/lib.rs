@@ -291,19 +291,19 @@ fn replies(game: GameKind, data: &[u8]) -> String {
     let mut next = 0;
     while !game_match.is_over() {
         let replies = game_match
-            .requests()
+            .to_act()
             .into_iter()
-            .map(|(seat, request)| {
+            .map(|seat| {
                 let reply = if seat == 0 {
                     next += 1;
                     fuzzed[(next - 1) % fuzzed.len()].clone()
                 } else {
-                    BotReply::Line(bots[seat].reply(&request))
+                    BotReply::Line(bots[seat].reply(game_match.game(), seat))
                 };
                 (seat, reply)
             })
             .collect();
-        lines.push(game_match.submit(replies).expect("one reply per seat asked"));
+        lines.push(game_match.submit(replies).expect("one reply per seat asked").to_owned());
     }
     lines.push(game_match.footer_line());
     let check = replay::verify(&lines).expect("the engine's own replay reads");

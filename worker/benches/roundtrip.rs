@@ -26,12 +26,11 @@ fn bot(launch: BotLaunch, transport: Transport) -> BotSpec {
     BotSpec::new("echo", launch, transport)
 }
 
-/// The first observation of a fixed Botwars match: what a bot reads on turn one.
-fn observation() -> String {
+/// A fixed Botwars match at its first step: what a bot is asked about on turn one.
+fn first_step() -> Match {
     let players = vec!["red".to_owned(), "blue".to_owned()];
     let setup = MatchSetup::new(GameKind::Botwars, &serde_json::Value::Null, None, 7, players).expect("valid setup");
-    let game = Match::new(setup).expect("valid match");
-    game.requests().into_iter().next().expect("turn one asks a seat").1
+    Match::new(setup).expect("valid match")
 }
 
 /// The echo bot built beside this benchmark (target/<profile>/), or in the other profile.
@@ -46,17 +45,17 @@ async fn launch(sandbox: &impl Sandbox, spec: &BotSpec) -> Result<BotSession, St
         LaunchContext { game: GameKind::Botwars, seed: 7, seat: 0, job_id: "bench-roundtrip", isolation: None };
     let mut session = sandbox.launch(spec, &context).await.map_err(|error| error.to_string())?;
     // The first request also waits for the bot to start: not part of a turn.
-    session.send(&observation());
+    session.send(&first_step(), 0);
     session.receive(Instant::now() + Duration::from_secs(60)).await;
     Ok(session)
 }
 
 /// Benchmarks `iters` round trips of `request` to `session`.
-fn round_trips(runtime: &Runtime, session: &mut BotSession, request: &str, iters: u64) -> Duration {
+fn round_trips(runtime: &Runtime, session: &mut BotSession, request: &Match, iters: u64) -> Duration {
     runtime.block_on(async {
         let start = Instant::now();
         for _ in 0..iters {
-            assert!(session.send(request), "the bot takes its request");
+            assert!(session.send(request, 0), "the bot takes its request");
             let received = session.receive(Instant::now() + REPLY_LIMIT).await;
             assert!(matches!(received.reply, farm_engine::BotReply::Line(_)), "{:?}", received.reply);
         }
@@ -65,7 +64,7 @@ fn round_trips(runtime: &Runtime, session: &mut BotSession, request: &str, iters
 }
 
 fn bench_session(c: &mut Criterion, runtime: &Runtime, name: &str, session: Result<BotSession, String>) {
-    let request = observation();
+    let request = first_step();
     match session {
         Ok(mut session) => {
             let mut group = c.benchmark_group("round_trip");

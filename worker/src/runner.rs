@@ -439,13 +439,13 @@ async fn drive<W: AsyncWrite + Unpin>(
     writer.line(&game.header_line()).await?;
 
     while !game.is_over() {
-        let requests = game.requests();
-        let mut asked = Vec::with_capacity(requests.len());
-        for (seat, request) in &requests {
-            if budget.is_over(*seat) {
+        let to_act = game.to_act();
+        let mut asked = Vec::with_capacity(to_act.len());
+        for &seat in &to_act {
+            if budget.is_over(seat) {
                 continue;
             }
-            let clock = &mut clocks[*seat];
+            let clock = &mut clocks[seat];
             let sent = Instant::now();
             let allowed = if clock.requests == 0 {
                 options.startup_grace + Duration::from_millis(deadlines.first_ms)
@@ -453,14 +453,11 @@ async fn drive<W: AsyncWrite + Unpin>(
                 Duration::from_millis(deadlines.turn_ms)
             };
             clock.requests += 1;
-            let accepted = sessions[*seat].send(request);
-            asked.push((*seat, sent, sent + allowed, accepted));
+            let accepted = sessions[seat].send(game, seat);
+            asked.push((seat, sent, sent + allowed, accepted));
         }
-        let mut replies: Vec<(Seat, BotReply)> = requests
-            .iter()
-            .filter(|(seat, _)| budget.is_over(*seat))
-            .map(|(seat, _)| (*seat, BotReply::OutputLimit))
-            .collect();
+        let mut replies: Vec<(Seat, BotReply)> =
+            to_act.iter().filter(|&&seat| budget.is_over(seat)).map(|&seat| (seat, BotReply::OutputLimit)).collect();
         for (seat, sent, deadline, accepted) in asked {
             // A bot not reading its input still gets its full time, then times out.
             let received = if accepted {
@@ -487,7 +484,7 @@ async fn drive<W: AsyncWrite + Unpin>(
             replies.push((seat, budget.admit(seat, reply)));
         }
         let frame = game.submit(replies)?;
-        writer.line(&frame).await?;
+        writer.line(frame).await?;
         if writer.written.saturating_sub(budget.stored) > options.max_replay_bytes {
             return Err(RunError::ReplayTooLarge(options.max_replay_bytes));
         }

@@ -2,81 +2,61 @@
 
 use std::collections::VecDeque;
 
-use serde::Deserialize;
-
-use crate::GameRng;
-use crate::builtin::BuiltinBot;
+use super::{BOTLET, Botwars, neighbors};
+use crate::builtin::{self, BuiltinBot, GameBot};
+use crate::{GameRng, Seat};
 
 /// The built-in bots' names.
 pub const NAMES: &[&str] = &["random", "gatherer"];
 
 pub(crate) fn create(name: &str, rng: GameRng) -> Option<Box<dyn BuiltinBot>> {
     match name {
-        "random" => Some(Box::new(RandomBot { rng })),
-        "gatherer" => Some(Box::new(GathererBot)),
+        "random" => Some(builtin::boxed(RandomBot { rng })),
+        "gatherer" => Some(builtin::boxed(GathererBot)),
         _ => None,
     }
 }
 
-#[derive(Deserialize)]
-struct RequestIn {
-    player: String,
-    state: StateIn,
-}
-
-#[derive(Deserialize)]
-struct StateIn {
-    rows: usize,
+/// The grid as a bot sees it: the whole of it, as the request carries it.
+struct View<'a> {
     cols: usize,
-    grid: String,
-}
-
-/// The grid as a bot sees it.
-struct View {
-    cols: usize,
-    cells: Vec<u8>,
+    cells: &'a [u8],
     me: u8,
     enemy: u8,
 }
 
-impl View {
-    fn parse(observation: &str) -> Option<View> {
-        let request: RequestIn = serde_json::from_str(observation).ok()?;
-        let (me, enemy) = if request.player == "r" { (b'r', b'b') } else { (b'b', b'r') };
-        let cells = request.state.grid.into_bytes();
-        (cells.len() == request.state.rows * request.state.cols).then_some(View {
-            cols: request.state.cols,
-            cells,
-            me,
-            enemy,
-        })
+impl<'a> View<'a> {
+    fn new(game: &'a Botwars, seat: Seat) -> View<'a> {
+        let (me, enemy) = if seat == 0 { (BOTLET[0], BOTLET[1]) } else { (BOTLET[1], BOTLET[0]) };
+        View { cols: game.rules.cols, cells: game.grid.as_slice(), me, enemy }
     }
 
-    fn neighbors(&self, cell: usize) -> Vec<usize> {
-        let (x, cols) = (cell % self.cols, self.cols);
-        [
-            cell.checked_sub(cols),
-            (x + 1 < cols).then_some(cell + 1),
-            (cell + cols < self.cells.len()).then_some(cell + cols),
-            (x > 0).then(|| cell - 1),
-        ]
-        .into_iter()
-        .flatten()
-        .collect()
+    fn neighbors(&self, cell: usize) -> impl Iterator<Item = usize> + use<> {
+        neighbors(cell, self.cols, self.cells.len()).into_iter().flatten()
     }
 
-    fn mine(&self) -> Vec<usize> {
-        (0..self.cells.len()).filter(|&cell| self.cells[cell] == self.me).collect()
+    fn mine(&self) -> impl Iterator<Item = usize> + '_ {
+        memchr::memchr_iter(self.me, self.cells)
     }
 
     fn count(&self, letter: u8) -> usize {
-        self.cells.iter().filter(|cell| **cell == letter).count()
+        memchr::memchr_iter(letter, self.cells).count()
     }
 }
 
-fn moves_json(moves: &[(usize, usize)]) -> String {
-    let items: Vec<String> = moves.iter().map(|(from, to)| format!("{{\"from\":{from},\"to\":{to}}}")).collect();
-    format!("[{}]", items.join(","))
+/// The reply text of `moves`: `[{"from":a,"to":b},...]`.
+fn moves_json(moves: impl Iterator<Item = (usize, usize)>) -> String {
+    let mut text = String::from("[");
+    let mut number = itoa::Buffer::new();
+    for (index, (from, to)) in moves.enumerate() {
+        text.push_str(if index > 0 { ",{\"from\":" } else { "{\"from\":" });
+        text.push_str(number.format(from));
+        text.push_str(",\"to\":");
+        text.push_str(number.format(to));
+        text.push('}');
+    }
+    text.push(']');
+    text
 }
 
 /// Moves every botlet one random step (or not at all).
@@ -84,19 +64,19 @@ struct RandomBot {
     rng: GameRng,
 }
 
-impl BuiltinBot for RandomBot {
-    fn reply(&mut self, observation: &str) -> String {
-        let Some(view) = View::parse(observation) else { return "[]".into() };
-        let moves: Vec<(usize, usize)> = view
-            .mine()
-            .into_iter()
-            .map(|cell| {
-                let mut options = view.neighbors(cell);
-                options.push(cell);
-                (cell, options[self.rng.below(options.len())])
-            })
-            .collect();
-        moves_json(&moves)
+impl GameBot<Botwars> for RandomBot {
+    fn reply(&mut self, game: &Botwars, seat: Seat) -> String {
+        let view = View::new(game, seat);
+        moves_json(view.mine().map(|cell| {
+            let mut options = [cell; 5];
+            let mut count = 0;
+            for neighbor in view.neighbors(cell) {
+                options[count] = neighbor;
+                count += 1;
+            }
+            options[count] = cell;
+            (cell, options[self.rng.below(count + 1)])
+        }))
     }
 }
 
@@ -104,10 +84,9 @@ impl BuiltinBot for RandomBot {
 /// its side has more botlets; never sends two botlets into one cell.
 struct GathererBot;
 
-impl BuiltinBot for GathererBot {
-    fn reply(&mut self, observation: &str) -> String {
-        let Some(view) = View::parse(observation) else { return "[]".into() };
-        moves_json(&gatherer_moves(&view))
+impl GameBot<Botwars> for GathererBot {
+    fn reply(&mut self, game: &Botwars, seat: Seat) -> String {
+        moves_json(gatherer_moves(&View::new(game, seat)).into_iter())
     }
 }
 
@@ -117,10 +96,10 @@ fn gatherer_moves(view: &View) -> Vec<(usize, usize)> {
     let mut moves = Vec::new();
     for cell in view.mine() {
         let goal = |at: usize| {
-            let touches = |letter| view.neighbors(at).iter().any(|&n| view.cells[n] == letter);
+            let touches = |letter| view.neighbors(at).any(|n| view.cells[n] == letter);
             if outnumber { touches(view.enemy) } else { touches(b'*') }
         };
-        let safe = |at: usize| outnumber || !view.neighbors(at).iter().any(|&n| view.cells[n] == view.enemy);
+        let safe = |at: usize| outnumber || !view.neighbors(at).any(|n| view.cells[n] == view.enemy);
         // A step must stay free: not taken this turn, not another botlet of ours.
         let free = |at: usize| !taken[at] && (at == cell || view.cells[at] != view.me);
         let step = if goal(cell) && safe(cell) { Some(cell) } else { first_step(view, cell, &goal) }
@@ -139,7 +118,7 @@ fn first_step(view: &View, start: usize, goal: &dyn Fn(usize) -> bool) -> Option
     let mut first = vec![None; view.cells.len()];
     let mut queue = VecDeque::new();
     let passable = |at: usize| view.cells[at] != view.enemy && view.cells[at] != b'*';
-    for next in view.neighbors(start).into_iter().filter(|&n| passable(n)) {
+    for next in view.neighbors(start).filter(|&n| passable(n)) {
         first[next] = Some(next);
         queue.push_back(next);
     }

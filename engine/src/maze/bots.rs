@@ -1,56 +1,30 @@
-//! Built-in Maze bots: `random` and `greedy`. Both read the protocol text an external
-//! bot gets and never send an invalid command.
+//! Built-in Maze bots: `random` and `greedy`. Both read the hero's [`Sight`], what the
+//! protocol text of an external bot holds, and never send an invalid command.
 
 use std::collections::VecDeque;
 
-use super::Weapon;
 use super::map::{CELLS, Pos};
-use super::{HERO_FOV, HERO_MAX_HP};
-use crate::GameRng;
-use crate::builtin::BuiltinBot;
+use super::{Entity, HERO_FOV, HERO_MAX_HP, Maze, OBSTACLE, Sight, Weapon};
+use crate::builtin::{self, BuiltinBot, GameBot};
+use crate::{GameRng, Seat};
 
 /// The built-in bots' names.
 pub const NAMES: &[&str] = &["random", "greedy"];
 
 pub(crate) fn create(name: &str, rng: GameRng) -> Option<Box<dyn BuiltinBot>> {
     match name {
-        "random" => Some(Box::new(RandomBot { rng })),
-        "greedy" => Some(Box::new(GreedyBot::default())),
+        "random" => Some(builtin::boxed(RandomBot { rng })),
+        "greedy" => Some(builtin::boxed(GreedyBot::default())),
         _ => None,
     }
 }
 
-const OBSTACLE: i32 = 1;
 const BOX: i32 = 7;
 const EXIT: i32 = 0;
 const TREASURE: i32 = 2;
 const POTION: i32 = 3;
 /// Turns in a game, as the default rules have it.
 const MAX_TURNS: u32 = 150;
-
-/// One turn's input.
-struct Input {
-    hero: Pos,
-    hp: i32,
-    /// Hammer, scythe, bow.
-    charges: [i32; 3],
-    /// `(cell, etype, evalue)`.
-    entities: Vec<(Pos, i32, i32)>,
-}
-
-fn parse(observation: &str) -> Option<Input> {
-    let mut lines = observation.lines();
-    let numbers = |line: &str| line.split_whitespace().map(str::parse::<i32>).collect::<Result<Vec<_>, _>>().ok();
-    let head = numbers(lines.next()?)?;
-    let &[x, y, hp, _score, hammer, scythe, bow] = head.as_slice() else { return None };
-    let count: usize = lines.next()?.trim().parse().ok()?;
-    let mut entities = Vec::with_capacity(count);
-    for line in lines.take(count) {
-        let &[ex, ey, etype, evalue] = numbers(line)?.as_slice() else { return None };
-        entities.push((Pos::new(ex, ey), etype, evalue));
-    }
-    Some(Input { hero: Pos::new(x, y), hp, charges: [hammer, scythe, bow], entities })
-}
 
 fn move_to(pos: Pos) -> String {
     format!("MOVE {} {}", pos.x, pos.y)
@@ -62,12 +36,11 @@ struct RandomBot {
     rng: GameRng,
 }
 
-impl BuiltinBot for RandomBot {
-    fn reply(&mut self, observation: &str) -> String {
-        let Some(input) = parse(observation) else { return "MOVE 0 0".into() };
-        let walls: Vec<Pos> =
-            input.entities.iter().filter(|(_, etype, _)| *etype == OBSTACLE).map(|(pos, _, _)| *pos).collect();
-        let mut options: Vec<Pos> = input.hero.neighbors().filter(|pos| !walls.contains(pos)).collect();
+impl GameBot<Maze> for RandomBot {
+    fn reply(&mut self, game: &Maze, seat: Seat) -> String {
+        let input = game.dungeon(seat).sight();
+        let wall = |pos: Pos| input.entities.iter().any(|entity| entity.etype == OBSTACLE && entity.pos == pos);
+        let mut options: Vec<Pos> = input.hero.neighbors().filter(|&pos| !wall(pos)).collect();
         options.push(input.hero);
         move_to(*self.rng.pick(&options).unwrap_or(&input.hero))
     }
@@ -110,12 +83,12 @@ impl Default for GreedyBot {
 }
 
 impl GreedyBot {
-    fn remember(&mut self, input: &Input) {
+    fn remember(&mut self, input: &Sight) {
         for pos in Pos::all().filter(|pos| pos.chebyshev(input.hero) <= HERO_FOV) {
             self.known[pos.index()] = Known::Open;
             self.items[pos.index()] = None;
         }
-        for &(pos, etype, _) in &input.entities {
+        for &Entity { pos, etype, .. } in &input.entities {
             if !pos.in_maze() {
                 continue;
             }
@@ -153,14 +126,14 @@ impl GreedyBot {
         None
     }
 
-    fn fight(&self, input: &Input) -> Option<String> {
+    fn fight(&self, input: &Sight) -> Option<String> {
         let hero = input.hero;
         // Monsters that will hit the hero this turn, weakest first.
         let mut threats: Vec<(i32, Pos)> = input
             .entities
             .iter()
-            .filter(|&&(pos, etype, _)| etype > BOX && pos.chebyshev(hero) <= monster_range(etype))
-            .map(|&(pos, _, hp)| (hp, pos))
+            .filter(|entity| entity.etype > BOX && entity.pos.chebyshev(hero) <= monster_range(entity.etype))
+            .map(|entity| (entity.evalue, entity.pos))
             .collect();
         threats.sort();
         let &(hp, target) = threats.first()?;
@@ -176,12 +149,18 @@ impl GreedyBot {
     }
 }
 
-impl BuiltinBot for GreedyBot {
-    fn reply(&mut self, observation: &str) -> String {
-        let Some(input) = parse(observation) else { return "MOVE 0 0".into() };
+impl GameBot<Maze> for GreedyBot {
+    fn reply(&mut self, game: &Maze, seat: Seat) -> String {
+        self.play(&game.dungeon(seat).sight())
+    }
+}
+
+impl GreedyBot {
+    /// The command for a turn that starts with `input`.
+    fn play(&mut self, input: &Sight) -> String {
         self.turn += 1;
-        self.remember(&input);
-        if let Some(attack) = self.fight(&input) {
+        self.remember(input);
+        if let Some(attack) = self.fight(input) {
             return attack;
         }
         let hero = input.hero;
@@ -212,25 +191,21 @@ impl BuiltinBot for GreedyBot {
 mod tests {
     use super::*;
 
-    #[test]
-    fn input_parses_the_protocol() {
-        let input = parse("11 11 20 0 5 4 3\n2\n8 8 8 6\n8 9 1 -1").expect("parses");
-        assert_eq!((input.hero, input.hp, input.charges), (Pos::new(11, 11), 20, [5, 4, 3]));
-        assert_eq!(input.entities, vec![(Pos::new(8, 8), 8, 6), (Pos::new(8, 9), 1, -1)]);
-        assert!(parse("garbage").is_none());
+    /// A hero at (5, 5) with full health and charges, seeing `entities`.
+    fn sight(entities: &[(i32, i32, i32, i32)]) -> Sight {
+        let entities =
+            entities.iter().map(|&(x, y, etype, evalue)| Entity { pos: Pos::new(x, y), etype, evalue }).collect();
+        Sight { hero: Pos::new(5, 5), hp: 20, score: 0, charges: [5, 5, 5], entities }
     }
 
     #[test]
     fn greedy_swords_a_monster_next_to_it_and_walks_to_treasure() {
-        let mut bot = GreedyBot::default();
-        assert_eq!(bot.reply("5 5 20 0 5 5 5\n1\n5 6 8 6"), "ATTACK 0 5 6");
-        let mut bot = GreedyBot::default();
-        assert_eq!(bot.reply("5 5 20 0 5 5 5\n1\n7 5 2 100"), "MOVE 6 5");
+        assert_eq!(GreedyBot::default().play(&sight(&[(5, 6, 8, 6)])), "ATTACK 0 5 6");
+        assert_eq!(GreedyBot::default().play(&sight(&[(7, 5, 2, 100)])), "MOVE 6 5");
     }
 
     #[test]
     fn greedy_shoots_an_orc_two_cells_away() {
-        let mut bot = GreedyBot::default();
-        assert_eq!(bot.reply("5 5 20 0 5 5 5\n1\n7 7 10 8"), "ATTACK 3 7 7");
+        assert_eq!(GreedyBot::default().play(&sight(&[(7, 7, 10, 8)])), "ATTACK 3 7 7");
     }
 }

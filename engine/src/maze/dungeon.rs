@@ -34,6 +34,56 @@ pub struct Hero {
     pub charges: [u32; 4],
 }
 
+/// The entity type of an obstacle in the protocol (its value is always −1).
+pub const OBSTACLE: i32 = 1;
+
+/// One entity a hero sees: a line of its input.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Entity {
+    /// Where it is.
+    pub pos: Pos,
+    /// Its type: 0 exit, 1 obstacle, 2 to 6 items, 7 and up boxes and monsters.
+    pub etype: i32,
+    /// Its value: an item's worth, a monster's hp, −1 for an obstacle.
+    pub evalue: i32,
+}
+
+/// What a hero sees at the start of a turn: everything its input holds.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Sight {
+    /// Where it stands.
+    pub hero: Pos,
+    /// Its health.
+    pub hp: i32,
+    /// Its score.
+    pub score: i64,
+    /// Charges of the hammer, scythe and bow.
+    pub charges: [u32; 3],
+    /// The entities in view, in input order.
+    pub entities: Vec<Entity>,
+}
+
+impl Sight {
+    /// Appends the input text (see [`Dungeon::write_observation`]) to `out`.
+    pub fn write(&self, out: &mut Vec<u8>) {
+        use std::io::Write;
+        let [hammer, scythe, bow] = self.charges;
+        // Writing to a Vec cannot fail.
+        let _ = write!(
+            out,
+            "{} {} {} {} {hammer} {scythe} {bow}\n{}",
+            self.hero.x,
+            self.hero.y,
+            self.hp,
+            self.score,
+            self.entities.len()
+        );
+        for entity in &self.entities {
+            let _ = write!(out, "\n{} {} {} {}", entity.pos.x, entity.pos.y, entity.etype, entity.evalue);
+        }
+    }
+}
+
 /// How a copy's game ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -227,37 +277,43 @@ impl Dungeon {
         &self.last
     }
 
-    /// The input of one turn in the original's format: the hero line, the number of
-    /// entities, then one line per entity within the hero's view (Chebyshev 3, walls
-    /// ignored), sorted by x, then y, then obstacle, item, monster. No final newline.
-    pub fn observation(&self) -> String {
+    /// What the hero sees this turn: itself and every entity within its view
+    /// (Chebyshev 3, walls ignored), sorted by x, then y, then obstacle, item, monster.
+    pub fn sight(&self) -> Sight {
         let hero = &self.hero;
         let mut entities = Vec::new();
-        for pos in Pos::all().filter(|pos| pos.chebyshev(hero.pos) <= HERO_FOV) {
-            if self.obstacles[pos.index()] {
-                entities.push(format!("{} {} 1 -1", pos.x, pos.y));
-            }
-            if let Some(item) = self.items[pos.index()] {
-                entities.push(format!("{} {} {} {}", pos.x, pos.y, item.type_id(), item.value()));
-            }
-            if let Some(monster) = self.monster_at(pos) {
-                entities.push(format!("{} {} {} {}", pos.x, pos.y, monster.kind.type_id(), monster.hp));
+        for x in hero.pos.x - HERO_FOV..=hero.pos.x + HERO_FOV {
+            for pos in (hero.pos.y - HERO_FOV..=hero.pos.y + HERO_FOV).map(|y| Pos::new(x, y)) {
+                if !pos.in_maze() {
+                    continue;
+                }
+                if self.obstacles[pos.index()] {
+                    entities.push(Entity { pos, etype: OBSTACLE, evalue: -1 });
+                }
+                if let Some(item) = self.items[pos.index()] {
+                    entities.push(Entity { pos, etype: item.type_id(), evalue: item.value() });
+                }
+                if let Some(monster) = self.monster_at(pos) {
+                    entities.push(Entity { pos, etype: monster.kind.type_id(), evalue: monster.hp });
+                }
             }
         }
         let [_, hammer, scythe, bow] = hero.charges;
-        let mut text = format!(
-            "{} {} {} {} {hammer} {scythe} {bow}\n{}",
-            hero.pos.x,
-            hero.pos.y,
-            hero.hp,
-            hero.score,
-            entities.len()
-        );
-        for line in entities {
-            text.push('\n');
-            text.push_str(&line);
-        }
-        text
+        Sight { hero: hero.pos, hp: hero.hp, score: hero.score, charges: [hammer, scythe, bow], entities }
+    }
+
+    /// Appends the input of one turn in the original's format to `out`: the hero line,
+    /// the number of entities, then one line per entity of [`Dungeon::sight`]. No final
+    /// newline.
+    pub fn write_observation(&self, out: &mut Vec<u8>) {
+        self.sight().write(out);
+    }
+
+    /// [`Dungeon::write_observation`] as a string.
+    pub fn observation(&self) -> String {
+        let mut out = Vec::new();
+        self.write_observation(&mut out);
+        String::from_utf8_lossy(&out).into_owned()
     }
 
     /// The first step of the hero's `MOVE` towards `target` (`heroPathfinding`).

@@ -8,7 +8,7 @@
 //! −10000) or has played 150 actions; the match ends when every copy has ended.
 //!
 //! The protocol is the original's text: each request is several lines (a hero line,
-//! an entity count, one line per entity; see [`Dungeon::observation`]) and the reply is
+//! an entity count, one line per entity; see [`Dungeon::write_observation`]) and the reply is
 //! one line, `MOVE x y [message]` or `ATTACK w x y [message]` (see [`parse_command`]).
 //!
 //! # Layout
@@ -27,16 +27,15 @@ pub mod map;
 use std::ops::RangeInclusive;
 
 use serde::{Deserialize, Serialize};
-use serde_json::value::{RawValue, to_raw_value};
 
 pub use command::{Command, CommandError, Weapon, parse_command};
-pub use dungeon::{Dungeon, End, Hero, Monster, Resolved, Waste, weapon_cells};
+pub use dungeon::{Dungeon, End, Entity, Hero, Monster, OBSTACLE, Resolved, Sight, Waste, weapon_cells};
 pub use map::{Cell, HEIGHT, Item, MapError, MazeMap, MonsterKind, Pos, WIDTH};
 
-use crate::game::check_rule;
+use crate::game::{check_rule, write_json};
 use crate::{
-    BotReply, Deadlines, Game, GameKind, GameRng, PlayerOutcome, PlayerStatus, REPLY_TIMEOUT_MS, Seat, SetupError,
-    TURNS, ranks_by_score,
+    AnyGame, BotReply, Deadlines, Game, GameKind, GameRng, PlayerOutcome, PlayerStatus, REPLY_TIMEOUT_MS, Seat,
+    SetupError, TURNS, ranks_by_score,
 };
 
 /// The hero's hp at the start, and its most.
@@ -187,8 +186,8 @@ impl Game for Maze {
         (0..self.copies.len()).filter(|&seat| !self.copies[seat].is_over()).collect()
     }
 
-    fn observation(&self, seat: Seat) -> String {
-        self.copies[seat].observation()
+    fn write_observation(&self, seat: Seat, out: &mut Vec<u8>) {
+        self.copies[seat].write_observation(out);
     }
 
     fn parse_reply(&self, _seat: Seat, reply: &BotReply) -> MazeAction {
@@ -223,9 +222,9 @@ impl Game for Maze {
         self.copies.iter().all(Dungeon::is_over)
     }
 
-    fn snapshot(&self) -> Box<RawValue> {
+    fn write_state(&self, out: &mut Vec<u8>) {
         let doc = MatchDoc { step: self.steps, copies: self.copies.iter().map(Dungeon::snapshot).collect() };
-        to_raw_value(&doc).unwrap_or_default()
+        write_json(out, &doc);
     }
 
     fn outcome(&self) -> Vec<PlayerOutcome> {
@@ -235,5 +234,9 @@ impl Game for Maze {
             .zip(&self.copies)
             .map(|(rank, copy)| PlayerOutcome { score: copy.hero().score, rank, status: copy.status() })
             .collect()
+    }
+
+    fn of(game: &AnyGame) -> Option<&Self> {
+        if let AnyGame::Maze(game) = game { Some(game) } else { None }
     }
 }

@@ -1,12 +1,14 @@
-//! Built-in Ostibot bots: `random` and `raider`. They read the call line an external
-//! bot reads and write the reply line an external bot writes.
+//! Built-in Ostibot bots: `random` and `raider`. Unlike the other games' built-in
+//! bots, they still read the call line an external bot reads (written for them from
+//! the typed match each step) and write the reply line an external bot writes.
 
 use serde::Deserialize;
 use serde_json::{Value, json};
 
+use super::Ostibot;
 use super::map::Dir;
-use crate::GameRng;
-use crate::builtin::BuiltinBot;
+use crate::builtin::{self, BuiltinBot, GameBot};
+use crate::{Game, GameRng, Seat};
 
 mod raider;
 
@@ -15,9 +17,21 @@ pub const NAMES: &[&str] = &["random", "raider"];
 
 pub(crate) fn create(name: &str, rng: GameRng) -> Option<Box<dyn BuiltinBot>> {
     match name {
-        "random" => Some(Box::new(RandomBot { rng })),
-        "raider" => Some(Box::new(raider::Raider::default())),
+        "random" => Some(builtin::boxed(RandomBot { rng })),
+        "raider" => Some(builtin::boxed(raider::Raider::default())),
         _ => None,
+    }
+}
+
+/// A bot that answers the call line itself.
+trait CallBot: Send {
+    /// The reply line to `call_line`.
+    fn answer(&mut self, call_line: &str) -> String;
+}
+
+impl<B: CallBot> GameBot<Ostibot> for B {
+    fn reply(&mut self, game: &Ostibot, seat: Seat) -> String {
+        self.answer(&game.observation(seat))
     }
 }
 
@@ -110,8 +124,8 @@ impl RandomBot {
     }
 }
 
-impl BuiltinBot for RandomBot {
-    fn reply(&mut self, observation: &str) -> String {
+impl CallBot for RandomBot {
+    fn answer(&mut self, observation: &str) -> String {
         let Ok(call) = serde_json::from_str::<CallIn>(observation) else { return "{}".into() };
         let actions = match call.call.as_str() {
             "shop" => self.shop(&call.input),
@@ -131,8 +145,8 @@ mod tests {
         Ostibot::new(rules, Some(map), &["a".to_owned(), "b".to_owned()], 1).expect("a valid map")
     }
 
-    fn ask(bot: &mut dyn BuiltinBot, game: &mut Ostibot) -> Value {
-        let line = bot.reply(&game.observation(0));
+    fn ask(bot: &mut dyn CallBot, game: &mut Ostibot) -> Value {
+        let line = bot.answer(&game.observation(0));
         let mut actions = vec![(0, game.parse_reply(0, &BotReply::Line(line.clone())))];
         if game.to_act().contains(&1) {
             actions.push((1, game.parse_reply(1, &BotReply::Line("{}".into()))));

@@ -7,6 +7,8 @@ use serde::Serialize;
 use serde_json::Value;
 use serde_json::value::RawValue;
 
+use crate::game::write_json;
+
 use super::map::{Dir, ObjectKind, Pos, Terrain};
 use super::shop::ShopEntry;
 use super::vision;
@@ -236,10 +238,9 @@ struct CallDoc<'a, T> {
     input: &'a T,
 }
 
-/// Wraps `input` as one call line.
-pub(crate) fn call_line<T: Serialize>(call: Call, seq: u64, input: &T) -> String {
-    // Documents of strings, integers and already-valid raw JSON always serialize.
-    serde_json::to_string(&CallDoc { call: call.name(), seq, input }).unwrap_or_default()
+/// Appends `input` to `out`, wrapped as one call line.
+pub(crate) fn write_call_line<T: Serialize>(out: &mut Vec<u8>, call: Call, seq: u64, input: &T) {
+    write_json(out, &CallDoc { call: call.name(), seq, input });
 }
 
 /// One team in `teams`.

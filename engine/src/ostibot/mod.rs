@@ -75,8 +75,10 @@ pub use map::{Dir, MapError, ObjectKind, OstibotMap, Pos, Terrain};
 pub use rules::{DecisionMode, ItemStats, OstibotRules, Slot};
 pub use world::{Adventurer, GoldPile, GroundItem, Item, MapObject, World};
 
+use crate::game::write_json;
 use crate::{
-    BotReply, Deadlines, Game, GameKind, GameRng, PlayerOutcome, PlayerStatus, Seat, SetupError, ranks_by_score,
+    AnyGame, BotReply, Deadlines, Game, GameKind, GameRng, PlayerOutcome, PlayerStatus, Seat, SetupError,
+    ranks_by_score,
 };
 use io::{Call, Command, Entries, PlayEntry, StateChange, TeamDoc, ValidReply};
 
@@ -431,7 +433,7 @@ impl Game for Ostibot {
         }
     }
 
-    fn observation(&self, seat: Seat) -> String {
+    fn write_observation(&self, seat: Seat, out: &mut Vec<u8>) {
         let team = (seat + 1).min(self.teams()) as u8;
         let index = usize::from(team) - 1;
         let teams: Vec<TeamDoc<'_>> =
@@ -456,7 +458,7 @@ impl Game for Ostibot {
                     adventurers,
                     state,
                 };
-                io::call_line(Call::Shop, seq, &input)
+                io::write_call_line(out, Call::Shop, seq, &input);
             }
             Call::Play => {
                 let input = io::PlayInput {
@@ -466,7 +468,7 @@ impl Game for Ostibot {
                     game_state: io::game_state(&self.world, self.round, self.turn, Some(team)),
                     state,
                 };
-                io::call_line(Call::Play, seq, &input)
+                io::write_call_line(out, Call::Play, seq, &input);
             }
         }
     }
@@ -529,7 +531,7 @@ impl Game for Ostibot {
         self.phase == Phase::Over
     }
 
-    fn snapshot(&self) -> Box<RawValue> {
+    fn write_state(&self, out: &mut Vec<u8>) {
         let doc = io::SnapshotDoc {
             phase: match self.phase {
                 Phase::Shop => "shop",
@@ -541,7 +543,7 @@ impl Game for Ostibot {
             escaped: io::escaped(&self.world),
             log: &self.world.log,
         };
-        to_raw_value(&doc).unwrap_or_else(|_| null())
+        write_json(out, &doc);
     }
 
     fn outcome(&self) -> Vec<PlayerOutcome> {
@@ -553,5 +555,9 @@ impl Game for Ostibot {
             .zip(&self.status)
             .map(|((bank, rank), status)| PlayerOutcome { score: *bank, rank, status: *status })
             .collect()
+    }
+
+    fn of(game: &AnyGame) -> Option<&Self> {
+        if let AnyGame::Ostibot(game) = game { Some(game) } else { None }
     }
 }

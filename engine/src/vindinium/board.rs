@@ -142,7 +142,7 @@ impl Board {
 
     /// How many mines `hero` owns.
     pub fn mines_of(&self, hero: HeroId) -> usize {
-        self.tiles.iter().filter(|tile| **tile == Tile::Mine(Some(hero))).count()
+        self.mine_counts().get(usize::from(hero)).copied().unwrap_or(0)
     }
 
     /// Gives every mine owned by `from` to `to` (`None`: neutral).
@@ -158,17 +158,30 @@ impl Board {
     /// `heroes` drawn as `@id` over their cells.
     pub fn render(&self, heroes: &[(HeroId, Pos)]) -> String {
         let mut out = String::with_capacity(self.tiles.len() * 2);
-        for (index, tile) in self.tiles.iter().enumerate() {
-            let pos = Pos { x: (index / self.size) as i32, y: (index % self.size) as i32 };
-            match heroes.iter().find(|(_, at)| *at == pos) {
-                Some((id, _)) => {
-                    out.push('@');
-                    out.push(char::from(b'0' + id));
-                }
-                None => out.push_str(tile.code()),
+        for tile in &self.tiles {
+            out.push_str(tile.code());
+        }
+        // In reverse, so that of two heroes on one cell the first is drawn.
+        for &(id, pos) in heroes.iter().rev() {
+            let code = ["@1", "@2", "@3", "@4"].get(usize::from(id).wrapping_sub(1));
+            if let (Some(index), Some(code)) = (self.index(pos), code) {
+                out.replace_range(2 * index..2 * index + 2, code);
             }
         }
         out
+    }
+
+    /// How many mines each hero owns, indexed by hero id (index 0 counts nothing).
+    pub fn mine_counts(&self) -> [usize; 5] {
+        let mut counts = [0; 5];
+        for tile in &self.tiles {
+            if let Tile::Mine(Some(owner)) = tile
+                && let Some(count) = counts.get_mut(usize::from(*owner))
+            {
+                *count += 1;
+            }
+        }
+        counts
     }
 }
 

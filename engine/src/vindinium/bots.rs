@@ -2,19 +2,18 @@
 
 use std::collections::VecDeque;
 
-use serde::Deserialize;
-
-use super::board::{Dir, Pos};
-use crate::GameRng;
-use crate::builtin::BuiltinBot;
+use super::Vindinium;
+use super::board::{Dir, Pos, Tile};
+use crate::builtin::{self, BuiltinBot, GameBot};
+use crate::{GameRng, Seat};
 
 /// The built-in bots' names.
 pub const NAMES: &[&str] = &["random", "greedy"];
 
 pub(crate) fn create(name: &str, rng: GameRng) -> Option<Box<dyn BuiltinBot>> {
     match name {
-        "random" => Some(Box::new(RandomBot { rng })),
-        "greedy" => Some(Box::new(GreedyBot)),
+        "random" => Some(builtin::boxed(RandomBot { rng })),
+        "greedy" => Some(builtin::boxed(GreedyBot)),
         _ => None,
     }
 }
@@ -24,8 +23,8 @@ struct RandomBot {
     rng: GameRng,
 }
 
-impl BuiltinBot for RandomBot {
-    fn reply(&mut self, _observation: &str) -> String {
+impl GameBot<Vindinium> for RandomBot {
+    fn reply(&mut self, _game: &Vindinium, _seat: Seat) -> String {
         self.rng.pick(&Dir::MOVES).copied().unwrap_or(Dir::Stay).name().to_owned()
     }
 }
@@ -36,58 +35,24 @@ struct GreedyBot;
 /// Below this life a goblin fight or two would kill: time for a beer.
 const THIRSTY_LIFE: i32 = 45;
 
-#[derive(Deserialize)]
-struct StateIn {
-    game: GameIn,
-    hero: HeroIn,
-}
-
-#[derive(Deserialize)]
-struct GameIn {
-    board: BoardIn,
-}
-
-#[derive(Deserialize)]
-struct BoardIn {
-    size: usize,
-    tiles: String,
-}
-
-#[derive(Deserialize)]
-struct HeroIn {
-    id: u8,
-    pos: Pos,
-    life: i32,
-    gold: i64,
-}
-
-impl BuiltinBot for GreedyBot {
-    fn reply(&mut self, observation: &str) -> String {
-        let Ok(state) = serde_json::from_str::<StateIn>(observation) else {
-            return Dir::Stay.name().to_owned();
-        };
-        greedy_move(&state).name().to_owned()
+impl GameBot<Vindinium> for GreedyBot {
+    fn reply(&mut self, game: &Vindinium, seat: Seat) -> String {
+        greedy_move(game, seat).name().to_owned()
     }
 }
 
-fn greedy_move(state: &StateIn) -> Dir {
-    let size = state.game.board.size as i32;
-    let tiles = state.game.board.tiles.as_bytes();
-    let tile = |pos: Pos| -> Option<&[u8]> {
-        if pos.x < 0 || pos.y < 0 || pos.x >= size || pos.y >= size {
-            return None;
-        }
-        let start = 2 * (pos.x * size + pos.y) as usize;
-        tiles.get(start..start + 2)
-    };
-    let me = &state.hero;
-    let own_mine = [b'$', b'0' + me.id];
+fn greedy_move(game: &Vindinium, seat: Seat) -> Dir {
+    let board = &game.board;
+    let size = board.size() as i32;
+    let me = &game.heroes[seat.min(game.heroes.len() - 1)];
     let thirsty = me.life < THIRSTY_LIFE && me.gold >= 2;
-    let is_target = |code: &[u8]| {
-        if thirsty || me.life <= 20 { code == b"[]" } else { code[0] == b'$' && code != own_mine }
+    let is_target = |pos: Pos| match board.get(pos) {
+        Some(Tile::Tavern) => thirsty || me.life <= 20,
+        Some(Tile::Mine(owner)) => !(thirsty || me.life <= 20) && owner != Some(me.id),
+        _ => false,
     };
-    // Other heroes are drawn over air as `@n`, so they block like walls.
-    let walkable = |pos: Pos| tile(pos) == Some(b"  ".as_slice());
+    // Other heroes stand on air and block like walls.
+    let walkable = |pos: Pos| board.get(pos) == Some(Tile::Air) && !game.heroes.iter().any(|hero| hero.pos == pos);
 
     // Breadth-first search over free cells, remembering each cell's first step.
     let mut first_step = vec![None; (size * size).max(0) as usize];
@@ -95,25 +60,23 @@ fn greedy_move(state: &StateIn) -> Dir {
     let mut queue = VecDeque::new();
     for dir in Dir::MOVES {
         let next = me.pos.to(dir);
-        match tile(next) {
-            Some(code) if is_target(code) => return dir,
-            Some(_) if walkable(next) && first_step[index(next)].is_none() => {
-                first_step[index(next)] = Some(dir);
-                queue.push_back(next);
-            }
-            _ => {}
+        if is_target(next) {
+            return dir;
+        }
+        if walkable(next) && first_step[index(next)].is_none() {
+            first_step[index(next)] = Some(dir);
+            queue.push_back(next);
         }
     }
     while let Some(pos) = queue.pop_front() {
         let dir = first_step[index(pos)].unwrap_or(Dir::Stay);
         for next in pos.neighbors() {
-            match tile(next) {
-                Some(code) if is_target(code) => return dir,
-                Some(_) if walkable(next) && next != me.pos && first_step[index(next)].is_none() => {
-                    first_step[index(next)] = Some(dir);
-                    queue.push_back(next);
-                }
-                _ => {}
+            if is_target(next) {
+                return dir;
+            }
+            if walkable(next) && next != me.pos && first_step[index(next)].is_none() {
+                first_step[index(next)] = Some(dir);
+                queue.push_back(next);
             }
         }
     }

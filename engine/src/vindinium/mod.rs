@@ -12,14 +12,13 @@ mod state;
 use std::ops::RangeInclusive;
 
 use serde::{Deserialize, Serialize};
-use serde_json::value::RawValue;
 
 pub use board::{Board, Dir, HeroId, MapError, Pos, Tile, VindiniumMap};
 
 use crate::game::check_rule;
 use crate::{
-    BotReply, Deadlines, Game, GameKind, GameRng, PlayerOutcome, PlayerStatus, REPLY_TIMEOUT_MS, Seat, SetupError,
-    TURNS, java_trim, ranks_by_score,
+    AnyGame, BotReply, Deadlines, Game, GameKind, GameRng, PlayerOutcome, PlayerStatus, REPLY_TIMEOUT_MS, Seat,
+    SetupError, TURNS, java_trim, ranks_by_score,
 };
 
 /// Life a hero starts and respawns with, and never exceeds.
@@ -242,8 +241,8 @@ impl Game for Vindinium {
         if self.finished || self.heroes[index].crashed { Vec::new() } else { vec![index] }
     }
 
-    fn observation(&self, seat: Seat) -> String {
-        state::document(self, seat)
+    fn write_observation(&self, seat: Seat, out: &mut Vec<u8>) {
+        state::write_document(self, seat, out);
     }
 
     fn parse_reply(&self, _seat: Seat, reply: &BotReply) -> VindiniumAction {
@@ -292,8 +291,8 @@ impl Game for Vindinium {
         self.finished
     }
 
-    fn snapshot(&self) -> Box<RawValue> {
-        state::snapshot(self)
+    fn write_state(&self, out: &mut Vec<u8>) {
+        state::write_snapshot(self, out);
     }
 
     fn outcome(&self) -> Vec<PlayerOutcome> {
@@ -303,5 +302,9 @@ impl Game for Vindinium {
             .zip(&self.heroes)
             .map(|(rank, hero)| PlayerOutcome { score: hero.gold, rank, status: hero.status })
             .collect()
+    }
+
+    fn of(game: &AnyGame) -> Option<&Self> {
+        if let AnyGame::Vindinium(game) = game { Some(game) } else { None }
     }
 }

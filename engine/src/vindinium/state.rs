@@ -1,7 +1,8 @@
 //! The original JSON state document, sent to bots and kept in replays.
 
 use serde::Serialize;
-use serde_json::value::{RawValue, to_raw_value};
+
+use crate::game::write_json;
 
 use super::board::{Dir, HeroId, Pos};
 use super::{Hero, Vindinium};
@@ -48,7 +49,8 @@ struct StateDoc<'a> {
     play_url: &'static str,
 }
 
-fn hero_doc<'a>(game: &Vindinium, hero: &'a Hero) -> HeroDoc<'a> {
+/// `hero`'s part of the document; `mines` counts each hero's mines by id.
+fn hero_doc<'a>(hero: &'a Hero, mines: &[usize; 5]) -> HeroDoc<'a> {
     HeroDoc {
         id: hero.id,
         name: &hero.name,
@@ -56,39 +58,39 @@ fn hero_doc<'a>(game: &Vindinium, hero: &'a Hero) -> HeroDoc<'a> {
         last_dir: hero.last_dir.map(Dir::name),
         life: hero.life,
         gold: hero.gold,
-        mine_count: game.board.mines_of(hero.id),
+        mine_count: mines.get(usize::from(hero.id)).copied().unwrap_or(0),
         spawn_pos: hero.spawn,
         crashed: hero.crashed,
     }
 }
 
-fn game_doc(game: &Vindinium) -> GameDoc<'_> {
+fn game_doc<'a>(game: &'a Vindinium, mines: &[usize; 5]) -> GameDoc<'a> {
     let positions: Vec<(HeroId, Pos)> = game.heroes.iter().map(|hero| (hero.id, hero.pos)).collect();
     GameDoc {
         id: &game.game_id,
         turn: game.turn,
         max_turns: game.rules.max_turns,
-        heroes: game.heroes.iter().map(|hero| hero_doc(game, hero)).collect(),
+        heroes: game.heroes.iter().map(|hero| hero_doc(hero, mines)).collect(),
         board: BoardDoc { size: game.board.size(), tiles: game.board.render(&positions) },
         finished: game.finished,
     }
 }
 
-/// The state document for the hero in `seat`: one line of JSON.
-pub(super) fn document(game: &Vindinium, seat: usize) -> String {
+/// Appends the state document for the hero in `seat` to `out`: one line of JSON.
+pub(super) fn write_document(game: &Vindinium, seat: usize, out: &mut Vec<u8>) {
+    let mines = game.board.mine_counts();
     let hero = &game.heroes[seat.min(game.heroes.len() - 1)];
     let doc = StateDoc {
-        game: game_doc(game),
-        hero: hero_doc(game, hero),
+        game: game_doc(game, &mines),
+        hero: hero_doc(hero, &mines),
         token: format!("seat{seat}"),
         view_url: "",
         play_url: "",
     };
-    serde_json::to_string(&doc).unwrap_or_default()
+    write_json(out, &doc);
 }
 
-/// The `game` object alone: what a replay frame records.
-pub(super) fn snapshot(game: &Vindinium) -> Box<RawValue> {
-    // Plain structs of strings and integers always serialize.
-    to_raw_value(&game_doc(game)).unwrap_or_default()
+/// Appends the `game` object alone to `out`: what a replay frame records.
+pub(super) fn write_snapshot(game: &Vindinium, out: &mut Vec<u8>) {
+    write_json(out, &game_doc(game, &game.board.mine_counts()));
 }

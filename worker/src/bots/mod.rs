@@ -11,7 +11,7 @@ mod supervisor;
 
 use farm_engine::builtin::{self, BuiltinBot, UnknownBuiltin};
 use farm_engine::wire::HttpBody;
-use farm_engine::{BotReply, GameKind, GameRng, Seat};
+use farm_engine::{BotReply, GameKind, GameRng, Match, Seat};
 use farm_proto::{BotLaunch, BotSpec, Transport};
 use serde::Serialize;
 use tokio::io::{AsyncRead, AsyncWrite};
@@ -349,16 +349,17 @@ impl BotSession {
         !matches!(self, BotSession::Builtin { .. })
     }
 
-    /// Sends one request. Returns `false` if the bot cannot take it (it is not reading
-    /// its input); its reply then times out.
-    pub fn send(&mut self, request: &str) -> bool {
+    /// Asks for `seat`'s move in this step of `game`: a built-in bot reads the typed
+    /// match, an external one is sent its observation. Returns `false` if the bot
+    /// cannot take it (it is not reading its input); its reply then times out.
+    pub fn send(&mut self, game: &Match, seat: Seat) -> bool {
         match self {
             BotSession::Builtin { bot, answer } => {
-                *answer = Some((bot.reply(request), Instant::now()));
+                *answer = Some((bot.reply(game.game(), seat), Instant::now()));
                 true
             }
-            BotSession::Process(process) => process.send(request),
-            BotSession::Container(container) => container.send(request),
+            BotSession::Process(process) => process.send(&game.observation(seat)),
+            BotSession::Container(container) => container.send(&game.observation(seat)),
         }
     }
 

@@ -1,6 +1,7 @@
 //! Per-turn round trip to a bot that answers at once: request out, reply in, through
 //! each transport (a built-in bot; the same echo bot as a local process and in a
-//! container, over stdio and over HTTP). The request is a real Botwars observation.
+//! container, over stdio and over HTTP). The request is a real Botwars observation (a
+//! built-in bot reads the same step of the match itself).
 
 use std::time::Duration;
 
@@ -17,13 +18,11 @@ const REPLY_LIMIT: Duration = Duration::from_secs(10);
 /// The first reply also waits for the bot to start.
 const FIRST_REPLY_LIMIT: Duration = Duration::from_secs(60);
 
-/// The first observation of a fixed Botwars match.
-fn observation() -> anyhow::Result<String> {
+/// A fixed Botwars match at its first step: every request asks seat 0 about it.
+fn first_step() -> anyhow::Result<Match> {
     let players = vec!["red".to_owned(), "blue".to_owned()];
     let setup = MatchSetup::new(GameKind::Botwars, &serde_json::Value::Null, None, 7, players)?;
-    let game = Match::new(setup)?;
-    let (_, request) = game.requests().into_iter().next().ok_or_else(|| anyhow::anyhow!("turn one asks nobody"))?;
-    Ok(request)
+    Ok(Match::new(setup)?)
 }
 
 /// `samples` timed round trips to `spec`, started in `sandbox` (after one untimed
@@ -31,7 +30,7 @@ fn observation() -> anyhow::Result<String> {
 async fn measure(
     sandbox: &impl Sandbox,
     spec: &BotSpec,
-    request: &str,
+    request: &Match,
     samples: usize,
 ) -> anyhow::Result<Vec<Duration>> {
     let context =
@@ -52,8 +51,8 @@ async fn measure(
     result
 }
 
-async fn ask(session: &mut BotSession, request: &str, limit: Duration) -> anyhow::Result<()> {
-    anyhow::ensure!(session.send(request), "the bot does not take its request");
+async fn ask(session: &mut BotSession, request: &Match, limit: Duration) -> anyhow::Result<()> {
+    anyhow::ensure!(session.send(request, 0), "the bot does not take its request");
     match session.receive(Instant::now() + limit).await.reply {
         BotReply::Line(_) => Ok(()),
         other => anyhow::bail!("the bot answered {other:?}"),
@@ -63,7 +62,7 @@ async fn ask(session: &mut BotSession, request: &str, limit: Duration) -> anyhow
 /// Measures every transport; those whose bot or Docker is missing are recorded as
 /// skipped, with the reason.
 pub async fn run(samples: usize) -> anyhow::Result<Figures> {
-    let request = observation()?;
+    let request = first_step()?;
     let mut figures = Figures::default();
     let builtin = BotSpec::new("random", BotLaunch::Builtin("random".to_owned()), Transport::Stdio);
     figures.latencies("builtin", &mut measure(&LocalSandbox, &builtin, &request, samples).await?);

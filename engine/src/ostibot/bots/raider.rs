@@ -13,8 +13,7 @@ use serde_json::{Value, json};
 
 use super::super::map::{Dir, Pos};
 use super::super::vision;
-use super::{CallIn, reply};
-use crate::builtin::BuiltinBot;
+use super::{CallBot, CallIn, reply};
 
 /// Below this hp an adventurer drinks a potion or looks for a health tile.
 const LOW_HP: i64 = 50;
@@ -715,8 +714,8 @@ fn act(
     Action::Idle
 }
 
-impl BuiltinBot for Raider {
-    fn reply(&mut self, observation: &str) -> String {
+impl CallBot for Raider {
+    fn answer(&mut self, observation: &str) -> String {
         let Ok(call) = serde_json::from_str::<CallIn>(observation) else { return "{}".into() };
         let actions = match call.call.as_str() {
             "shop" => serde_json::from_value::<ShopIn>(call.input).map(|input| self.shop(&input)),
