@@ -5,11 +5,14 @@
 # Rust bots their sources, for base-debian its setup); a differing label means a rebuild.
 # No image is ever pulled: the bases are made here (FROM scratch, and a Debian root made
 # with debootstrap and `docker import`), and every build uses --pull=false on local bases.
-# Run `deploy/build-images.sh --help` for the list.
+# The images are the lines of deploy/images.txt (`deploy/build-images.sh --help` lists
+# them): a bot image is one line there, built by the generic code at the end of this
+# script; only the bases have recipes of their own here.
 set -euo pipefail
 
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 IMAGES_DIR=$REPO/deploy/images
+IMAGES_TABLE=$REPO/deploy/images.txt
 HOSTILE_DIR=$REPO/bots/hostile
 SUITE=bookworm
 DEFAULT_MIRROR=http://deb.debian.org/debian
@@ -22,6 +25,56 @@ DEBIAN_VARIANT=minbase
 DEBIAN_CHANGES=('ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin'
     'ENV LANG=C.UTF-8' 'CMD ["/bin/bash"]')
 
+log() { printf '%s\n' "$*" >&2; }
+die() { log "error: $*"; exit 1; }
+
+# --- the table: deploy/images.txt, one line per image ------------------------------
+
+# ALL: every image, in the table's order (a base before the images on it); by NAME, its
+# local base (empty for a base), Dockerfile (from the repository's root; empty for none),
+# context (FILE,... beside the Dockerfile, crate:DIR or recipe) and description.
+ALL=()
+declare -A BASE_OF=() DOCKERFILE_OF=() CONTEXT_OF=() ABOUT_OF=()
+line_no=0
+while IFS= read -r line || [ -n "$line" ]; do
+    line_no=$((line_no + 1))
+    read -r name role base game lang transport dockerfile context about <<<"$line"
+    case $name in '' | '#'*) continue ;; esac
+    where="${IMAGES_TABLE#"$REPO"/}:$line_no ($name)"
+    [ -n "$about" ] || die "$where: 9 columns expected (image role base game lang transport dockerfile context description)"
+    [[ $name =~ ^[a-z0-9][a-z0-9.-]*$ ]] || die "$where: not an image name"
+    [ -z "${ABOUT_OF[$name]:-}" ] || die "$where: a second line for $name"
+    case $role in
+        base) [ "$base" = - ] || die "$where: a base has no base" ;;
+        example | bench | hostile)
+            if [ "$base" = - ] || [ -z "${ABOUT_OF[$base]:-}" ] || [ -n "${BASE_OF[$base]:-}" ]; then
+                die "$where: its base '$base' is not a base listed above it"
+            fi
+            if [ "$game" = - ] || [ "$lang" = - ]; then die "$where: a bot image needs a game and a language"; fi
+            case $transport in stdio | http) ;; *) die "$where: transport '$transport' is neither stdio nor http" ;; esac
+            ;;
+        *) die "$where: role '$role' is not one of base, example, bench, hostile" ;;
+    esac
+    if [ "$context" = recipe ]; then
+        [ "$role" = base ] || die "$where: only a base has a recipe"
+    else
+        [ "$dockerfile" != - ] || die "$where: a Dockerfile is needed unless the context is 'recipe'"
+    fi
+    if [ "$dockerfile" != - ]; then
+        [ -f "$REPO/$dockerfile" ] || die "$where: $dockerfile is missing"
+        # The base the line names is the one its Dockerfile is FROM (a base: scratch).
+        from=$(awk 'toupper($1) == "FROM" { print $2; exit }' "$REPO/$dockerfile")
+        if [ "$base" = - ]; then want=scratch; else want=matchfarm/$base:latest; fi
+        [ "$from" = "$want" ] || die "$where: $dockerfile is FROM '$from', not $want"
+    fi
+    ALL+=("$name")
+    BASE_OF[$name]=${base#-}
+    DOCKERFILE_OF[$name]=${dockerfile#-}
+    CONTEXT_OF[$name]=$context
+    ABOUT_OF[$name]=$about
+done <"$IMAGES_TABLE"
+[ ${#ALL[@]} -gt 0 ] || die "$IMAGES_TABLE lists no image"
+
 # The hostile bot's modes: every executable NAME.py in bots/hostile (stdio_bot.py is
 # their library, hostile.py the entrypoint that picks one by its argument).
 HOSTILE=()
@@ -29,44 +82,28 @@ for file in "$HOSTILE_DIR"/*.py; do
     if [ -x "$file" ]; then HOSTILE+=("$(basename "$file" .py)"); fi
 done
 
-ALL=(base-static base-debian
-    bot-vindinium-random-py bot-botwars-random-py bot-botwars-random-http-py bot-ostibot-random-py
-    bot-ostibot-raider-js bot-maze-explorer-py bot-vindinium-random-rs bot-botwars-random-rs
-    bot-maze-explorer-rs bot-bench-echo-rs bot-bench-echo-http-rs hostile)
-# The local base each image is built FROM (as its Dockerfile says).
-declare -A BASE_OF=([bot-vindinium-random-py]=base-debian [bot-botwars-random-py]=base-debian
-    [bot-botwars-random-http-py]=base-debian [bot-ostibot-random-py]=base-debian
-    [bot-ostibot-raider-js]=base-debian
-    [bot-maze-explorer-py]=base-debian
-    [bot-vindinium-random-rs]=base-static [bot-botwars-random-rs]=base-static
-    [bot-maze-explorer-rs]=base-static
-    [bot-bench-echo-rs]=base-static [bot-bench-echo-http-rs]=base-static
-    [hostile]=base-debian)
-
 usage() {
     cat <<EOF
 Usage: deploy/build-images.sh [--force] [NAME ...]
+       deploy/build-images.sh --list
 
 Builds the matchfarm Docker images that are missing or out of date, all tagged :latest,
-with no registry: NAME is one of the images below without "matchfarm/" (default: all).
+with no registry. NAME is one of the images of deploy/images.txt (default: all), which
+says for each its base, game, language, transport, Dockerfile and build context:
 
-  matchfarm/base-static       FROM scratch: /etc/passwd with user bot (10001), /tmp
-  matchfarm/base-debian       debootstrap --variant=minbase $SUITE + python3, nodejs,
-                              user bot (10001), imported with docker import (needs root)
-  matchfarm/bot-*-random-py   the example Python bots on base-debian
-  matchfarm/bot-botwars-random-http-py  the Botwars example over the http transport
-  matchfarm/bot-ostibot-raider-js  the Ostibot JavaScript script bot, run by the Node harness
-  matchfarm/bot-maze-explorer-py  the Python Maze explorer
-  matchfarm/bot-*-random-rs, bot-maze-explorer-rs  the example Rust bots, static
-                              (+crt-static), on base-static
-  matchfarm/bot-bench-echo-rs, bot-bench-echo-http-rs  the benchmarks' bot (answers
-                              at once; stdio, http), static, on base-static
-  matchfarm/hostile           the misbehaving bots of bots/hostile/ (see its README),
-                              one per mode, the container's argument
-                              (image:matchfarm/hostile MODE): ${HOSTILE[*]}
+EOF
+    local name
+    for name in "${ALL[@]}"; do
+        printf '  %-26s %s\n' "$name" "${ABOUT_OF[$name]}"
+    done
+    cat <<EOF
+
+The modes of matchfarm/hostile (image:matchfarm/hostile MODE):
+$(printf '%s\n' "${HOSTILE[*]}" | fold -s -w 84 | sed 's/^/  /; s/ *$//')
 
 Options:
   --force    rebuild the named images (default: all) even if they are up to date
+  --list     print the images' names (without matchfarm/), one a line, bases first
   -h, --help show this help
 
 Every image has a label $SOURCE_LABEL: the sha256 of the inputs of its build (its
@@ -76,8 +113,8 @@ setup-root.sh, suite, mirrors, image config, not the mirror's contents). An imag
 rebuilt when it is missing or its label differs from the hash of its inputs now.
 A base image is checked (and built if need be) first, even when only images built on it
 are named, and the images built on a base that was (re)built in this run are rebuilt
-with it. The Debian mirror is the one the host's apt sources use for $SUITE (override:
-MATCHFARM_DEBIAN_MIRROR=URL).
+with it. The Debian base is $SUITE; its mirror is the one the host's apt sources use for
+$SUITE (override: MATCHFARM_DEBIAN_MIRROR=URL).
 EOF
 }
 
@@ -86,6 +123,7 @@ SELECTED=()
 while [ $# -gt 0 ]; do
     case $1 in
         --force) FORCE=1 ;;
+        --list) printf '%s\n' "${ALL[@]}"; exit 0 ;;
         -h | --help) usage; exit 0 ;;
         -*) echo "error: unknown option $1 (see --help)" >&2; exit 2 ;;
         *)
@@ -100,9 +138,6 @@ while [ $# -gt 0 ]; do
     esac
     shift
 done
-
-log() { printf '%s\n' "$*" >&2; }
-die() { log "error: $*"; exit 1; }
 
 # Everything temporary lives here and goes away at exit (the chroot's /proc first).
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/matchfarm-images.XXXXXX")
@@ -128,6 +163,7 @@ REPLACED=()
 
 # What Docker has now: the id and matchfarm.source of every image that exists, by NAME.
 declare -A IMAGE_ID=() IMAGE_SOURCE=()
+# shellcheck disable=SC2016 # a Go template, not a shell expression
 INSPECT_FORMAT='{{.Id}}|{{range $k, $v := .Config.Labels}}{{if eq $k "'$SOURCE_LABEL'"}}{{$v}}{{end}}{{end}}|{{range .RepoTags}}{{.}} {{end}}'
 
 # load_images NAME...: (re)reads the id and matchfarm.source of the images, in one call.
@@ -276,27 +312,31 @@ new_context() {
     printf '%s\n' "$dir"
 }
 
-# --- matchfarm/base-static ---------------------------------------------------------
+# --- the bases' recipes: recipe_NAME builds matchfarm/NAME (the table's "recipe") ------
 
-# The context (Dockerfile and rootfs.tar) is made every time, to hash it: the tar is
-# reproducible (sorted, numeric owner 0, mtime 0), so only its files' contents count.
-context=$(new_context base-static "$IMAGES_DIR/base-static/Dockerfile")
-stage=$WORK/base-static-root
-mkdir -p "$stage/etc" "$stage/tmp"
-install -m 644 "$IMAGES_DIR/base-static/passwd" "$IMAGES_DIR/base-static/group" \
-    "$IMAGES_DIR/base-static/hosts" "$stage/etc/"
-chmod 755 "$stage" "$stage/etc"
-chmod 1777 "$stage/tmp"
-tar --sort=name --mtime=@0 --numeric-owner --owner=0 --group=0 -C "$stage" \
-    -cf "$context/rootfs.tar" etc tmp
-source=$(context_hash "$context")
-if needs_build base-static "$source"; then
-    docker_build base-static "$context" "$source"
-else
-    skip base-static
-fi
+# matchfarm/base-static. The context (Dockerfile and rootfs.tar) is made every time, to
+# hash it: the tar is reproducible (sorted, numeric owner 0, mtime 0), so only its files'
+# contents count.
+recipe_base_static() {
+    local context stage source
+    context=$(new_context base-static "$REPO/${DOCKERFILE_OF[base-static]}")
+    stage=$WORK/base-static-root
+    mkdir -p "$stage/etc" "$stage/tmp"
+    install -m 644 "$IMAGES_DIR/base-static/passwd" "$IMAGES_DIR/base-static/group" \
+        "$IMAGES_DIR/base-static/hosts" "$stage/etc/"
+    chmod 755 "$stage" "$stage/etc"
+    chmod 1777 "$stage/tmp"
+    tar --sort=name --mtime=@0 --numeric-owner --owner=0 --group=0 -C "$stage" \
+        -cf "$context/rootfs.tar" etc tmp
+    source=$(context_hash "$context")
+    if needs_build base-static "$source"; then
+        docker_build base-static "$context" "$source"
+    else
+        skip base-static
+    fi
+}
 
-# --- matchfarm/base-debian ---------------------------------------------------------
+# matchfarm/base-debian.
 
 # host_mirror SUITE: the first URI the host's apt sources use for SUITE (one-line
 # sources.list files and deb822 .sources files), or nothing.
@@ -391,84 +431,84 @@ build_base_debian() {
 
 # Its inputs: setup-root.sh and the settings of the recipe (suite, variant, mirrors, image
 # config); what the mirror serves today is not one (no daily rebuilds; --force for that).
-mirror=${MATCHFARM_DEBIAN_MIRROR:-$(host_mirror "$SUITE")}
-mirror=${mirror:-$DEFAULT_MIRROR}
-security=$(host_mirror "$SUITE-security")
-source=$(source_hash "$IMAGES_DIR/base-debian" setup-root.sh -- \
-    "debootstrap --variant=$DEBIAN_VARIANT $SUITE $mirror" "security: $security" \
-    "${DEBIAN_CHANGES[@]}")
-if needs_build base-debian "$source"; then
-    build_base_debian "$mirror" "$security" "$source"
-else
-    skip base-debian
-fi
+recipe_base_debian() {
+    local mirror security source
+    mirror=${MATCHFARM_DEBIAN_MIRROR:-$(host_mirror "$SUITE")}
+    mirror=${mirror:-$DEFAULT_MIRROR}
+    security=$(host_mirror "$SUITE-security")
+    source=$(source_hash "$IMAGES_DIR/base-debian" setup-root.sh -- \
+        "debootstrap --variant=$DEBIAN_VARIANT $SUITE $mirror" "security: $security" \
+        "${DEBIAN_CHANGES[@]}")
+    if needs_build base-debian "$source"; then
+        build_base_debian "$mirror" "$security" "$source"
+    else
+        skip base-debian
+    fi
+}
 
-# --- the example bots --------------------------------------------------------------
+# --- the bot images: the table's FILE,... and crate:DIR contexts --------------------
 
-for game in vindinium botwars ostibot; do
-    name=bot-$game-random-py
-    context=$(new_context "$name" "$REPO/bots/$game/Dockerfile.random-py" \
-        "$REPO/bots/$game/random_bot.py")
+# context_files NAME: sets FILES to the files of NAME's context besides its Dockerfile
+# (the table's FILE,... beside the Dockerfile, each name possibly a pattern).
+FILES=()
+context_files() {
+    local dir entry entries file matches
+    dir=$(dirname "${DOCKERFILE_OF[$1]}")
+    FILES=()
+    IFS=, read -r -a entries <<<"${CONTEXT_OF[$1]}"
+    for entry in "${entries[@]}"; do
+        # shellcheck disable=SC2206 # the entry is a pattern: expanded on purpose
+        matches=("$REPO/$dir"/$entry)
+        for file in "${matches[@]}"; do
+            [ -f "$file" ] || die "matchfarm/$1: no file $dir/$entry (its context in deploy/images.txt)"
+            FILES+=("$file")
+        done
+    done
+}
+
+# build_files NAME: an image whose context is its Dockerfile and the table's files.
+build_files() {
+    local name=$1 context source
+    context_files "$name"
+    context=$(new_context "$name" "$REPO/${DOCKERFILE_OF[$name]}" "${FILES[@]}")
     source=$(context_hash "$context" "$(from_line "$name")")
     if needs_build "$name" "$source"; then
         docker_build "$name" "$context" "$source"
     else
         skip "$name"
     fi
-done
+}
 
-name=bot-botwars-random-http-py
-context=$(new_context "$name" "$REPO/bots/botwars/Dockerfile.random-http-py" \
-    "$REPO/bots/botwars/random_bot.py" "$REPO/bots/botwars/random_http_bot.py")
-source=$(context_hash "$context" "$(from_line "$name")")
-if needs_build "$name" "$source"; then
-    docker_build "$name" "$context" "$source"
-else
-    skip "$name"
-fi
+# crate_dir NAME: the crate (from the repository's root) of a Rust bot (crate:DIR).
+crate_dir() {
+    printf '%s/%s\n' "$(dirname "${DOCKERFILE_OF[$1]}")" "${CONTEXT_OF[$1]#crate:}"
+}
 
-name=bot-maze-explorer-py
-context=$(new_context "$name" "$REPO/bots/maze/Dockerfile.explorer-py" "$REPO/bots/maze/explorer_bot.py")
-source=$(context_hash "$context" "$(from_line "$name")")
-if needs_build "$name" "$source"; then
-    docker_build "$name" "$context" "$source"
-else
-    skip "$name"
-fi
+# crate_package DIR: the package name of the crate in DIR, which is its binary's name.
+crate_package() {
+    local package
+    package=$(awk -F'"' '/^\[/ { in_package = ($0 == "[package]") }
+        in_package && /^name *=/ { print $2; exit }' "$REPO/$1/Cargo.toml" 2>/dev/null || true)
+    [ -n "$package" ] || die "$1/Cargo.toml names no package"
+    printf '%s\n' "$package"
+}
 
-name=bot-ostibot-raider-js
-context=$(new_context "$name" "$REPO/bots/ostibot/Dockerfile.raider-js" \
-    "$REPO/bots/ostibot/harness.js" "$REPO/bots/ostibot/raider.js")
-source=$(context_hash "$context" "$(from_line "$name")")
-if needs_build "$name" "$source"; then
-    docker_build "$name" "$context" "$source"
-else
-    skip "$name"
-fi
-
-# The example Rust bots: image name, crate directory, binary, Dockerfile.
-RS_BOTS=(
-    "bot-vindinium-random-rs bots/vindinium/random-rs vindinium-random-bot bots/vindinium/Dockerfile.random-rs"
-    "bot-botwars-random-rs bots/botwars/random-rs botwars-random-bot bots/botwars/Dockerfile.random-rs"
-    "bot-maze-explorer-rs bots/maze/explorer-rs maze-explorer-bot bots/maze/Dockerfile.explorer-rs"
-    "bot-bench-echo-rs bots/bench/echo-rs bench-echo-bot bots/bench/Dockerfile.echo-rs"
-    "bot-bench-echo-http-rs bots/bench/echo-rs bench-echo-bot bots/bench/Dockerfile.echo-http-rs"
-)
-
+# Every Rust bot's package is built in one cargo run, the first time one is needed.
 RS_BUILT=0
 static_binaries() {
     [ "$RS_BUILT" = 1 ] && return
     log "building the static Rust bots (cargo, +crt-static) ..."
-    local entry binary packages=() bins=()
-    for entry in "${RS_BOTS[@]}"; do
-        read -r _ _ binary _ <<<"$entry"
-        packages+=(-p "$binary")
-        bins+=("$binary")
+    local name bin linked packages=() bins=()
+    for name in "${ALL[@]}"; do
+        [[ ${CONTEXT_OF[$name]} == crate:* ]] || continue
+        bin=$(crate_package "$(crate_dir "$name")")
+        [[ " ${bins[*]} " == *" $bin "* ]] && continue
+        packages+=(-p "$bin")
+        bins+=("$bin")
     done
     (cd "$REPO" && RUSTFLAGS=$STATIC_RUSTFLAGS cargo build --release --locked \
         --target "$STATIC_TARGET" --target-dir target/static "${packages[@]}") >"$WORK/cargo.log" 2>&1 ||
         { cat "$WORK/cargo.log" >&2; die "cargo build of the static bots failed"; }
-    local bin linked
     for bin in "${bins[@]}"; do
         linked=$(ldd "$STATIC_DIR/$bin" 2>&1 || true)
         case $linked in
@@ -496,9 +536,12 @@ rs_sources() {
     (cd "$REPO" && find "$1" -name target -prune -o -type f -print | LC_ALL=C sort)
 }
 
-# Hashed from their sources, so that cargo only runs when an image is to be (re)built.
-for entry in "${RS_BOTS[@]}"; do
-    read -r name crate bin dockerfile <<<"$entry"
+# build_crate NAME: a Rust bot (crate:DIR), static, its stripped binary the context.
+# Hashed from its sources, so that cargo only runs when an image is to be (re)built.
+build_crate() {
+    local name=$1 dockerfile=${DOCKERFILE_OF[$1]} crate bin files source context
+    crate=$(crate_dir "$name")
+    bin=$(crate_package "$crate")
     mapfile -t files < <(rs_sources "$crate" "$dockerfile")
     source=$(source_hash "$REPO" "${files[@]}" -- "$(from_line "$name")" \
         "RUSTFLAGS=$STATIC_RUSTFLAGS cargo build --release --locked --target $STATIC_TARGET" \
@@ -512,18 +555,21 @@ for entry in "${RS_BOTS[@]}"; do
     else
         skip "$name"
     fi
+}
+
+# --- every image, in the table's order -------------------------------------------------
+
+for name in "${ALL[@]}"; do
+    case ${CONTEXT_OF[$name]} in
+        recipe)
+            recipe=recipe_${name//-/_}
+            declare -F "$recipe" >/dev/null || die "matchfarm/$name: no function $recipe for its recipe"
+            "$recipe"
+            ;;
+        crate:*) build_crate "$name" ;;
+        *) build_files "$name" ;;
+    esac
 done
-
-# --- the hostile bot, one image with a mode per misbehaviour --------------------------
-
-name=hostile
-context=$(new_context "$name" "$HOSTILE_DIR/Dockerfile" "$HOSTILE_DIR"/*.py)
-source=$(context_hash "$context" "$(from_line "$name")")
-if needs_build "$name" "$source"; then
-    docker_build "$name" "$context" "$source"
-else
-    skip "$name"
-fi
 
 # The images replaced while images built on them still existed (old bases), now free.
 for old in "${REPLACED[@]}"; do

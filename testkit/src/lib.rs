@@ -2,6 +2,9 @@
 //! the S3 server and the Docker engine. Each test gets its own RabbitMQ virtual host,
 //! its own worker ids and its own tournament ids, so tests never see each other's
 //! queues, containers or objects. The worker's and the coordinator's tests use it.
+//!
+//! [`images`] reads `deploy/images.txt`, the table of the farm's Docker images that
+//! `deploy/build-images.sh` builds, so that tests name their images from it.
 
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
@@ -16,6 +19,8 @@ use futures_util::StreamExt;
 use lapin::options::{BasicAckOptions, BasicConsumeOptions, QueueDeclareOptions};
 use lapin::types::FieldTable;
 use lapin::{Connection, ConnectionProperties, Consumer};
+
+pub mod images;
 
 /// The `farm-worker` binary, beside the test's executable in `target/<profile>/`:
 /// cargo builds it for the worker's own tests, and `scripts/test` builds the whole
