@@ -243,4 +243,30 @@ mod tests {
         }
         assert_eq!(get("/static/", None).await.0, StatusCode::NOT_FOUND);
     }
+
+    /// The replays the viewer's node tests read (`tests/js/replays`, one per game) are
+    /// the engine's own: each re-simulates byte for byte in the current format. When a
+    /// game's state document changes, this fails; play each match again from its
+    /// header's setup with its frames' replies to make it anew.
+    #[test]
+    fn the_viewer_tests_replays_are_the_engines() {
+        use farm_engine::replay;
+
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/js/replays");
+        let mut games = BTreeSet::new();
+        for entry in std::fs::read_dir(&dir).expect("read tests/js/replays") {
+            let path = entry.expect("entry").path();
+            let text = std::fs::read_to_string(&path).expect("a replay is UTF-8");
+            let lines: Vec<&str> = text.lines().collect();
+            let header: serde_json::Value = serde_json::from_str(lines[0]).expect("a JSON header");
+            assert_eq!(header["format"], replay::FORMAT_VERSION, "{}", path.display());
+            let check = replay::verify(&lines).unwrap_or_else(|error| panic!("{}: {error}", path.display()));
+            assert!(check.matches(), "{}: line {:?} is not the engine's", path.display(), check.first_difference);
+            let game = header["setup"]["game"].as_str().expect("a game").to_owned();
+            assert_eq!(path.file_name().and_then(|name| name.to_str()), Some(&*format!("{game}.jsonl")));
+            games.insert(game);
+        }
+        let every: BTreeSet<String> = farm_engine::GameKind::ALL.iter().map(|kind| kind.name().to_owned()).collect();
+        assert_eq!(games, every, "one replay per game");
+    }
 }

@@ -7,6 +7,8 @@
 //   MatchFarm.seatColors(count)             the palette: seat i's colour, board and chart alike
 //   MatchFarm.viewReplay(container, jobId)  loads and shows a match's replay in container;
 //                                           resolves once the first frame is drawn
+//   MatchFarm.ReplayParser                  reads replay lines into {setup, initial, frames,
+//                                           footer} (for the node tests, coordinator/tests/js)
 "use strict";
 
 (function () {
@@ -39,10 +41,15 @@
     return new Promise((resolve) => setTimeout(resolve, 0));
   }
 
-  /** Builds `{setup, frames, footer}` from the replay's lines as they arrive. */
+  /**
+   * Builds `{setup, initial, frames, footer}` from the replay's lines as they arrive.
+   * `initial` is the header's `state`, the state before step 1; null in a format 1
+   * replay, written before headers carried it.
+   */
   class ReplayParser {
     constructor() {
       this.setup = null;
+      this.initial = null;
       this.frames = [];
       this.footer = null;
       this.pending = "";
@@ -80,6 +87,7 @@
           throw new Error("the replay does not start with a header line");
         }
         this.setup = value.setup;
+        this.initial = value.state ?? null;
       } else if (value.type === "frame") {
         this.frames.push({ step: value.step, replies: value.replies || [], state: value.state });
       } else if (value.type === "footer") {
@@ -99,7 +107,7 @@
         }
       }
       if (this.setup === null) throw new Error("the replay is empty");
-      return { setup: this.setup, frames: this.frames, footer: this.footer };
+      return { setup: this.setup, initial: this.initial, frames: this.frames, footer: this.footer };
     }
   }
 
@@ -270,6 +278,8 @@
     }
   }
 
+  MatchFarm.ReplayParser = ReplayParser;
+
   /** The viewer of one loaded replay, drawn into `root`. */
   class Viewer {
     constructor(root, replay, game, cutOff, jobId) {
@@ -297,6 +307,11 @@
     build(cutOff) {
       const { replay } = this;
       const notices = [];
+      if (!replay.initial) {
+        notices.push(el("p", { class: "viewer-notice", dataset: { testid: "replay-no-start" } },
+          "This replay was written before replays recorded the state before the first step (format 1): " +
+          "what the first frame changed is not shown."));
+      }
       if (!replay.footer) {
         const cut = cutOff ? " and its last line is cut off" : "";
         notices.push(el("p", { class: "viewer-notice", dataset: { testid: "replay-truncated" } },

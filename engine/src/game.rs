@@ -381,6 +381,11 @@ impl AnyGame {
         with_game!(self, game => game.write_state(out))
     }
 
+    /// See [`Game::snapshot`].
+    pub fn snapshot(&self) -> Box<RawValue> {
+        with_game!(self, game => game.snapshot())
+    }
+
     /// See [`Game::outcome`].
     pub fn outcome(&self) -> Vec<PlayerOutcome> {
         with_game!(self, game => game.outcome())

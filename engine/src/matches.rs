@@ -1,6 +1,6 @@
 use serde::{Deserialize, Serialize};
 
-use crate::replay::{Footer, Header, frame};
+use crate::replay::{FORMAT_VERSION, Footer, Header, frame};
 use crate::{AnyGame, BotReply, Deadlines, GameKind, GameRng, PlayerOutcome, Seat, SetupError};
 
 /// Everything that decides a match besides the bots' replies. It is the replay header,
@@ -103,9 +103,11 @@ impl Match {
         self.game.is_over()
     }
 
-    /// The first replay line.
+    /// The first replay line: the setup and the state before step 1, so it is taken
+    /// before the first [`Match::submit`] (after it, the state would be a later one).
     pub fn header_line(&self) -> String {
-        Header::line(&self.setup)
+        debug_assert_eq!(self.steps, 0, "the header holds the state before step 1");
+        Header::line(FORMAT_VERSION, &self.setup, Some(&self.game.snapshot()))
     }
 
     /// The seats to ask this step, in seat order. May be empty while the match goes on

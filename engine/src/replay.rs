@@ -1,6 +1,7 @@
 //! The replay format: JSON Lines, one object per line.
 //!
-//! 1. a header, `{"type":"header","format":1,"setup":{...}}`: the [`MatchSetup`];
+//! 1. a header, `{"type":"header","format":2,"setup":{...},"state":{...}}`: the
+//!    [`MatchSetup`] and the game's state before step 1 (the document frames carry);
 //! 2. one frame per step, `{"type":"frame","step":N,"replies":[...],"state":{...}}`:
 //!    the replies received (as [`BotReply`] values) and the game's state after them;
 //! 3. a footer, `{"type":"footer","steps":N,"outcome":[...]}`.
@@ -8,14 +9,27 @@
 //! Re-simulating the header and the frames' replies reproduces the file byte for byte;
 //! [`verify`] does exactly that, and [`observations`] gives back on the way what one
 //! seat was sent at every step (what the viewer's fog of war shows).
+//!
+//! Format 1, written before the header carried the state, is read too: its header has
+//! no `state` and its frames and footer are those of format 2. Such replays are kept
+//! (object stores, the fuzz corpus) and still verify byte for byte, the header written
+//! again as format 1. A viewer of one has no state before step 1 (the replay viewer
+//! says so and leaves out what the first frame changed). A header whose `state` does
+//! not fit its format (absent in format 2, present in format 1) is malformed.
 
+use serde::de::IgnoredAny;
 use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
 use sha2::{Digest, Sha256};
 
 use crate::{BotReply, Match, MatchSetup, PlayerOutcome, Seat, SetupError, StepError};
 
 /// The replay format version written in every header.
-pub const FORMAT_VERSION: u32 = 1;
+pub const FORMAT_VERSION: u32 = 2;
+
+/// The oldest format [`verify`] and [`observations`] read: format 1, whose header has
+/// no state (see the module's documentation).
+pub const OLDEST_FORMAT: u32 = 1;
 
 /// One seat's reply within a frame.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -26,14 +40,19 @@ pub struct SeatReply {
     pub reply: BotReply,
 }
 
-/// The header line; `S` is [`MatchSetup`] when read and `&MatchSetup` when written.
+/// The header line; `S` is [`MatchSetup`] when read and `&MatchSetup` when written,
+/// `T` the state before step 1: not read back (the re-simulated header is compared
+/// with the file's instead), `&RawValue` when written.
 #[derive(Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub(crate) struct Header<S> {
+pub(crate) struct Header<S, T> {
     #[serde(rename = "type")]
     kind: HeaderKind,
     format: u32,
     setup: S,
+    /// Absent in format 1.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    state: Option<T>,
 }
 
 /// The `type` of a header line: only `"header"` reads as one.
@@ -43,9 +62,10 @@ enum HeaderKind {
     Header,
 }
 
-impl Header<&MatchSetup> {
-    pub(crate) fn line(setup: &MatchSetup) -> String {
-        to_line(&Header { kind: HeaderKind::Header, format: FORMAT_VERSION, setup })
+impl<'a> Header<&'a MatchSetup, &'a RawValue> {
+    /// The header of a replay in `format`: `state` is `None` in format 1 only.
+    pub(crate) fn line(format: u32, setup: &'a MatchSetup, state: Option<&'a RawValue>) -> String {
+        to_line(&Header { kind: HeaderKind::Header, format, setup, state })
     }
 }
 
@@ -218,13 +238,18 @@ where
     /// Reads the header and sets the match up.
     fn start(mut lines: I) -> Result<Self, ReplayError> {
         let first = lines.next().ok_or(ReplayError::Empty)?;
-        let header: Header<MatchSetup> = serde_json::from_str(first.as_ref())
-            .map_err(|e| ReplayError::Malformed { line: 1, problem: format!("not a replay header: {e}") })?;
-        if header.format != FORMAT_VERSION {
-            return Err(ReplayError::Malformed {
-                line: 1,
-                problem: format!("replay format {} (this build reads {FORMAT_VERSION})", header.format),
-            });
+        let malformed = |problem: String| ReplayError::Malformed { line: 1, problem };
+        let header: Header<MatchSetup, IgnoredAny> =
+            serde_json::from_str(first.as_ref()).map_err(|e| malformed(format!("not a replay header: {e}")))?;
+        let format = header.format;
+        if !(OLDEST_FORMAT..=FORMAT_VERSION).contains(&format) {
+            return Err(malformed(format!(
+                "replay format {format} (this build reads {OLDEST_FORMAT} to {FORMAT_VERSION})"
+            )));
+        }
+        if header.state.is_some() != (format >= 2) {
+            let has = if header.state.is_some() { "has" } else { "has no" };
+            return Err(malformed(format!("a format {format} header that {has} a state")));
         }
         let game = Match::new(header.setup)?;
         let mut replay = Resimulation {
@@ -235,7 +260,9 @@ where
             first_difference: None,
             saw_footer: false,
         };
-        let produced = replay.game.header_line();
+        // In the file's own format: a format 1 replay re-simulates to itself.
+        let state = (format >= 2).then(|| replay.game.game().snapshot());
+        let produced = Header::line(format, replay.game.setup(), state.as_deref());
         replay.record(&produced, first.as_ref());
         Ok(replay)
     }

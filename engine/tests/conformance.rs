@@ -1,9 +1,9 @@
 //! The conformance harness: every game in `GameKind::ALL` goes through the same
 //! invariants. A new game gets all of them by being added to the enum; the one
-//! per-game tables here (`short_rules`, `documented_status`) make the compiler ask for
-//! its entries.
+//! per-game tables here (`short_rules`, `documented_status`, `stored_format_1_replay`)
+//! make the compiler ask for its entries.
 
-use farm_engine::replay::{self, Verification};
+use farm_engine::replay::{self, ObservationError, ReplayError, Verification};
 use farm_engine::{AnyGame, BotReply, GameKind, Match, MatchSetup, PlayerStatus, builtin};
 use proptest::prelude::*;
 
@@ -253,4 +253,110 @@ fn a_replay_header_asking_for_a_huge_grid_is_refused_before_anything_is_allocate
         );
     }
     assert!(replay::verify(&lines).expect("the original header reads").matches());
+}
+
+/// The replay header holds the state before step 1: what a fresh match of the same
+/// setup snapshots (the document frames carry), not the state after step 1.
+#[test]
+fn every_header_carries_the_state_before_step_one() {
+    for kind in GameKind::ALL {
+        let setup = setup(kind, 7, serde_json::Value::Null);
+        let fresh = Match::new(setup.clone()).expect("valid setup");
+        let lines = play_builtins(setup);
+        let header: serde_json::Value = serde_json::from_str(&lines[0]).expect("the header is JSON");
+        assert_eq!(header["format"], replay::FORMAT_VERSION, "{kind}");
+        let snapshot = fresh.game().snapshot();
+        let expected: serde_json::Value = serde_json::from_str(snapshot.get()).expect("a snapshot is JSON");
+        assert_eq!(header["state"], expected, "{kind}");
+        // As the engine writes it, byte for byte, and last, as the format says.
+        assert!(lines[0].ends_with(&format!(",\"state\":{}}}", snapshot.get())), "{kind}: {}", lines[0]);
+        let first: serde_json::Value = serde_json::from_str(&lines[1]).expect("a frame is JSON");
+        assert_ne!(header["state"], first["state"], "{kind}: the header holds the state after step 1");
+    }
+}
+
+/// A replay line's fields as written, by name.
+fn fields(line: &str) -> std::collections::HashMap<String, Box<serde_json::value::RawValue>> {
+    serde_json::from_str(line).expect("a replay line is a JSON object")
+}
+
+/// A format 2 header up to its state, the last field: `{"type":...,"setup":{...}`.
+fn before_state(header: &str) -> &str {
+    let state = format!(",\"state\":{}}}", fields(header)["state"].get());
+    header.strip_suffix(&state).expect("the state is the header's last field")
+}
+
+/// `lines` of a format 2 replay as format 1 wrote them: the header without its state.
+fn as_format_1(lines: &[String]) -> Vec<String> {
+    let setup = before_state(&lines[0]).strip_prefix("{\"type\":\"header\",\"format\":2,").expect("format 2");
+    let mut old = lines.to_vec();
+    old[0] = format!("{{\"type\":\"header\",\"format\":1,{setup}}}");
+    old
+}
+
+/// A format 1 replay kept from before headers carried the state (the fuzz corpus's
+/// seeds, written by the engine then), per game.
+fn stored_format_1_replay(kind: GameKind) -> &'static str {
+    match kind {
+        GameKind::Vindinium => include_str!("../../fuzz/corpus/replay/vindinium.jsonl"),
+        GameKind::Botwars => include_str!("../../fuzz/corpus/replay/botwars.jsonl"),
+        GameKind::Ostibot => include_str!("../../fuzz/corpus/replay/ostibot.jsonl"),
+        GameKind::Maze => include_str!("../../fuzz/corpus/replay/maze.jsonl"),
+    }
+}
+
+/// Format 1 replays (in object stores, in the fuzz corpus) still verify byte for byte,
+/// their header re-simulated as format 1, and give the same observations.
+#[test]
+fn format_1_replays_still_verify() {
+    for kind in GameKind::ALL {
+        let stored: Vec<&str> = stored_format_1_replay(kind).lines().collect();
+        assert!(stored[0].starts_with("{\"type\":\"header\",\"format\":1,"), "{kind}: {}", stored[0]);
+        let check = replay::verify(&stored).expect("a stored format 1 replay reads");
+        assert!(check.matches(), "{kind}: {check:?}");
+        assert_eq!(check.sha256, replay::digest(stored.iter().copied()), "{kind}");
+
+        let lines = play_builtins(setup(kind, 3, serde_json::Value::Null));
+        let old = as_format_1(&lines);
+        let check = verify(&old);
+        assert!(check.matches(), "{kind}: {check:?}");
+        assert_eq!(check.sha256, replay::digest(old.iter().map(String::as_str)), "{kind}");
+        assert_eq!(check.outcome, verify(&lines).outcome, "{kind}");
+        let observed = replay::observations(&old, 0).expect("format 1 re-simulates");
+        assert_eq!(observed, replay::observations(&lines, 0).expect("format 2 re-simulates"), "{kind}");
+    }
+}
+
+/// A header whose state is not the one before step 1 fails verification at line 1, as
+/// does a state that does not fit the header's format.
+#[test]
+fn a_header_with_another_state_fails_verification() {
+    for kind in GameKind::ALL {
+        let lines = play_builtins(setup(kind, 3, serde_json::Value::Null));
+
+        let mut forged = lines.clone();
+        forged[0] = forged[0].replacen("\"state\":{", "\"state\":{\"forged\":1,", 1);
+        assert_ne!(forged[0], lines[0], "{kind}");
+        assert_eq!(verify(&forged).first_difference, Some(1), "{kind}");
+        assert!(matches!(replay::observations(&forged, 0), Err(ObservationError::Differs { line: 1 })), "{kind}");
+
+        // The state after step 1 where the state before it belongs.
+        let mut later = lines.clone();
+        later[0] = format!("{},\"state\":{}}}", before_state(&lines[0]), fields(&lines[1])["state"].get());
+        assert_eq!(verify(&later).first_difference, Some(1), "{kind}");
+
+        let old = as_format_1(&lines);
+        let mut stateless = old.clone();
+        stateless[0] = old[0].replacen("\"format\":1,", "\"format\":2,", 1);
+        let mut stated = lines.clone();
+        stated[0] = lines[0].replacen("\"format\":2,", "\"format\":1,", 1);
+        let mut unknown = lines.clone();
+        unknown[0] = lines[0].replacen("\"format\":2,", "\"format\":3,", 1);
+        for (what, replay) in
+            [("no state in format 2", stateless), ("a state in format 1", stated), ("format 3", unknown)]
+        {
+            let error = replay::verify(&replay).expect_err(what);
+            assert!(matches!(error, ReplayError::Malformed { line: 1, .. }), "{kind}, {what}: {error}");
+        }
+    }
 }

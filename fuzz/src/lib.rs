@@ -210,7 +210,17 @@ pub const TARGETS: &[Target] = &[
         name: "replay",
         about: "a replay file, re-simulated (replay verify, the observations API)",
         run: replay_file,
-        dictionary: &["{\"type\":\"frame\"", "{\"type\":\"footer\"", "\"replies\":", "\"line\":", "\"timeout\"", "\n"],
+        dictionary: &[
+            "{\"type\":\"frame\"",
+            "{\"type\":\"footer\"",
+            "\"replies\":",
+            "\"line\":",
+            "\"timeout\"",
+            "\n",
+            "\"format\":1,",
+            "\"format\":2,",
+            ",\"state\":",
+        ],
     },
     Target {
         name: "job-envelope",

@@ -20,20 +20,6 @@
     panelMuted: "#b5b9bf",
   };
 
-  /** The state before turn 1: an empty grid and one energy per side (the engine's `new`). */
-  function initialState(rules) {
-    const { rows, cols } = rules;
-    const side = (spawn) => ({ energy: 1, spawn, spawnDisabled: false });
-    return {
-      rows,
-      cols,
-      turnsElapsed: 0,
-      grid: ".".repeat(rows * cols),
-      p1: side(cols + 1),
-      p2: side((rows - 2) * cols + cols - 2),
-    };
-  }
-
   /** The moves of a reply that the rules apply to `grid` for `seat`; null for a reply that disqualifies. */
   function movesOf(reply, grid, cols, seat) {
     if (!reply || typeof reply.line !== "string") return null;
@@ -71,8 +57,9 @@
     create(replay, { seatColors }) {
       const frames = replay.frames;
       const { rows, cols } = frames[0].state;
-      const start = initialState({ rows, cols });
-      const stateBefore = (index) => (index > 0 ? frames[index - 1].state : start);
+      // The state frame `index`'s turn started from: the replay header's before the
+      // first (null in a format 1 replay: that frame's moves and events are not shown).
+      const stateBefore = (index) => (index > 0 ? frames[index - 1].state : replay.initial);
       const names = [0, 1].map((seat) => `${replay.setup.players[seat] || `seat ${seat}`} (${SIDE_WORDS[seat]})`);
       const sideOf = (state, seat) => (seat === 0 ? state.p1 : state.p2);
       let layout = null;
@@ -90,6 +77,7 @@
 
       function events(index) {
         const before = stateBefore(index);
+        if (!before) return [];
         const after = frames[index].state;
         const replies = repliesOf(index);
         const lines = [];
@@ -270,9 +258,10 @@
           drawSpawn(ctx, state.p1, 0);
           drawSpawn(ctx, state.p2, 1);
           for (let cell = 0; cell < state.grid.length; cell += 1) drawCell(ctx, state.grid[cell], cell);
-          // The moves that made this frame, drawn over the botlets they moved.
+          // The moves that made this frame, drawn over the botlets they moved (known
+          // only with the state they were made on).
           const before = stateBefore(index);
-          repliesOf(index).forEach((reply, seat) => {
+          (before ? repliesOf(index) : []).forEach((reply, seat) => {
             const moves = movesOf(reply, before.grid, cols, seat);
             if (!moves) return;
             ctx.save();

@@ -5,8 +5,9 @@
 // "died", "turnLimit", "error") once that copy's game is over, `last` (what its last
 // turn did, in words), `items` [[x, y, type]] and `monsters` [[x, y, type, hp]], with the
 // protocol's type ids (0 exit, 2 treasure, 3 potion, 4/5/6 hammer/scythe/bow chest,
-// 7 box, 8 skeleton, 9 gargoyle, 10 orc, 11 vampire). Obstacles never change: they come
-// from the map in the setup ("X"; maps/maze, engine/src/maze/map.rs).
+// 7 box, 8 skeleton, 9 gargoyle, 10 orc, 11 vampire). Obstacles never change and are in
+// no state: they come from the map in the setup ("X"; maps/maze, engine/src/maze/map.rs).
+// The state before the first step is the replay header's.
 //
 // The copies are drawn side by side, wrapping into a grid on narrow screens. A cell the
 // hero has not yet had in view (Chebyshev 3 around it, walls do not block) is darkened:
@@ -51,7 +52,6 @@
     10: { name: "orc", plural: "orcs", color: "#4f8a3c", mark: "O", hp: 8 },
     11: { name: "vampire", plural: "vampires", color: "#7a2a5a", mark: "V", hp: 10 },
   };
-  const MAP_ITEMS = { E: 0, t: 2, p: 3, a: 4, b: 5, c: 6 };
   const ENDINGS = {
     exit: "reached the exit",
     died: "died",
@@ -59,21 +59,16 @@
     error: "is out: invalid command, timeout or crash",
   };
 
-  /** Obstacles, the hero's start and the items and monsters at the start, from the map file. */
-  function readMap(text) {
+  /** The obstacles of the map file: rock[y * COLUMNS + x] is 1 on an "X". */
+  function readRock(text) {
     const rows = String(text || "").split("\n").map((row) => row.replace(/\r$/, "")).filter((row) => row.length > 0);
     const rock = new Uint8Array(COLUMNS * ROWS);
-    const start = { hero: { x: 0, y: 0 }, items: [], monsters: [] };
     rows.slice(0, ROWS).forEach((row, y) => {
       for (let x = 0; x < Math.min(COLUMNS, row.length); x += 1) {
-        const symbol = row[x];
-        if (symbol === "X") rock[y * COLUMNS + x] = 1;
-        else if (symbol === "H") start.hero = { x, y };
-        else if (symbol in MAP_ITEMS) start.items.push([x, y, MAP_ITEMS[symbol]]);
-        else if (symbol >= "0" && symbol <= "4") start.monsters.push([x, y, 7 + Number(symbol)]);
+        if (row[x] === "X") rock[y * COLUMNS + x] = 1;
       }
     });
-    return { rock, start };
+    return rock;
   }
 
   /** How many monsters of each type a copy holds. */
@@ -95,11 +90,11 @@
       const { frames, setup } = replay;
       const players = setup.players || [];
       const copies = frames[0].state.copies.length;
-      const { rock, start } = readMap(setup.map);
+      const rock = readRock(setup.map);
       let layout = null;
 
       // firstSeen[seat][cell]: the first frame whose hero had the cell in view (-1: from
-      // the start); Infinity while never.
+      // the start, known from the header's state); Infinity while never.
       const firstSeen = Array.from({ length: copies }, () => new Float64Array(COLUMNS * ROWS).fill(Infinity));
       function reveal(seat, hero, index) {
         for (let y = Math.max(0, hero.y - HERO_VIEW); y <= Math.min(ROWS - 1, hero.y + HERO_VIEW); y += 1) {
@@ -110,12 +105,17 @@
         }
       }
       for (let seat = 0; seat < copies; seat += 1) {
-        reveal(seat, start.hero, -1);
+        if (replay.initial) reveal(seat, replay.initial.copies[seat].hero, -1);
         frames.forEach((frame, index) => reveal(seat, frame.state.copies[seat].hero, index));
       }
 
       const name = (seat) => players[seat] ?? `seat ${seat}`;
-      const copyBefore = (index, seat) => (index > 0 ? frames[index - 1].state.copies[seat] : null);
+      // Seat's copy as frame `index`'s step found it: the replay header's before the first
+      // (null in a format 1 replay: what that frame picked up and killed is not shown).
+      const copyBefore = (index, seat) => {
+        const state = index > 0 ? frames[index - 1].state : replay.initial;
+        return state ? state.copies[seat] : null;
+      };
       const asked = (index) => new Set(frames[index].replies.map((entry) => entry.seat));
 
       function events(index) {
@@ -126,16 +126,17 @@
           const was = copyBefore(index, seat);
           const who = name(seat);
           lines.push(`${who}: ${copy.last}`);
-          const itemsBefore = was ? was.items : start.items;
-          const still = new Set(copy.items.map(([x, y]) => `${x},${y}`));
-          for (const [x, y, type] of itemsBefore) {
-            if (!still.has(`${x},${y}`) && ITEMS[type] && type !== 0) lines.push(`${who} picked up ${ITEMS[type].name}`);
-          }
-          const [had, has] = [countMonsters(was ? was.monsters : start.monsters), countMonsters(copy.monsters)];
-          for (const [type, count] of had) {
-            const killed = count - (has.get(type) || 0);
-            const monster = MONSTERS[type];
-            if (killed > 0 && monster) lines.push(`${who} killed ${killed === 1 ? `a ${monster.name}` : `${killed} ${monster.plural}`}`);
+          if (was) {
+            const still = new Set(copy.items.map(([x, y]) => `${x},${y}`));
+            for (const [x, y, type] of was.items) {
+              if (!still.has(`${x},${y}`) && ITEMS[type] && type !== 0) lines.push(`${who} picked up ${ITEMS[type].name}`);
+            }
+            const [had, has] = [countMonsters(was.monsters), countMonsters(copy.monsters)];
+            for (const [type, count] of had) {
+              const killed = count - (has.get(type) || 0);
+              const monster = MONSTERS[type];
+              if (killed > 0 && monster) lines.push(`${who} killed ${killed === 1 ? `a ${monster.name}` : `${killed} ${monster.plural}`}`);
+            }
           }
           if (copy.end && !(was && was.end)) {
             lines.push(`${who} ${ENDINGS[copy.end] || copy.end}: score ${MatchFarm.fmt.number(copy.hero.score)}`);

@@ -143,14 +143,16 @@
       const { width, height } = frames[0].state;
       let layout = null;
 
-      // The state each frame's step started from: the previous frame's, or none for the first.
-      const before = (index) => (index > 0 ? frames[index - 1].state : null);
+      // The state each frame's step started from: the previous frame's, or the replay
+      // header's for the first (null in a format 1 replay: that frame's changes are not shown).
+      const before = (index) => (index > 0 ? frames[index - 1].state : replay.initial);
       const actingTeams = (index) => frames[index].replies.map((entry) => entry.seat + 1);
 
       /** "Round 1 · turn 15 · team 2 (raider) played": what frame `index`'s step was. */
       function stepTitle(index) {
-        const start = before(index) || { round: 1, phase: "shop" };
-        const when = start.phase === "shop" ? `round ${start.round} · shop` : `round ${start.round} · turn ${start.turn}`;
+        const start = before(index);
+        let when = `step ${frames[index].step}`;
+        if (start) when = start.phase === "shop" ? `round ${start.round} · shop` : `round ${start.round} · turn ${start.turn}`;
         const teams = actingTeams(index);
         if (teams.length === 0) return `${when} · nobody was asked`;
         if (teams.length === teamCount) return `${when} · every team`;
@@ -214,43 +216,36 @@
       function events(index) {
         const after = frames[index].state;
         const start = before(index);
+        // Without the state the step started from, only what the rules logged.
+        if (!start) return [...(after.log || [])];
         const lines = [];
-        const newRound = start !== null && after.round !== start.round;
-        const shopping = start === null || start.phase === "shop";
+        const newRound = after.round !== start.round;
+        const shopping = start.phase === "shop";
         const nowAdventurers = byId(adventurersOf(after));
-        if (start === null) {
-          // The first step is the first shop: everything carried was just bought.
-          for (const adventurer of nowAdventurers.values()) {
-            for (const item of itemsOf(adventurer).values()) {
-              lines.push(`${adventurerLabel(adventurer)} bought ${itemName(item.itemType)}${item.equipped ? " (equipped)" : ""}`);
-            }
-          }
-        } else {
-          const escapedBefore = new Set(Object.values(start.escaped || {}).flat());
-          const escapedNow = new Set(Object.values(after.escaped || {}).flat());
-          const held = { before: holders(start), after: holders(after) };
-          for (const was of adventurersOf(start)) {
-            const is = nowAdventurers.get(was.id);
-            if (newRound) {
-              // The map was reset for the next round: escapees come back as veterans.
-              if (is && is.veteran) lines.push(`${adventurerLabel(was)} escaped with ${was.gold} gold`);
-              else lines.push(`${adventurerLabel(was)} did not make it out of round ${start.round}`);
-            } else if (!is) {
-              if (escapedNow.has(was.id) && !escapedBefore.has(was.id)) {
-                lines.push(`${adventurerLabel(was)} escaped through a portal with ${was.gold} gold`);
-              } else {
-                lines.push(`${adventurerLabel(was)} died at (${was.x}, ${was.y})${was.gold > 0 ? `, dropping ${was.gold} gold` : ""}`);
-              }
+        const escapedBefore = new Set(Object.values(start.escaped || {}).flat());
+        const escapedNow = new Set(Object.values(after.escaped || {}).flat());
+        const held = { before: holders(start), after: holders(after) };
+        for (const was of adventurersOf(start)) {
+          const is = nowAdventurers.get(was.id);
+          if (newRound) {
+            // The map was reset for the next round: escapees come back as veterans.
+            if (is && is.veteran) lines.push(`${adventurerLabel(was)} escaped with ${was.gold} gold`);
+            else lines.push(`${adventurerLabel(was)} did not make it out of round ${start.round}`);
+          } else if (!is) {
+            if (escapedNow.has(was.id) && !escapedBefore.has(was.id)) {
+              lines.push(`${adventurerLabel(was)} escaped through a portal with ${was.gold} gold`);
             } else {
-              lines.push(...adventurerEvents(was, is, shopping, held));
+              lines.push(`${adventurerLabel(was)} died at (${was.x}, ${was.y})${was.gold > 0 ? `, dropping ${was.gold} gold` : ""}`);
             }
+          } else {
+            lines.push(...adventurerEvents(was, is, shopping, held));
           }
-          if (!newRound) lines.push(...objectEvents(start, after));
-          if (!newRound && after.corrupted.length > start.corrupted.length) {
-            lines.push(start.corrupted.length === 0
-              ? "The spawners turned into corruption"
-              : `The corruption spread to ${after.corrupted.length - start.corrupted.length} more cells`);
-          }
+        }
+        if (!newRound) lines.push(...objectEvents(start, after));
+        if (!newRound && after.corrupted.length > start.corrupted.length) {
+          lines.push(start.corrupted.length === 0
+            ? "The spawners turned into corruption"
+            : `The corruption spread to ${after.corrupted.length - start.corrupted.length} more cells`);
         }
         lines.push(...bankEvents(start, after, shopping));
         if (newRound) {
@@ -275,7 +270,7 @@
       function bankEvents(start, after, shopping) {
         const lines = [];
         for (let team = 1; team <= teamCount; team += 1) {
-          const was = start ? start.teamsGold[team] : rules.startingGold;
+          const was = start.teamsGold[team];
           const is = after.teamsGold[team];
           if (was === undefined || is === undefined || was === is) continue;
           const why = shopping ? " at the shop" : after.phase === "over" ? " (the game is over: its escapees' items are sold)" : "";
@@ -347,7 +342,7 @@
         });
         // Doors block sight whether or not the team sees them: take them from the full
         // state the observation was made from.
-        const doors = new Set(frames[j - 1].state.entities.filter((entity) => entity.type === "door").map((door) => door.y * width + door.x));
+        const doors = new Set(before(j).entities.filter((entity) => entity.type === "door").map((door) => door.y * width + door.x));
         const blocks = (x, y) => state.map[y][x] === "#" || doors.has(y * width + x);
         return {
           map: state.map,

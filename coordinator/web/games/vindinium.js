@@ -24,24 +24,6 @@
     panelMuted: "#b5b9bf",
   };
 
-  /** The state before the first move, from the map in the replay's setup. */
-  function initialState(setup) {
-    if (typeof setup.map !== "string") return null;
-    const rows = setup.map.split("\n").filter((row) => row.length > 0);
-    const size = rows.length;
-    const tiles = rows.join("");
-    const heroes = [];
-    for (let index = 0; index < size * size; index += 1) {
-      const code = tiles.substr(2 * index, 2);
-      if (code[0] !== "@") continue;
-      const id = Number(code[1]);
-      const pos = { x: Math.floor(index / size), y: index % size };
-      heroes.push({ id, name: setup.players[id - 1] || `hero ${id}`, pos, spawnPos: pos, life: MAX_LIFE, gold: 0, mineCount: 0, crashed: false });
-    }
-    heroes.sort((a, b) => a.id - b.id);
-    return { turn: 0, heroes, board: { size, tiles }, finished: false };
-  }
-
   function tileAt(board, x, y) {
     return board.tiles.substr(2 * (x * board.size + y), 2);
   }
@@ -57,10 +39,14 @@
   MatchFarm.registerGame("vindinium", {
     create(replay, { seatColors }) {
       const frames = replay.frames;
-      const start = initialState(replay.setup);
-      const stateBefore = (index) => (index > 0 ? frames[index - 1].state : start || frames[0].state);
+      // The state frame `index`'s move started from: the replay header's before the
+      // first (null in a format 1 replay: that frame's mover and events are not shown).
+      const stateBefore = (index) => (index > 0 ? frames[index - 1].state : replay.initial);
       // The hero who moved in frame `index`: the one whose turn it was before it.
-      const moverOf = (index) => stateBefore(index).turn % 4;
+      const moverOf = (index) => {
+        const before = stateBefore(index);
+        return before ? before.turn % 4 : -1;
+      };
       const who = (hero) => `${hero.name} #${hero.id}`;
       let layout = null;
 
@@ -80,8 +66,8 @@
 
       function events(index) {
         const before = stateBefore(index);
+        if (!before) return [];
         const after = frames[index].state;
-        if (before === after) return [];
         const mover = moverOf(index);
         const actor = after.heroes[mover];
         const lines = [];
