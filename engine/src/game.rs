@@ -165,6 +165,15 @@ pub(crate) fn write_json<T: Serialize + ?Sized>(out: &mut Vec<u8>, value: &T) {
     }
 }
 
+/// Appends the integer `value` to `out` in decimal, as JSON writes it.
+pub(crate) fn write_int(out: &mut Vec<u8>, value: impl itoa::Integer) {
+    // Byte by byte: the numbers of a state are a few digits, for which a copy of a
+    // slice of unknown length costs more than the digits.
+    for &digit in itoa::Buffer::new().format(value).as_bytes() {
+        out.push(digit);
+    }
+}
+
 /// Any game, for code that picks the game at run time.
 #[derive(Debug, Clone)]
 pub enum AnyGame {

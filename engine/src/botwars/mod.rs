@@ -12,7 +12,7 @@ use std::ops::RangeInclusive;
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 
-use crate::game::check_rule;
+use crate::game::{check_rule, write_int};
 use crate::{
     AnyGame, BotReply, Deadlines, Game, GameKind, GameRng, PlayerOutcome, PlayerStatus, REPLY_TIMEOUT_MS, Seat,
     SetupError, TURNS,
@@ -513,10 +513,9 @@ impl Botwars {
     /// booleans and the grid, whose letters (`. r b * x X`) need no escaping in JSON.
     /// A test checks it against serde's rendering of the same document.
     fn write_state_doc(&self, out: &mut Vec<u8>, with_winner: bool) {
-        let mut number = itoa::Buffer::new();
-        let mut field = |out: &mut Vec<u8>, name: &str, value: u64| {
+        let field = |out: &mut Vec<u8>, name: &str, value: u64| {
             out.extend_from_slice(name.as_bytes());
-            out.extend_from_slice(number.format(value).as_bytes());
+            write_int(out, value);
         };
         field(out, "{\"rows\":", self.rules.rows as u64);
         field(out, ",\"cols\":", self.rules.cols as u64);
@@ -586,7 +585,7 @@ impl Game for Botwars {
         });
         self.write_state_doc(out, false);
         out.extend_from_slice(b",\"gameId\":");
-        out.extend_from_slice(itoa::Buffer::new().format(self.game_id).as_bytes());
+        write_int(out, self.game_id);
         out.push(b'}');
     }
 

@@ -5,6 +5,8 @@ use std::collections::VecDeque;
 
 use serde::Serialize;
 
+use crate::game::{write_int, write_json};
+
 use super::command::{Command, Weapon, clip};
 use super::map::{CELLS, Cell, Item, MazeMap, MonsterKind, Pos};
 use super::{DEATH_SCORE, ERROR_SCORE, EXIT_SCORE, HERO_FOV, HERO_MAX_HP, POTION_HP, TREASURE_SCORE};
@@ -281,6 +283,14 @@ impl Dungeon {
     /// (Chebyshev 3, walls ignored), sorted by x, then y, then obstacle, item, monster.
     pub fn sight(&self) -> Sight {
         let hero = &self.hero;
+        // The monsters in view, by their cell of the view (at most one per cell; the
+        // first in the list, as `monster_at` finds it).
+        const SIDE: i32 = 2 * HERO_FOV + 1;
+        let mut in_view = [None; (SIDE * SIDE) as usize];
+        let view_cell = |pos: Pos| ((pos.x - hero.pos.x + HERO_FOV) * SIDE + pos.y - hero.pos.y + HERO_FOV) as usize;
+        for monster in self.monsters.iter().rev().filter(|monster| monster.pos.chebyshev(hero.pos) <= HERO_FOV) {
+            in_view[view_cell(monster.pos)] = Some(monster);
+        }
         let mut entities = Vec::new();
         for x in hero.pos.x - HERO_FOV..=hero.pos.x + HERO_FOV {
             for pos in (hero.pos.y - HERO_FOV..=hero.pos.y + HERO_FOV).map(|y| Pos::new(x, y)) {
@@ -293,7 +303,7 @@ impl Dungeon {
                 if let Some(item) = self.items[pos.index()] {
                     entities.push(Entity { pos, etype: item.type_id(), evalue: item.value() });
                 }
-                if let Some(monster) = self.monster_at(pos) {
+                if let Some(monster) = in_view[view_cell(pos)] {
                     entities.push(Entity { pos, etype: monster.kind.type_id(), evalue: monster.hp });
                 }
             }
@@ -505,25 +515,64 @@ impl Dungeon {
         }
     }
 
-    /// The state for replay frames.
-    pub(crate) fn snapshot(&self) -> DungeonDoc<'_> {
+    /// Appends the copy's state for replay frames to `out`: `{"turn":..,"hero":{"x":..,
+    /// "y":..,"hp":..,"score":..,"charges":[..]},["end":"..",]"last":"..","items":
+    /// [[x,y,etype],..],"monsters":[[x,y,etype,hp],..]}`, items in map order.
+    ///
+    /// Written by hand (it is most of every frame); the strings go through serde_json.
+    /// A test checks it against serde's rendering of the same document.
+    pub(crate) fn write_state(&self, out: &mut Vec<u8>) {
+        let list = |out: &mut Vec<u8>, numbers: &[i32]| {
+            out.push(b'[');
+            for (index, value) in numbers.iter().enumerate() {
+                if index > 0 {
+                    out.push(b',');
+                }
+                write_int(out, *value);
+            }
+            out.push(b']');
+        };
         let hero = &self.hero;
-        DungeonDoc {
-            turn: self.turn,
-            hero: HeroDoc {
-                x: hero.pos.x,
-                y: hero.pos.y,
-                hp: hero.hp,
-                score: hero.score,
-                charges: [hero.charges[1], hero.charges[2], hero.charges[3]],
-            },
-            end: self.end,
-            last: &self.last,
-            items: Pos::all()
-                .filter_map(|pos| self.items[pos.index()].map(|item| [pos.x, pos.y, item.type_id()]))
-                .collect(),
-            monsters: self.monsters.iter().map(|m| [m.pos.x, m.pos.y, m.kind.type_id(), m.hp]).collect(),
+        out.extend_from_slice(b"{\"turn\":");
+        write_int(out, self.turn);
+        out.extend_from_slice(b",\"hero\":{\"x\":");
+        write_int(out, hero.pos.x);
+        out.extend_from_slice(b",\"y\":");
+        write_int(out, hero.pos.y);
+        out.extend_from_slice(b",\"hp\":");
+        write_int(out, hero.hp);
+        out.extend_from_slice(b",\"score\":");
+        write_int(out, hero.score);
+        out.extend_from_slice(b",\"charges\":[");
+        for (index, weapon) in [1, 2, 3].into_iter().enumerate() {
+            if index > 0 {
+                out.push(b',');
+            }
+            write_int(out, hero.charges[weapon]);
         }
+        out.extend_from_slice(b"]}");
+        if let Some(end) = self.end {
+            out.extend_from_slice(b",\"end\":");
+            write_json(out, &end);
+        }
+        out.extend_from_slice(b",\"last\":");
+        write_json(out, &self.last);
+        out.extend_from_slice(b",\"items\":[");
+        let items = Pos::all().filter_map(|pos| self.items[pos.index()].map(|item| (pos, item)));
+        for (index, (pos, item)) in items.enumerate() {
+            if index > 0 {
+                out.push(b',');
+            }
+            list(out, &[pos.x, pos.y, item.type_id()]);
+        }
+        out.extend_from_slice(b"],\"monsters\":[");
+        for (index, monster) in self.monsters.iter().enumerate() {
+            if index > 0 {
+                out.push(b',');
+            }
+            list(out, &[monster.pos.x, monster.pos.y, monster.kind.type_id(), monster.hp]);
+        }
+        out.extend_from_slice(b"]}");
     }
 }
 
@@ -555,33 +604,73 @@ fn describe(command: &Command, resolved: &Resolved) -> String {
     if said.is_empty() { format!("{asked}: {did}") } else { format!("{asked} \"{}\": {did}", clip(said)) }
 }
 
-#[derive(Serialize)]
-pub(crate) struct HeroDoc {
-    x: i32,
-    y: i32,
-    hp: i32,
-    score: i64,
-    /// Hammer, scythe, bow.
-    charges: [u32; 3],
-}
-
-/// One copy in a replay frame.
-#[derive(Serialize)]
-pub(crate) struct DungeonDoc<'a> {
-    turn: u32,
-    hero: HeroDoc,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    end: Option<End>,
-    last: &'a str,
-    /// `[x, y, etype]`.
-    items: Vec<[i32; 3]>,
-    /// `[x, y, etype, hp]`.
-    monsters: Vec<[i32; 4]>,
-}
-
 #[cfg(test)]
 mod tests {
+    use serde::Serialize;
+
     use super::*;
+
+    #[derive(Serialize)]
+    struct HeroDoc {
+        x: i32,
+        y: i32,
+        hp: i32,
+        score: i64,
+        charges: [u32; 3],
+    }
+
+    /// One copy as serde writes it: what `write_state` must equal.
+    #[derive(Serialize)]
+    struct DungeonDoc<'a> {
+        turn: u32,
+        hero: HeroDoc,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        end: Option<End>,
+        last: &'a str,
+        items: Vec<[i32; 3]>,
+        monsters: Vec<[i32; 4]>,
+    }
+
+    fn serde_state(dungeon: &Dungeon) -> String {
+        let hero = &dungeon.hero;
+        let doc = DungeonDoc {
+            turn: dungeon.turn,
+            hero: HeroDoc {
+                x: hero.pos.x,
+                y: hero.pos.y,
+                hp: hero.hp,
+                score: hero.score,
+                charges: [hero.charges[1], hero.charges[2], hero.charges[3]],
+            },
+            end: dungeon.end,
+            last: &dungeon.last,
+            items: Pos::all()
+                .filter_map(|pos| dungeon.items[pos.index()].map(|item| [pos.x, pos.y, item.type_id()]))
+                .collect(),
+            monsters: dungeon.monsters.iter().map(|m| [m.pos.x, m.pos.y, m.kind.type_id(), m.hp]).collect(),
+        };
+        serde_json::to_string(&doc).expect("serializes")
+    }
+
+    fn written_state(dungeon: &Dungeon) -> String {
+        let mut out = Vec::new();
+        dungeon.write_state(&mut out);
+        String::from_utf8(out).expect("UTF-8")
+    }
+
+    #[test]
+    fn the_hand_written_state_is_serdes() {
+        let mut dungeon = open();
+        dungeon.place_monster(MonsterKind::Orc, Pos::new(2, 2), 8);
+        dungeon.place_monster(MonsterKind::Box, Pos::new(9, 9), 1);
+        assert_eq!(written_state(&dungeon), serde_state(&dungeon));
+        let said = Command::Move { target: Pos::new(6, 5), message: "a \"quote\" and \\ \u{1}".into() };
+        dungeon.play(&said);
+        assert_eq!(written_state(&dungeon), serde_state(&dungeon));
+        dungeon.fail(PlayerStatus::TimedOut, "timeout");
+        assert!(dungeon.end.is_some());
+        assert_eq!(written_state(&dungeon), serde_state(&dungeon));
+    }
 
     /// An open 16x12 floor with the hero at (5, 5) and the exit far away.
     fn open() -> Dungeon {

@@ -32,7 +32,7 @@ pub use command::{Command, CommandError, Weapon, parse_command};
 pub use dungeon::{Dungeon, End, Entity, Hero, Monster, OBSTACLE, Resolved, Sight, Waste, weapon_cells};
 pub use map::{Cell, HEIGHT, Item, MapError, MazeMap, MonsterKind, Pos, WIDTH};
 
-use crate::game::{check_rule, write_json};
+use crate::game::{check_rule, write_int};
 use crate::{
     AnyGame, BotReply, Deadlines, Game, GameKind, GameRng, PlayerOutcome, PlayerStatus, REPLY_TIMEOUT_MS, Seat,
     SetupError, TURNS, ranks_by_score,
@@ -137,12 +137,6 @@ pub fn parse_reply(reply: &BotReply) -> MazeAction {
     }
 }
 
-#[derive(Serialize)]
-struct MatchDoc<'a> {
-    step: u64,
-    copies: Vec<dungeon::DungeonDoc<'a>>,
-}
-
 impl Game for Maze {
     const KIND: GameKind = GameKind::Maze;
     type Rules = MazeRules;
@@ -222,9 +216,18 @@ impl Game for Maze {
         self.copies.iter().all(Dungeon::is_over)
     }
 
+    /// `{"step":..,"copies":[..]}`, each copy's state as [`Dungeon`] writes it.
     fn write_state(&self, out: &mut Vec<u8>) {
-        let doc = MatchDoc { step: self.steps, copies: self.copies.iter().map(Dungeon::snapshot).collect() };
-        write_json(out, &doc);
+        out.extend_from_slice(b"{\"step\":");
+        write_int(out, self.steps);
+        out.extend_from_slice(b",\"copies\":[");
+        for (index, copy) in self.copies.iter().enumerate() {
+            if index > 0 {
+                out.push(b',');
+            }
+            copy.write_state(out);
+        }
+        out.extend_from_slice(b"]}");
     }
 
     fn outcome(&self) -> Vec<PlayerOutcome> {

@@ -157,18 +157,25 @@ impl Board {
     /// The `tiles` string of the JSON state: two characters per tile, row by row, with
     /// `heroes` drawn as `@id` over their cells.
     pub fn render(&self, heroes: &[(HeroId, Pos)]) -> String {
-        let mut out = String::with_capacity(self.tiles.len() * 2);
+        let mut out = Vec::with_capacity(self.tiles.len() * 2);
+        self.render_into(heroes.iter().copied(), &mut out);
+        // Every tile code is ASCII.
+        String::from_utf8_lossy(&out).into_owned()
+    }
+
+    /// Appends the `tiles` string (see [`Board::render`]) to `out`.
+    pub fn render_into(&self, heroes: impl DoubleEndedIterator<Item = (HeroId, Pos)>, out: &mut Vec<u8>) {
+        let start = out.len();
         for tile in &self.tiles {
-            out.push_str(tile.code());
+            out.extend_from_slice(tile.code().as_bytes());
         }
         // In reverse, so that of two heroes on one cell the first is drawn.
-        for &(id, pos) in heroes.iter().rev() {
-            let code = ["@1", "@2", "@3", "@4"].get(usize::from(id).wrapping_sub(1));
+        for (id, pos) in heroes.rev() {
+            let code = [b"@1", b"@2", b"@3", b"@4"].get(usize::from(id).wrapping_sub(1));
             if let (Some(index), Some(code)) = (self.index(pos), code) {
-                out.replace_range(2 * index..2 * index + 2, code);
+                out[start + 2 * index..start + 2 * index + 2].copy_from_slice(*code);
             }
         }
-        out
     }
 
     /// How many mines each hero owns, indexed by hero id (index 0 counts nothing).

@@ -1,96 +1,205 @@
 //! The original JSON state document, sent to bots and kept in replays.
+//!
+//! Written by hand, straight into the caller's buffer, because a frame of every step
+//! holds one: the numbers and the board need no escaping (the tiles are drawn from
+//! `  ## [] $- $1..$4 @1..@4`), the names and the game id go through serde_json. A
+//! test checks the result against serde's rendering of the same documents.
 
-use serde::Serialize;
+use crate::game::{write_int, write_json};
 
-use crate::game::write_json;
-
-use super::board::{Dir, HeroId, Pos};
+use super::board::{Dir, Pos};
 use super::{Hero, Vindinium};
 
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct HeroDoc<'a> {
-    id: HeroId,
-    name: &'a str,
-    pos: Pos,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    last_dir: Option<&'static str>,
-    life: i32,
-    gold: i64,
-    mine_count: usize,
-    spawn_pos: Pos,
-    crashed: bool,
+/// Appends `"name":value` for an integer.
+fn number(out: &mut Vec<u8>, name: &str, value: impl itoa::Integer) {
+    out.push(b'"');
+    out.extend_from_slice(name.as_bytes());
+    out.extend_from_slice(b"\":");
+    write_int(out, value);
 }
 
-#[derive(Serialize)]
-struct BoardDoc {
-    size: usize,
-    tiles: String,
+/// Appends a position, `{"x":..,"y":..}`.
+fn position(out: &mut Vec<u8>, pos: Pos) {
+    out.push(b'{');
+    number(out, "x", pos.x);
+    out.push(b',');
+    number(out, "y", pos.y);
+    out.push(b'}');
 }
 
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct GameDoc<'a> {
-    id: &'a str,
-    turn: u64,
-    max_turns: u64,
-    heroes: Vec<HeroDoc<'a>>,
-    board: BoardDoc,
-    finished: bool,
-}
-
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct StateDoc<'a> {
-    game: GameDoc<'a>,
-    hero: HeroDoc<'a>,
-    token: String,
-    view_url: &'static str,
-    play_url: &'static str,
-}
-
-/// `hero`'s part of the document; `mines` counts each hero's mines by id.
-fn hero_doc<'a>(hero: &'a Hero, mines: &[usize; 5]) -> HeroDoc<'a> {
-    HeroDoc {
-        id: hero.id,
-        name: &hero.name,
-        pos: hero.pos,
-        last_dir: hero.last_dir.map(Dir::name),
-        life: hero.life,
-        gold: hero.gold,
-        mine_count: mines.get(usize::from(hero.id)).copied().unwrap_or(0),
-        spawn_pos: hero.spawn,
-        crashed: hero.crashed,
+/// Appends `hero`'s part of the document; `mines` counts each hero's mines by id.
+fn write_hero(out: &mut Vec<u8>, hero: &Hero, mines: &[usize; 5]) {
+    out.push(b'{');
+    number(out, "id", hero.id);
+    out.extend_from_slice(b",\"name\":");
+    write_json(out, &hero.name);
+    out.extend_from_slice(b",\"pos\":");
+    position(out, hero.pos);
+    if let Some(dir) = hero.last_dir.map(Dir::name) {
+        out.extend_from_slice(b",\"lastDir\":\"");
+        out.extend_from_slice(dir.as_bytes());
+        out.push(b'"');
     }
+    out.push(b',');
+    number(out, "life", hero.life);
+    out.push(b',');
+    number(out, "gold", hero.gold);
+    out.push(b',');
+    number(out, "mineCount", mines.get(usize::from(hero.id)).copied().unwrap_or(0));
+    out.extend_from_slice(b",\"spawnPos\":");
+    position(out, hero.spawn);
+    out.extend_from_slice(if hero.crashed { b",\"crashed\":true}" } else { b",\"crashed\":false}" });
 }
 
-fn game_doc<'a>(game: &'a Vindinium, mines: &[usize; 5]) -> GameDoc<'a> {
-    let positions: Vec<(HeroId, Pos)> = game.heroes.iter().map(|hero| (hero.id, hero.pos)).collect();
-    GameDoc {
-        id: &game.game_id,
-        turn: game.turn,
-        max_turns: game.rules.max_turns,
-        heroes: game.heroes.iter().map(|hero| hero_doc(hero, mines)).collect(),
-        board: BoardDoc { size: game.board.size(), tiles: game.board.render(&positions) },
-        finished: game.finished,
+/// Appends the `game` object: what a replay frame records.
+fn write_game(out: &mut Vec<u8>, game: &Vindinium, mines: &[usize; 5]) {
+    out.extend_from_slice(b"{\"id\":");
+    write_json(out, &game.game_id);
+    out.push(b',');
+    number(out, "turn", game.turn);
+    out.push(b',');
+    number(out, "maxTurns", game.rules.max_turns);
+    out.extend_from_slice(b",\"heroes\":[");
+    for (index, hero) in game.heroes.iter().enumerate() {
+        if index > 0 {
+            out.push(b',');
+        }
+        write_hero(out, hero, mines);
     }
+    out.extend_from_slice(b"],\"board\":{");
+    number(out, "size", game.board.size());
+    out.extend_from_slice(b",\"tiles\":\"");
+    let positions = game.heroes.iter().map(|hero| (hero.id, hero.pos));
+    game.board.render_into(positions, out);
+    out.extend_from_slice(if game.finished { b"\"},\"finished\":true}" } else { b"\"},\"finished\":false}" });
 }
 
 /// Appends the state document for the hero in `seat` to `out`: one line of JSON.
 pub(super) fn write_document(game: &Vindinium, seat: usize, out: &mut Vec<u8>) {
     let mines = game.board.mine_counts();
     let hero = &game.heroes[seat.min(game.heroes.len() - 1)];
-    let doc = StateDoc {
-        game: game_doc(game, &mines),
-        hero: hero_doc(hero, &mines),
-        token: format!("seat{seat}"),
-        view_url: "",
-        play_url: "",
-    };
-    write_json(out, &doc);
+    out.extend_from_slice(b"{\"game\":");
+    write_game(out, game, &mines);
+    out.extend_from_slice(b",\"hero\":");
+    write_hero(out, hero, &mines);
+    out.extend_from_slice(b",\"token\":\"seat");
+    write_int(out, seat);
+    out.extend_from_slice(b"\",\"viewUrl\":\"\",\"playUrl\":\"\"}");
 }
 
 /// Appends the `game` object alone to `out`: what a replay frame records.
 pub(super) fn write_snapshot(game: &Vindinium, out: &mut Vec<u8>) {
-    write_json(out, &game_doc(game, &game.board.mine_counts()));
+    write_game(out, game, &game.board.mine_counts());
+}
+
+#[cfg(test)]
+mod tests {
+    use serde::Serialize;
+
+    use super::super::board::HeroId;
+    use super::super::{Vindinium, VindiniumRules};
+    use super::*;
+    use crate::{Game, GameRng};
+
+    #[derive(Serialize)]
+    #[serde(rename_all = "camelCase")]
+    struct HeroDoc<'a> {
+        id: HeroId,
+        name: &'a str,
+        pos: Pos,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        last_dir: Option<&'static str>,
+        life: i32,
+        gold: i64,
+        mine_count: usize,
+        spawn_pos: Pos,
+        crashed: bool,
+    }
+
+    #[derive(Serialize)]
+    struct BoardDoc {
+        size: usize,
+        tiles: String,
+    }
+
+    #[derive(Serialize)]
+    #[serde(rename_all = "camelCase")]
+    struct GameDoc<'a> {
+        id: &'a str,
+        turn: u64,
+        max_turns: u64,
+        heroes: Vec<HeroDoc<'a>>,
+        board: BoardDoc,
+        finished: bool,
+    }
+
+    #[derive(Serialize)]
+    #[serde(rename_all = "camelCase")]
+    struct StateDoc<'a> {
+        game: GameDoc<'a>,
+        hero: HeroDoc<'a>,
+        token: String,
+        view_url: &'static str,
+        play_url: &'static str,
+    }
+
+    fn hero_doc<'a>(game: &Vindinium, hero: &'a Hero) -> HeroDoc<'a> {
+        HeroDoc {
+            id: hero.id,
+            name: &hero.name,
+            pos: hero.pos,
+            last_dir: hero.last_dir.map(Dir::name),
+            life: hero.life,
+            gold: hero.gold,
+            mine_count: game.board.mines_of(hero.id),
+            spawn_pos: hero.spawn,
+            crashed: hero.crashed,
+        }
+    }
+
+    fn game_doc(game: &Vindinium) -> GameDoc<'_> {
+        let positions: Vec<(HeroId, Pos)> = game.heroes.iter().map(|hero| (hero.id, hero.pos)).collect();
+        GameDoc {
+            id: &game.game_id,
+            turn: game.turn,
+            max_turns: game.rules.max_turns,
+            heroes: game.heroes.iter().map(|hero| hero_doc(game, hero)).collect(),
+            board: BoardDoc { size: game.board.size(), tiles: game.board.render(&positions) },
+            finished: game.finished,
+        }
+    }
+
+    #[test]
+    fn the_hand_written_documents_are_serdes() {
+        let players: Vec<String> = ["a \"quoted\" name", "tab\there", "é", "\u{1}"].map(String::from).to_vec();
+        let rules = VindiniumRules::default();
+        let map = Vindinium::default_map(&rules, &mut GameRng::new(5, GameRng::MAP)).expect("a generated map");
+        let mut game = Vindinium::new(rules, map.as_deref(), &players, 5).expect("a valid map");
+        let mut rng = GameRng::new(5, GameRng::RULES);
+        for step in 0..200 {
+            if step % 50 == 0 || game.is_over() {
+                for seat in 0..4 {
+                    let hero = &game.heroes[seat];
+                    let expected = StateDoc {
+                        game: game_doc(&game),
+                        hero: hero_doc(&game, hero),
+                        token: format!("seat{seat}"),
+                        view_url: "",
+                        play_url: "",
+                    };
+                    assert_eq!(game.observation(seat), serde_json::to_string(&expected).expect("serializes"));
+                }
+                assert_eq!(game.snapshot().get(), serde_json::to_string(&game_doc(&game)).expect("serializes"));
+            }
+            if game.is_over() {
+                break;
+            }
+            let seat = game.to_act().first().copied().unwrap_or(0);
+            let dir = Dir::MOVES[step % 4];
+            // One hero crashes early on: `crashed` is true from then on.
+            let reply = if step == 9 { crate::BotReply::Timeout } else { crate::BotReply::Line(dir.name().into()) };
+            let action = game.parse_reply(seat, &reply);
+            game.apply(vec![(seat, action)], &mut rng);
+        }
+    }
 }
