@@ -5,13 +5,22 @@
 //! - [`Match`]: drives one match: requests out, [`BotReply`]s in, replay lines out.
 //! - [`replay`]: the replay format (header, one frame per step, footer) and its verifier.
 //! - [`GameRng`]: the only source of randomness, seeded from the match seed.
-//! - [`builtin`]: bots compiled into the engine; they read the same wire format as
-//!   external bots.
+//! - [`builtin`]: bots compiled into the engine; they read the typed match (only what
+//!   their seat's observation holds) and reply in the wire format, so their replies
+//!   go through the same parsers and into replays like any bot's.
 //! - [`wire`]: how a request and a reply travel over the stdio and HTTP transports.
 //! - One module per game: [`vindinium`], [`botwars`], [`ostibot`], [`maze`].
 //!
 //! Nothing here does IO, reads the clock or draws unseeded randomness: the same
 //! setup and the same replies give the same replay, byte for byte.
+//!
+//! # A step's cost
+//! A game writes its observations ([`Game::write_observation`]) and its state
+//! ([`Game::write_state`]) into a buffer it is handed: [`Match::submit`] writes the
+//! whole frame line into one buffer it reuses, the state in place, and an observation
+//! is only written for a bot outside the engine. The documents written on every step
+//! are written field by field where serde's generic path costs most of a step; each
+//! such writer has a test comparing it with serde's rendering of the same document.
 #![deny(missing_docs)]
 
 pub mod botwars;
