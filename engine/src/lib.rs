@@ -10,6 +10,8 @@
 //!   go through the same parsers and into replays like any bot's.
 //! - [`wire`]: how a request and a reply travel over the stdio and HTTP transports.
 //! - One module per game: [`vindinium`], [`botwars`], [`ostibot`], [`maze`].
+//! - [`MapError`]: what is wrong with a map file, the same shape for every game that
+//!   has maps (a line and column where the problem has one).
 //!
 //! Nothing here does IO, reads the clock or draws unseeded randomness: the same
 //! setup and the same replies give the same replay, byte for byte.
@@ -26,6 +28,7 @@
 pub mod botwars;
 pub mod builtin;
 mod game;
+mod map_error;
 mod matches;
 pub mod maze;
 pub mod ostibot;
@@ -38,6 +41,7 @@ pub mod wire;
 
 pub use farm_proto::{GameKind, PlayerOutcome, PlayerStatus, Seat};
 pub use game::{AnyGame, Deadlines, Game, REPLY_TIMEOUT_MS, SetupError, TURNS};
+pub use map_error::MapError;
 pub use matches::{Match, MatchSetup, StepError};
 pub use ranking::ranks_by_score;
 pub use reply::{BotReply, java_trim};

@@ -15,6 +15,8 @@
 
 use std::fmt;
 
+use crate::MapError;
+
 /// Columns of a maze.
 pub const WIDTH: i32 = 16;
 /// Rows of a maze.
@@ -266,18 +268,6 @@ pub struct MazeMap {
     start: Pos,
 }
 
-/// A map file that does not parse.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("line {line}, column {column}: {problem}")]
-pub struct MapError {
-    /// 1-based line.
-    pub line: usize,
-    /// 1-based column (characters).
-    pub column: usize,
-    /// What is wrong there.
-    pub problem: String,
-}
-
 const SYMBOLS: &str = ".XHEtpabc01234";
 
 impl MazeMap {
@@ -298,7 +288,7 @@ impl MazeMap {
     /// Parses a map file: 12 lines of 16 characters, with an optional final newline
     /// (and `\r\n` line ends). Errors name the line and column.
     pub fn parse(text: &str) -> Result<Self, MapError> {
-        let error = |line: usize, column: usize, problem: String| MapError { line, column, problem };
+        let error = |line: usize, column: usize, problem: String| MapError::at(line, column, problem);
         let rows: Vec<&str> = text.strip_suffix('\n').unwrap_or(text).split('\n').collect();
         let mut cells = Vec::with_capacity(CELLS);
         let mut start: Option<(usize, usize)> = None;
@@ -432,25 +422,25 @@ Xc41XX0a..tH..12
             rows.join("\n")
         };
         let unknown = error_of(&with(2, "X.4.X...cX.X1Z44"));
-        assert_eq!((unknown.line, unknown.column), (3, 14), "{unknown}");
+        assert_eq!(unknown.at, Some((3, 14)), "{unknown}");
         assert!(unknown.problem.contains("'Z'"), "{unknown}");
         let short = error_of(&with(4, "0XXXX"));
-        assert_eq!((short.line, short.column), (5, 6), "{short}");
+        assert_eq!(short.at, Some((5, 6)), "{short}");
         let long = error_of(&with(4, "0XXXXXXXX.XXXX2.."));
-        assert_eq!((long.line, long.column), (5, 17), "{long}");
+        assert_eq!(long.at, Some((5, 17)), "{long}");
         let second_hero = error_of(&with(0, ".XXt..0X4.11t1.H"));
-        assert_eq!((second_hero.line, second_hero.column), (12, 12), "{second_hero}");
+        assert_eq!(second_hero.at, Some((12, 12)), "{second_hero}");
         assert!(second_hero.problem.contains("line 1, column 16"), "{second_hero}");
         let second_exit = error_of(&with(0, "EXXt..0X4.11t1.."));
-        assert_eq!((second_exit.line, second_exit.column), (7, 12), "{second_exit}");
+        assert_eq!(second_exit.at, Some((7, 12)), "{second_exit}");
         let no_hero = error_of(&SAMPLE.replace('H', "."));
-        assert_eq!((no_hero.line, no_hero.column, no_hero.problem.as_str()), (1, 1, "no hero start (H)"));
+        assert_eq!((no_hero.at, no_hero.problem.as_str()), (Some((1, 1)), "no hero start (H)"));
         assert_eq!(error_of(&SAMPLE.replace('E', ".")).problem, "no exit (E)");
         let few = error_of(&lines[..5].join("\n"));
-        assert_eq!((few.line, few.column), (6, 1), "{few}");
+        assert_eq!(few.at, Some((6, 1)), "{few}");
         let many = error_of(&format!("{SAMPLE}................\n"));
-        assert_eq!((many.line, many.column), (13, 1), "{many}");
+        assert_eq!(many.at, Some((13, 1)), "{many}");
         let unicode = error_of(&with(0, "é.XXt..0X4.11t1."));
-        assert_eq!((unicode.line, unicode.column), (1, 1), "{unicode}");
+        assert_eq!(unicode.at, Some((1, 1)), "{unicode}");
     }
 }

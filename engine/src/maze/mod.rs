@@ -30,8 +30,9 @@ use serde::{Deserialize, Serialize};
 
 pub use command::{Command, CommandError, Weapon, parse_command};
 pub use dungeon::{Dungeon, End, Entity, Hero, Monster, OBSTACLE, Resolved, Sight, Waste, weapon_cells};
-pub use map::{Cell, HEIGHT, Item, MapError, MazeMap, MonsterKind, Pos, WIDTH};
+pub use map::{Cell, HEIGHT, Item, MazeMap, MonsterKind, Pos, WIDTH};
 
+use crate::MapError;
 use crate::game::{check_rule, write_int};
 use crate::{
     AnyGame, BotReply, Deadlines, Game, GameKind, GameRng, PlayerOutcome, PlayerStatus, REPLY_TIMEOUT_MS, Seat,
@@ -158,11 +159,9 @@ impl Game for Maze {
             .map_err(|problem| SetupError::Rules { game: Self::KIND, problem })?;
         let map = match map {
             Some(text) => MazeMap::parse(text),
-            None => generator::generate(&mut GameRng::new(seed, GameRng::MAP)).map_err(|e| MapError {
-                line: 1,
-                column: 1,
-                problem: e.to_string(),
-            }),
+            None => {
+                generator::generate(&mut GameRng::new(seed, GameRng::MAP)).map_err(|e| MapError::whole(e.to_string()))
+            }
         }
         .map_err(|e| SetupError::Map { game: Self::KIND, problem: e.to_string() })?;
         Ok(Maze::from_map(rules, &map, players.len(), seed))

@@ -1,9 +1,10 @@
 //! The map file format ("Map format" and Settled questions 27–29) and its checks.
 
 use std::collections::VecDeque;
-use std::fmt;
 
 use serde::Serialize;
+
+use crate::MapError;
 
 use super::rules::OstibotRules;
 
@@ -158,36 +159,6 @@ impl ObjectKind {
         }
     }
 }
-
-/// A map file that breaks the format or the map rules.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct MapError {
-    /// 1-based line and column of the offending character, where there is one.
-    pub at: Option<(usize, usize)>,
-    /// What is wrong.
-    pub problem: String,
-}
-
-impl MapError {
-    fn at(line: usize, column: usize, problem: impl Into<String>) -> Self {
-        MapError { at: Some((line, column)), problem: problem.into() }
-    }
-
-    fn whole(problem: impl Into<String>) -> Self {
-        MapError { at: None, problem: problem.into() }
-    }
-}
-
-impl fmt::Display for MapError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self.at {
-            Some((line, column)) => write!(f, "line {line}, column {column}: {}", self.problem),
-            None => f.write_str(&self.problem),
-        }
-    }
-}
-
-impl std::error::Error for MapError {}
 
 /// The smallest and largest side of a map, in cells.
 pub const SIDE: std::ops::RangeInclusive<usize> = 3..=100;

@@ -71,7 +71,7 @@ use std::ops::RangeInclusive;
 
 use serde_json::value::{RawValue, to_raw_value};
 
-pub use map::{Dir, MapError, ObjectKind, OstibotMap, Pos, Terrain};
+pub use map::{Dir, ObjectKind, OstibotMap, Pos, Terrain};
 pub use rules::{DecisionMode, ItemStats, OstibotRules, Slot};
 pub use world::{Adventurer, GoldPile, GroundItem, Item, MapObject, World};
 

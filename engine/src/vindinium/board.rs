@@ -9,6 +9,8 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
+use crate::MapError;
+
 /// A hero's id, 1 to 4.
 pub type HeroId = u8;
 
@@ -201,18 +203,6 @@ pub struct VindiniumMap {
     pub starts: [Pos; 4],
 }
 
-/// A map file that does not parse.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("line {line}, column {column}: {problem}")]
-pub struct MapError {
-    /// 1-based line.
-    pub line: usize,
-    /// 1-based column (characters).
-    pub column: usize,
-    /// What is wrong there.
-    pub problem: String,
-}
-
 /// The smallest and largest map files accepted.
 pub const MAP_SIZES: std::ops::RangeInclusive<usize> = 4..=64;
 
@@ -220,7 +210,7 @@ impl VindiniumMap {
     /// Parses a map file.
     pub fn parse(text: &str) -> Result<Self, MapError> {
         let rows: Vec<&str> = text.strip_suffix('\n').unwrap_or(text).split('\n').collect();
-        let error = |line: usize, column: usize, problem: String| MapError { line, column, problem };
+        let error = |line: usize, column: usize, problem: String| MapError::at(line, column, problem);
         let size = rows.len();
         if !MAP_SIZES.contains(&size) {
             return Err(error(
@@ -307,13 +297,13 @@ mod tests {
     fn errors_name_the_line_and_column() {
         let ragged = "@1@2    \n@3@4  \n        \n        \n";
         let err = VindiniumMap::parse(ragged).expect_err("ragged");
-        assert_eq!((err.line, err.column), (2, 7), "{err}");
+        assert_eq!(err.at, Some((2, 7)), "{err}");
         assert!(err.problem.starts_with("row is 6 characters long"), "{err}");
         let short = "@1@2\n@3@4\n";
         assert!(VindiniumMap::parse(short).expect_err("too small").problem.contains("2 rows"));
         let unknown = "@1@2    \n@3@4    \n  ??    \n        \n";
         let err = VindiniumMap::parse(unknown).expect_err("unknown tile");
-        assert_eq!((err.line, err.column), (3, 3));
+        assert_eq!(err.at, Some((3, 3)));
         assert!(err.problem.contains("\"??\""), "{err}");
         let twice = "@1@1    \n@3@4    \n        \n        \n";
         assert_eq!(VindiniumMap::parse(twice).expect_err("twice").problem, "hero 1 starts twice");

@@ -13,7 +13,7 @@ use std::ops::RangeInclusive;
 
 use serde::{Deserialize, Serialize};
 
-pub use board::{Board, Dir, HeroId, MapError, Pos, Tile, VindiniumMap};
+pub use board::{Board, Dir, HeroId, Pos, Tile, VindiniumMap};
 
 use crate::game::check_rule;
 use crate::{
