@@ -25,13 +25,28 @@ fn run(args: &[&str]) -> Output {
     Command::new(WORKER).args(args).current_dir(repo()).output().expect("farm-worker runs")
 }
 
+std::thread_local! {
+    /// The job ids (`play-PID`) of the `play` runs this test (this thread) started: what
+    /// [`play_leftovers`] looks for, so that tests running beside it, whose matches are
+    /// still going, are not taken for leftovers.
+    static PLAY_JOBS: std::cell::RefCell<Vec<String>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
 /// Plays a match into a fresh directory and returns its result.json and the directory.
 fn play(args: &[&str]) -> (Value, tempfile::TempDir) {
     let out = tempfile::tempdir().expect("temp dir");
     let out_arg = out.path().to_str().expect("utf-8 path").to_owned();
     let mut full = vec!["play", "--out", &out_arg];
     full.extend_from_slice(args);
-    let output = run(&full);
+    let child = Command::new(WORKER)
+        .args(&full)
+        .current_dir(repo())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("farm-worker runs");
+    PLAY_JOBS.with(|jobs| jobs.borrow_mut().push(format!("play-{}", child.id())));
+    let output = child.wait_with_output().expect("farm-worker ends");
     assert!(
         output.status.success(),
         "play failed: {}\n{}",
@@ -232,15 +247,19 @@ fn the_rust_vindinium_bot_plays_too() {
     verify(dir.path());
 }
 
-/// Containers or networks (`kind`) left by `play` runs, which label them with job
-/// `play-PID`. Only this test in this binary uses Docker.
+/// Containers or networks (`kind`) left by the `play` runs of this test, which label
+/// them with job `play-PID`.
 fn play_leftovers(kind: &str) -> Vec<String> {
     let mut args = vec![kind, "ls", "--filter", "label=matchfarm.job", "--format", "{{.Label \"matchfarm.job\"}}"];
     if kind == "container" {
         args.insert(2, "-a");
     }
     let output = Command::new("docker").args(&args).output().expect("docker runs");
-    String::from_utf8_lossy(&output.stdout).lines().filter(|job| job.starts_with("play-")).map(str::to_owned).collect()
+    let labels = String::from_utf8_lossy(&output.stdout).into_owned();
+    PLAY_JOBS.with(|jobs| {
+        let jobs = jobs.borrow();
+        labels.lines().filter(|job| jobs.iter().any(|started| started == job)).map(str::to_owned).collect()
+    })
 }
 
 /// A Botwars match (seed 8, patient deadline) between two bots in the docker sandbox.
