@@ -24,7 +24,7 @@
 #   rust-toolchain  its Dockerfile, `rustc -vV`, `cargo -V`, base-debian's label
 #   farm-builder    its Dockerfile, Cargo.lock, rust-toolchain's label
 #   farm            deploy/Dockerfile, .dockerignore, Cargo.toml, Cargo.lock, every
-#                   member's Cargo.toml, proto/engine/worker/coordinator/supervisor src/, maps/,
+#                   member's Cargo.toml, proto/engine/runtime/worker/coordinator/supervisor src/, maps/,
 #                   the builder's and the base's labels
 # Inside a farm build, the dependencies' layer is cached by Docker as long as the
 # manifests and Cargo.lock are unchanged (see deploy/Dockerfile).
@@ -50,7 +50,7 @@ TOOLCHAIN_IMAGE=matchfarm/rust-toolchain:latest
 BUILDER_IMAGE=matchfarm/farm-builder:latest
 TARGET_TRIPLE=x86_64-unknown-linux-gnu
 # The workspace members (their manifests are inputs; see deploy/Dockerfile).
-MEMBERS=(proto engine worker coordinator supervisor fuzz bots/vindinium/random-rs bots/botwars/random-rs
+MEMBERS=(proto engine runtime worker coordinator supervisor fuzz bots/vindinium/random-rs bots/botwars/random-rs
     bots/maze/explorer-rs bots/bench/echo-rs)
 
 FORCE=0
@@ -242,7 +242,7 @@ mapfile -t inputs < <(
     printf '%s\n' deploy/Dockerfile .dockerignore Cargo.toml Cargo.lock
     for member in "${MEMBERS[@]}"; do printf '%s\n' "$member/Cargo.toml"; done
     printf '%s\n' coordinator/build.rs
-    find proto/src engine/src worker/src coordinator/src supervisor/src coordinator/web maps -type f | LC_ALL=C sort
+    find proto/src engine/src runtime/src worker/src coordinator/src supervisor/src coordinator/web maps -type f | LC_ALL=C sort
 )
 farm_source=$({
     printf '%s\n' "${build_args[@]}" "FROM $BUILDER_IMAGE $builder_source" "FROM $BASE_IMAGE $base_source"

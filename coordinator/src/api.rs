@@ -16,7 +16,7 @@ use axum::routing::{get, post};
 use axum::{Json, Router};
 use farm_engine::replay::ObservationError;
 use farm_proto::{MatchResult, PlayerStatus};
-use farm_worker::storage::{Storage, StorageError};
+use farm_runtime::storage::{Storage, StorageError};
 use futures_util::TryStreamExt;
 use serde::{Deserialize, Serialize};
 use tokio::sync::Notify;

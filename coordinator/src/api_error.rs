@@ -4,7 +4,7 @@
 use axum::Json;
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use farm_worker::storage::StorageError;
+use farm_runtime::storage::StorageError;
 use serde::Serialize;
 
 use crate::ledger::LedgerError;

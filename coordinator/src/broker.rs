@@ -3,7 +3,7 @@
 //! acked only after the ledger committed it.
 
 use farm_proto::{JobEnvelope, MatchJob, RESULTS_QUEUE, ResultEnvelope, SCHEMA_VERSION};
-use farm_worker::queue::{self, BrokerError, ConfirmedPublisher, DEAD_LETTER_QUEUE};
+use farm_runtime::queue::{self, BrokerError, ConfirmedPublisher, DEAD_LETTER_QUEUE};
 use futures_util::{FutureExt, StreamExt};
 use lapin::message::Delivery;
 use lapin::options::{BasicAckOptions, BasicCancelOptions, BasicConsumeOptions, BasicQosOptions};

@@ -4,9 +4,9 @@
 
 use std::path::{Path, PathBuf};
 
+use farm_runtime::config::{ConfigError, load_layered};
+use farm_runtime::storage::StorageConfig;
 use farm_worker::SandboxKind;
-use farm_worker::config::{ConfigError, load_layered};
-use farm_worker::storage::StorageConfig;
 use serde::{Deserialize, Serialize};
 
 use crate::observations::ObservationLimits;

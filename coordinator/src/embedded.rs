@@ -9,11 +9,12 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use farm_proto::{MatchJob, MatchResult, ResultEnvelope};
+use farm_runtime::Shutdown;
+use farm_runtime::storage::{AttemptKeys, Storage, StorageConfig, StorageError};
 use farm_worker::SandboxKind;
 use farm_worker::bots::{DockerSandbox, DockerSettings, IsolatedSandbox, LocalSandbox, Sandbox};
 use farm_worker::job::Disposition;
-use farm_worker::storage::{AttemptKeys, Storage, StorageConfig, StorageError};
-use farm_worker::{JobPlayer, RunnerOptions, Shutdown};
+use farm_worker::{JobPlayer, RunnerOptions};
 use tokio::sync::{Mutex, Notify, mpsc, watch};
 use tokio::task::JoinSet;
 

@@ -32,7 +32,8 @@ impl FarmError {
     /// classifies the coordinator's infrastructure errors.
     pub fn is_retryable(&self) -> bool {
         match self {
-            FarmError::Queue(_) => true,
+            FarmError::Queue(QueueError::Broker(error)) => error.is_retryable(),
+            FarmError::Queue(QueueError::Closed | QueueError::Encode(_)) => true,
             FarmError::Ledger(LedgerError::Task(_)) => true,
             FarmError::Ledger(_) => false,
         }
@@ -44,7 +45,7 @@ impl FarmError {
 pub enum QueueError {
     /// RabbitMQ failed.
     #[error(transparent)]
-    Broker(#[from] farm_worker::queue::BrokerError),
+    Broker(#[from] farm_runtime::queue::BrokerError),
     /// The in-process queue has no workers left.
     #[error("the in-process queue is closed")]
     Closed,

@@ -14,6 +14,10 @@
 //!   [`embedded`]: `run`, the farm in one process; [`view`]: `view` and `run --web`,
 //!   the API and pages over a run's data, read-only; [`client`]: the CLI's side of the API.
 //! - [`config`], [`metrics`].
+//!
+//! Shutdown, reconnect backoff, the configuration loader, object storage and the
+//! RabbitMQ topology are shared with the worker, in `farm-runtime`; bots and matches
+//! are the worker's (`farm-worker`), which [`embedded`] plays in process.
 #![deny(missing_docs)]
 
 pub mod api;

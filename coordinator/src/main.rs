@@ -13,8 +13,8 @@ use farm_coordinator::standings::Standings;
 use farm_coordinator::tournament::{TournamentFile, TournamentLimits};
 use farm_coordinator::view::{View, ViewError};
 use farm_coordinator::{CoordinatorConfig, serve};
+use farm_runtime::config::StorageArgs;
 use farm_worker::SandboxKind;
-use farm_worker::config::StorageArgs;
 use farm_worker::runner::RunnerArgs;
 use indicatif::{ProgressBar, ProgressStyle};
 use tokio::sync::oneshot;
@@ -222,7 +222,7 @@ async fn main() -> ExitCode {
     match result {
         Ok(code) => code,
         Err(error) => {
-            eprintln!("error: {}", farm_worker::error::chain_text(error.as_ref()));
+            eprintln!("error: {}", farm_runtime::error::chain_text(error.as_ref()));
             ExitCode::from(2)
         }
     }
@@ -263,7 +263,7 @@ async fn run(args: RunArgs) -> Result<ExitCode> {
     if args.sandbox == SandboxKind::Local {
         warn_of_foreign_bots(&tournament);
     }
-    let (trigger, shutdown) = farm_worker::shutdown_channel();
+    let (trigger, shutdown) = farm_runtime::shutdown_channel();
     trigger.on_signals().context("installing signal handlers")?;
     let web = match &args.web {
         Some(address) => Some(serve_in_background(&args.data, address).await?),
@@ -377,7 +377,7 @@ async fn view(args: ViewArgs) -> Result<ExitCode> {
         args.data.display(),
         args.data.display()
     );
-    let (trigger, mut shutdown) = farm_worker::shutdown_channel();
+    let (trigger, mut shutdown) = farm_runtime::shutdown_channel();
     trigger.on_signals().context("installing signal handlers")?;
     let view = View::bind(&args.data, &args.listen).await?;
     println!("listening on http://{}", view.address()?);
@@ -388,7 +388,7 @@ async fn view(args: ViewArgs) -> Result<ExitCode> {
 
 async fn serve_command(args: ServeArgs) -> Result<ExitCode> {
     let config = CoordinatorConfig::load(args.config.as_deref(), std::env::vars(), &args.overrides())?;
-    let (trigger, shutdown) = farm_worker::shutdown_channel();
+    let (trigger, shutdown) = farm_runtime::shutdown_channel();
     trigger.on_signals().context("installing signal handlers")?;
     serve(config, shutdown).await?;
     Ok(ExitCode::SUCCESS)

@@ -11,7 +11,7 @@ use std::time::Duration;
 use bytes::Bytes;
 use farm_engine::Seat;
 use farm_engine::replay::{ObservationError, Observations};
-use farm_worker::storage::StorageError;
+use farm_runtime::storage::StorageError;
 use futures_util::stream::BoxStream;
 use serde::{Deserialize, Serialize};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc, oneshot};

@@ -4,10 +4,10 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use farm_worker::Shutdown;
-use farm_worker::backoff::ReconnectPacing;
-use farm_worker::queue;
-use farm_worker::storage::{Storage, StorageError};
+use farm_runtime::Shutdown;
+use farm_runtime::backoff::ReconnectPacing;
+use farm_runtime::queue;
+use farm_runtime::storage::{Storage, StorageError};
 use tokio::sync::{Notify, watch};
 use tokio::time::Instant;
 

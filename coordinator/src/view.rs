@@ -9,7 +9,7 @@ use std::net::SocketAddr;
 use std::path::Path;
 use std::sync::Arc;
 
-use farm_worker::storage::{Storage, StorageConfig, StorageError};
+use farm_runtime::storage::{Storage, StorageConfig, StorageError};
 use tokio::net::TcpListener;
 use tokio::sync::Notify;
 

@@ -11,7 +11,7 @@ use farm_coordinator::metrics;
 use farm_coordinator::observations::{ObservationLimits, Observer};
 use farm_coordinator::tournament::{TournamentFile, TournamentLimits};
 use farm_proto::{MatchResult, PlayerOutcome, PlayerResult, PlayerStatus, ResultEnvelope, SCHEMA_VERSION};
-use farm_worker::storage::{Storage, StorageConfig};
+use farm_runtime::storage::{Storage, StorageConfig};
 use futures_util::FutureExt;
 use http_body_util::BodyExt;
 use serde_json::Value;

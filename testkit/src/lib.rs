@@ -13,8 +13,8 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use farm_proto::{JOBS_QUEUE, JobEnvelope, MatchJob, RESULTS_QUEUE, ResultEnvelope};
-use farm_worker::queue::{self, ConfirmedPublisher};
-use farm_worker::storage::{Storage, StorageConfig};
+use farm_runtime::queue::{self, ConfirmedPublisher};
+use farm_runtime::storage::{Storage, StorageConfig};
 use futures_util::StreamExt;
 use lapin::options::{BasicAckOptions, BasicConsumeOptions, QueueDeclareOptions};
 use lapin::types::FieldTable;
@@ -175,7 +175,7 @@ impl WorkerProcess {
             .env("FARM_METRICS_LISTEN", metrics.to_string())
             .env("FARM_DRAIN_SECS", "60")
             .envs(s3_environment())
-            .env("RUST_LOG", "farm_worker=info")
+            .env("RUST_LOG", "farm_worker=info,farm_runtime=info")
             .envs(env.iter().copied())
             .stdout(Stdio::null())
             .stderr(Stdio::inherit());

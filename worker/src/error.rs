@@ -1,10 +1,13 @@
 //! Why a job did not produce a result, and the one place that decides whether trying
-//! again could help.
+//! it again could help. Storage and broker errors say so themselves
+//! ([`StorageError::is_retryable`], [`BrokerError::is_retryable`]): the coordinator asks
+//! them too.
+
+use farm_runtime::queue::BrokerError;
+use farm_runtime::storage::StorageError;
 
 use crate::bots::BotLaunchError;
-use crate::queue::BrokerError;
 use crate::runner::RunError;
-use crate::storage::StorageError;
 
 /// A job that did not end in a published result.
 #[derive(Debug, thiserror::Error)]
@@ -46,36 +49,22 @@ impl JobError {
                 | RunError::TooLong(_)
                 | RunError::ReplayTooLarge(_),
             ) => false,
-            // Keys are unique per run, so even an object that already exists is a
-            // storage fault, not the job's: another run writes elsewhere.
-            JobError::Storage(_) | JobError::Broker(_) | JobError::Encode(_) => true,
+            // The infrastructure's errors are classified where they are defined.
+            JobError::Storage(error) => error.is_retryable(),
+            JobError::Broker(error) => error.is_retryable(),
+            JobError::Encode(_) => true,
         }
     }
-}
-
-/// `error` and its causes, as `error: cause: cause`, each cause left out when the
-/// message before it says it already (most messages here end with their cause's): what
-/// the binaries print, so that a reason is never shown twice.
-pub fn chain_text(error: &(dyn std::error::Error + 'static)) -> String {
-    let mut text = error.to_string();
-    let mut cause = error.source();
-    while let Some(next) = cause {
-        let said = next.to_string();
-        if !text.contains(&said) {
-            text.push_str(": ");
-            text.push_str(&said);
-        }
-        cause = next.source();
-    }
-    text
 }
 
 #[cfg(test)]
 mod tests {
+    use farm_runtime::error::chain_text;
+
     use super::*;
 
     #[test]
-    fn a_cause_the_message_already_gives_is_not_repeated() {
+    fn a_launch_failure_prints_its_cause_once() {
         let source = std::io::Error::other("broken pipe");
         let launch = BotLaunchError::Spawn { command: "bot".to_owned(), source };
         let run = RunError::Launch { seat: 1, source: launch };

@@ -8,13 +8,13 @@ use std::time::Duration;
 
 use farm_engine::MatchSetup;
 use farm_proto::{BotSpec, MatchJob, MatchResult, PlayerResult, PlayerStatus, ResultEnvelope};
+use farm_runtime::storage::{AttemptKeys, Storage};
 use tokio::io::AsyncWriteExt;
 
 use crate::bots::Sandbox;
 use crate::error::JobError;
 use crate::metrics;
 use crate::runner::{MatchIo, RunError, RunnerOptions, StartedMatch, fill_seats, start_match};
-use crate::storage::{AttemptKeys, Storage};
 
 /// The longest a failed attempt waits before its job is tried again.
 pub const MAX_RETRY_DELAY: Duration = Duration::from_secs(30);
@@ -205,7 +205,7 @@ mod tests {
 
     use super::*;
     use crate::bots::LocalSandbox;
-    use crate::storage::StorageConfig;
+    use farm_runtime::storage::StorageConfig;
 
     /// A player of local bots storing in `dir`.
     fn player(dir: &tempfile::TempDir) -> JobPlayer<LocalSandbox> {

@@ -8,10 +8,10 @@ use anyhow::{Context, Result};
 use clap::{Parser, Subcommand};
 use farm_engine::{GameKind, MatchSetup, replay};
 use farm_proto::BotSpec;
+use farm_runtime::config::StorageArgs;
+use farm_runtime::storage::Storage;
 use farm_worker::bots::{DockerSandbox, DockerSettings, IsolatedSandbox, LocalSandbox};
-use farm_worker::config::StorageArgs;
 use farm_worker::runner::RunnerArgs;
-use farm_worker::storage::Storage;
 use farm_worker::{MatchIo, MatchReport, SandboxKind, WarmPool, WorkerConfig, fill_seats, play_match};
 use indicatif::{ProgressBar, ProgressStyle};
 
@@ -210,7 +210,7 @@ async fn main() -> ExitCode {
         // RUST_LOG, or by default the worker's own progress and everyone's warnings.
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_default_env()
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn,farm_worker=info")),
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn,farm_worker=info,farm_runtime=info")),
         )
         .with_writer(std::io::stderr)
         .init();
@@ -223,7 +223,7 @@ async fn main() -> ExitCode {
     match result {
         Ok(code) => code,
         Err(error) => {
-            eprintln!("error: {}", farm_worker::error::chain_text(error.as_ref()));
+            eprintln!("error: {}", farm_runtime::error::chain_text(error.as_ref()));
             ExitCode::from(2)
         }
     }
@@ -232,7 +232,7 @@ async fn main() -> ExitCode {
 async fn serve(args: ServeArgs) -> Result<ExitCode> {
     let config = WorkerConfig::load(args.config.as_deref(), std::env::vars(), &args.overrides())?;
     let storage = Storage::open(&config.storage)?;
-    let (trigger, shutdown) = farm_worker::shutdown_channel();
+    let (trigger, shutdown) = farm_runtime::shutdown_channel();
     trigger.on_signals().context("installing signal handlers")?;
     match config.sandbox {
         SandboxKind::Local => farm_worker::run(config, LocalSandbox, storage, shutdown).await?,

@@ -6,6 +6,10 @@ use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use farm_proto::{JOBS_QUEUE, JobEnvelope, MatchResult, RESULTS_QUEUE, SCHEMA_VERSION};
+use farm_runtime::Shutdown;
+use farm_runtime::backoff::ReconnectPacing;
+use farm_runtime::queue::{self, BROKER_CALL, BrokerError, ConfirmedPublisher};
+use farm_runtime::storage::{AttemptKeys, Storage};
 use futures_util::StreamExt;
 use lapin::Connection;
 use lapin::message::Delivery;
@@ -15,98 +19,13 @@ use tokio::sync::watch;
 use tokio::task::JoinSet;
 use tokio::time::{Instant, timeout};
 
-use crate::backoff::ReconnectPacing;
 use crate::bots::Sandbox;
 use crate::config::WorkerConfig;
 use crate::error::JobError;
 use crate::http::{self, Health};
 use crate::job::{Disposition, JobPlayer, retry_delay};
 use crate::metrics;
-use crate::queue::{self, BROKER_CALL, BrokerError, ConfirmedPublisher};
-use crate::storage::{AttemptKeys, Storage};
 use crate::warm::Slots;
-
-/// Asks the service to stop: [`ShutdownTrigger::drain`] stops intake and lets matches in
-/// flight finish; [`ShutdownTrigger::abort`] stops them at once and requeues their jobs.
-#[derive(Debug)]
-pub struct ShutdownTrigger {
-    drain: watch::Sender<bool>,
-    abort: watch::Sender<bool>,
-}
-
-/// The service's side of a [`ShutdownTrigger`].
-#[derive(Debug, Clone)]
-pub struct Shutdown {
-    drain: watch::Receiver<bool>,
-    abort: watch::Receiver<bool>,
-}
-
-/// A connected trigger and receiver.
-pub fn shutdown_channel() -> (ShutdownTrigger, Shutdown) {
-    let (drain_tx, drain) = watch::channel(false);
-    let (abort_tx, abort) = watch::channel(false);
-    (ShutdownTrigger { drain: drain_tx, abort: abort_tx }, Shutdown { drain, abort })
-}
-
-impl ShutdownTrigger {
-    /// Stop taking jobs; finish the ones in flight.
-    pub fn drain(&self) {
-        self.drain.send_replace(true);
-    }
-
-    /// Stop the matches in flight and requeue their jobs.
-    pub fn abort(&self) {
-        self.drain.send_replace(true);
-        self.abort.send_replace(true);
-    }
-
-    /// Drains on the first Ctrl-C or SIGTERM and aborts on the second, from a task
-    /// of its own.
-    pub fn on_signals(self) -> std::io::Result<()> {
-        use tokio::signal::unix::{SignalKind, signal};
-        // Created once: a stream made again per wait could miss a signal in between.
-        let mut interrupt = signal(SignalKind::interrupt())?;
-        let mut terminate = signal(SignalKind::terminate())?;
-        tokio::spawn(async move {
-            for step in 0..2 {
-                tokio::select! {
-                    _ = interrupt.recv() => {}
-                    _ = terminate.recv() => {}
-                }
-                if step == 0 {
-                    tracing::info!("shutdown requested: draining (a second signal stops matches now)");
-                    self.drain();
-                } else {
-                    tracing::warn!("second signal: stopping matches now");
-                    self.abort();
-                }
-            }
-        });
-        Ok(())
-    }
-}
-
-impl Shutdown {
-    /// Completes once a drain (or an abort) is asked for.
-    pub async fn drained(&mut self) {
-        let _ = self.drain.wait_for(|stop| *stop).await;
-    }
-
-    /// Completes once an abort is asked for.
-    pub async fn aborted(&mut self) {
-        let _ = self.abort.wait_for(|stop| *stop).await;
-    }
-
-    /// Whether an abort was asked for.
-    pub fn is_aborted(&self) -> bool {
-        *self.abort.borrow()
-    }
-
-    /// Whether a drain (or an abort) was asked for.
-    pub fn is_draining(&self) -> bool {
-        *self.drain.borrow()
-    }
-}
 
 /// A failure that stops the service itself (not one job).
 #[derive(Debug, thiserror::Error)]
@@ -172,14 +91,14 @@ pub async fn run<S: Sandbox + Clone + Send + 'static>(
     let stop_matches = Arc::new(watch::channel(false).0);
     let forward = {
         let stop_matches = Arc::clone(&stop_matches);
-        let mut outside_abort = shutdown.abort.clone();
+        let mut outside_abort = shutdown.abort_receiver();
         tokio::spawn(async move {
             let _ = outside_abort.wait_for(|stop| *stop).await;
             stop_matches.send_replace(true);
         })
     };
 
-    let mut drain = shutdown.drain.clone();
+    let mut drain = shutdown.drain_receiver();
     let mut first = true;
     let mut pacing = ReconnectPacing::default();
     while !*drain.borrow() {

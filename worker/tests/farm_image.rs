@@ -10,8 +10,8 @@ use std::process::Command;
 use std::time::Duration;
 
 use farm_proto::{BotSpec, GameKind, JOBS_QUEUE, MatchJob, MatchResult};
+use farm_runtime::storage::StorageConfig;
 use farm_testkit::*;
-use farm_worker::storage::StorageConfig;
 
 /// A worker container, removed (forcibly, if still there) when dropped.
 struct WorkerContainer {
@@ -105,7 +105,7 @@ async fn the_farm_image_runs_a_worker_that_plays_and_acks_a_job() {
         format!("FARM_STORAGE__REGION={region}"),
         format!("FARM_STORAGE__ACCESS_KEY={access_key}"),
         format!("FARM_STORAGE__SECRET_KEY={secret_key}"),
-        "RUST_LOG=farm_worker=info".to_owned(),
+        "RUST_LOG=farm_worker=info,farm_runtime=info".to_owned(),
     ];
     let mut args = vec![
         "run",

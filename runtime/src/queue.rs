@@ -1,6 +1,8 @@
 //! RabbitMQ through lapin: the queues' topology, connections with backoff, and
-//! publishing with confirms. The coordinator declares the same topology through
-//! [`declare_topology`], so both sides always agree on the queues' arguments.
+//! publishing with confirms. The worker and the coordinator both declare the topology
+//! through [`declare_topology`], so both sides always agree on the queues' arguments.
+//! The jobs' and results' queue names are the protocol's ([`farm_proto::JOBS_QUEUE`],
+//! [`farm_proto::RESULTS_QUEUE`]); the dead letters' is [`DEAD_LETTER_QUEUE`].
 
 use std::panic::AssertUnwindSafe;
 use std::time::Duration;
@@ -43,6 +45,19 @@ pub enum BrokerError {
     /// its delivery is requeued.
     #[error("a job lane failed")]
     TaskFailed,
+}
+
+impl BrokerError {
+    /// Whether reconnecting and trying again could help: always, the broker's failures
+    /// are the infrastructure's, never the message's.
+    pub fn is_retryable(&self) -> bool {
+        match self {
+            BrokerError::Amqp(_)
+            | BrokerError::Nacked { .. }
+            | BrokerError::Unconfirmed { .. }
+            | BrokerError::TaskFailed => true,
+        }
+    }
 }
 
 /// The longest a call to the broker (publish confirm, ack, reject, cancel) may take

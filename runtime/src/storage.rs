@@ -107,6 +107,20 @@ pub enum StorageError {
     },
 }
 
+impl StorageError {
+    /// Whether trying again (here or elsewhere) could help: always. Keys are unique
+    /// per run, so even an object that already exists is a storage fault, not the
+    /// job's: another run writes elsewhere.
+    pub fn is_retryable(&self) -> bool {
+        match self {
+            StorageError::AlreadyExists { .. }
+            | StorageError::NotFound { .. }
+            | StorageError::Store(_)
+            | StorageError::Directory { .. } => true,
+        }
+    }
+}
+
 impl From<object_store::Error> for StorageError {
     fn from(error: object_store::Error) -> Self {
         match error {
