@@ -68,7 +68,7 @@ fn play_as(sandbox: &str, name: &str, uid: Option<u32>) -> Played {
     }
     let output = worker
         .args(["play", "--out", out.path().to_str().expect("utf-8"), "--sandbox", sandbox])
-        .args(["--game", "vindinium", "--seed", "3", "--rules", r#"{"maxTurns":40}"#])
+        .args(["--game", "vindinium", "--seed", "3", "--rules", &rules(name)])
         .args(["--bot", &bot, "--bot", "builtin:greedy", "--bot", "builtin:random", "--bot", "builtin:random"])
         .env(SECRET_NAME, SECRET_VALUE)
         .current_dir(repo())
@@ -85,6 +85,16 @@ fn play_as(sandbox: &str, name: &str, uid: Option<u32>) -> Played {
         others_ok: seats[1..].iter().all(|seat| seat["status"] == "ok"),
         marker,
     }
+}
+
+/// The match rules for the hostile bot `name`: 40 moves, and a move deadline that only
+/// a bot meant to miss it misses. The bots that must time out get Vindinium's 1 s; the
+/// others 10 s, so that a reply delayed by a loaded machine (the suite plays two of
+/// these matches at once, beside other tests) is not taken for a late bot.
+fn rules(name: &str) -> String {
+    let times_out = CASES.iter().any(|(case, status, _)| *case == name && *status == "timed_out");
+    let move_timeout_ms = if times_out { 1_000 } else { 10_000 };
+    format!(r#"{{"maxTurns":40,"moveTimeoutMs":{move_timeout_ms}}}"#)
 }
 
 /// Names a bot may find in its environment: the farm's, and what a launcher on the
