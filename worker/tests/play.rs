@@ -291,7 +291,8 @@ fn a_container_bots_log_is_its_stderr_alone() {
         "--seed",
         "3",
         "--rules",
-        r#"{"maxTurns":40}"#,
+        // A deadline only a late bot misses: its replies are written before it is asked.
+        r#"{"maxTurns":40,"moveTimeoutMs":10000}"#,
         "--bot",
         "image:matchfarm/hostile ahead",
     ]);

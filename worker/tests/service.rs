@@ -194,13 +194,16 @@ async fn hostile_bots_get_the_right_status_and_nothing_is_left_running() {
     ];
     let jobs: Vec<MatchJob> = cases
         .iter()
-        .map(|(name, _, _)| {
+        .map(|(name, status, _)| {
             let image = format!("image:matchfarm/hostile {name}");
+            // Only the bots meant to miss the deadline get Vindinium's 1 s; the others
+            // 10 s, so that a reply delayed by a loaded machine is not a late bot.
+            let move_timeout_ms = if *status == PlayerStatus::TimedOut { 1_000 } else { 10_000 };
             vindinium_job(
                 &tournament,
                 name,
                 3,
-                serde_json::json!({ "maxTurns": 40 }),
+                serde_json::json!({ "maxTurns": 40, "moveTimeoutMs": move_timeout_ms }),
                 &[&image, "builtin:greedy", "builtin:random", "builtin:random"],
             )
         })
