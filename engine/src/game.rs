@@ -147,7 +147,7 @@ pub trait Game: Sized {
 
 /// The text a writer of [`Game`] appends to an empty buffer. The writers write UTF-8
 /// (JSON from serde_json, or ASCII protocol text), so nothing is ever replaced.
-fn text_of(write: impl FnOnce(&mut Vec<u8>)) -> String {
+pub(crate) fn text_of(write: impl FnOnce(&mut Vec<u8>)) -> String {
     let mut out = Vec::new();
     write(&mut out);
     String::from_utf8(out).unwrap_or_else(|bad| String::from_utf8_lossy(bad.as_bytes()).into_owned())

@@ -5,7 +5,7 @@ use std::collections::VecDeque;
 
 use serde::Serialize;
 
-use crate::game::{write_int, write_json};
+use crate::game::{text_of, write_int, write_json};
 
 use super::command::{Command, Weapon, clip};
 use super::map::{CELLS, Cell, Item, MazeMap, MonsterKind, Pos};
@@ -321,9 +321,7 @@ impl Dungeon {
 
     /// [`Dungeon::write_observation`] as a string.
     pub fn observation(&self) -> String {
-        let mut out = Vec::new();
-        self.write_observation(&mut out);
-        String::from_utf8_lossy(&out).into_owned()
+        text_of(|out| self.write_observation(out))
     }
 
     /// The first step of the hero's `MOVE` towards `target` (`heroPathfinding`).

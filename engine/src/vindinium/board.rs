@@ -10,6 +10,7 @@ use std::fmt;
 use serde::{Deserialize, Serialize};
 
 use crate::MapError;
+use crate::game::text_of;
 
 /// A hero's id, 1 to 4.
 pub type HeroId = u8;
@@ -159,10 +160,7 @@ impl Board {
     /// The `tiles` string of the JSON state: two characters per tile, row by row, with
     /// `heroes` drawn as `@id` over their cells.
     pub fn render(&self, heroes: &[(HeroId, Pos)]) -> String {
-        let mut out = Vec::with_capacity(self.tiles.len() * 2);
-        self.render_into(heroes.iter().copied(), &mut out);
-        // Every tile code is ASCII.
-        String::from_utf8_lossy(&out).into_owned()
+        text_of(|out| self.render_into(heroes.iter().copied(), out))
     }
 
     /// Appends the `tiles` string (see [`Board::render`]) to `out`.
