@@ -4,14 +4,20 @@
 use farm_engine::BotReply;
 use farm_engine::wire::{self, MAX_REPLY_BYTES};
 
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
 use super::Received;
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::sync::mpsc;
 use tokio::time::{Instant, timeout_at};
 
-/// Requests waiting to be written. A bot that stops reading its input fills this and
-/// then misses its deadlines, instead of blocking the match.
-const PENDING_REQUESTS: usize = 4;
+/// Bytes of requests written to the channel but not yet to the bot. A bot that stops
+/// reading its input lets them pile up past this (a pipe holds 64 KiB) and then misses
+/// its deadlines, instead of blocking the match. Counted in bytes, not requests: a
+/// count of requests also filled up when the writer task had merely not run yet
+/// between a few quick steps, and an attentive bot was then taken for one not reading.
+const MAX_UNWRITTEN_BYTES: usize = 1 << 20;
 /// Replies read ahead of being asked for; past this the bot blocks on its output. Each
 /// may be [`MAX_REPLY_BYTES`]: this bounds what one bot's output holds in the worker
 /// (32 MiB at worst).
@@ -23,7 +29,9 @@ const PENDING_REPLIES: usize = 16;
 /// stall the caller; replies are read by another task, so reading never loses a
 /// partial line to a timeout.
 pub struct LineChannel {
-    requests: mpsc::Sender<Vec<u8>>,
+    requests: mpsc::UnboundedSender<Vec<u8>>,
+    /// Bytes sent to the writer task and not yet written to the bot.
+    unwritten: Arc<AtomicUsize>,
     replies: mpsc::Receiver<(BotReply, Instant)>,
     /// Replies still owed for requests that timed out: they are skipped when they
     /// arrive, so a slow bot's late answer is never taken for the next turn's.
@@ -37,17 +45,23 @@ impl LineChannel {
         output: impl AsyncRead + Unpin + Send + 'static,
         input: impl AsyncWrite + Unpin + Send + 'static,
     ) -> Self {
-        let (request_tx, request_rx) = mpsc::channel(PENDING_REQUESTS);
+        let (request_tx, request_rx) = mpsc::unbounded_channel();
         let (reply_tx, reply_rx) = mpsc::channel(PENDING_REPLIES);
-        tokio::spawn(write_requests(input, request_rx));
+        let unwritten = Arc::new(AtomicUsize::new(0));
+        tokio::spawn(write_requests(input, request_rx, Arc::clone(&unwritten)));
         tokio::spawn(read_replies(output, reply_tx));
-        LineChannel { requests: request_tx, replies: reply_rx, late: 0 }
+        LineChannel { requests: request_tx, unwritten, replies: reply_rx, late: 0 }
     }
 
     /// Queues one request line. Returns `false` when the bot is not keeping up with
     /// its input or is gone.
     pub fn send(&mut self, request: &str) -> bool {
-        self.requests.try_send(wire::stdio_request(request)).is_ok()
+        if self.unwritten.load(Ordering::Acquire) > MAX_UNWRITTEN_BYTES {
+            return false;
+        }
+        let line = wire::stdio_request(request);
+        self.unwritten.fetch_add(line.len(), Ordering::AcqRel);
+        self.requests.send(line).is_ok()
     }
 
     /// The reply to the oldest unanswered request and when it arrived; or `Timeout`
@@ -70,11 +84,16 @@ impl LineChannel {
     }
 }
 
-async fn write_requests(mut input: impl AsyncWrite + Unpin, mut requests: mpsc::Receiver<Vec<u8>>) {
+async fn write_requests(
+    mut input: impl AsyncWrite + Unpin,
+    mut requests: mpsc::UnboundedReceiver<Vec<u8>>,
+    unwritten: Arc<AtomicUsize>,
+) {
     while let Some(line) = requests.recv().await {
         if input.write_all(&line).await.is_err() || input.flush().await.is_err() {
             return;
         }
+        unwritten.fetch_sub(line.len(), Ordering::AcqRel);
     }
 }
 
