@@ -12,6 +12,26 @@
 //! - One module per game: [`vindinium`], [`botwars`], [`ostibot`], [`maze`].
 //! - [`MapError`]: what is wrong with a map file, the same shape for every game that
 //!   has maps (a line and column where the problem has one).
+//! - [`Pos`]: a cell, the same convention in every game (`x` the column, `y` the row).
+//!
+//! # One game's folder
+//! Every game folder has the same files, each for one concern, so that a fix to a
+//! game's protocol, say, is found in the same place in all four:
+//! - `mod.rs`: the game's summary, its [`Game`] impl (which only wires the files below
+//!   together) and what it exports.
+//! - `rules.rs`: the tunable rules (the `Rules` type, the original's values as its
+//!   default, presets, the checks of every key).
+//! - `state.rs`: the match state and how one step changes it: the rules of play.
+//! - `codec.rs`: the bot I/O and the replay documents: the observation a seat is sent,
+//!   a reply read into an action (malformed input is an action too), the state written
+//!   into a frame. Where a game's original protocol has another position convention
+//!   than [`Pos`], the conversion is here and nowhere else.
+//! - `map.rs`: the map file format (parse, check, render), for games with maps; a
+//!   game's generator of default maps sits beside it as `generator.rs`.
+//! - `bots.rs`: the built-in bots (a `bots/` folder when they are many files).
+//!
+//! A game adds a file of its own only for a concern the template has no place for,
+//! named for it (Ostibot's `vision.rs` and `shop.rs`).
 //!
 //! Nothing here does IO, reads the clock or draws unseeded randomness: the same
 //! setup and the same replies give the same replay, byte for byte.
@@ -32,6 +52,7 @@ mod map_error;
 mod matches;
 pub mod maze;
 pub mod ostibot;
+mod pos;
 mod ranking;
 pub mod replay;
 mod reply;
@@ -43,6 +64,7 @@ pub use farm_proto::{GameKind, PlayerOutcome, PlayerStatus, Seat};
 pub use game::{AnyGame, Deadlines, Game, REPLY_TIMEOUT_MS, SetupError, TURNS};
 pub use map_error::MapError;
 pub use matches::{Match, MatchSetup, StepError};
+pub use pos::Pos;
 pub use ranking::ranks_by_score;
 pub use reply::{BotReply, java_trim};
 pub use rng::GameRng;
