@@ -135,9 +135,8 @@ impl Match {
         }
         replies.sort_by_key(|(seat, _)| *seat);
         let expected = self.game.to_act();
-        let given: Vec<Seat> = replies.iter().map(|(seat, _)| *seat).collect();
-        if expected != given {
-            return Err(StepError::WrongSeats { expected, given });
+        if !expected.iter().copied().eq(replies.iter().map(|(seat, _)| *seat)) {
+            return Err(StepError::WrongSeats { expected, given: replies.iter().map(|(seat, _)| *seat).collect() });
         }
         self.game.step(&replies, &mut self.rng);
         self.steps += 1;

@@ -72,29 +72,35 @@ impl<'a> Header<&'a MatchSetup, &'a RawValue> {
 /// Frame lines, written field by field into a buffer the match reuses: the state is
 /// written straight into the line, never built as a value of its own first.
 pub(crate) mod frame {
-    use serde::Serialize;
-
-    use crate::game::write_json;
+    use crate::game::{write_int, write_json_str};
     use crate::{BotReply, Seat};
 
-    /// One reply as a frame holds it: what [`super::SeatReply`] reads back.
-    #[derive(Serialize)]
-    struct SeatReplyOut<'a> {
-        seat: Seat,
-        reply: &'a BotReply,
-    }
-
     /// Appends `{"type":"frame","step":N,"replies":[...],"state":...}` to `out`;
-    /// `state` appends the state's JSON.
+    /// `state` appends the state's JSON. Each reply is written as serde writes a
+    /// [`super::SeatReply`] (a unit test compares the two), which the verifier reads back.
     pub(crate) fn write(out: &mut Vec<u8>, step: u64, replies: &[(Seat, BotReply)], state: impl FnOnce(&mut Vec<u8>)) {
         out.extend_from_slice(b"{\"type\":\"frame\",\"step\":");
-        write_json(out, &step);
+        write_int(out, step);
         out.extend_from_slice(b",\"replies\":[");
         for (index, (seat, reply)) in replies.iter().enumerate() {
             if index > 0 {
                 out.push(b',');
             }
-            write_json(out, &SeatReplyOut { seat: *seat, reply });
+            out.extend_from_slice(b"{\"seat\":");
+            write_int(out, *seat);
+            out.extend_from_slice(b",\"reply\":");
+            match reply {
+                BotReply::Line(text) => {
+                    out.extend_from_slice(b"{\"line\":");
+                    write_json_str(out, text);
+                    out.push(b'}');
+                }
+                BotReply::Timeout => out.extend_from_slice(b"\"timeout\""),
+                BotReply::Crashed => out.extend_from_slice(b"\"crashed\""),
+                BotReply::Unreadable => out.extend_from_slice(b"\"unreadable\""),
+                BotReply::OutputLimit => out.extend_from_slice(b"\"output_limit\""),
+            }
+            out.push(b'}');
         }
         out.extend_from_slice(b"],\"state\":");
         state(out);
@@ -494,6 +500,20 @@ mod tests {
                 replies.iter().map(|(seat, reply)| SeatReply { seat: *seat, reply: reply.clone() }).collect();
             let expected = serde_json::to_string(&FrameDoc { step: 42, replies: &seat_replies, state: &state });
             assert_eq!(frame::text(&line), expected.expect("serializes"));
+        }
+    }
+
+    proptest::proptest! {
+        /// Every text a bot can send is escaped into the frame as serde escapes it.
+        #[test]
+        fn any_reply_text_is_written_as_serde_writes_it(text in "(?s).{0,40}", control in 0u8..0x20) {
+            let text = format!("{text}{}{text}", char::from(control));
+            let state = RawValue::from_string("null".into()).expect("JSON");
+            let reply = BotReply::Line(text);
+            let mut line = Vec::new();
+            frame::write(&mut line, 1, &[(0, reply.clone())], |out| out.extend_from_slice(b"null"));
+            let expected = serde_json::to_string(&FrameDoc { step: 1, replies: &[SeatReply { seat: 0, reply }], state: &state });
+            proptest::prop_assert_eq!(frame::text(&line), expected.expect("serializes"));
         }
     }
 
