@@ -523,7 +523,8 @@ fn played(tournament_id: &str, job_id: &str, seats: [(i64, u32, PlayerStatus, u6
             ..player(seat, score, rank, None)
         })
         .collect();
-    let Answer::Result(mut envelope) = won_by_seat_0(tournament_id, job_id, "replay", None) else {
+    let replay_key = farm_runtime::storage::AttemptKeys::new(tournament_id, job_id, 1).replay();
+    let Answer::Result(mut envelope) = won_by_seat_0(tournament_id, job_id, &replay_key, None) else {
         unreachable!("a result")
     };
     if let MatchResult::Completed { players: slots, .. } = &mut envelope.result {
