@@ -145,6 +145,15 @@ pub struct Inserted {
     pub jobs: u64,
 }
 
+/// What [`Ledger::retry`] put back to pending.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
+pub struct Retried {
+    /// Published jobs that had no answer.
+    pub unanswered: u64,
+    /// Failed jobs.
+    pub failed: u64,
+}
+
 /// What recording one answer did.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Recorded {
