@@ -498,7 +498,7 @@ impl DockerSandbox {
             }
             None => {
                 metrics::CONTAINERS_TAKEN.with_label_values(&["cold"]).inc();
-                self.create_prepared(&shape).await?
+                self.create_for_match(&shape).await?
             }
         };
         // A fresh container serves no other match: the next one of this image is
@@ -607,6 +607,24 @@ impl DockerSandbox {
                 }
             });
         }
+    }
+
+    /// Creates a container for a match that found none prepared, in a task of its own:
+    /// if the match is abandoned while the engine creates it (its launch dropped), the
+    /// task still finishes and the container goes to the pool, or is removed, instead
+    /// of being left to the next sweep.
+    async fn create_for_match(&self, shape: &Shape) -> Result<Prepared, BotLaunchError> {
+        let (sandbox, owned_shape) = (self.clone(), shape.clone());
+        let (handover, created) = tokio::sync::oneshot::channel();
+        self.background.spawn(async move {
+            let container = sandbox.create_prepared(&owned_shape).await;
+            if let Err(Ok(abandoned)) = handover.send(container) {
+                sandbox.keep(owned_shape, abandoned).await;
+            }
+        });
+        created.await.unwrap_or_else(|_| {
+            Err(DockerError::Setup("the task creating a container ended without one".to_owned()).into())
+        })
     }
 
     /// Puts a prepared container in the pool, or removes it if the pool is full.
