@@ -66,6 +66,7 @@ pub fn app(state: ApiState) -> Router {
     Router::new()
         .route("/api/tournaments", post(submit).get(list))
         .route("/api/tournaments/{id}", get(tournament))
+        .route("/api/tournaments/{id}/retry", post(retry))
         .route("/api/tournaments/{id}/standings", get(standings))
         .route("/api/tournaments/{id}/pairings", get(pairings))
         .route("/api/tournaments/{id}/matches", get(matches))
@@ -153,6 +154,27 @@ async fn submit(State(state): State<ApiState>, headers: HeaderMap, body: Body) -
     }
     let status = if inserted.created { StatusCode::CREATED } else { StatusCode::OK };
     Ok((status, Json(Submitted { id, created: inserted.created, jobs: inserted.jobs })).into_response())
+}
+
+/// The query of a retry: whether failed jobs are retried too.
+#[derive(Debug, Deserialize)]
+struct RetryQuery {
+    #[serde(default)]
+    failed: bool,
+}
+
+async fn retry(
+    State(state): State<ApiState>,
+    headers: HeaderMap,
+    Path(id): Path<String>,
+    Query(query): Query<RetryQuery>,
+) -> Result<Response, ApiError> {
+    authorize(&headers, &state.submissions)?;
+    let retried =
+        state.ledger.retry(id.clone(), query.failed).await?.ok_or_else(|| ApiError::NotFound(format!("no tournament {id}")))?;
+    tracing::info!(tournament = %id, unanswered = retried.unanswered, failed = retried.failed, "retry");
+    state.wake_publisher.notify_one();
+    Ok(Json(retried).into_response())
 }
 
 async fn list(State(state): State<ApiState>) -> Result<Response, ApiError> {

@@ -1,9 +1,11 @@
 //! The coordinator's side of RabbitMQ: jobs published to `farm.jobs` with confirms,
 //! results consumed from `farm.results` and dead letters from `farm.jobs.dead`, each
-//! acked only after the ledger committed it.
+//! acked only after the ledger committed it. A message that is no answer the ledger can
+//! take (unreadable, or of another schema version) is moved to `farm.set-aside`, with
+//! confirms, before it is acked: never dropped.
 
 use farm_proto::{JobEnvelope, MatchJob, RESULTS_QUEUE, ResultEnvelope, SCHEMA_VERSION};
-use farm_runtime::queue::{self, BrokerError, ConfirmedPublisher, DEAD_LETTER_QUEUE};
+use farm_runtime::queue::{self, BrokerError, ConfirmedPublisher, DEAD_LETTER_QUEUE, SET_ASIDE_QUEUE};
 use futures_util::{FutureExt, StreamExt};
 use lapin::message::Delivery;
 use lapin::options::{BasicAckOptions, BasicCancelOptions, BasicConsumeOptions, BasicQosOptions};
@@ -50,8 +52,14 @@ pub async fn declare(connection: &Connection, delivery_limit: u32) -> Result<Cha
     Ok(channel)
 }
 
-/// Consumes results and dead letters on `channel` until `stop` (`Ok`) or a failure.
-pub async fn ingest(channel: &Channel, recorder: &Recorder, stop: &mut watch::Receiver<bool>) -> Result<(), FarmError> {
+/// Consumes results and dead letters on `channel` until `stop` (`Ok`) or a failure;
+/// what cannot be used is moved to `farm.set-aside` through `set_aside`.
+pub async fn ingest(
+    channel: &Channel,
+    set_aside: &ConfirmedPublisher,
+    recorder: &Recorder,
+    stop: &mut watch::Receiver<bool>,
+) -> Result<(), FarmError> {
     let options = BasicConsumeOptions::default();
     let mut results = channel
         .basic_consume(RESULTS_QUEUE.into(), RESULTS_TAG.into(), options, FieldTable::default())
@@ -75,11 +83,11 @@ pub async fn ingest(channel: &Channel, recorder: &Recorder, stop: &mut watch::Re
             }
             first = results.next() => {
                 let batch = gather(first, &mut results)?;
-                record_batch(batch, recorder, result_answer).await?;
+                record_batch(batch, set_aside, recorder, result_answer).await?;
             }
             first = dead.next() => {
                 let batch = gather(first, &mut dead)?;
-                record_batch(batch, recorder, dead_letter_answer).await?;
+                record_batch(batch, set_aside, recorder, dead_letter_answer).await?;
             }
         }
     }
@@ -107,24 +115,37 @@ fn gather(
     Ok(batch)
 }
 
-/// Records what `parse` makes of `batch` in one transaction, then acks the lot.
-/// Unreadable messages are counted, logged and acked: no reader will ever want them.
+/// Why a message is no answer the ledger can take: a metric's `reason` label.
+type Unusable = &'static str;
+
+/// Records what `parse` makes of `batch` in one transaction, then acks the lot. The
+/// messages it cannot use are first moved to `farm.set-aside`, counted and logged.
 async fn record_batch(
     batch: Vec<Delivery>,
+    set_aside: &ConfirmedPublisher,
     recorder: &Recorder,
-    parse: fn(&Delivery) -> Option<Answer>,
+    parse: fn(&Delivery) -> Result<Answer, Unusable>,
 ) -> Result<(), FarmError> {
-    let answers: Vec<Answer> = batch
-        .iter()
-        .filter_map(|delivery| {
-            let answer = parse(delivery);
-            if answer.is_none() {
-                metrics::RESULTS_DROPPED.with_label_values(&["unreadable"]).inc();
-                tracing::warn!(bytes = delivery.data.len(), "dropping an unreadable message");
+    let mut answers = Vec::with_capacity(batch.len());
+    let mut unusable = Vec::new();
+    for delivery in &batch {
+        match parse(delivery) {
+            Ok(answer) => answers.push(answer),
+            Err(reason) => {
+                tracing::warn!(bytes = delivery.data.len(), reason, "setting aside a message that is no answer");
+                unusable.push((reason, delivery.data.as_slice()));
             }
-            answer
-        })
-        .collect();
+        }
+    }
+    if !unusable.is_empty() {
+        set_aside
+            .publish_batch(SET_ASIDE_QUEUE, unusable.iter().map(|(_, body)| *body))
+            .await
+            .map_err(QueueError::from)?;
+        for (reason, _) in &unusable {
+            metrics::RESULTS_DROPPED.with_label_values(&[reason]).inc();
+        }
+    }
     if !answers.is_empty() {
         recorder.record(answers).await?;
     }
@@ -139,15 +160,25 @@ async fn record_batch(
     Ok(())
 }
 
-fn result_answer(delivery: &Delivery) -> Option<Answer> {
-    let envelope: ResultEnvelope = serde_json::from_slice(&delivery.data).ok()?;
-    (envelope.schema == SCHEMA_VERSION).then_some(Answer::Result(envelope))
+fn result_answer(delivery: &Delivery) -> Result<Answer, Unusable> {
+    // The schema is read first and alone: a result of another version may not parse
+    // as this one's, and must be told apart from garbage.
+    #[derive(serde::Deserialize)]
+    struct Schema {
+        schema: u32,
+    }
+    let Schema { schema } = serde_json::from_slice(&delivery.data).map_err(|_| "unreadable")?;
+    if schema != SCHEMA_VERSION {
+        return Err("schema");
+    }
+    let envelope: ResultEnvelope = serde_json::from_slice(&delivery.data).map_err(|_| "unreadable")?;
+    Ok(Answer::Result(envelope))
 }
 
 /// A dead-lettered job: its id from the body, why and how often from the headers
 /// RabbitMQ adds.
-fn dead_letter_answer(delivery: &Delivery) -> Option<Answer> {
-    let envelope: JobEnvelope = serde_json::from_slice(&delivery.data).ok()?;
+fn dead_letter_answer(delivery: &Delivery) -> Result<Answer, Unusable> {
+    let envelope: JobEnvelope = serde_json::from_slice(&delivery.data).map_err(|_| "unreadable")?;
     let headers = delivery.properties.headers().as_ref();
     let reason = headers
         .and_then(|headers| headers.inner().get("x-first-death-reason").cloned())
@@ -164,5 +195,5 @@ fn dead_letter_answer(delivery: &Delivery) -> Option<Answer> {
         "rejected" => "dead-lettered by RabbitMQ: a worker rejected it as unreadable".to_owned(),
         other => format!("dead-lettered by RabbitMQ ({other})"),
     };
-    Some(Answer::Failed { job_id: envelope.job.job_id, attempts, reason: why, dead_letter: true })
+    Ok(Answer::Failed { job_id: envelope.job.job_id, attempts, reason: why, dead_letter: true })
 }

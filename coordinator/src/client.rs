@@ -11,6 +11,7 @@ use hyper_util::rt::TokioIo;
 use serde::de::DeserializeOwned;
 
 use crate::api::Submitted;
+use crate::ledger::Retried;
 use crate::tournament::{TournamentError, TournamentFile};
 
 /// The longest any request may take.
@@ -79,6 +80,12 @@ impl Client {
         file.inline_maps(path.parent().unwrap_or(Path::new(".")))?;
         let body = serde_json::to_vec(&file).map_err(|error| ClientError::Decode(error.to_string()))?;
         self.request(Method::POST, "/api/tournaments", Some(body)).await
+    }
+
+    /// Asks the coordinator to publish tournament `id`'s unanswered jobs again, and its
+    /// failed ones too with `failed`.
+    pub async fn retry(&self, id: &str, failed: bool) -> Result<Retried, ClientError> {
+        self.request(Method::POST, &format!("/api/tournaments/{id}/retry?failed={failed}"), None).await
     }
 
     /// GETs `path` and decodes its JSON.

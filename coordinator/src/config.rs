@@ -10,6 +10,7 @@ use farm_worker::SandboxKind;
 use serde::{Deserialize, Serialize};
 
 use crate::observations::ObservationLimits;
+use crate::token;
 use crate::tournament::TournamentLimits;
 
 /// Everything `farm-coordinator serve` can be told.
@@ -19,7 +20,7 @@ pub struct CoordinatorConfig {
     /// Address of the HTTP API, `/metrics` and `/healthz`.
     pub listen: String,
     /// The bearer token every write to the API must carry. Required: `serve` refuses
-    /// to start without one. Prefer the `FARM_API_TOKEN` variable to a file.
+    /// to start without one, or with one weaker than 128 bits ([`token::check_strength`]). Prefer the `FARM_API_TOKEN` variable to a file.
     pub api_token: String,
     /// The RabbitMQ URL.
     pub amqp_url: String,
@@ -63,9 +64,6 @@ impl Default for CoordinatorConfig {
     }
 }
 
-/// The shortest token accepted: anything shorter is guessable.
-const MIN_TOKEN: usize = 16;
-
 impl CoordinatorConfig {
     /// Layers defaults, `file`, the `FARM_*` entries of `env` and `overrides`.
     pub fn load(
@@ -74,9 +72,9 @@ impl CoordinatorConfig {
         overrides: &[(&str, String)],
     ) -> Result<Self, ConfigError> {
         let config: CoordinatorConfig = load_layered(file, env, overrides)?;
-        if config.api_token.trim().len() < MIN_TOKEN {
+        if let Err(weak) = token::check_strength(&config.api_token) {
             return Err(ConfigError::invalid(format!(
-                "api_token must be set (FARM_API_TOKEN or --api-token), at least {MIN_TOKEN} characters"
+                "api_token (FARM_API_TOKEN or --api-token) must be set and strong: {weak}"
             )));
         }
         if config.publish_batch == 0 || config.max_outstanding == 0 || config.max_tournament_jobs == 0 {
@@ -93,12 +91,20 @@ impl CoordinatorConfig {
 mod tests {
     use super::*;
 
+    /// A token as `openssl rand -hex 16` prints one.
+    const TOKEN: &str = "9f2c4e1a7b3d8065c1e4f9a2b7d30e58";
+
     #[test]
     fn a_token_is_required_and_layers_apply() {
         let error = CoordinatorConfig::load(None, Vec::new(), &[]).expect_err("no token");
-        assert!(error.to_string().contains("api_token must be set"), "{error}");
+        assert!(error.to_string().contains("api_token (FARM_API_TOKEN or --api-token) must be set"), "{error}");
+        for weak in ["0123456789abcdef", "change-me", "0123456789abcdef0123456789abcdef"] {
+            let env = vec![("FARM_API_TOKEN".to_owned(), weak.to_owned())];
+            let error = CoordinatorConfig::load(None, env, &[]).expect_err("a weak token");
+            assert!(error.to_string().contains("must be set and strong"), "{weak}: {error}");
+        }
         let env = vec![
-            ("FARM_API_TOKEN".to_owned(), "0123456789abcdef".to_owned()),
+            ("FARM_API_TOKEN".to_owned(), TOKEN.to_owned()),
             ("FARM_MAX_OUTSTANDING".to_owned(), "7".to_owned()),
             ("FARM_SLOTS".to_owned(), "3".to_owned()),
         ];
@@ -107,7 +113,7 @@ mod tests {
         assert_eq!(config.bot_launch, SandboxKind::Local);
         let dir = tempfile::tempdir().expect("temp dir");
         let file = dir.path().join("c.toml");
-        std::fs::write(&file, "api_token = \"0123456789abcdef\"\nlisten_on = 1\n").expect("write");
+        std::fs::write(&file, format!("api_token = \"{TOKEN}\"\nlisten_on = 1\n")).expect("write");
         let error = CoordinatorConfig::load(Some(&file), Vec::new(), &[]).expect_err("unknown key");
         assert!(error.to_string().contains("listen_on"), "{error}");
     }
@@ -115,8 +121,8 @@ mod tests {
     #[test]
     fn the_example_file_holds_the_defaults() {
         let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("../deploy/coordinator.toml");
-        let token = ("FARM_API_TOKEN".to_owned(), "0123456789abcdef".to_owned());
+        let token = ("FARM_API_TOKEN".to_owned(), TOKEN.to_owned());
         let config = CoordinatorConfig::load(Some(&file), vec![token], &[]).expect("the example loads");
-        assert_eq!(config, CoordinatorConfig { api_token: "0123456789abcdef".into(), ..CoordinatorConfig::default() });
+        assert_eq!(config, CoordinatorConfig { api_token: TOKEN.into(), ..CoordinatorConfig::default() });
     }
 }

@@ -107,6 +107,10 @@ impl Recorder {
                     metrics::RESULTS_DROPPED.with_label_values(&["unknown_job"]).inc();
                     tracing::warn!("dropped the result of a job this ledger does not have");
                 }
+                Recorded::Refused { problem } => {
+                    metrics::RESULTS_DROPPED.with_label_values(&["mismatch"]).inc();
+                    tracing::warn!(%problem, "dropped a result that does not fit its job");
+                }
             }
         }
         if new > 0 {

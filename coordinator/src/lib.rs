@@ -13,7 +13,7 @@
 //!   answers of both; [`service`]: `serve`;
 //!   [`embedded`]: `run`, the farm in one process; [`view`]: `view` and `run --web`,
 //!   the API and pages over a run's data, read-only; [`client`]: the CLI's side of the API.
-//! - [`config`], [`metrics`].
+//! - [`config`], [`metrics`]; [`token`]: how strong the API's bearer token must be.
 //!
 //! Shutdown, reconnect backoff, the configuration loader, object storage and the
 //! RabbitMQ topology are shared with the worker, in `farm-runtime`; bots and matches
@@ -34,6 +34,7 @@ pub mod ratings;
 pub mod schedule;
 pub mod service;
 pub mod standings;
+pub mod token;
 pub mod tournament;
 pub mod view;
 pub mod web;

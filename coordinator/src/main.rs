@@ -70,6 +70,21 @@ enum Command {
         #[command(flatten)]
         api: ApiArgs,
     },
+    /// Publish a tournament's jobs again: those published and still unanswered (a job
+    /// lost on the way is played; a late answer to the first publication still counts,
+    /// the first result wins), and with --failed its failed jobs too, which start over
+    /// (their failed results are removed).
+    ///
+    /// Example: farm-coordinator retry t-44876f57cc4d05c5 --failed
+    Retry {
+        /// The tournament id.
+        id: String,
+        /// Retry its failed jobs as well.
+        #[arg(long)]
+        failed: bool,
+        #[command(flatten)]
+        api: ApiArgs,
+    },
     /// Print a tournament's standings.
     Standings {
         /// The tournament id.
@@ -87,7 +102,7 @@ struct ApiArgs {
     /// The coordinator's URL.
     #[arg(long, env = "FARM_URL", default_value = "http://127.0.0.1:8000")]
     url: String,
-    /// The API's bearer token (needed by submit).
+    /// The API's bearer token (needed by submit and retry).
     #[arg(long, env = "FARM_API_TOKEN", hide_env_values = true)]
     token: Option<String>,
 }
@@ -218,6 +233,7 @@ async fn main() -> ExitCode {
         Command::Submit { file, api } => submit(&file, &api).await,
         Command::Status { id, once, api } => status(&id, once, &api).await,
         Command::Standings { id, format, api } => standings(&id, format, &api).await,
+        Command::Retry { id, failed, api } => retry(&id, failed, &api).await,
     };
     match result {
         Ok(code) => code,
@@ -447,6 +463,17 @@ async fn status(id: &str, once: bool, api: &ApiArgs) -> Result<ExitCode> {
         progress = client.get::<TournamentView>(&path).await?.progress;
     }
     bar.finish();
+    Ok(ExitCode::SUCCESS)
+}
+
+async fn retry(id: &str, failed: bool, api: &ApiArgs) -> Result<ExitCode> {
+    let client = Client::new(&api.url, api.token.clone())?;
+    let retried = client.retry(id, failed).await?;
+    if failed {
+        println!("{id}: {} unanswered and {} failed jobs published again", retried.unanswered, retried.failed);
+    } else {
+        println!("{id}: {} unanswered jobs published again", retried.unanswered);
+    }
     Ok(ExitCode::SUCCESS)
 }
 

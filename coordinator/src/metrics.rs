@@ -44,16 +44,26 @@ pub static DUPLICATES: LazyLock<IntCounter> = LazyLock::new(|| {
     register(IntCounter::new(name, "Results dropped because their job already had one."), name)
 });
 
-/// Messages on the result queue that are not results of a known job.
+/// Messages on the result and dead-letter queues that are not recorded.
 pub static RESULTS_DROPPED: LazyLock<IntCounterVec> = LazyLock::new(|| {
     let name = "farm_coordinator_results_dropped_total";
     register(
         IntCounterVec::new(
-            Opts::new(name, "Result messages dropped, by reason: unreadable, unknown_job."),
+            Opts::new(
+                name,
+                "Messages not recorded, by reason: unreadable and schema (another schema version), both moved to \
+                 farm.set-aside; unknown_job and mismatch (a result that does not fit its job), both dropped.",
+            ),
             &["reason"],
         ),
         name,
     )
+});
+
+/// Broker sessions lost and reconnected.
+pub static BROKER_RECONNECTS: LazyLock<IntCounter> = LazyLock::new(|| {
+    let name = "farm_coordinator_broker_reconnects_total";
+    register(IntCounter::new(name, "Times the coordinator lost RabbitMQ and reconnected."), name)
 });
 
 /// Jobs the broker dead-lettered.
@@ -129,6 +139,7 @@ pub fn init() {
     LazyLock::force(&DUPLICATES);
     LazyLock::force(&RESULTS_DROPPED);
     LazyLock::force(&DEAD_LETTERS);
+    LazyLock::force(&BROKER_RECONNECTS);
     LazyLock::force(&JOBS);
     LazyLock::force(&TOURNAMENTS_ACTIVE);
     LazyLock::force(&STANDINGS_SECONDS);

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use farm_runtime::Shutdown;
 use farm_runtime::backoff::ReconnectPacing;
-use farm_runtime::queue;
+use farm_runtime::queue::{self, ConfirmedPublisher};
 use farm_runtime::storage::{Storage, StorageError};
 use tokio::sync::{Notify, watch};
 use tokio::time::Instant;
@@ -121,6 +121,7 @@ async fn broker_sessions(
         let session = async {
             let channel = broker::declare(&connection, config.delivery_limit).await.map_err(QueueError::from)?;
             let mut jobs = AmqpJobQueue::open(&connection).await.map_err(QueueError::from)?;
+            let set_aside = ConfirmedPublisher::open(&connection).await.map_err(QueueError::from)?;
             let mut publisher = Publisher::new(
                 ledger.clone(),
                 recorder.clone(),
@@ -132,7 +133,7 @@ async fn broker_sessions(
             let (mut publish_stop, mut ingest_stop) = (stop.clone(), stop.clone());
             tokio::try_join!(
                 publisher.run(&mut jobs, &mut publish_stop),
-                broker::ingest(&channel, recorder, &mut ingest_stop)
+                broker::ingest(&channel, &set_aside, recorder, &mut ingest_stop)
             )
             .map(drop)
         };
@@ -140,7 +141,10 @@ async fn broker_sessions(
         let _ = connection.close(200, "coordinator stopping".into()).await;
         match outcome {
             Ok(()) => break,
-            Err(error) if error.is_retryable() => tracing::warn!(%error, "lost RabbitMQ; reconnecting"),
+            Err(error) if error.is_retryable() => {
+                metrics::BROKER_RECONNECTS.inc();
+                tracing::warn!(%error, "lost RabbitMQ; reconnecting");
+            }
             Err(error) => return Err(error.into()),
         }
         // Reset by a session that lasted: a broker restarted after hours of service is

@@ -523,7 +523,8 @@ fn played(tournament_id: &str, job_id: &str, seats: [(i64, u32, PlayerStatus, u6
             ..player(seat, score, rank, None)
         })
         .collect();
-    let Answer::Result(mut envelope) = won_by_seat_0(tournament_id, job_id, "replay", None) else {
+    let replay_key = farm_runtime::storage::AttemptKeys::new(tournament_id, job_id, 1).replay();
+    let Answer::Result(mut envelope) = won_by_seat_0(tournament_id, job_id, &replay_key, None) else {
         unreachable!("a result")
     };
     if let MatchResult::Completed { players: slots, .. } = &mut envelope.result {
@@ -853,4 +854,54 @@ async fn observation_requests_past_the_concurrent_limit_get_429_and_finished_one
     }
     let metrics = fixture.get("/metrics").await.text();
     assert!(metrics.contains("farm_coordinator_observations_total{outcome=\"busy\"}"), "{metrics}");
+}
+
+#[tokio::test]
+async fn a_retry_publishes_unanswered_and_failed_jobs_again_and_needs_the_token() {
+    use farm_coordinator::ledger::{Progress, Recorded};
+    let fixture = fixture();
+    let id = fixture.submit_botwars().await;
+    let jobs: Vec<String> = fixture
+        .matches(&id, "")
+        .await
+        .iter()
+        .map(|row| row["job_id"].as_str().expect("a job id").to_owned())
+        .collect();
+    assert_eq!(jobs.len(), 6);
+    fixture.state.ledger.mark_running(jobs.clone()).await.expect("published");
+    let replay_key = farm_runtime::storage::AttemptKeys::new(&id, &jobs[0], 1).replay();
+    let failed =
+        Answer::Failed { job_id: jobs[1].clone(), attempts: 6, reason: "dead-lettered".to_owned(), dead_letter: true };
+    fixture.state.ledger.record(vec![won_by_seat_0(&id, &jobs[0], &replay_key, None), failed]).await.expect("record");
+    let progress = || async { fixture.state.ledger.progress(&id).await.expect("progress").expect("the tournament") };
+    assert_eq!(progress().await, Progress { total: 6, running: 4, done: 1, failed: 1, ..Progress::default() });
+
+    let retry = |uri: String, token: Option<&'static str>| {
+        let mut request = Request::post(uri);
+        if let Some(token) = token {
+            request = request.header(header::AUTHORIZATION, format!("Bearer {token}"));
+        }
+        fixture.send(request.body(Body::empty()).expect("request"))
+    };
+    retry(format!("/api/tournaments/{id}/retry?failed=true"), None).await.error(StatusCode::UNAUTHORIZED, "unauthorized");
+    retry(format!("/api/tournaments/{id}/retry"), Some("not-the-token")).await.error(StatusCode::FORBIDDEN, "forbidden");
+    retry("/api/tournaments/t-none/retry".to_owned(), Some(TOKEN)).await.error(StatusCode::NOT_FOUND, "not_found");
+    assert_eq!(progress().await.running, 4, "refused retries change nothing");
+
+    let answer = retry(format!("/api/tournaments/{id}/retry"), Some(TOKEN)).await;
+    assert_eq!(answer.status, StatusCode::OK, "{}", answer.text());
+    assert_eq!(answer.json(), serde_json::json!({ "unanswered": 4, "failed": 0 }));
+    assert_eq!(progress().await, Progress { total: 6, pending: 4, done: 1, failed: 1, ..Progress::default() });
+
+    let answer = retry(format!("/api/tournaments/{id}/retry?failed=true"), Some(TOKEN)).await;
+    assert_eq!(answer.json(), serde_json::json!({ "unanswered": 0, "failed": 1 }));
+    assert_eq!(progress().await, Progress { total: 6, pending: 5, done: 1, ..Progress::default() });
+    assert!(fixture.matches(&id, "?status=failed").await.is_empty(), "the failure is gone");
+    let replay_key = farm_runtime::storage::AttemptKeys::new(&id, &jobs[1], 7).replay();
+    let mut second_try = won_by_seat_0(&id, &jobs[1], &replay_key, None);
+    if let Answer::Result(envelope) = &mut second_try {
+        envelope.attempt = 7;
+    }
+    let recorded = fixture.state.ledger.record(vec![second_try]).await.expect("record");
+    assert!(matches!(recorded[..], [Recorded::New { completed: true, .. }]), "the retried job is answered anew: {recorded:?}");
 }

@@ -186,3 +186,146 @@ async fn a_job_the_broker_dead_letters_becomes_a_failed_match_with_its_reason() 
     let metrics = http_get(coordinator.api, "/metrics").expect("metrics").1;
     assert!(metrics.contains("farm_coordinator_dead_letters_total 1"), "{metrics}");
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn results_that_do_not_fit_their_job_are_refused_counted_and_set_aside() {
+    use farm_proto::{JobEnvelope, MatchResult, ResultEnvelope};
+    use farm_runtime::queue::SET_ASIDE_QUEUE;
+    use farm_runtime::storage::AttemptKeys;
+    use futures_util::StreamExt;
+
+    let vhost = Vhost::new("farm-forged");
+    let dir = tempfile::tempdir().expect("temp dir");
+    let ledger = dir.path().join("ledger.sqlite");
+    let file = dir.path().join("single.toml");
+    std::fs::write(
+        &file,
+        "name = \"guarded\"\ngame = \"botwars\"\nformat = \"single\"\n\
+         [[bots]]\nname = \"a\"\nbuiltin = \"random\"\n[[bots]]\nname = \"b\"\nbuiltin = \"gatherer\"\n",
+    )
+    .expect("write");
+    let coordinator = CoordinatorProcess::start(&vhost, &ledger);
+    let url = coordinator.url();
+    let id = cli(&["submit", file.to_str().expect("UTF-8"), "--url", &url, "--token", TOKEN]).trim().to_owned();
+
+    // No worker: the test takes the job off the queue itself and answers it as a forger
+    // holding the broker's credentials would.
+    let connection = vhost.connect().await;
+    let mut jobs = farm_testkit::consume(&connection, farm_proto::JOBS_QUEUE).await;
+    let delivery = jobs.next().await.expect("the job is published").expect("a delivery");
+    let job = serde_json::from_slice::<JobEnvelope>(&delivery.data).expect("a job envelope").job;
+    delivery.acker.ack(lapin::options::BasicAckOptions::default()).await.expect("ack");
+    let completed = |replay_key: String| MatchResult::Completed {
+        steps: 1,
+        players: Vec::new(),
+        replay_key,
+        replay_sha256: "0".repeat(64),
+        duration_ms: 1,
+    };
+    let honest_key = AttemptKeys::new(&job.tournament_id, &job.job_id, 1).replay();
+
+    let mut other_tournament = ResultEnvelope::new(&job, "forger", 1, completed(honest_key.clone()));
+    other_tournament.tournament_id = "t-someone-elses".to_owned();
+    let outside_its_prefix = ResultEnvelope::new(&job, "forger", 1, completed("secrets/credentials.json".to_owned()));
+    let other_attempt = ResultEnvelope::new(&job, "forger", 2, completed(honest_key.clone()));
+    let mut other_schema = serde_json::to_value(ResultEnvelope::new(&job, "old", 1, completed(honest_key.clone())))
+        .expect("JSON");
+    other_schema["schema"] = serde_json::json!(farm_proto::SCHEMA_VERSION + 1);
+    for forged in [other_tournament, outside_its_prefix, other_attempt] {
+        let body = serde_json::to_vec(&forged).expect("JSON");
+        farm_testkit::publish_raw(&connection, RESULTS_QUEUE, &body).await;
+    }
+    farm_testkit::publish_raw(&connection, RESULTS_QUEUE, &serde_json::to_vec(&other_schema).expect("JSON")).await;
+    farm_testkit::publish_raw(&connection, RESULTS_QUEUE, b"not a result").await;
+
+    let metric = |sample: &str| {
+        let metrics = http_get(coordinator.api, "/metrics").expect("metrics").1;
+        metrics.lines().find_map(|line| line.strip_prefix(sample)).and_then(|value| value.trim().parse::<u64>().ok())
+    };
+    let dropped = |reason: &str| format!("farm_coordinator_results_dropped_total{{reason=\"{reason}\"}}");
+    eventually(Duration::from_secs(30), "the three forged results are refused", || {
+        metric(&dropped("mismatch")) == Some(3)
+    });
+    eventually(Duration::from_secs(30), "both unusable messages are counted", || {
+        metric(&dropped("schema")) == Some(1) && metric(&dropped("unreadable")) == Some(1)
+    });
+    assert_eq!(farm_testkit::ready_messages(&connection, SET_ASIDE_QUEUE).await, 2, "kept, not dropped");
+    assert_eq!(coordinator.progress(&id)["done"], 0, "no forged result was recorded");
+
+    // The job's own result, with keys of its attempt, is recorded as ever.
+    let honest = ResultEnvelope::new(&job, "worker", 1, completed(honest_key));
+    farm_testkit::publish_raw(&connection, RESULTS_QUEUE, &serde_json::to_vec(&honest).expect("JSON")).await;
+    eventually(Duration::from_secs(30), "the honest result is recorded", || coordinator.progress(&id)["done"] == 1);
+    assert_eq!(metric(&dropped("mismatch")), Some(3));
+}
+
+/// RabbitMQ users made for one test, deleted when it ends.
+struct RabbitUsers(Vec<String>);
+
+impl Drop for RabbitUsers {
+    fn drop(&mut self) {
+        for user in &self.0 {
+            farm_testkit::rabbitmq_api("DELETE", &format!("/api/users/{user}"), None);
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_workers_rabbitmq_user_takes_jobs_and_publishes_results_and_nothing_else() {
+    use farm_proto::JOBS_QUEUE;
+    use farm_runtime::queue::{self, ConfirmedPublisher};
+    use futures_util::StreamExt;
+    use lapin::options::{BasicAckOptions, BasicConsumeOptions, QueueDeleteOptions};
+    use lapin::{Connection, ConnectionProperties, types::FieldTable};
+
+    // deploy/rabbitmq/users.py's definitions, imported as an operator would.
+    let vhost = Vhost::new("farm-users");
+    let (coordinator_user, worker_user) = (farm_testkit::unique("coordinator"), farm_testkit::unique("worker"));
+    let password = "a-password-for-this-test";
+    let definitions = std::process::Command::new("python3")
+        .arg(repo().join("deploy/rabbitmq/users.py"))
+        .args(["--vhost", &vhost.name, "--coordinator-user", &coordinator_user, "--worker-user", &worker_user])
+        .env("FARM_RABBITMQ_COORDINATOR_PASSWORD", password)
+        .env("FARM_RABBITMQ_WORKER_PASSWORD", password)
+        .output()
+        .expect("python3 runs");
+    assert!(definitions.status.success(), "users.py: {}", String::from_utf8_lossy(&definitions.stderr));
+    let definitions = String::from_utf8(definitions.stdout).expect("UTF-8 definitions");
+    farm_testkit::rabbitmq_api("POST", "/api/definitions", Some(&definitions));
+    let _users = RabbitUsers(vec![coordinator_user.clone(), worker_user.clone()]);
+    assert!(vhost.url.contains("//farm:farm@"), "the test URL names the test user: {}", vhost.url);
+    let connect = |user: &str| {
+        let url = vhost.url.replacen("//farm:farm@", &format!("//{user}:{password}@"), 1);
+        async move { Connection::connect(&url, ConnectionProperties::default()).await.expect("the user connects") }
+    };
+
+    let coordinator = connect(&coordinator_user).await;
+    let channel = coordinator.create_channel().await.expect("channel");
+    queue::declare_topology(&channel, 5).await.expect("the coordinator declares the topology");
+    let jobs = ConfirmedPublisher::open(&coordinator).await.expect("publisher");
+    jobs.publish(JOBS_QUEUE, b"a job").await.expect("the coordinator publishes a job");
+
+    let worker = connect(&worker_user).await;
+    queue::declare_or_check_topology(&worker, 5).await.expect("a worker checks the topology it may not declare");
+    let delivery = farm_testkit::consume(&worker, JOBS_QUEUE).await.next().await.expect("a job").expect("delivery");
+    assert_eq!(delivery.data, b"a job");
+    delivery.acker.ack(BasicAckOptions::default()).await.expect("a worker acks its job");
+    let results = ConfirmedPublisher::open(&worker).await.expect("publisher");
+    results.publish(RESULTS_QUEUE, b"a result").await.expect("a worker publishes a result");
+
+    let forged = ConfirmedPublisher::open(&worker).await.expect("publisher").publish(JOBS_QUEUE, b"forged").await;
+    assert!(forged.is_err(), "a worker's user publishes no job");
+    let reading = worker.create_channel().await.expect("channel");
+    let reading = reading
+        .basic_consume(RESULTS_QUEUE.into(), "peek".into(), BasicConsumeOptions::default(), FieldTable::default())
+        .await;
+    assert!(reading.is_err(), "a worker's user reads no result");
+    let deleting = worker.create_channel().await.expect("channel");
+    let deleting = deleting.queue_delete(JOBS_QUEUE.into(), QueueDeleteOptions::default()).await;
+    assert!(deleting.is_err(), "a worker's user deletes no queue");
+
+    let result = farm_testkit::consume(&coordinator, RESULTS_QUEUE).await.next().await.expect("a result");
+    assert_eq!(result.expect("delivery").data, b"a result", "the result reached the coordinator");
+    let admin = vhost.connect().await;
+    assert_eq!(farm_testkit::ready_messages(&admin, JOBS_QUEUE).await, 0, "the forged job never reached farm.jobs");
+}

@@ -2,22 +2,35 @@
 //! publishing with confirms. The worker and the coordinator both declare the topology
 //! through [`declare_topology`], so both sides always agree on the queues' arguments.
 //! The jobs' and results' queue names are the protocol's ([`farm_proto::JOBS_QUEUE`],
-//! [`farm_proto::RESULTS_QUEUE`]); the dead letters' is [`DEAD_LETTER_QUEUE`].
+//! [`farm_proto::RESULTS_QUEUE`]); the dead letters' is [`DEAD_LETTER_QUEUE`], and what
+//! the coordinator cannot use is set aside in [`SET_ASIDE_QUEUE`].
 
 use std::panic::AssertUnwindSafe;
 use std::time::Duration;
 
 use farm_proto::{JOBS_QUEUE, RESULTS_QUEUE};
 use futures_util::FutureExt;
-use lapin::options::{BasicPublishOptions, BasicRejectOptions, ConfirmSelectOptions, QueueDeclareOptions};
+use lapin::options::{
+    BasicPublishOptions, BasicRejectOptions, ConfirmSelectOptions, ExchangeDeclareOptions, QueueBindOptions,
+    QueueDeclareOptions,
+};
 use lapin::types::{AMQPValue, FieldTable, LongString, ShortString};
-use lapin::{Acker, BasicProperties, Channel, Confirmation, Connection, ConnectionProperties};
+use lapin::{Acker, BasicProperties, Channel, Confirmation, Connection, ConnectionProperties, ExchangeKind};
 use tokio::sync::watch;
 
 use crate::backoff::Backoff;
 
 /// Where jobs that failed too often, or cannot be read, end up.
 pub const DEAD_LETTER_QUEUE: &str = "farm.jobs.dead";
+/// The exchange results are published through (a direct exchange bound to
+/// [`RESULTS_QUEUE`]): a worker's RabbitMQ user may write to it and to nothing else, so
+/// its credentials cannot publish a job (deploy/rabbitmq/users.py).
+pub const RESULTS_EXCHANGE: &str = "farm.results";
+
+/// Where the coordinator sets aside what came on its queues and cannot be used: a
+/// result it cannot read or of another schema version (a worker of another build),
+/// kept for an operator instead of dropped. Nothing consumes it.
+pub const SET_ASIDE_QUEUE: &str = "farm.set-aside";
 /// Persistent delivery mode: messages survive a broker restart.
 const PERSISTENT: u8 = 2;
 /// How long a publish may wait for the broker's confirm.
@@ -65,7 +78,8 @@ impl BrokerError {
 pub const BROKER_CALL: Duration = Duration::from_secs(30);
 
 /// Declares `farm.jobs` (a quorum queue with a delivery limit that dead-letters to
-/// [`DEAD_LETTER_QUEUE`]), the dead-letter queue and `farm.results`. Idempotent.
+/// [`DEAD_LETTER_QUEUE`]), the dead-letter queue, `farm.results` and
+/// [`SET_ASIDE_QUEUE`]. Idempotent.
 pub async fn declare_topology(channel: &Channel, delivery_limit: u32) -> Result<(), BrokerError> {
     let durable = QueueDeclareOptions { durable: true, ..Default::default() };
     let mut jobs = quorum();
@@ -75,7 +89,57 @@ pub async fn declare_topology(channel: &Channel, delivery_limit: u32) -> Result<
     channel.queue_declare(DEAD_LETTER_QUEUE.into(), durable, quorum()).await?;
     channel.queue_declare(JOBS_QUEUE.into(), durable, jobs).await?;
     channel.queue_declare(RESULTS_QUEUE.into(), durable, quorum()).await?;
+    channel.queue_declare(SET_ASIDE_QUEUE.into(), durable, quorum()).await?;
+    let exchange = ExchangeDeclareOptions { durable: true, ..Default::default() };
+    channel.exchange_declare(RESULTS_EXCHANGE.into(), ExchangeKind::Direct, exchange, FieldTable::default()).await?;
+    channel
+        .queue_bind(
+            RESULTS_QUEUE.into(),
+            RESULTS_EXCHANGE.into(),
+            RESULTS_QUEUE.into(),
+            QueueBindOptions::default(),
+            FieldTable::default(),
+        )
+        .await?;
     Ok(())
+}
+
+/// [`declare_topology`] where the user may (the coordinator's, an all-powerful one);
+/// for a user that may not configure anything (a worker's, least privilege), a check
+/// that the queue it consumes and the exchange it publishes to exist, which needs no
+/// permission. Missing ones are an error to retry: the coordinator declares them.
+pub async fn declare_or_check_topology(connection: &Connection, delivery_limit: u32) -> Result<(), BrokerError> {
+    let channel = connection.create_channel().await?;
+    match declare_topology(&channel, delivery_limit).await {
+        Err(BrokerError::Amqp(error)) if is_access_refused(&error) => {
+            // The refusal closed that channel.
+            let channel = connection.create_channel().await?;
+            let passive = QueueDeclareOptions { passive: true, ..Default::default() };
+            channel.queue_declare(JOBS_QUEUE.into(), passive, FieldTable::default()).await?;
+            let passive = ExchangeDeclareOptions { passive: true, ..Default::default() };
+            channel
+                .exchange_declare(RESULTS_EXCHANGE.into(), ExchangeKind::Direct, passive, FieldTable::default())
+                .await?;
+            let _ = tokio::time::timeout(BROKER_CALL, channel.close(200, "topology checked".into())).await;
+            Ok(())
+        }
+        Err(error) => Err(error),
+        Ok(()) => {
+            let _ = tokio::time::timeout(BROKER_CALL, channel.close(200, "topology declared".into())).await;
+            Ok(())
+        }
+    }
+}
+
+/// Whether the broker refused an operation for want of permission (AMQP 403).
+pub fn is_access_refused(error: &lapin::Error) -> bool {
+    matches!(error.kind(), lapin::ErrorKind::ProtocolError(amqp) if amqp.get_id() == 403)
+}
+
+/// The exchange and routing key that reach `queue`: [`RESULTS_EXCHANGE`] for the
+/// results, the default exchange for every other queue.
+fn route(queue: &'static str) -> (&'static str, &'static str) {
+    if queue == RESULTS_QUEUE { (RESULTS_EXCHANGE, RESULTS_QUEUE) } else { ("", queue) }
 }
 
 fn quorum() -> FieldTable {
@@ -117,8 +181,8 @@ impl ConfirmedPublisher {
         Ok(ConfirmedPublisher { channel })
     }
 
-    /// Publishes a persistent JSON message to `queue` and waits (at most 30 s) for the
-    /// broker to take responsibility for it. The message is mandatory: one that no
+    /// Publishes a persistent JSON message to `queue` (through the exchange the topology
+    /// gives it) and waits (at most 30 s) for the broker to take responsibility for it. The message is mandatory: one that no
     /// queue takes comes back and counts as refused, instead of vanishing.
     pub async fn publish(&self, queue: &'static str, body: &[u8]) -> Result<(), BrokerError> {
         self.publish_batch(queue, [body]).await
@@ -136,11 +200,14 @@ impl ConfirmedPublisher {
             .with_delivery_mode(PERSISTENT)
             .with_content_type(ShortString::from("application/json"));
         let options = BasicPublishOptions { mandatory: true, ..Default::default() };
+        let (exchange, routing_key) = route(queue);
         let confirmations = tokio::time::timeout(CONFIRM_TIMEOUT, async {
             let mut pending = Vec::new();
             for body in bodies {
                 pending.push(
-                    self.channel.basic_publish("".into(), queue.into(), options, body, properties.clone()).await?,
+                    self.channel
+                        .basic_publish(exchange.into(), routing_key.into(), options, body, properties.clone())
+                        .await?,
                 );
             }
             let mut confirmations = Vec::with_capacity(pending.len());

@@ -131,6 +131,13 @@ impl From<object_store::Error> for StorageError {
     }
 }
 
+/// Hex digits of a run's id in its keys: enough that two runs never meet.
+const RUN_ID_LENGTH: usize = 12;
+/// A run's compressed replay, in its folder.
+const REPLAY_NAME: &str = "replay.jsonl.zst";
+/// A run's result document, in its folder.
+const RESULT_NAME: &str = "result.json";
+
 /// The keys of one run of one job.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AttemptKeys {
@@ -142,7 +149,7 @@ impl AttemptKeys {
     /// The keys of a new run of `attempt` (from 1) at `job` of `tournament`.
     pub fn new(tournament: &str, job: &str, attempt: u32) -> Self {
         let run = uuid::Uuid::new_v4().simple().to_string();
-        let prefix = format!("{}/attempt-{attempt}-{}", Self::job_prefix(tournament, job), &run[..12]);
+        let prefix = format!("{}/attempt-{attempt}-{}", Self::job_prefix(tournament, job), &run[..RUN_ID_LENGTH]);
         AttemptKeys { attempt, prefix }
     }
 
@@ -156,9 +163,26 @@ impl AttemptKeys {
         format!("tournaments/{}/jobs/{}", segment(tournament), segment(job))
     }
 
+    /// Whether `key` is one a run of `attempt` at `job` of `tournament` writes: under
+    /// that attempt's prefix, in a run's folder, one of the names [`AttemptKeys`] gives.
+    /// A result that names any other key did not come from a run of its job.
+    pub fn is_key_of(key: &str, tournament: &str, job: &str, attempt: u32) -> bool {
+        let prefix = format!("{}/attempt-{attempt}-", Self::job_prefix(tournament, job));
+        let Some((run, name)) = key.strip_prefix(&prefix).and_then(|rest| rest.split_once('/')) else {
+            return false;
+        };
+        let seat_log = name
+            .strip_prefix("seat-")
+            .and_then(|rest| rest.strip_suffix(".stderr.log"))
+            .is_some_and(|seat| !seat.is_empty() && seat.bytes().all(|byte| byte.is_ascii_digit()));
+        run.len() == RUN_ID_LENGTH
+            && run.bytes().all(|byte| byte.is_ascii_hexdigit())
+            && (name == REPLAY_NAME || name == RESULT_NAME || seat_log)
+    }
+
     /// The compressed replay.
     pub fn replay(&self) -> String {
-        format!("{}/replay.jsonl.zst", self.prefix)
+        format!("{}/{REPLAY_NAME}", self.prefix)
     }
 
     /// One seat's stderr.
@@ -168,7 +192,7 @@ impl AttemptKeys {
 
     /// The result document.
     pub fn result(&self) -> String {
-        format!("{}/result.json", self.prefix)
+        format!("{}/{RESULT_NAME}", self.prefix)
     }
 }
 
@@ -274,6 +298,28 @@ mod tests {
         assert_eq!(keys.log(1), replay.replace("replay.jsonl.zst", "seat-1.stderr.log"));
         assert_ne!(AttemptKeys::new("t 1", "../j/2", 3), keys, "two runs of one attempt never share keys");
         assert!(AttemptKeys::new("..", "", 1).result().starts_with("tournaments/_/jobs/_/attempt-1-"));
+    }
+
+    #[test]
+    fn only_the_keys_of_a_run_of_the_attempt_belong_to_it() {
+        let keys = AttemptKeys::new("t 1", "j/2", 3);
+        for key in [keys.replay(), keys.log(0), keys.log(12), keys.result()] {
+            assert!(AttemptKeys::is_key_of(&key, "t 1", "j/2", 3), "{key}");
+        }
+        let other_run = AttemptKeys::new("t 1", "j/2", 3).replay();
+        assert!(AttemptKeys::is_key_of(&other_run, "t 1", "j/2", 3), "another run of the same attempt");
+        for (key, tournament, job, attempt) in [
+            (keys.replay(), "t 1", "j/2", 2),
+            (keys.replay(), "t 2", "j/2", 3),
+            (keys.replay(), "t 1", "j/3", 3),
+            (keys.replay().replace("replay.jsonl.zst", "../../../secrets"), "t 1", "j/2", 3),
+            (keys.replay().replace("replay.jsonl.zst", "seat-.stderr.log"), "t 1", "j/2", 3),
+            (keys.replay().replace("replay.jsonl.zst", "x/replay.jsonl.zst"), "t 1", "j/2", 3),
+            ("tournaments/t_1/jobs/j_2/attempt-3-/replay.jsonl.zst".to_owned(), "t 1", "j/2", 3),
+            ("other/tournaments/t_1/jobs/j_2/attempt-3-0123456789ab/replay.jsonl.zst".to_owned(), "t 1", "j/2", 3),
+        ] {
+            assert!(!AttemptKeys::is_key_of(&key, tournament, job, attempt), "{key} of {tournament}/{job}/{attempt}");
+        }
     }
 
     #[tokio::test]

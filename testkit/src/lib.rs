@@ -43,14 +43,17 @@ pub fn unique(prefix: &str) -> String {
     format!("{prefix}-{}-{nanos:x}", std::process::id())
 }
 
-fn curl(method: &str, url: &str, body: Option<&str>) {
+/// Calls the test RabbitMQ's management API (`path` from `/api/...`) as its
+/// administrator, and fails the test if the call fails.
+pub fn rabbitmq_api(method: &str, path: &str, body: Option<&str>) {
+    let url = format!("{}{path}", required("FARM_TEST_RABBITMQ_MGMT"));
     let mut command = Command::new("curl");
     command.args(["-sS", "--fail", "-u", "farm:farm", "-X", method, "-H", "content-type: application/json", url]);
     if let Some(body) = body {
         command.args(["-d", body]);
     }
     let output = command.output().expect("curl runs");
-    assert!(output.status.success(), "{method} {url}: {}", String::from_utf8_lossy(&output.stderr));
+    assert!(output.status.success(), "{method} {path}: {}", String::from_utf8_lossy(&output.stderr));
 }
 
 /// A RabbitMQ virtual host of its own, deleted when dropped.
@@ -64,12 +67,11 @@ pub struct Vhost {
 impl Vhost {
     /// Creates a virtual host named from `prefix`, with the test user's rights on it.
     pub fn new(prefix: &str) -> Self {
-        let management = required("FARM_TEST_RABBITMQ_MGMT");
         let name = unique(prefix);
-        curl("PUT", &format!("{management}/api/vhosts/{name}"), None);
-        curl(
+        rabbitmq_api("PUT", &format!("/api/vhosts/{name}"), None);
+        rabbitmq_api(
             "PUT",
-            &format!("{management}/api/permissions/{name}/farm"),
+            &format!("/api/permissions/{name}/farm"),
             Some(r#"{"configure":".*","write":".*","read":".*"}"#),
         );
         let base = required("FARM_TEST_AMQP_URL");

@@ -101,6 +101,17 @@ pub static CONTAINER_RESETS: LazyLock<IntCounterVec> = LazyLock::new(|| {
     )
 });
 
+/// Containers removed by a sweep, by whose: `own` (this process's, at start-up and
+/// shutdown, and an earlier version's of this worker id) or `dead_instance` (a worker
+/// on the same engine whose heartbeat stopped).
+pub static CONTAINERS_REAPED: LazyLock<IntCounterVec> = LazyLock::new(|| {
+    counter_vec(
+        "farm_worker_containers_reaped_total",
+        "Containers removed by a sweep, by whose: own, or dead_instance (a worker on this engine whose heartbeat stopped).",
+        &["whose"],
+    )
+});
+
 /// A phase of an external bot's life in its sandbox, for
 /// [`SANDBOX_PHASE`]: where the time of starting and ending bots goes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -309,6 +320,9 @@ pub fn init() {
     }
     for outcome in ["verified", "replaced"] {
         CONTAINER_RESETS.with_label_values(&[outcome]);
+    }
+    for whose in ["own", "dead_instance"] {
+        CONTAINERS_REAPED.with_label_values(&[whose]);
     }
     // The phases each sandbox goes through (processes are spawned, containers
     // prepared, spawned in, reset and removed).

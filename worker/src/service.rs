@@ -161,9 +161,7 @@ async fn consume<S: Sandbox + Clone + Send + 'static>(
     drain: &mut watch::Receiver<bool>,
 ) -> Result<(), BrokerError> {
     let config = &context.config;
-    let setup = connection.create_channel().await?;
-    queue::declare_topology(&setup, config.delivery_limit).await?;
-    let _ = timeout(BROKER_CALL, setup.close(200, "topology declared".into())).await;
+    queue::declare_or_check_topology(connection, config.delivery_limit).await?;
     // Beyond the slots, the jobs prepared for while they wait (the warm pool).
     let mut lanes = JoinSet::new();
     for lane in 0..config.prefetch() {

@@ -102,13 +102,15 @@ async fn a_worker_killed_mid_match_loses_nothing_and_the_job_has_one_result() {
     publish_jobs(&connection, 5, &[job]).await;
     let mut results = results_consumer(&connection).await;
 
+    // Both on this engine and run directory, with a heartbeat every second.
+    let beat = [("FARM_DOCKER__HEARTBEAT_SECS", "1")];
     let first_id = unique("w-first");
-    let first = WorkerProcess::start(&vhost, &first_id, 1, 5);
+    let first = WorkerProcess::start_with(&vhost, &first_id, 1, 5, &beat);
     first.wait_for_a_match();
     first.kill();
     assert!(!containers(WORKER_LABEL, &first_id).is_empty(), "a SIGKILLed worker leaves its container behind");
 
-    let second = WorkerProcess::start(&vhost, &unique("w-second"), 1, 5);
+    let second = WorkerProcess::start_with(&vhost, &unique("w-second"), 1, 5, &beat);
     let result = next_result(&mut results, Duration::from_secs(120)).await;
     assert_eq!(result.job_id, "slow-job");
     // Redelivered: usually as attempt 2, but the killed worker's other lane may take the
@@ -127,13 +129,19 @@ async fn a_worker_killed_mid_match_loses_nothing_and_the_job_has_one_result() {
     assert!(results[0].contains(&attempt), "{results:?}");
     assert!(stored.iter().any(|key| key.contains(&attempt) && key.ends_with("replay.jsonl.zst")));
     assert!(replay_key.contains(&attempt));
-    assert!(second.terminate().success());
-    assert_eq!(ready_messages(&connection, farm_proto::RESULTS_QUEUE).await, 0, "no second result");
 
-    // The first worker, restarted, removes what it left behind.
-    let restarted = WorkerProcess::start(&vhost, &first_id, 1, 5);
-    assert!(containers(WORKER_LABEL, &first_id).is_empty(), "orphans reaped at start-up");
-    assert!(restarted.terminate().success());
+    // The other worker on the engine removes the dead one's containers once its
+    // heartbeat is three periods old, and never its own.
+    eventually(Duration::from_secs(60), "the killed worker's containers are removed by the other worker", || {
+        containers(WORKER_LABEL, &first_id).is_empty()
+    });
+    assert!(second.metric("farm_worker_containers_reaped_total{whose=\"dead_instance\"}") >= 1.0);
+    if docker_isolation() == "reused" {
+        assert!(!containers(WORKER_LABEL, &second.id).is_empty(), "the live worker keeps its prepared container");
+    }
+    assert!(second.terminate().success());
+    assert!(containers(WORKER_LABEL, &second.id).is_empty(), "a worker that stops removes its own containers");
+    assert_eq!(ready_messages(&connection, farm_proto::RESULTS_QUEUE).await, 0, "no second result");
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -107,6 +107,38 @@ impl Ledger {
         .await
     }
 
+    /// An operator's retry of tournament `id`: its published jobs without an answer go
+    /// back to pending (a lost job is published again; a late result of the first
+    /// publication still counts, first result wins), and with `failed`, its failed jobs
+    /// too, their failed results removed. `None`: there is no such tournament.
+    pub async fn retry(&self, id: String, failed: bool) -> Result<Option<Retried>, LedgerError> {
+        self.with(move |connection| {
+            let transaction = connection.transaction()?;
+            let exists: bool =
+                transaction.query_row("SELECT EXISTS (SELECT 1 FROM tournaments WHERE id = ?1)", [&id], |row| row.get(0))?;
+            if !exists {
+                return Ok(None);
+            }
+            let unanswered = transaction.execute(
+                "UPDATE jobs SET state = 'pending' WHERE tournament_id = ?1 AND state = 'running'",
+                [&id],
+            )? as u64;
+            let mut requeued_failed = 0;
+            if failed {
+                let failed_jobs = "SELECT job_id FROM jobs WHERE tournament_id = ?1 AND state = 'failed'";
+                transaction.execute(&format!("DELETE FROM result_seats WHERE job_id IN ({failed_jobs})"), [&id])?;
+                transaction.execute(&format!("DELETE FROM results WHERE job_id IN ({failed_jobs})"), [&id])?;
+                requeued_failed = transaction.execute(
+                    "UPDATE jobs SET state = 'pending', reason = NULL WHERE tournament_id = ?1 AND state = 'failed'",
+                    [&id],
+                )? as u64;
+            }
+            transaction.commit()?;
+            Ok(Some(Retried { unanswered, failed: requeued_failed }))
+        })
+        .await
+    }
+
     /// Jobs in `state` (of tournament `only`, if given).
     pub async fn count(&self, state: JobState, only: Option<String>) -> Result<u64, LedgerError> {
         self.read(move |connection| {

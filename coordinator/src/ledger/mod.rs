@@ -145,8 +145,17 @@ pub struct Inserted {
     pub jobs: u64,
 }
 
+/// What [`Ledger::retry`] put back to pending.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
+pub struct Retried {
+    /// Published jobs that had no answer.
+    pub unanswered: u64,
+    /// Failed jobs.
+    pub failed: u64,
+}
+
 /// What recording one answer did.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Recorded {
     /// The job's first answer: recorded.
     New {
@@ -159,6 +168,12 @@ pub enum Recorded {
     Duplicate,
     /// No such job: dropped (another coordinator's, or a deleted ledger's).
     UnknownJob,
+    /// A result that does not fit its job (another tournament, storage keys outside its
+    /// attempt's): forged or misrouted, dropped.
+    Refused {
+        /// What does not fit.
+        problem: String,
+    },
 }
 
 /// An answer to a job, as the ingest path hands it to the ledger.

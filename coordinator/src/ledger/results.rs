@@ -1,5 +1,7 @@
 //! Answers coming back: each job's result recorded once, the first winning.
 
+use farm_runtime::storage::AttemptKeys;
+
 use super::*;
 
 impl Ledger {
@@ -19,6 +21,24 @@ impl Ledger {
     }
 }
 
+/// `Ok` when `envelope` could have come from a run of its job of `tournament_id`: the
+/// same tournament, and every storage key it names under the prefix of its attempt.
+/// Anything else was forged or misrouted: recording it would show whatever object its
+/// keys name through the API.
+fn matches_its_job(envelope: &ResultEnvelope, tournament_id: &str) -> Result<(), String> {
+    if envelope.tournament_id != tournament_id {
+        return Err(format!("it names tournament {:?}, its job is of {tournament_id:?}", envelope.tournament_id));
+    }
+    let MatchResult::Completed { replay_key, players, .. } = &envelope.result else { return Ok(()) };
+    let keys = std::iter::once(replay_key.as_str()).chain(players.iter().filter_map(|player| player.log_key.as_deref()));
+    for key in keys {
+        if !AttemptKeys::is_key_of(key, tournament_id, &envelope.job_id, envelope.attempt) {
+            return Err(format!("its key {key:?} is not one of attempt {} of its job", envelope.attempt));
+        }
+    }
+    Ok(())
+}
+
 fn record_one(transaction: &rusqlite::Transaction<'_>, answer: &Answer) -> Result<Recorded, LedgerError> {
     let job: Option<(String, String, String)> = transaction
         .query_row("SELECT tournament_id, seats, state FROM jobs WHERE job_id = ?1", [answer.job_id()], |row| {
@@ -26,6 +46,11 @@ fn record_one(transaction: &rusqlite::Transaction<'_>, answer: &Answer) -> Resul
         })
         .optional()?;
     let Some((tournament_id, seats, state)) = job else { return Ok(Recorded::UnknownJob) };
+    if let Answer::Result(envelope) = answer
+        && let Err(problem) = matches_its_job(envelope, &tournament_id)
+    {
+        return Ok(Recorded::Refused { problem: format!("the result of job {:?}: {problem}", envelope.job_id) });
+    }
     if matches!(known(2, "job state", &state, JobState::from_name)?, JobState::Done | JobState::Failed) {
         transaction.execute("UPDATE tournaments SET duplicates = duplicates + 1 WHERE id = ?1", [&tournament_id])?;
         return Ok(Recorded::Duplicate);

@@ -66,7 +66,7 @@ fn envelope(tournament: &Tournament, job_id: &str, worker: &str, scores: [i64; 2
         result: MatchResult::Completed {
             steps: 42,
             players,
-            replay_key: format!("replays/{job_id}"),
+            replay_key: farm_runtime::storage::AttemptKeys::new(&tournament.id, job_id, 1).replay(),
             replay_sha256: "0".repeat(64),
             duration_ms: 7,
         },
@@ -224,7 +224,7 @@ async fn a_result_is_recorded_once_and_the_first_one_wins() {
         ])
         .await
         .expect("record later");
-    assert_eq!(recorded, [Recorded::Duplicate; 3]);
+    assert_eq!(recorded, vec![Recorded::Duplicate; 3]);
     assert_eq!(ledger.completed(&tournament.id).await.expect("completed"), seats_before);
     assert_eq!(standings(&ledger, &tournament).await, before);
     let (tournament_id, row, stored) = ledger.match_detail(j0).await.expect("detail").expect("the job exists");
@@ -233,6 +233,41 @@ async fn a_result_is_recorded_once_and_the_first_one_wins() {
     assert_eq!(stored, Some(first));
     let progress = progress(&ledger, &tournament).await;
     assert_eq!(progress, Progress { total: 6, pending: 4, done: 2, duplicates: 4, ..Progress::default() });
+}
+
+#[tokio::test]
+async fn results_that_do_not_fit_their_job_are_refused_and_change_nothing() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let ledger = open(&dir);
+    let tournament = botwars("forged", 1);
+    ledger.insert_tournament(tournament.clone()).await.expect("insert");
+    let job_id = jobs(&tournament)[0].job_id.clone();
+    let honest = envelope(&tournament, &job_id, "w1", [1, 0]);
+    let mut other_tournament = honest.clone();
+    other_tournament.tournament_id = "t-another".to_owned();
+    let mut other_attempt = honest.clone();
+    other_attempt.attempt = 2;
+    let mut foreign_log = honest.clone();
+    if let MatchResult::Completed { players, .. } = &mut foreign_log.result {
+        players[1].log_key = Some("tournaments/t-another/jobs/j/attempt-1-0123456789ab/seat-1.stderr.log".to_owned());
+    }
+    let recorded = ledger
+        .record(vec![Answer::Result(other_tournament), Answer::Result(other_attempt), Answer::Result(foreign_log)])
+        .await
+        .expect("record");
+    let problems: Vec<String> = recorded
+        .into_iter()
+        .map(|recorded| match recorded {
+            Recorded::Refused { problem } => problem,
+            other => panic!("refused expected, got {other:?}"),
+        })
+        .collect();
+    assert!(problems[0].contains("names tournament \"t-another\""), "{}", problems[0]);
+    assert!(problems[1].contains("is not one of attempt 2"), "{}", problems[1]);
+    assert!(problems[2].contains("seat-1.stderr.log"), "{}", problems[2]);
+    assert_eq!(progress(&ledger, &tournament).await, Progress { total: 6, pending: 6, ..Progress::default() });
+    let recorded = ledger.record(vec![Answer::Result(honest)]).await.expect("record");
+    assert_eq!(recorded, [new(true, false)], "the job's own result still counts");
 }
 
 #[tokio::test]

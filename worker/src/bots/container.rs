@@ -58,6 +58,19 @@ use crate::metrics::{self, SandboxPhase};
 
 /// Label carrying the id of the worker that started the container.
 pub const WORKER_LABEL: &str = "matchfarm.worker";
+/// Label carrying the instance (one per worker process) that owns the container: what
+/// reaping goes by, since two processes may share a worker id and a restarted pod
+/// gets a new one.
+pub const INSTANCE_LABEL: &str = "matchfarm.instance";
+/// Label carrying the owner's directory under the run directory, where its heartbeat
+/// file is.
+const RUN_ROOT_LABEL: &str = "matchfarm.run-root";
+/// Label carrying the owner's heartbeat period in seconds.
+const HEARTBEAT_LABEL: &str = "matchfarm.heartbeat-secs";
+/// The file an instance touches every heartbeat period, in its run root.
+const HEARTBEAT_FILE: &str = "heartbeat";
+/// Heartbeat periods without a beat after which an instance is taken for dead.
+const STALE_BEATS: u32 = 3;
 /// Label carrying the image a prepared container serves.
 pub const IMAGE_LABEL: &str = "matchfarm.image";
 /// How long removing a container may take before it is left to the start-up reaper.
@@ -120,6 +133,10 @@ pub struct DockerSettings {
     pub prepared_max: usize,
     /// How long a prepared container may wait for a match before it is removed.
     pub prepared_idle_secs: u64,
+    /// How often this worker touches its heartbeat file and looks for the containers of
+    /// dead workers on the same engine (those whose heartbeat is 3 periods old), in
+    /// seconds: 1 to 300. Workers that share a run directory see each other's.
+    pub heartbeat_secs: u64,
     /// The OCI runtime bot containers run under, as the engine names it in its
     /// `runtimes` (`runsc`: gVisor, a kernel of its own between the bot and the host's).
     /// Unset: the engine's default (runc).
@@ -136,6 +153,7 @@ impl Default for DockerSettings {
             matches_per_container: 100,
             prepared_max: 8,
             prepared_idle_secs: 120,
+            heartbeat_secs: 10,
             runtime: None,
         }
     }
@@ -161,6 +179,9 @@ impl DockerSettings {
         if self.prepared_max == 0 {
             return Err("docker.prepared_max must be at least 1".to_owned());
         }
+        if !(1..=300).contains(&self.heartbeat_secs) {
+            return Err(format!("docker.heartbeat_secs must be 1 to 300, got {}", self.heartbeat_secs));
+        }
         Ok(())
     }
 
@@ -178,7 +199,10 @@ impl DockerSettings {
 pub struct DockerSandbox {
     docker: Docker,
     worker_id: String,
-    /// This worker's directory under the run directory.
+    /// This process's id among the workers of the engine ([`INSTANCE_LABEL`]).
+    instance: String,
+    /// This process's directory under the run directory: its containers' run
+    /// directories, the supervisor copy and the heartbeat file.
     run_root: PathBuf,
     settings: Arc<DockerSettings>,
     pool: Arc<Mutex<Pool>>,
@@ -311,13 +335,19 @@ impl DockerSandbox {
             let program = found.path.as_deref().map(Path::new).and_then(Path::file_name);
             gvisor = program.is_some_and(|name| name == GVISOR_PROGRAM);
         }
-        let run_root = settings
-            .run_dir
-            .join(worker_id.chars().filter(|c| c.is_ascii_alphanumeric() || "-_.".contains(*c)).collect::<String>());
+        let instance = uuid::Uuid::new_v4().simple().to_string()[..12].to_owned();
+        let run_root = settings.run_dir.join(format!(
+            "{}-{instance}",
+            worker_id.chars().filter(|c| c.is_ascii_alphanumeric() || "-_.".contains(*c)).collect::<String>()
+        ));
         install_supervisor(settings.supervisor.as_deref(), &run_root).map_err(DockerError::Setup)?;
+        beat(&run_root).map_err(|error| {
+            DockerError::Setup(format!("cannot write the heartbeat file in {}: {error}", run_root.display()))
+        })?;
         let sandbox = DockerSandbox {
             docker,
             worker_id: worker_id.to_owned(),
+            instance,
             run_root,
             settings: Arc::new(settings.clone()),
             pool: Arc::default(),
@@ -331,13 +361,32 @@ impl DockerSandbox {
             sandbox.docker.clone(),
             Duration::from_secs(settings.prepared_idle_secs),
         ));
+        tokio::spawn(beat_and_reap(
+            Arc::downgrade(&sandbox.pool),
+            Arc::clone(&sandbox.closing),
+            sandbox.clone_for_reaping(),
+        ));
         Ok(sandbox)
     }
 
-    /// Removes every container (and network) labelled with this worker's id: at
-    /// start-up, what an earlier run left behind (it crashed, or was killed); at
-    /// shutdown, the prepared containers and anything whose removal failed or was
-    /// still under way. Returns how many containers there were.
+    /// What the heartbeat task needs, holding no strong reference to the pool (the
+    /// task ends when the sandbox is dropped).
+    fn clone_for_reaping(&self) -> Reaper {
+        Reaper {
+            docker: self.docker.clone(),
+            instance: self.instance.clone(),
+            run_root: self.run_root.clone(),
+            run_dir: self.settings.run_dir.clone(),
+            period: Duration::from_secs(self.settings.heartbeat_secs),
+        }
+    }
+
+    /// Removes this process's containers (the prepared ones, and anything whose removal
+    /// failed or was still under way: at shutdown), those an earlier version of the
+    /// worker labelled with this worker's id alone, and those of every dead instance on
+    /// this engine whose heartbeat this one can see ([`Reaper::reap_dead`]: at start-up,
+    /// what a crashed or killed run left). Never a live instance's. Returns how many
+    /// containers there were.
     pub async fn reap_orphans(&self) -> Result<usize, DockerError> {
         let prepared: Vec<Prepared> = {
             let mut pool = self.pool.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
@@ -348,14 +397,22 @@ impl DockerSandbox {
         for container in &prepared {
             let _ = std::fs::remove_dir_all(&container.run_dir);
         }
+        let own = HashMap::from([("label", vec![format!("{INSTANCE_LABEL}={}", self.instance)])]);
+        let options = ListContainersOptionsBuilder::new().all(true).filters(&own).build();
+        let mut orphans = self.docker.list_containers(Some(options)).await?;
         let filters = HashMap::from([("label", vec![format!("{WORKER_LABEL}={}", self.worker_id)])]);
         let options = ListContainersOptionsBuilder::new().all(true).filters(&filters).build();
-        let orphans = self.docker.list_containers(Some(options)).await?;
+        let unowned = self.docker.list_containers(Some(options)).await?.into_iter().filter(|container| {
+            !container.labels.as_ref().is_some_and(|labels| labels.contains_key(INSTANCE_LABEL))
+        });
+        orphans.extend(unowned);
         for orphan in &orphans {
             if let Some(id) = &orphan.id {
                 remove(&self.docker, id).await;
             }
         }
+        metrics::CONTAINERS_REAPED.with_label_values(&["own"]).inc_by(orphans.len() as u64);
+        let dead = self.clone_for_reaping().reap_dead().await?;
         // Networks: earlier versions gave `http` bots one each.
         let networks =
             self.docker.list_networks(Some(ListNetworksOptionsBuilder::new().filters(&filters).build())).await?;
@@ -372,16 +429,18 @@ impl DockerSandbox {
                 }
             }
         }
-        Ok(orphans.len())
+        Ok(orphans.len() + dead)
     }
 
     /// Stops preparing containers, waits for the work under way in the background,
-    /// then removes every container of this worker: when it stops.
+    /// then removes every container of this worker and its run root: when it stops.
     pub async fn shutdown(&self) -> Result<usize, DockerError> {
         self.closing.store(true, Ordering::SeqCst);
         self.background.close();
         self.background.wait().await;
-        self.reap_orphans().await
+        let reaped = self.reap_orphans().await?;
+        let _ = std::fs::remove_dir_all(&self.run_root);
+        Ok(reaped)
     }
 
     fn is_closing(&self) -> bool {
@@ -439,7 +498,7 @@ impl DockerSandbox {
             }
             None => {
                 metrics::CONTAINERS_TAKEN.with_label_values(&["cold"]).inc();
-                self.create_prepared(&shape).await?
+                self.create_for_match(&shape).await?
             }
         };
         // A fresh container serves no other match: the next one of this image is
@@ -548,6 +607,24 @@ impl DockerSandbox {
                 }
             });
         }
+    }
+
+    /// Creates a container for a match that found none prepared, in a task of its own:
+    /// if the match is abandoned while the engine creates it (its launch dropped), the
+    /// task still finishes and the container goes to the pool, or is removed, instead
+    /// of being left to the next sweep.
+    async fn create_for_match(&self, shape: &Shape) -> Result<Prepared, BotLaunchError> {
+        let (sandbox, owned_shape) = (self.clone(), shape.clone());
+        let (handover, created) = tokio::sync::oneshot::channel();
+        self.background.spawn(async move {
+            let container = sandbox.create_prepared(&owned_shape).await;
+            if let Err(Ok(abandoned)) = handover.send(container) {
+                sandbox.keep(owned_shape, abandoned).await;
+            }
+        });
+        created.await.unwrap_or_else(|_| {
+            Err(DockerError::Setup("the task creating a container ended without one".to_owned()).into())
+        })
     }
 
     /// Puts a prepared container in the pool, or removes it if the pool is full.
@@ -753,6 +830,9 @@ impl DockerSandbox {
             cmd: Some(cmd),
             labels: Some(HashMap::from([
                 (WORKER_LABEL.to_owned(), self.worker_id.clone()),
+                (INSTANCE_LABEL.to_owned(), self.instance.clone()),
+                (RUN_ROOT_LABEL.to_owned(), self.run_root.to_string_lossy().into_owned()),
+                (HEARTBEAT_LABEL.to_owned(), self.settings.heartbeat_secs.to_string()),
                 (IMAGE_LABEL.to_owned(), shape.image.clone()),
             ])),
             network_disabled: Some(true),
@@ -872,6 +952,115 @@ async fn remove_prepared(docker: &Docker, container: Prepared) {
 }
 
 /// Removes prepared containers that waited longer than `idle`, until the pool is gone.
+/// Touches this instance's heartbeat file.
+fn beat(run_root: &Path) -> std::io::Result<()> {
+    std::fs::write(run_root.join(HEARTBEAT_FILE), b"")
+}
+
+/// Finds and removes the containers of dead instances on this engine.
+struct Reaper {
+    docker: Docker,
+    instance: String,
+    run_root: PathBuf,
+    run_dir: PathBuf,
+    period: Duration,
+}
+
+impl Reaper {
+    /// Removes the containers of every other instance on this engine that is dead: its
+    /// run root is in this worker's run directory (so its heartbeat is visible here)
+    /// and its heartbeat file is gone or older than [`STALE_BEATS`] of its periods. An
+    /// instance whose heartbeat cannot be seen (another run directory: another host's
+    /// view of the engine) is left alone. Returns how many containers were removed.
+    async fn reap_dead(&self) -> Result<usize, DockerError> {
+        let filters = HashMap::from([("label", vec![INSTANCE_LABEL.to_owned()])]);
+        let options = ListContainersOptionsBuilder::new().all(true).filters(&filters).build();
+        let mut verdicts: HashMap<String, bool> = HashMap::new();
+        let mut dead_roots = Vec::new();
+        let mut removed = 0;
+        for container in self.docker.list_containers(Some(options)).await? {
+            let (Some(id), Some(labels)) = (container.id, container.labels) else { continue };
+            let Some(instance) = labels.get(INSTANCE_LABEL) else { continue };
+            if *instance == self.instance {
+                continue;
+            }
+            let dead = *verdicts.entry(instance.clone()).or_insert_with(|| {
+                let root = labels.get(RUN_ROOT_LABEL).map(PathBuf::from);
+                let period = labels.get(HEARTBEAT_LABEL).and_then(|secs| secs.parse().ok()).map(Duration::from_secs);
+                let dead = root.as_deref().zip(period).is_some_and(|(root, period)| self.is_dead(root, period));
+                if dead && let Some(root) = root {
+                    dead_roots.push(root);
+                }
+                dead
+            });
+            if dead {
+                tracing::info!(container = %id, %instance, "removing a container of a worker whose heartbeat stopped");
+                remove(&self.docker, &id).await;
+                removed += 1;
+            }
+        }
+        for root in dead_roots {
+            let _ = std::fs::remove_dir_all(root);
+        }
+        self.sweep_dead_roots();
+        metrics::CONTAINERS_REAPED.with_label_values(&["dead_instance"]).inc_by(removed as u64);
+        Ok(removed)
+    }
+
+    /// Whether the instance whose run root is `root`, beating every `period`, is dead:
+    /// its root is in this worker's run directory, and it is gone (its owner removes it
+    /// when it stops), or its heartbeat (or, before the first beat, the root itself) is
+    /// older than [`STALE_BEATS`] periods. The run directory is the same path for the
+    /// worker and the engine, so what this worker sees of it is what the engine sees.
+    fn is_dead(&self, root: &Path, period: Duration) -> bool {
+        if root.parent() != Some(self.run_dir.as_path()) || root == self.run_root {
+            return false;
+        }
+        let stale = |path: &Path| {
+            std::fs::metadata(path)
+                .and_then(|metadata| metadata.modified())
+                .map(|beaten| beaten.elapsed().is_ok_and(|age| age > period * STALE_BEATS))
+        };
+        match (stale(root), stale(&root.join(HEARTBEAT_FILE))) {
+            (Err(_), _) => true,
+            (Ok(_), Ok(heartbeat_stale)) => heartbeat_stale,
+            (Ok(root_stale), Err(_)) => root_stale,
+        }
+    }
+
+    /// Removes the run roots of dead instances that have no container left: those in
+    /// the run directory with a stale heartbeat file (a run root without one is an
+    /// earlier version's, left alone).
+    fn sweep_dead_roots(&self) {
+        let Ok(entries) = std::fs::read_dir(&self.run_dir) else { return };
+        for entry in entries.flatten() {
+            let root = entry.path();
+            if root.join(HEARTBEAT_FILE).exists() && self.is_dead(&root, self.period) {
+                let _ = std::fs::remove_dir_all(&root);
+            }
+        }
+    }
+}
+
+/// Beats this instance's heartbeat every period and removes dead instances'
+/// containers, until the sandbox shuts down or is dropped.
+async fn beat_and_reap(pool: Weak<Mutex<Pool>>, closing: Arc<AtomicBool>, reaper: Reaper) {
+    let mut every = tokio::time::interval(reaper.period);
+    every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        every.tick().await;
+        if pool.upgrade().is_none() || closing.load(Ordering::SeqCst) {
+            return;
+        }
+        if let Err(error) = beat(&reaper.run_root) {
+            tracing::warn!(%error, "cannot touch the heartbeat file: other workers may take this one for dead");
+        }
+        if let Err(error) = reaper.reap_dead().await {
+            tracing::warn!(%error, "looking for the containers of dead workers");
+        }
+    }
+}
+
 async fn expire_idle(pool: Weak<Mutex<Pool>>, docker: Docker, idle: Duration) {
     let mut every = tokio::time::interval((idle / 4).max(Duration::from_secs(1)));
     loop {

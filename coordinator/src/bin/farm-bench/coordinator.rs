@@ -82,7 +82,7 @@ fn result_for(job: &MatchJob) -> Answer {
         result: MatchResult::Completed {
             steps: 100,
             players,
-            replay_key: format!("tournaments/{}/jobs/{}/1/replay.jsonl.zst", job.tournament_id, job.job_id),
+            replay_key: farm_runtime::storage::AttemptKeys::new(&job.tournament_id, &job.job_id, 1).replay(),
             replay_sha256: "0".repeat(64),
             duration_ms: 10,
         },

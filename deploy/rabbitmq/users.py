@@ -1,0 +1,64 @@
+#!/usr/bin/env python3
+"""RabbitMQ definitions for the farm's two users, each with least privilege.
+
+    FARM_RABBITMQ_COORDINATOR_PASSWORD=... FARM_RABBITMQ_WORKER_PASSWORD=... \\
+        deploy/rabbitmq/users.py [--vhost /] > definitions.json
+    rabbitmqctl import_definitions definitions.json     # or load_definitions in rabbitmq.conf
+
+The passwords come from the environment, never the command line (where `ps` shows
+them); the file holds only their salted SHA-256 hashes, as RabbitMQ stores them.
+
+- The coordinator declares the topology, publishes jobs and reads results and dead
+  letters: every right on the `farm.*` queues and exchanges, and publishing through the
+  default exchange (`amq.default`), which reaches farm.jobs.
+- A worker consumes jobs and publishes results, nothing else: it reads `farm.jobs` and
+  writes to the `farm.results` exchange. It can neither publish a job (it may not write
+  to the default exchange), nor read results, nor declare or delete anything; it checks
+  that the topology exists instead of declaring it (farm-runtime's
+  declare_or_check_topology).
+"""
+
+import argparse
+import base64
+import hashlib
+import json
+import os
+import secrets
+import sys
+
+# The rights of each user, as RabbitMQ's configure / write / read regular expressions.
+PERMISSIONS = {
+    "coordinator": {"configure": r"^farm\..*", "write": r"^(amq\.default|farm\..*)$", "read": r"^farm\..*"},
+    "worker": {"configure": r"^$", "write": r"^farm\.results$", "read": r"^farm\.jobs$"},
+}
+
+
+def password_hash(password: str) -> str:
+    """RabbitMQ's rabbit_password_hashing_sha256: base64(salt + sha256(salt + password))."""
+    salt = secrets.token_bytes(4)
+    return base64.b64encode(salt + hashlib.sha256(salt + password.encode()).digest()).decode()
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--vhost", default="/", help="the virtual host the farm uses (default /)")
+    parser.add_argument("--coordinator-user", default="farm-coordinator", help="default farm-coordinator")
+    parser.add_argument("--worker-user", default="farm-worker", help="default farm-worker")
+    args = parser.parse_args()
+    users, permissions = [], []
+    for role, name in (("coordinator", args.coordinator_user), ("worker", args.worker_user)):
+        variable = f"FARM_RABBITMQ_{role.upper()}_PASSWORD"
+        password = os.environ.get(variable, "")
+        if len(password) < 16:
+            print(f"error: set {variable} to the {role}'s password, at least 16 characters", file=sys.stderr)
+            return 2
+        users.append({"name": name, "password_hash": password_hash(password),
+                      "hashing_algorithm": "rabbit_password_hashing_sha256", "tags": ""})
+        permissions.append({"user": name, "vhost": args.vhost, **PERMISSIONS[role]})
+    json.dump({"users": users, "vhosts": [{"name": args.vhost}], "permissions": permissions}, sys.stdout, indent=2)
+    print()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
