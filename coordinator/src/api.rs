@@ -170,8 +170,11 @@ async fn retry(
     Query(query): Query<RetryQuery>,
 ) -> Result<Response, ApiError> {
     authorize(&headers, &state.submissions)?;
-    let retried =
-        state.ledger.retry(id.clone(), query.failed).await?.ok_or_else(|| ApiError::NotFound(format!("no tournament {id}")))?;
+    let retried = state
+        .ledger
+        .retry(id.clone(), query.failed)
+        .await?
+        .ok_or_else(|| ApiError::NotFound(format!("no tournament {id}")))?;
     tracing::info!(tournament = %id, unanswered = retried.unanswered, failed = retried.failed, "retry");
     state.wake_publisher.notify_one();
     Ok(Json(retried).into_response())

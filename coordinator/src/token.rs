@@ -47,7 +47,9 @@ pub enum WeakToken {
         alphabet: u32,
     },
     /// The token repeats itself or uses few distinct characters.
-    #[error("the token is patterned (it repeats itself or uses few distinct characters): make one with `openssl rand -hex 24`")]
+    #[error(
+        "the token is patterned (it repeats itself or uses few distinct characters): make one with `openssl rand -hex 24`"
+    )]
     Patterned,
 }
 
@@ -97,7 +99,8 @@ fn alphabet_size(token: &str) -> u32 {
 /// Whether `token` is a shorter text written out again and again.
 fn repeats_itself(token: &str) -> bool {
     let bytes = token.as_bytes();
-    (1..=bytes.len() / 2).any(|period| bytes.len() % period == 0 && bytes.chunks(period).all(|chunk| chunk == &bytes[..period]))
+    (1..=bytes.len() / 2)
+        .any(|period| bytes.len() % period == 0 && bytes.chunks(period).all(|chunk| chunk == &bytes[..period]))
 }
 
 /// The Shannon entropy of `token`'s characters, per character, in bits.

@@ -861,12 +861,8 @@ async fn a_retry_publishes_unanswered_and_failed_jobs_again_and_needs_the_token(
     use farm_coordinator::ledger::{Progress, Recorded};
     let fixture = fixture();
     let id = fixture.submit_botwars().await;
-    let jobs: Vec<String> = fixture
-        .matches(&id, "")
-        .await
-        .iter()
-        .map(|row| row["job_id"].as_str().expect("a job id").to_owned())
-        .collect();
+    let jobs: Vec<String> =
+        fixture.matches(&id, "").await.iter().map(|row| row["job_id"].as_str().expect("a job id").to_owned()).collect();
     assert_eq!(jobs.len(), 6);
     fixture.state.ledger.mark_running(jobs.clone()).await.expect("published");
     let replay_key = farm_runtime::storage::AttemptKeys::new(&id, &jobs[0], 1).replay();
@@ -883,8 +879,12 @@ async fn a_retry_publishes_unanswered_and_failed_jobs_again_and_needs_the_token(
         }
         fixture.send(request.body(Body::empty()).expect("request"))
     };
-    retry(format!("/api/tournaments/{id}/retry?failed=true"), None).await.error(StatusCode::UNAUTHORIZED, "unauthorized");
-    retry(format!("/api/tournaments/{id}/retry"), Some("not-the-token")).await.error(StatusCode::FORBIDDEN, "forbidden");
+    retry(format!("/api/tournaments/{id}/retry?failed=true"), None)
+        .await
+        .error(StatusCode::UNAUTHORIZED, "unauthorized");
+    retry(format!("/api/tournaments/{id}/retry"), Some("not-the-token"))
+        .await
+        .error(StatusCode::FORBIDDEN, "forbidden");
     retry("/api/tournaments/t-none/retry".to_owned(), Some(TOKEN)).await.error(StatusCode::NOT_FOUND, "not_found");
     assert_eq!(progress().await.running, 4, "refused retries change nothing");
 
@@ -903,5 +903,8 @@ async fn a_retry_publishes_unanswered_and_failed_jobs_again_and_needs_the_token(
         envelope.attempt = 7;
     }
     let recorded = fixture.state.ledger.record(vec![second_try]).await.expect("record");
-    assert!(matches!(recorded[..], [Recorded::New { completed: true, .. }]), "the retried job is answered anew: {recorded:?}");
+    assert!(
+        matches!(recorded[..], [Recorded::New { completed: true, .. }]),
+        "the retried job is answered anew: {recorded:?}"
+    );
 }

@@ -228,8 +228,8 @@ async fn results_that_do_not_fit_their_job_are_refused_counted_and_set_aside() {
     other_tournament.tournament_id = "t-someone-elses".to_owned();
     let outside_its_prefix = ResultEnvelope::new(&job, "forger", 1, completed("secrets/credentials.json".to_owned()));
     let other_attempt = ResultEnvelope::new(&job, "forger", 2, completed(honest_key.clone()));
-    let mut other_schema = serde_json::to_value(ResultEnvelope::new(&job, "old", 1, completed(honest_key.clone())))
-        .expect("JSON");
+    let mut other_schema =
+        serde_json::to_value(ResultEnvelope::new(&job, "old", 1, completed(honest_key.clone()))).expect("JSON");
     other_schema["schema"] = serde_json::json!(farm_proto::SCHEMA_VERSION + 1);
     for forged in [other_tournament, outside_its_prefix, other_attempt] {
         let body = serde_json::to_vec(&forged).expect("JSON");

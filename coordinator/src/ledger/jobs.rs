@@ -115,14 +115,14 @@ impl Ledger {
         self.with(move |connection| {
             let transaction = connection.transaction()?;
             let exists: bool =
-                transaction.query_row("SELECT EXISTS (SELECT 1 FROM tournaments WHERE id = ?1)", [&id], |row| row.get(0))?;
+                transaction
+                    .query_row("SELECT EXISTS (SELECT 1 FROM tournaments WHERE id = ?1)", [&id], |row| row.get(0))?;
             if !exists {
                 return Ok(None);
             }
-            let unanswered = transaction.execute(
-                "UPDATE jobs SET state = 'pending' WHERE tournament_id = ?1 AND state = 'running'",
-                [&id],
-            )? as u64;
+            let unanswered = transaction
+                .execute("UPDATE jobs SET state = 'pending' WHERE tournament_id = ?1 AND state = 'running'", [&id])?
+                as u64;
             let mut requeued_failed = 0;
             if failed {
                 let failed_jobs = "SELECT job_id FROM jobs WHERE tournament_id = ?1 AND state = 'failed'";

@@ -30,7 +30,8 @@ fn matches_its_job(envelope: &ResultEnvelope, tournament_id: &str) -> Result<(),
         return Err(format!("it names tournament {:?}, its job is of {tournament_id:?}", envelope.tournament_id));
     }
     let MatchResult::Completed { replay_key, players, .. } = &envelope.result else { return Ok(()) };
-    let keys = std::iter::once(replay_key.as_str()).chain(players.iter().filter_map(|player| player.log_key.as_deref()));
+    let keys =
+        std::iter::once(replay_key.as_str()).chain(players.iter().filter_map(|player| player.log_key.as_deref()));
     for key in keys {
         if !AttemptKeys::is_key_of(key, tournament_id, &envelope.job_id, envelope.attempt) {
             return Err(format!("its key {key:?} is not one of attempt {} of its job", envelope.attempt));

@@ -402,9 +402,10 @@ impl DockerSandbox {
         let mut orphans = self.docker.list_containers(Some(options)).await?;
         let filters = HashMap::from([("label", vec![format!("{WORKER_LABEL}={}", self.worker_id)])]);
         let options = ListContainersOptionsBuilder::new().all(true).filters(&filters).build();
-        let unowned = self.docker.list_containers(Some(options)).await?.into_iter().filter(|container| {
-            !container.labels.as_ref().is_some_and(|labels| labels.contains_key(INSTANCE_LABEL))
-        });
+        let unowned =
+            self.docker.list_containers(Some(options)).await?.into_iter().filter(|container| {
+                !container.labels.as_ref().is_some_and(|labels| labels.contains_key(INSTANCE_LABEL))
+            });
         orphans.extend(unowned);
         for orphan in &orphans {
             if let Some(id) = &orphan.id {
