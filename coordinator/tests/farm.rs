@@ -155,21 +155,26 @@ async fn a_round_robin_survives_a_coordinator_restart_and_matches_the_embedded_r
     }
 }
 
+/// Submits to `coordinator` a Botwars tournament named `name` of one match between two
+/// built-in bots, written in `dir`; returns its id.
+fn submit_one_match(coordinator: &CoordinatorProcess, dir: &Path, name: &str) -> String {
+    let file = dir.join("single.toml");
+    let text = format!(
+        "name = \"{name}\"\ngame = \"botwars\"\nformat = \"single\"\n\
+         [[bots]]\nname = \"a\"\nbuiltin = \"random\"\n[[bots]]\nname = \"b\"\nbuiltin = \"gatherer\"\n"
+    );
+    std::fs::write(&file, text).expect("write");
+    let url = coordinator.url();
+    cli(&["submit", file.to_str().expect("UTF-8"), "--url", &url, "--token", TOKEN]).trim().to_owned()
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn a_job_the_broker_dead_letters_becomes_a_failed_match_with_its_reason() {
     let vhost = Vhost::new("farm-dead");
     let dir = tempfile::tempdir().expect("temp dir");
     let ledger = dir.path().join("ledger.sqlite");
-    let file = dir.path().join("single.toml");
-    std::fs::write(
-        &file,
-        "name = \"doomed\"\ngame = \"botwars\"\nformat = \"single\"\n\
-         [[bots]]\nname = \"a\"\nbuiltin = \"random\"\n[[bots]]\nname = \"b\"\nbuiltin = \"gatherer\"\n",
-    )
-    .expect("write");
     let coordinator = CoordinatorProcess::start_with(&vhost, &ledger, &[("FARM_DELIVERY_LIMIT", "1")]);
-    let url = coordinator.url();
-    let id = cli(&["submit", file.to_str().expect("UTF-8"), "--url", &url, "--token", TOKEN]).trim().to_owned();
+    let id = submit_one_match(&coordinator, dir.path(), "doomed");
     // Its storage is unreachable: every try fails and is requeued, until RabbitMQ
     // dead-letters the job after delivery_limit + 1 = 2 tries.
     let _worker = WorkerProcess::start_with(
@@ -197,16 +202,8 @@ async fn results_that_do_not_fit_their_job_are_refused_counted_and_set_aside() {
     let vhost = Vhost::new("farm-forged");
     let dir = tempfile::tempdir().expect("temp dir");
     let ledger = dir.path().join("ledger.sqlite");
-    let file = dir.path().join("single.toml");
-    std::fs::write(
-        &file,
-        "name = \"guarded\"\ngame = \"botwars\"\nformat = \"single\"\n\
-         [[bots]]\nname = \"a\"\nbuiltin = \"random\"\n[[bots]]\nname = \"b\"\nbuiltin = \"gatherer\"\n",
-    )
-    .expect("write");
     let coordinator = CoordinatorProcess::start(&vhost, &ledger);
-    let url = coordinator.url();
-    let id = cli(&["submit", file.to_str().expect("UTF-8"), "--url", &url, "--token", TOKEN]).trim().to_owned();
+    let id = submit_one_match(&coordinator, dir.path(), "guarded");
 
     // No worker: the test takes the job off the queue itself and answers it as a forger
     // holding the broker's credentials would.
