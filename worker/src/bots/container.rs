@@ -69,8 +69,11 @@ const RUN_ROOT_LABEL: &str = "matchfarm.run-root";
 const HEARTBEAT_LABEL: &str = "matchfarm.heartbeat-secs";
 /// The file an instance touches every heartbeat period, in its run root.
 const HEARTBEAT_FILE: &str = "heartbeat";
-/// Heartbeat periods without a beat after which an instance is taken for dead.
+/// Heartbeat periods without a beat after which an instance is taken for dead...
 const STALE_BEATS: u32 = 3;
+/// ...but never sooner than this: a live worker on a machine loaded enough to miss a
+/// few short beats must not lose its containers.
+const STALE_AT_LEAST: Duration = Duration::from_secs(15);
 /// Label carrying the image a prepared container serves.
 pub const IMAGE_LABEL: &str = "matchfarm.image";
 /// How long removing a container may take before it is left to the start-up reaper.
@@ -968,9 +971,9 @@ struct Reaper {
 }
 
 impl Reaper {
-    /// Removes the containers of every other instance on this engine that is dead: its
-    /// run root is in this worker's run directory (so its heartbeat is visible here)
-    /// and its heartbeat file is gone or older than [`STALE_BEATS`] of its periods. An
+    /// Removes the containers of every other instance on this engine that is dead
+    /// ([`Reaper::is_dead`]): its run root is in this worker's run directory (so its
+    /// heartbeat is visible here) and its heartbeat has stopped. An
     /// instance whose heartbeat cannot be seen (another run directory: another host's
     /// view of the engine) is left alone. Returns how many containers were removed.
     async fn reap_dead(&self) -> Result<usize, DockerError> {
@@ -1011,7 +1014,7 @@ impl Reaper {
     /// Whether the instance whose run root is `root`, beating every `period`, is dead:
     /// its root is in this worker's run directory, and it is gone (its owner removes it
     /// when it stops), or its heartbeat (or, before the first beat, the root itself) is
-    /// older than [`STALE_BEATS`] periods. The run directory is the same path for the
+    /// older than [`STALE_BEATS`] periods and [`STALE_AT_LEAST`]. The run directory is the same path for the
     /// worker and the engine, so what this worker sees of it is what the engine sees.
     fn is_dead(&self, root: &Path, period: Duration) -> bool {
         if root.parent() != Some(self.run_dir.as_path()) || root == self.run_root {
@@ -1020,7 +1023,7 @@ impl Reaper {
         let stale = |path: &Path| {
             std::fs::metadata(path)
                 .and_then(|metadata| metadata.modified())
-                .map(|beaten| beaten.elapsed().is_ok_and(|age| age > period * STALE_BEATS))
+                .map(|beaten| beaten.elapsed().is_ok_and(|age| age > (period * STALE_BEATS).max(STALE_AT_LEAST)))
         };
         match (stale(root), stale(&root.join(HEARTBEAT_FILE))) {
             (Err(_), _) => true,
