@@ -100,7 +100,7 @@ fn alphabet_size(token: &str) -> u32 {
 fn repeats_itself(token: &str) -> bool {
     let bytes = token.as_bytes();
     (1..=bytes.len() / 2)
-        .any(|period| bytes.len() % period == 0 && bytes.chunks(period).all(|chunk| chunk == &bytes[..period]))
+        .any(|period| bytes.len().is_multiple_of(period) && bytes.chunks(period).all(|chunk| chunk == &bytes[..period]))
 }
 
 /// The Shannon entropy of `token`'s characters, per character, in bits.

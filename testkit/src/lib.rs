@@ -48,7 +48,7 @@ pub fn unique(prefix: &str) -> String {
 pub fn rabbitmq_api(method: &str, path: &str, body: Option<&str>) {
     let url = format!("{}{path}", required("FARM_TEST_RABBITMQ_MGMT"));
     let mut command = Command::new("curl");
-    command.args(["-sS", "--fail", "-u", "farm:farm", "-X", method, "-H", "content-type: application/json", url]);
+    command.args(["-sS", "--fail", "-u", "farm:farm", "-X", method, "-H", "content-type: application/json", &url]);
     if let Some(body) = body {
         command.args(["-d", body]);
     }
