@@ -1,6 +1,6 @@
 //! Vision: Euclidean radius, then symmetric Bresenham line of sight (Settled question 14).
 
-use super::map::Pos;
+use crate::Pos;
 
 /// The cells of the integer line from `from` to `to`, both ends included, in the
 /// spec's exact order.

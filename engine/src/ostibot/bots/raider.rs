@@ -11,9 +11,10 @@ use std::collections::{BTreeMap, BinaryHeap, VecDeque};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::super::map::{Dir, Pos};
+use super::super::map::Dir;
 use super::super::vision;
 use super::{CallBot, CallIn, reply};
+use crate::Pos;
 
 /// Below this hp an adventurer drinks a potion or looks for a health tile.
 const LOW_HP: i64 = 50;
@@ -181,7 +182,7 @@ impl Board<'_> {
     /// Where a walk from `from` in `dir` ends (ice and treadmills included), and the
     /// spikes hit on the way; `None` for a move that does not walk.
     fn walk(&self, from: Pos, dir: Dir, immune: bool) -> Option<(Pos, i64, bool)> {
-        let mut pos = from.to(dir);
+        let mut pos = dir.step(from);
         if !self.walkable(pos) || self.adventurer_at(pos) || self.object_at(pos).is_some() {
             return None;
         }
@@ -198,7 +199,7 @@ impl Board<'_> {
                 b'D' => Dir::Down,
                 _ => return Some((pos, spikes, false)),
             };
-            let next = pos.to(dir);
+            let next = dir.step(pos);
             if !self.walkable(next) || self.adventurer_at(next) {
                 return Some((pos, spikes, false));
             }
@@ -235,7 +236,7 @@ impl Board<'_> {
                     Some((_, _, true)) => continue,
                     Some((to, spikes, false)) => (to, spikes * SPIKE_COST),
                     None => {
-                        let next = pos.to(dir);
+                        let next = dir.step(pos);
                         let friend = self.mine.iter().any(|friend| friend.pos == next && friend.id != me.id);
                         if friend && self.walkable(next) && self.object_at(next).is_none() {
                             (next, FRIEND_COST)
@@ -485,7 +486,7 @@ fn with_burn_times<'a>(mut board: Board<'a>, corrupted: &[[i32; 2]]) -> Board<'a
     while let Some(index) = queue.pop_front() {
         let pos = Pos::new(index as i32 % board.width, index as i32 / board.width);
         for dir in Dir::ALL {
-            let next = pos.to(dir);
+            let next = dir.step(pos);
             if let Some(next_index) = board.index(next)
                 && board.cell(next) != b'#'
                 && distance[next_index] == i64::MAX
@@ -602,7 +603,7 @@ fn act(
     }
     // An enemy next to us that one or two hits kill, or that is much weaker: hit it.
     for dir in Dir::ALL {
-        let next = me.pos.to(dir);
+        let next = dir.step(me.pos);
         if let Some(enemy) = board.enemies.iter().find(|enemy| enemy.pos == next) {
             let hit = (me.damage - enemy.armor).max(0);
             if hit > 0 && (enemy.hp <= 2 * hit || me.hp >= enemy.hp + 40) && !leaving[k] {
@@ -615,7 +616,7 @@ fn act(
         && leaving[k]
     {
         let open = board.object_at(portal).is_some_and(|known| known.open);
-        let adjacent = Dir::ALL.into_iter().find(|dir| me.pos.to(*dir) == portal);
+        let adjacent = Dir::ALL.into_iter().find(|dir| dir.step(me.pos) == portal);
         let feeder_close = board.mine.iter().enumerate().any(|(other, friend)| {
             other != k
                 && claim[other].is_none()

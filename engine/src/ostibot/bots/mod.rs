@@ -6,18 +6,18 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::Ostibot;
-use super::map::Dir;
 use crate::builtin::{self, BuiltinBot, GameBot};
 use crate::{Game, GameRng, Seat};
 
 mod raider;
+mod random;
 
 /// The built-in bots' names.
 pub const NAMES: &[&str] = &["random", "raider"];
 
 pub(crate) fn create(name: &str, rng: GameRng) -> Option<Box<dyn BuiltinBot>> {
     match name {
-        "random" => Some(builtin::boxed(RandomBot { rng })),
+        "random" => Some(builtin::boxed(random::RandomBot { rng })),
         "raider" => Some(builtin::boxed(raider::Raider::default())),
         _ => None,
     }
@@ -48,93 +48,6 @@ fn reply(seq: u64, actions: Vec<Value>) -> String {
     json!({ "seq": seq, "actions": actions }).to_string()
 }
 
-/// Own adventurers of a shop or play input: `(id, inventory item ids)`.
-fn own_adventurers(input: &Value) -> Vec<(String, Vec<String>)> {
-    let you = input.get("you").and_then(Value::as_u64);
-    let list = match input.get("adventurers") {
-        Some(Value::Array(list)) => list.clone(),
-        _ => input
-            .pointer("/gameState/entities")
-            .and_then(Value::as_array)
-            .map(|entities| {
-                entities
-                    .iter()
-                    .filter(|entity| entity.get("type").and_then(Value::as_str) == Some("adventurer"))
-                    .filter(|entity| entity.get("team").and_then(Value::as_u64) == you)
-                    .cloned()
-                    .collect()
-            })
-            .unwrap_or_default(),
-    };
-    list.iter()
-        .filter_map(|adventurer| {
-            let id = adventurer.get("id")?.as_str()?.to_owned();
-            let items = adventurer
-                .get("inventory")
-                .and_then(Value::as_array)
-                .map(|items| items.iter().filter_map(|item| Some(item.get("id")?.as_str()?.to_owned())).collect())
-                .unwrap_or_default();
-            Some((id, items))
-        })
-        .collect()
-}
-
-/// Buys now and then, walks at random, sometimes uses an item.
-struct RandomBot {
-    rng: GameRng,
-}
-
-impl RandomBot {
-    fn shop(&mut self, input: &Value) -> Vec<Value> {
-        let adventurers = own_adventurers(input);
-        let you = input.get("you").and_then(Value::as_u64).unwrap_or(0).to_string();
-        let bank = input.pointer(&format!("/teamsGold/{you}")).and_then(Value::as_i64).unwrap_or(0);
-        let affordable: Vec<String> = input
-            .pointer("/rules/items")
-            .and_then(Value::as_object)
-            .map(|items| {
-                items
-                    .iter()
-                    .filter(|(_, stats)| stats.get("cost").and_then(Value::as_i64).is_some_and(|cost| cost <= bank))
-                    .map(|(name, _)| name.clone())
-                    .collect()
-            })
-            .unwrap_or_default();
-        if adventurers.is_empty() || affordable.is_empty() || self.rng.below(2) == 0 {
-            return Vec::new();
-        }
-        let Some((id, _)) = self.rng.pick(&adventurers) else { return Vec::new() };
-        let Some(item_type) = self.rng.pick(&affordable) else { return Vec::new() };
-        vec![json!({ "buy": { "adventurerId": id, "itemType": item_type, "equip": true } })]
-    }
-
-    fn play(&mut self, input: &Value) -> Vec<Value> {
-        own_adventurers(input)
-            .into_iter()
-            .map(|(id, items)| {
-                if !items.is_empty() && self.rng.below(10) == 0 {
-                    let item = &items[self.rng.below(items.len())];
-                    json!({ "adventurerId": id, "use": { "itemId": item } })
-                } else {
-                    let dir = Dir::ALL[self.rng.below(4)];
-                    json!({ "adventurerId": id, "move": { "direction": dir.name() } })
-                }
-            })
-            .collect()
-    }
-}
-
-impl CallBot for RandomBot {
-    fn answer(&mut self, observation: &str) -> String {
-        let Ok(call) = serde_json::from_str::<CallIn>(observation) else { return "{}".into() };
-        let actions = match call.call.as_str() {
-            "shop" => self.shop(&call.input),
-            _ => self.play(&call.input),
-        };
-        reply(call.seq, actions)
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -163,7 +76,7 @@ mod tests {
     #[test]
     fn random_echoes_seq_and_gives_each_adventurer_one_action() {
         let mut game = game("#######\n#1...O#\n#1...O#\n#2...O#\n#######\n", OstibotRules::default());
-        let mut bot = RandomBot { rng: GameRng::new(3, GameRng::BOTS) };
+        let mut bot = random::RandomBot { rng: GameRng::new(3, GameRng::BOTS) };
         assert_eq!(ask(&mut bot, &mut game)["seq"], 1);
         let reply = ask(&mut bot, &mut game);
         assert_eq!(reply["seq"], 2);

@@ -1,5 +1,6 @@
-//! The wire: the `shop` and `play` calls bots get, the replies they send back, and
-//! the replay snapshot ("I/O JSON" and Settled questions 16–22).
+//! The wire: the `shop` and `play` calls bots get, the replies they send back (read
+//! into [`OstibotAction`]s), and the replay snapshot ("I/O JSON" and Settled questions
+//! 16–22).
 
 use std::collections::BTreeMap;
 
@@ -8,11 +9,12 @@ use serde_json::Value;
 use serde_json::value::RawValue;
 
 use crate::game::write_json;
+use crate::{BotReply, PlayerStatus, Pos, Seat};
 
-use super::map::{Dir, ObjectKind, Pos, Terrain};
+use super::map::{Dir, ObjectKind, Terrain};
 use super::shop::ShopEntry;
+use super::state::{Adventurer, Item, Ostibot, Phase, World};
 use super::vision;
-use super::world::{Adventurer, Item, World};
 
 /// A reply line longer than this is invalid.
 pub const MAX_REPLY_BYTES: usize = 2 << 20;
@@ -592,6 +594,91 @@ pub(crate) fn escaped(world: &World) -> BTreeMap<String, Vec<String>> {
         .filter(|(_, list)| !list.is_empty())
         .map(|(index, list)| ((index + 1).to_string(), list.iter().map(|a| format!("a{}", a.id)).collect()))
         .collect()
+}
+
+// ---------------------------------------------------------------------------
+// The match's documents and replies
+// ---------------------------------------------------------------------------
+
+/// One team's reply for one step.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OstibotAction(pub(super) ActionKind);
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) enum ActionKind {
+    Reply(Result<ValidReply, String>),
+    TimedOut,
+    /// The bot is gone, with this status.
+    Gone(PlayerStatus),
+}
+
+/// Appends to `out` the call line `seat` is sent this step.
+pub(super) fn write_observation(game: &Ostibot, seat: Seat, out: &mut Vec<u8>) {
+    let team = (seat + 1).min(game.teams()) as u8;
+    let index = usize::from(team) - 1;
+    let teams: Vec<TeamDoc<'_>> =
+        game.players.iter().enumerate().map(|(k, name)| TeamDoc { id: k as u8 + 1, name }).collect();
+    let seq = game.calls[index] + 1;
+    let state = &game.states[index];
+    match game.call() {
+        Call::Shop => {
+            let adventurers = game
+                .world
+                .adventurers
+                .iter()
+                .filter(|adventurer| adventurer.team == team)
+                .map(|adventurer| own_adventurer_doc(&game.world, adventurer))
+                .collect();
+            let input = ShopInput {
+                you: team,
+                round: game.round,
+                rules: &game.rules_json,
+                teams: &teams,
+                teams_gold: teams_gold(&game.world),
+                adventurers,
+                state,
+            };
+            write_call_line(out, Call::Shop, seq, &input);
+        }
+        Call::Play => {
+            let input = PlayInput {
+                you: team,
+                rules: &game.rules_json,
+                teams: &teams,
+                game_state: game_state(&game.world, game.round, game.turn, Some(team)),
+                state,
+            };
+            write_call_line(out, Call::Play, seq, &input);
+        }
+    }
+}
+
+/// Reads `seat`'s reply to this step's call.
+pub(super) fn read_reply(game: &Ostibot, seat: Seat, reply: &BotReply) -> OstibotAction {
+    let seq = game.calls.get(seat).map_or(1, |calls| calls + 1);
+    OstibotAction(match reply {
+        BotReply::Line(text) => ActionKind::Reply(parse_reply(text, game.call(), seq)),
+        BotReply::Unreadable => ActionKind::Reply(Err("unreadable (not UTF-8, or too long)".into())),
+        BotReply::Timeout => ActionKind::TimedOut,
+        BotReply::Crashed => ActionKind::Gone(PlayerStatus::Crashed),
+        BotReply::OutputLimit => ActionKind::Gone(PlayerStatus::OutputLimit),
+    })
+}
+
+/// Appends to `out` the replay frame's state: everything, seen by nobody in particular.
+pub(super) fn write_state(game: &Ostibot, out: &mut Vec<u8>) {
+    let doc = SnapshotDoc {
+        phase: match game.phase {
+            Phase::Shop => "shop",
+            Phase::Turn { .. } => "turn",
+            Phase::Over => "over",
+        },
+        order: &game.order,
+        state: game_state(&game.world, game.round, game.turn, None),
+        escaped: escaped(&game.world),
+        log: &game.world.log,
+    };
+    write_json(out, &doc);
 }
 
 #[cfg(test)]
