@@ -12,8 +12,9 @@ use crate::game::write_json;
 use crate::{BotReply, PlayerStatus, Pos, Seat};
 
 use super::map::{Dir, ObjectKind, Terrain};
+use super::rules::OstibotRules;
 use super::shop::ShopEntry;
-use super::state::{Adventurer, Item, Ostibot, Phase, World};
+use super::state::{Adventurer, GoldPile, GroundItem, Item, MapObject, Ostibot, Phase, World};
 use super::vision;
 
 /// A reply line longer than this is invalid.
@@ -393,48 +394,27 @@ enum EntityDoc<'a> {
     Item(GroundItemDoc<'a>),
 }
 
+/// A thing on the board that a call or a frame lists.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Entity<'a> {
+    Adventurer(&'a Adventurer),
+    Object(&'a MapObject),
+    Gold(&'a GoldPile),
+    Item(&'a GroundItem),
+}
+
 /// The entities `team` sees (every entity for `None`), sorted by (y, x), then kind
 /// (adventurer, door, chest, vase, portal, gold, item), then id (Settled question 17).
-fn entities<'a>(world: &'a World, team: Option<u8>, visible: Option<&[bool]>) -> Vec<EntityDoc<'a>> {
+/// A team sees its own adventurers wherever they are.
+pub(crate) fn entities<'a>(world: &'a World, team: Option<u8>, visible: Option<&[bool]>) -> Vec<Entity<'a>> {
     let seen = |pos: Pos| match visible {
         None => true,
         Some(cells) => world.index(pos).is_some_and(|index| cells[index]),
     };
-    let mut docs: Vec<((i32, i32, u8, u32), EntityDoc<'_>)> = Vec::new();
+    let mut listed: Vec<((i32, i32, u8, u32), Entity<'_>)> = Vec::new();
     for adventurer in &world.adventurers {
-        let key = (adventurer.pos.y, adventurer.pos.x, 0, adventurer.id);
-        if team.is_none() {
-            docs.push((
-                key,
-                EntityDoc::Replay(ReplayAdventurerDoc {
-                    id: format!("a{}", adventurer.id),
-                    kind: "adventurer",
-                    team: adventurer.team,
-                    x: adventurer.pos.x,
-                    y: adventurer.pos.y,
-                    hp: adventurer.hp.max(0),
-                    gold: adventurer.gold,
-                    equipment: equipment_doc(world, adventurer),
-                    inventory: adventurer.inventory.iter().map(|item| item_doc(world, *item)).collect(),
-                    veteran: adventurer.veteran,
-                }),
-            ));
-        } else if team == Some(adventurer.team) {
-            docs.push((key, EntityDoc::Own(own_adventurer_doc(world, adventurer))));
-        } else if seen(adventurer.pos) {
-            docs.push((
-                key,
-                EntityDoc::Enemy(EnemyAdventurerDoc {
-                    id: format!("a{}", adventurer.id),
-                    kind: "adventurer",
-                    team: adventurer.team,
-                    x: adventurer.pos.x,
-                    y: adventurer.pos.y,
-                    hp: adventurer.hp.max(0),
-                    max_hp: world.rules.adventurer_hp,
-                    equipment: equipment_doc(world, adventurer),
-                }),
-            ));
+        if team.is_none() || team == Some(adventurer.team) || seen(adventurer.pos) {
+            listed.push(((adventurer.pos.y, adventurer.pos.x, 0, adventurer.id), Entity::Adventurer(adventurer)));
         }
     }
     for object in world.objects.iter().filter(|object| seen(object.pos)) {
@@ -444,44 +424,69 @@ fn entities<'a>(world: &'a World, team: Option<u8>, visible: Option<&[bool]>) ->
             ObjectKind::Vase => 3,
             ObjectKind::Portal => 4,
         };
-        docs.push((
-            (object.pos.y, object.pos.x, rank, object.id),
-            EntityDoc::Object(ObjectDoc {
-                id: format!("e{}", object.id),
-                kind: object.kind.name(),
-                x: object.pos.x,
-                y: object.pos.y,
-                hp: object.hp.max(0),
-                open: (object.kind == ObjectKind::Portal).then_some(object.open),
-            }),
-        ));
+        listed.push(((object.pos.y, object.pos.x, rank, object.id), Entity::Object(object)));
     }
     for pile in world.gold.iter().filter(|pile| seen(pile.pos)) {
-        docs.push((
-            (pile.pos.y, pile.pos.x, 5, pile.id),
-            EntityDoc::Gold(GoldDoc {
-                id: format!("g{}", pile.id),
-                kind: "gold",
-                x: pile.pos.x,
-                y: pile.pos.y,
-                amount: pile.amount,
-            }),
-        ));
+        listed.push(((pile.pos.y, pile.pos.x, 5, pile.id), Entity::Gold(pile)));
     }
     for ground in world.ground.iter().filter(|ground| seen(ground.pos)) {
-        docs.push((
-            (ground.pos.y, ground.pos.x, 6, ground.item.id),
-            EntityDoc::Item(GroundItemDoc {
-                id: format!("i{}", ground.item.id),
-                kind: "item",
-                item_type: world.catalog.name(ground.item.kind),
-                x: ground.pos.x,
-                y: ground.pos.y,
-            }),
-        ));
+        listed.push(((ground.pos.y, ground.pos.x, 6, ground.item.id), Entity::Item(ground)));
     }
-    docs.sort_by_key(|(key, _)| *key);
-    docs.into_iter().map(|(_, doc)| doc).collect()
+    listed.sort_by_key(|(key, _)| *key);
+    listed.into_iter().map(|(_, entity)| entity).collect()
+}
+
+/// The document of `entity` in a call to `team`, or in a frame for `None`.
+fn entity_doc<'a>(world: &'a World, team: Option<u8>, entity: Entity<'a>) -> EntityDoc<'a> {
+    match entity {
+        Entity::Adventurer(adventurer) if team.is_none() => EntityDoc::Replay(ReplayAdventurerDoc {
+            id: format!("a{}", adventurer.id),
+            kind: "adventurer",
+            team: adventurer.team,
+            x: adventurer.pos.x,
+            y: adventurer.pos.y,
+            hp: adventurer.hp.max(0),
+            gold: adventurer.gold,
+            equipment: equipment_doc(world, adventurer),
+            inventory: adventurer.inventory.iter().map(|item| item_doc(world, *item)).collect(),
+            veteran: adventurer.veteran,
+        }),
+        Entity::Adventurer(adventurer) if team == Some(adventurer.team) => {
+            EntityDoc::Own(own_adventurer_doc(world, adventurer))
+        }
+        Entity::Adventurer(adventurer) => EntityDoc::Enemy(EnemyAdventurerDoc {
+            id: format!("a{}", adventurer.id),
+            kind: "adventurer",
+            team: adventurer.team,
+            x: adventurer.pos.x,
+            y: adventurer.pos.y,
+            hp: adventurer.hp.max(0),
+            max_hp: world.rules.adventurer_hp,
+            equipment: equipment_doc(world, adventurer),
+        }),
+        Entity::Object(object) => EntityDoc::Object(ObjectDoc {
+            id: format!("e{}", object.id),
+            kind: object.kind.name(),
+            x: object.pos.x,
+            y: object.pos.y,
+            hp: object.hp.max(0),
+            open: (object.kind == ObjectKind::Portal).then_some(object.open),
+        }),
+        Entity::Gold(pile) => EntityDoc::Gold(GoldDoc {
+            id: format!("g{}", pile.id),
+            kind: "gold",
+            x: pile.pos.x,
+            y: pile.pos.y,
+            amount: pile.amount,
+        }),
+        Entity::Item(ground) => EntityDoc::Item(GroundItemDoc {
+            id: format!("i{}", ground.item.id),
+            kind: "item",
+            item_type: world.catalog.name(ground.item.kind),
+            x: ground.pos.x,
+            y: ground.pos.y,
+        }),
+    }
 }
 
 /// The cells team `team` sees: its adventurers' and its intact spawners' vision.
@@ -545,7 +550,10 @@ pub(crate) fn game_state(world: &World, round: u32, turn: u32, team: Option<u8>)
         teams_gold: teams_gold(world),
         map: map_rows(world),
         corrupted: corrupted_cells(world),
-        entities: entities(world, team, visible.as_deref()),
+        entities: entities(world, team, visible.as_deref())
+            .into_iter()
+            .map(|entity| entity_doc(world, team, entity))
+            .collect(),
     }
 }
 
@@ -679,6 +687,81 @@ pub(super) fn write_state(game: &Ostibot, out: &mut Vec<u8>) {
         log: &game.world.log,
     };
     write_json(out, &doc);
+}
+
+/// What team `team`'s call of this step holds, read from the typed match: the
+/// built-in bots read this instead of the call line, and see nothing the line does not
+/// show.
+pub(crate) struct TeamView<'a> {
+    game: &'a Ostibot,
+    team: u8,
+}
+
+impl<'a> TeamView<'a> {
+    /// The call `seat` is sent this step.
+    pub(crate) fn new(game: &'a Ostibot, seat: Seat) -> Self {
+        TeamView { game, team: (seat + 1).min(game.teams()) as u8 }
+    }
+
+    /// Whether it is the `shop` call (else `play`).
+    pub(crate) fn is_shop(&self) -> bool {
+        self.game.call() == Call::Shop
+    }
+
+    /// `seq`.
+    pub(crate) fn seq(&self) -> u64 {
+        self.game.calls[usize::from(self.team) - 1] + 1
+    }
+
+    /// `you`.
+    pub(crate) fn you(&self) -> u8 {
+        self.team
+    }
+
+    /// `rules`.
+    pub(crate) fn rules(&self) -> &'a OstibotRules {
+        &self.game.world.rules
+    }
+
+    /// The team's own entry of `teamsGold`.
+    pub(crate) fn bank(&self) -> i64 {
+        self.game.world.bank(self.team)
+    }
+
+    /// The board, for its stats of adventurers and names of items (the fields the call
+    /// writes from them) and its terrain, corruption and size (`gameState`'s `map`,
+    /// `corrupted`, `width` and `height`).
+    pub(crate) fn world(&self) -> &'a World {
+        &self.game.world
+    }
+
+    /// `gameState.round`.
+    pub(crate) fn round(&self) -> u32 {
+        self.game.round
+    }
+
+    /// `gameState.turn`.
+    pub(crate) fn turn(&self) -> u32 {
+        self.game.turn
+    }
+
+    /// The team's adventurers in the order the call lists them: `adventurers` of a shop
+    /// call (spawn order), the team's entries of `entities` in a play call.
+    pub(crate) fn own_adventurers(&self) -> Vec<&'a Adventurer> {
+        let mut own: Vec<&Adventurer> =
+            self.game.world.adventurers.iter().filter(|adventurer| adventurer.team == self.team).collect();
+        if !self.is_shop() {
+            // Entities are sorted by cell, then id; adventurers never share a cell.
+            own.sort_by_key(|adventurer| (adventurer.pos.y, adventurer.pos.x, adventurer.id));
+        }
+        own
+    }
+
+    /// `gameState.entities`: what the team sees, its own adventurers included.
+    pub(crate) fn entities(&self) -> Vec<Entity<'a>> {
+        let visible = team_vision(&self.game.world, self.team);
+        entities(&self.game.world, Some(self.team), Some(&visible))
+    }
 }
 
 #[cfg(test)]

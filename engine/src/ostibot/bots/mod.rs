@@ -1,13 +1,11 @@
-//! Built-in Ostibot bots: `random` and `raider`. Unlike the other games' built-in
-//! bots, they still read the call line an external bot reads (written for them from
-//! the typed match each step) and write the reply line an external bot writes.
-
-use serde::Deserialize;
-use serde_json::{Value, json};
+//! Built-in Ostibot bots: `random` and `raider`. They read the typed match through
+//! the codec's `TeamView`, which shows only what their team's call holds, and write the
+//! reply line an external bot writes.
 
 use super::Ostibot;
-use crate::builtin::{self, BuiltinBot, GameBot};
-use crate::{Game, GameRng, Seat};
+use super::map::Dir;
+use crate::GameRng;
+use crate::builtin::{self, BuiltinBot};
 
 mod raider;
 mod random;
@@ -17,40 +15,66 @@ pub const NAMES: &[&str] = &["random", "raider"];
 
 pub(crate) fn create(name: &str, rng: GameRng) -> Option<Box<dyn BuiltinBot>> {
     match name {
-        "random" => Some(builtin::boxed(random::RandomBot { rng })),
-        "raider" => Some(builtin::boxed(raider::Raider::default())),
+        "random" => Some(builtin::boxed::<Ostibot, _>(random::RandomBot { rng })),
+        "raider" => Some(builtin::boxed::<Ostibot, _>(raider::Raider::default())),
         _ => None,
     }
 }
 
-/// A bot that answers the call line itself.
-trait CallBot: Send {
-    /// The reply line to `call_line`.
-    fn answer(&mut self, call_line: &str) -> String;
+/// One entry of a built-in's `actions`; ids as the wire writes them (`a1`, `i3`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Order<'a> {
+    /// Buy an item and equip it.
+    Buy {
+        adventurer: &'a str,
+        item_type: &'a str,
+    },
+    Move {
+        adventurer: &'a str,
+        dir: Dir,
+    },
+    Use {
+        adventurer: &'a str,
+        item: &'a str,
+    },
 }
 
-impl<B: CallBot> GameBot<Ostibot> for B {
-    fn reply(&mut self, game: &Ostibot, seat: Seat) -> String {
-        self.answer(&game.observation(seat))
+/// The reply line with `seq` echoed. Written by hand, in the shape serde_json gave it
+/// when the built-ins built it as a `Value` (object keys sorted): replays recorded
+/// since then hold these bytes. Ids are `a<n>`/`i<n>` and item types snake_case (the
+/// rules check it), so no string needs escaping.
+fn reply(seq: u64, orders: &[Order<'_>]) -> String {
+    let mut out = String::with_capacity(32 + 64 * orders.len());
+    out.push_str("{\"actions\":[");
+    for (at, order) in orders.iter().enumerate() {
+        if at > 0 {
+            out.push(',');
+        }
+        let parts: [&str; 5] = match *order {
+            Order::Buy { adventurer, item_type } => {
+                ["{\"buy\":{\"adventurerId\":\"", adventurer, "\",\"equip\":true,\"itemType\":\"", item_type, "\"}}"]
+            }
+            Order::Move { adventurer, dir } => {
+                ["{\"adventurerId\":\"", adventurer, "\",\"move\":{\"direction\":\"", dir.name(), "\"}}"]
+            }
+            Order::Use { adventurer, item } => {
+                ["{\"adventurerId\":\"", adventurer, "\",\"use\":{\"itemId\":\"", item, "\"}}"]
+            }
+        };
+        parts.iter().for_each(|part| out.push_str(part));
     }
-}
-
-/// The parts of a call line every built-in reads.
-#[derive(Deserialize)]
-struct CallIn {
-    call: String,
-    seq: u64,
-    input: Value,
-}
-
-/// The reply with `seq` echoed.
-fn reply(seq: u64, actions: Vec<Value>) -> String {
-    json!({ "seq": seq, "actions": actions }).to_string()
+    out.push_str("],\"seq\":");
+    out.push_str(itoa::Buffer::new().format(seq));
+    out.push('}');
+    out
 }
 
 #[cfg(test)]
 mod tests {
+    use serde_json::{Value, json};
+
     use super::*;
+    use crate::builtin::GameBot;
     use crate::ostibot::{Ostibot, OstibotRules};
     use crate::{BotReply, Game};
 
@@ -58,8 +82,8 @@ mod tests {
         Ostibot::new(rules, Some(map), &["a".to_owned(), "b".to_owned()], 1).expect("a valid map")
     }
 
-    fn ask(bot: &mut dyn CallBot, game: &mut Ostibot) -> Value {
-        let line = bot.answer(&game.observation(0));
+    fn ask(bot: &mut dyn GameBot<Ostibot>, game: &mut Ostibot) -> Value {
+        let line = bot.reply(game, 0);
         let mut actions = vec![(0, game.parse_reply(0, &BotReply::Line(line.clone())))];
         if game.to_act().contains(&1) {
             actions.push((1, game.parse_reply(1, &BotReply::Line("{}".into()))));
@@ -71,6 +95,22 @@ mod tests {
             game.apply(vec![(1, idle)], &mut GameRng::new(1, GameRng::RULES));
         }
         serde_json::from_str(&line).expect("bots write JSON")
+    }
+
+    #[test]
+    fn replies_are_written_as_serde_json_wrote_them() {
+        let orders = [
+            Order::Buy { adventurer: "a1", item_type: "rusty_sword" },
+            Order::Move { adventurer: "a12", dir: Dir::Left },
+            Order::Use { adventurer: "a3", item: "i40" },
+        ];
+        let by_serde = json!({ "seq": 7, "actions": [
+            { "buy": { "adventurerId": "a1", "itemType": "rusty_sword", "equip": true } },
+            { "adventurerId": "a12", "move": { "direction": "LEFT" } },
+            { "adventurerId": "a3", "use": { "itemId": "i40" } },
+        ] });
+        assert_eq!(reply(7, &orders), by_serde.to_string());
+        assert_eq!(reply(1, &[]), json!({ "seq": 1, "actions": [] }).to_string());
     }
 
     #[test]

@@ -1,94 +1,64 @@
 //! `random`: buys now and then, walks at random, sometimes uses an item.
 
-use serde_json::{Value, json};
-
+use super::super::codec::TeamView;
 use super::super::map::Dir;
-use super::{CallBot, CallIn, reply};
-use crate::GameRng;
-
-/// Own adventurers of a shop or play input: `(id, inventory item ids)`.
-fn own_adventurers(input: &Value) -> Vec<(String, Vec<String>)> {
-    let you = input.get("you").and_then(Value::as_u64);
-    let list = match input.get("adventurers") {
-        Some(Value::Array(list)) => list.clone(),
-        _ => input
-            .pointer("/gameState/entities")
-            .and_then(Value::as_array)
-            .map(|entities| {
-                entities
-                    .iter()
-                    .filter(|entity| entity.get("type").and_then(Value::as_str) == Some("adventurer"))
-                    .filter(|entity| entity.get("team").and_then(Value::as_u64) == you)
-                    .cloned()
-                    .collect()
-            })
-            .unwrap_or_default(),
-    };
-    list.iter()
-        .filter_map(|adventurer| {
-            let id = adventurer.get("id")?.as_str()?.to_owned();
-            let items = adventurer
-                .get("inventory")
-                .and_then(Value::as_array)
-                .map(|items| items.iter().filter_map(|item| Some(item.get("id")?.as_str()?.to_owned())).collect())
-                .unwrap_or_default();
-            Some((id, items))
-        })
-        .collect()
-}
+use super::{Order, reply};
+use crate::builtin::GameBot;
+use crate::ostibot::Ostibot;
+use crate::{GameRng, Seat};
 
 /// Buys now and then, walks at random, sometimes uses an item.
 pub(super) struct RandomBot {
     pub(super) rng: GameRng,
 }
 
+/// The team's adventurers in the call's order: `(id, inventory item ids)`.
+fn own_adventurers(view: &TeamView<'_>) -> Vec<(String, Vec<String>)> {
+    view.own_adventurers()
+        .into_iter()
+        .map(|adventurer| {
+            let items = adventurer.inventory.iter().map(|item| format!("i{}", item.id)).collect();
+            (format!("a{}", adventurer.id), items)
+        })
+        .collect()
+}
+
 impl RandomBot {
-    fn shop(&mut self, input: &Value) -> Vec<Value> {
-        let adventurers = own_adventurers(input);
-        let you = input.get("you").and_then(Value::as_u64).unwrap_or(0).to_string();
-        let bank = input.pointer(&format!("/teamsGold/{you}")).and_then(Value::as_i64).unwrap_or(0);
-        let affordable: Vec<String> = input
-            .pointer("/rules/items")
-            .and_then(Value::as_object)
-            .map(|items| {
-                items
-                    .iter()
-                    .filter(|(_, stats)| stats.get("cost").and_then(Value::as_i64).is_some_and(|cost| cost <= bank))
-                    .map(|(name, _)| name.clone())
-                    .collect()
-            })
-            .unwrap_or_default();
+    fn shop(&mut self, view: &TeamView<'_>) -> String {
+        let adventurers = own_adventurers(view);
+        let bank = view.bank();
+        // The call's `rules.items` is an object with its keys in order, as the table is.
+        let affordable: Vec<&str> =
+            view.rules().items.iter().filter(|(_, stats)| stats.cost <= bank).map(|(name, _)| name.as_str()).collect();
         if adventurers.is_empty() || affordable.is_empty() || self.rng.below(2) == 0 {
-            return Vec::new();
+            return reply(view.seq(), &[]);
         }
-        let Some((id, _)) = self.rng.pick(&adventurers) else { return Vec::new() };
-        let Some(item_type) = self.rng.pick(&affordable) else { return Vec::new() };
-        vec![json!({ "buy": { "adventurerId": id, "itemType": item_type, "equip": true } })]
+        let Some((id, _)) = self.rng.pick(&adventurers) else { return reply(view.seq(), &[]) };
+        let Some(item_type) = self.rng.pick(&affordable) else { return reply(view.seq(), &[]) };
+        reply(view.seq(), &[Order::Buy { adventurer: id, item_type }])
     }
 
-    fn play(&mut self, input: &Value) -> Vec<Value> {
-        own_adventurers(input)
-            .into_iter()
+    fn play(&mut self, view: &TeamView<'_>) -> String {
+        let adventurers = own_adventurers(view);
+        let orders: Vec<Order<'_>> = adventurers
+            .iter()
             .map(|(id, items)| {
                 if !items.is_empty() && self.rng.below(10) == 0 {
                     let item = &items[self.rng.below(items.len())];
-                    json!({ "adventurerId": id, "use": { "itemId": item } })
+                    Order::Use { adventurer: id, item }
                 } else {
                     let dir = Dir::ALL[self.rng.below(4)];
-                    json!({ "adventurerId": id, "move": { "direction": dir.name() } })
+                    Order::Move { adventurer: id, dir }
                 }
             })
-            .collect()
+            .collect();
+        reply(view.seq(), &orders)
     }
 }
 
-impl CallBot for RandomBot {
-    fn answer(&mut self, observation: &str) -> String {
-        let Ok(call) = serde_json::from_str::<CallIn>(observation) else { return "{}".into() };
-        let actions = match call.call.as_str() {
-            "shop" => self.shop(&call.input),
-            _ => self.play(&call.input),
-        };
-        reply(call.seq, actions)
+impl GameBot<Ostibot> for RandomBot {
+    fn reply(&mut self, game: &Ostibot, seat: Seat) -> String {
+        let view = TeamView::new(game, seat);
+        if view.is_shop() { self.shop(&view) } else { self.play(&view) }
     }
 }
