@@ -8,7 +8,7 @@ use serde::Serialize;
 use serde_json::Value;
 use serde_json::value::RawValue;
 
-use crate::game::write_json;
+use crate::game::{write_int, write_json};
 use crate::{BotReply, PlayerStatus, Pos, Seat};
 
 use super::map::{Dir, ObjectKind, Terrain};
@@ -366,27 +366,9 @@ struct GroundItemDoc<'a> {
     y: i32,
 }
 
-/// An adventurer in a replay frame: what a viewer needs, without the stats that
-/// follow from its items and the rules.
-#[derive(Serialize)]
-struct ReplayAdventurerDoc<'a> {
-    id: String,
-    #[serde(rename = "type")]
-    kind: &'static str,
-    team: u8,
-    x: i32,
-    y: i32,
-    hp: i64,
-    gold: i64,
-    equipment: EquipmentDoc<'a>,
-    inventory: Vec<ItemDoc<'a>>,
-    veteran: bool,
-}
-
 #[derive(Serialize)]
 #[serde(untagged)]
 enum EntityDoc<'a> {
-    Replay(ReplayAdventurerDoc<'a>),
     Own(OwnAdventurerDoc<'a>),
     Enemy(EnemyAdventurerDoc<'a>),
     Object(ObjectDoc),
@@ -436,22 +418,10 @@ pub(crate) fn entities<'a>(world: &'a World, team: Option<u8>, visible: Option<&
     listed.into_iter().map(|(_, entity)| entity).collect()
 }
 
-/// The document of `entity` in a call to `team`, or in a frame for `None`.
-fn entity_doc<'a>(world: &'a World, team: Option<u8>, entity: Entity<'a>) -> EntityDoc<'a> {
+/// The document of `entity` in a call to `team`.
+fn entity_doc<'a>(world: &'a World, team: u8, entity: Entity<'a>) -> EntityDoc<'a> {
     match entity {
-        Entity::Adventurer(adventurer) if team.is_none() => EntityDoc::Replay(ReplayAdventurerDoc {
-            id: format!("a{}", adventurer.id),
-            kind: "adventurer",
-            team: adventurer.team,
-            x: adventurer.pos.x,
-            y: adventurer.pos.y,
-            hp: adventurer.hp.max(0),
-            gold: adventurer.gold,
-            equipment: equipment_doc(world, adventurer),
-            inventory: adventurer.inventory.iter().map(|item| item_doc(world, *item)).collect(),
-            veteran: adventurer.veteran,
-        }),
-        Entity::Adventurer(adventurer) if team == Some(adventurer.team) => {
+        Entity::Adventurer(adventurer) if team == adventurer.team => {
             EntityDoc::Own(own_adventurer_doc(world, adventurer))
         }
         Entity::Adventurer(adventurer) => EntityDoc::Enemy(EnemyAdventurerDoc {
@@ -539,9 +509,9 @@ pub(crate) struct GameStateDoc<'a> {
     entities: Vec<EntityDoc<'a>>,
 }
 
-/// The state `team` sees, or everything for `None`.
-pub(crate) fn game_state(world: &World, round: u32, turn: u32, team: Option<u8>) -> GameStateDoc<'_> {
-    let visible = team.map(|team| team_vision(world, team));
+/// The state `team` sees.
+pub(crate) fn game_state(world: &World, round: u32, turn: u32, team: u8) -> GameStateDoc<'_> {
+    let visible = team_vision(world, team);
     GameStateDoc {
         round,
         turn,
@@ -550,7 +520,7 @@ pub(crate) fn game_state(world: &World, round: u32, turn: u32, team: Option<u8>)
         teams_gold: teams_gold(world),
         map: map_rows(world),
         corrupted: corrupted_cells(world),
-        entities: entities(world, team, visible.as_deref())
+        entities: entities(world, Some(team), Some(&visible))
             .into_iter()
             .map(|entity| entity_doc(world, team, entity))
             .collect(),
@@ -579,29 +549,6 @@ pub(crate) struct PlayInput<'a> {
     pub teams: &'a [TeamDoc<'a>],
     pub game_state: GameStateDoc<'a>,
     pub state: &'a RawValue,
-}
-
-/// A replay frame's state: everything, seen by nobody in particular.
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-pub(crate) struct SnapshotDoc<'a> {
-    pub phase: &'static str,
-    pub order: &'a [u8],
-    #[serde(flatten)]
-    pub state: GameStateDoc<'a>,
-    pub escaped: BTreeMap<String, Vec<String>>,
-    pub log: &'a [String],
-}
-
-/// Each team's escapees of this round, by id.
-pub(crate) fn escaped(world: &World) -> BTreeMap<String, Vec<String>> {
-    world
-        .escaped
-        .iter()
-        .enumerate()
-        .filter(|(_, list)| !list.is_empty())
-        .map(|(index, list)| ((index + 1).to_string(), list.iter().map(|a| format!("a{}", a.id)).collect()))
-        .collect()
 }
 
 // ---------------------------------------------------------------------------
@@ -653,7 +600,7 @@ pub(super) fn write_observation(game: &Ostibot, seat: Seat, out: &mut Vec<u8>) {
                 you: team,
                 rules: &game.rules_json,
                 teams: &teams,
-                game_state: game_state(&game.world, game.round, game.turn, Some(team)),
+                game_state: game_state(&game.world, game.round, game.turn, team),
                 state,
             };
             write_call_line(out, Call::Play, seq, &input);
@@ -674,19 +621,184 @@ pub(super) fn read_reply(game: &Ostibot, seat: Seat, reply: &BotReply) -> Ostibo
 }
 
 /// Appends to `out` the replay frame's state: everything, seen by nobody in particular.
+///
+/// Written field by field: it is written every step, and serde's generic path cost
+/// most of a step. It is the document `tests::SnapshotDoc` describes, byte for byte
+/// (a test compares them): `phase`, `order`, then `gameState`'s fields (`round`,
+/// `turn`, `width`, `height`, `teamsGold`, `map`, `corrupted`, `entities`, with every
+/// adventurer as a frame shows it), `escaped` and `log`. Only the log holds text from
+/// bots, so only it goes through serde's string escaping; item types are snake_case
+/// (the rules check it) and map symbols ASCII.
 pub(super) fn write_state(game: &Ostibot, out: &mut Vec<u8>) {
-    let doc = SnapshotDoc {
-        phase: match game.phase {
-            Phase::Shop => "shop",
-            Phase::Turn { .. } => "turn",
-            Phase::Over => "over",
-        },
-        order: &game.order,
-        state: game_state(&game.world, game.round, game.turn, None),
-        escaped: escaped(&game.world),
-        log: &game.world.log,
+    let world = &game.world;
+    let phase = match game.phase {
+        Phase::Shop => "shop",
+        Phase::Turn { .. } => "turn",
+        Phase::Over => "over",
     };
-    write_json(out, &doc);
+    push(out, "{\"phase\":\"");
+    push(out, phase);
+    push(out, "\",\"order\":[");
+    for (at, team) in game.order.iter().enumerate() {
+        comma(out, at);
+        write_int(out, *team);
+    }
+    push(out, "],\"round\":");
+    write_int(out, game.round);
+    push(out, ",\"turn\":");
+    write_int(out, game.turn);
+    push(out, ",\"width\":");
+    write_int(out, world.map.width);
+    push(out, ",\"height\":");
+    write_int(out, world.map.height);
+    // Keyed by team id as a string, in key order: with at most 9 teams, id order.
+    push(out, ",\"teamsGold\":{");
+    for (index, bank) in world.banks.iter().enumerate() {
+        comma(out, index);
+        out.push(b'"');
+        write_int(out, index + 1);
+        push(out, "\":");
+        write_int(out, *bank);
+    }
+    push(out, "},\"map\":[");
+    for (at, row) in world.terrain.chunks(world.map.width as usize).enumerate() {
+        comma(out, at);
+        out.push(b'"');
+        for cell in row {
+            out.push(cell.symbol() as u8);
+        }
+        out.push(b'"');
+    }
+    push(out, "],\"corrupted\":[");
+    let width = world.map.width;
+    for (at, index) in (0..world.corrupted.len()).filter(|&index| world.corrupted[index]).enumerate() {
+        comma(out, at);
+        out.push(b'[');
+        write_int(out, index as i32 % width);
+        out.push(b',');
+        write_int(out, index as i32 / width);
+        out.push(b']');
+    }
+    push(out, "],\"entities\":[");
+    for (at, entity) in entities(world, None, None).into_iter().enumerate() {
+        comma(out, at);
+        write_frame_entity(world, entity, out);
+    }
+    push(out, "],\"escaped\":{");
+    for (at, (index, list)) in world.escaped.iter().enumerate().filter(|(_, list)| !list.is_empty()).enumerate() {
+        comma(out, at);
+        out.push(b'"');
+        write_int(out, index + 1);
+        push(out, "\":[");
+        for (at, adventurer) in list.iter().enumerate() {
+            comma(out, at);
+            push(out, "\"a");
+            write_int(out, adventurer.id);
+            out.push(b'"');
+        }
+        out.push(b']');
+    }
+    push(out, "},\"log\":");
+    write_json(out, &world.log);
+    out.push(b'}');
+}
+
+fn push(out: &mut Vec<u8>, text: &str) {
+    out.extend_from_slice(text.as_bytes());
+}
+
+/// The `,` before every element of a list but the first (`at` 0).
+fn comma(out: &mut Vec<u8>, at: usize) {
+    if at > 0 {
+        out.push(b',');
+    }
+}
+
+/// `"<key>":{"id":"i<n>","itemType":"<type>"}`, or `null` for no item.
+fn write_item(world: &World, item: Option<Item>, out: &mut Vec<u8>) {
+    match item {
+        None => push(out, "null"),
+        Some(item) => {
+            push(out, "{\"id\":\"i");
+            write_int(out, item.id);
+            push(out, "\",\"itemType\":\"");
+            push(out, world.catalog.name(item.kind));
+            push(out, "\"}");
+        }
+    }
+}
+
+/// `"id":"<prefix><id>","type":"<kind>"`, the start of every entity.
+fn write_id_and_type(prefix: &str, id: u32, kind: &str, out: &mut Vec<u8>) {
+    push(out, "{\"id\":\"");
+    push(out, prefix);
+    write_int(out, id);
+    push(out, "\",\"type\":\"");
+    push(out, kind);
+    out.push(b'"');
+}
+
+fn write_xy(pos: Pos, out: &mut Vec<u8>) {
+    push(out, ",\"x\":");
+    write_int(out, pos.x);
+    push(out, ",\"y\":");
+    write_int(out, pos.y);
+}
+
+/// One entity as a frame shows it: an adventurer without the stats that follow from
+/// its items and the rules.
+fn write_frame_entity(world: &World, entity: Entity<'_>, out: &mut Vec<u8>) {
+    match entity {
+        Entity::Adventurer(adventurer) => {
+            write_id_and_type("a", adventurer.id, "adventurer", out);
+            push(out, ",\"team\":");
+            write_int(out, adventurer.team);
+            write_xy(adventurer.pos, out);
+            push(out, ",\"hp\":");
+            write_int(out, adventurer.hp.max(0));
+            push(out, ",\"gold\":");
+            write_int(out, adventurer.gold);
+            let [weapon, armor, accessory] = adventurer.equipment;
+            push(out, ",\"equipment\":{\"weapon\":");
+            write_item(world, weapon, out);
+            push(out, ",\"armor\":");
+            write_item(world, armor, out);
+            push(out, ",\"accessory\":");
+            write_item(world, accessory, out);
+            push(out, "},\"inventory\":[");
+            for (at, item) in adventurer.inventory.iter().enumerate() {
+                comma(out, at);
+                write_item(world, Some(*item), out);
+            }
+            push(out, "],\"veteran\":");
+            push(out, if adventurer.veteran { "true}" } else { "false}" });
+        }
+        Entity::Object(object) => {
+            write_id_and_type("e", object.id, object.kind.name(), out);
+            write_xy(object.pos, out);
+            push(out, ",\"hp\":");
+            write_int(out, object.hp.max(0));
+            if object.kind == ObjectKind::Portal {
+                push(out, if object.open { ",\"open\":true" } else { ",\"open\":false" });
+            }
+            out.push(b'}');
+        }
+        Entity::Gold(pile) => {
+            write_id_and_type("g", pile.id, "gold", out);
+            write_xy(pile.pos, out);
+            push(out, ",\"amount\":");
+            write_int(out, pile.amount);
+            out.push(b'}');
+        }
+        Entity::Item(ground) => {
+            write_id_and_type("i", ground.item.id, "item", out);
+            push(out, ",\"itemType\":\"");
+            push(out, world.catalog.name(ground.item.kind));
+            out.push(b'"');
+            write_xy(ground.pos, out);
+            out.push(b'}');
+        }
+    }
 }
 
 /// What team `team`'s call of this step holds, read from the typed match: the
@@ -767,6 +879,176 @@ impl<'a> TeamView<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::ostibot::DecisionMode;
+    use crate::{Game, GameKind, GameRng};
+
+    // The replay frame's state as serde renders it: the reference of `write_state`.
+
+    /// An adventurer in a replay frame: what a viewer needs, without the stats that
+    /// follow from its items and the rules.
+    #[derive(Serialize)]
+    struct ReplayAdventurerDoc<'a> {
+        id: String,
+        #[serde(rename = "type")]
+        kind: &'static str,
+        team: u8,
+        x: i32,
+        y: i32,
+        hp: i64,
+        gold: i64,
+        equipment: EquipmentDoc<'a>,
+        inventory: Vec<ItemDoc<'a>>,
+        veteran: bool,
+    }
+
+    #[derive(Serialize)]
+    #[serde(untagged)]
+    enum FrameEntityDoc<'a> {
+        Adventurer(ReplayAdventurerDoc<'a>),
+        Other(EntityDoc<'a>),
+    }
+
+    /// A replay frame's state: everything, seen by nobody in particular.
+    #[derive(Serialize)]
+    #[serde(rename_all = "camelCase")]
+    struct SnapshotDoc<'a> {
+        phase: &'static str,
+        order: &'a [u8],
+        round: u32,
+        turn: u32,
+        width: i32,
+        height: i32,
+        teams_gold: BTreeMap<String, i64>,
+        map: Vec<String>,
+        corrupted: Vec<[i32; 2]>,
+        entities: Vec<FrameEntityDoc<'a>>,
+        escaped: BTreeMap<String, Vec<String>>,
+        log: &'a [String],
+    }
+
+    fn snapshot_doc(game: &Ostibot) -> SnapshotDoc<'_> {
+        let world = &game.world;
+        let entities = entities(world, None, None)
+            .into_iter()
+            .map(|entity| match entity {
+                Entity::Adventurer(adventurer) => FrameEntityDoc::Adventurer(ReplayAdventurerDoc {
+                    id: format!("a{}", adventurer.id),
+                    kind: "adventurer",
+                    team: adventurer.team,
+                    x: adventurer.pos.x,
+                    y: adventurer.pos.y,
+                    hp: adventurer.hp.max(0),
+                    gold: adventurer.gold,
+                    equipment: equipment_doc(world, adventurer),
+                    inventory: adventurer.inventory.iter().map(|item| item_doc(world, *item)).collect(),
+                    veteran: adventurer.veteran,
+                }),
+                other => FrameEntityDoc::Other(entity_doc(world, 0, other)),
+            })
+            .collect();
+        SnapshotDoc {
+            phase: match game.phase {
+                Phase::Shop => "shop",
+                Phase::Turn { .. } => "turn",
+                Phase::Over => "over",
+            },
+            order: &game.order,
+            round: game.round,
+            turn: game.turn,
+            width: world.map.width,
+            height: world.map.height,
+            teams_gold: teams_gold(world),
+            map: map_rows(world),
+            corrupted: corrupted_cells(world),
+            entities,
+            escaped: world
+                .escaped
+                .iter()
+                .enumerate()
+                .filter(|(_, list)| !list.is_empty())
+                .map(|(index, list)| ((index + 1).to_string(), list.iter().map(|a| format!("a{}", a.id)).collect()))
+                .collect(),
+            log: &world.log,
+        }
+    }
+
+    /// What the matches of the frame-state test must show at least once.
+    const FEATURES: [&str; 8] = [
+        r#""type":"gold""#,
+        r#""type":"item""#,
+        r#""escaped":{""#,
+        r#""open":true"#,
+        r#""corrupted":[["#,
+        r#""inventory":[{"#,
+        r#""weapon":{"#,
+        r#"\u0001"#,
+    ];
+
+    #[test]
+    fn the_frame_state_is_what_serde_writes() {
+        // Rich enough to buy items, die, drop them, open portals and escape.
+        let rules = OstibotRules {
+            starting_gold: 20,
+            corruption_start_at: 10,
+            max_turns_per_round: 40,
+            ..OstibotRules::default()
+        };
+        // Team 2's adventurers carry a potion and wear a vest, to drop when they die.
+        let buys: Vec<String> = ["a4", "a5", "a6"]
+            .iter()
+            .map(|id| {
+                format!(
+                    r#"{{"buy":{{"adventurerId":"{id}","itemType":"health_potion"}}}},{{"buy":{{"adventurerId":"{id}","itemType":"leather_vest","equip":true}}}}"#
+                )
+            })
+            .collect();
+        let purchases = format!(r#"{{"actions":[{}]}}"#, buys.join(","));
+        let mut reached = [false; FEATURES.len()];
+        for (mode, seed) in [(DecisionMode::Sequential, 5), (DecisionMode::Snapshot, 6)] {
+            let rules = OstibotRules { decision_mode: mode, ..rules.clone() };
+            let players = ["a".to_owned(), "b".to_owned()];
+            let mut game = Ostibot::new(rules, None, &players, seed).expect("the default map");
+            let mut bots: Vec<_> = ["raider", "random"]
+                .iter()
+                .enumerate()
+                .map(|(seat, name)| crate::builtin::create(GameKind::Ostibot, name, seed, seat).expect("a bot"))
+                .collect();
+            let mut rng = GameRng::new(seed, GameRng::RULES);
+            for step in 0.. {
+                let mut by_hand = Vec::new();
+                write_state(&game, &mut by_hand);
+                let by_serde = serde_json::to_string(&snapshot_doc(&game)).expect("serializes");
+                assert_eq!(String::from_utf8_lossy(&by_hand), by_serde, "{mode:?}, step {step}");
+                for (feature, found) in FEATURES.iter().zip(&mut reached) {
+                    *found |= by_serde.contains(feature);
+                }
+                if game.is_over() {
+                    break;
+                }
+                let actions = game
+                    .to_act()
+                    .into_iter()
+                    .map(|seat| {
+                        // Team 2's purchases, and now and then a reason that needs
+                        // escaping, for the log.
+                        let line = if game.phase() == Phase::Shop && seat == 1 {
+                            purchases.clone()
+                        } else if step % 7 == 3 {
+                            r#"{"actions":[{"adventurerId":"a1","move":{"direction":"UP","reason":"\"é\"\n\u0001"}}]}"#
+                                .to_owned()
+                        } else {
+                            bots[seat].reply(&game, seat)
+                        };
+                        (seat, game.parse_reply(seat, &BotReply::Line(line)))
+                    })
+                    .collect();
+                game.apply(actions, &mut rng);
+            }
+        }
+        let missed: Vec<&str> =
+            FEATURES.iter().zip(reached).filter(|(_, found)| !found).map(|(feature, _)| *feature).collect();
+        assert!(missed.is_empty(), "the matches never showed {missed:?}");
+    }
 
     #[test]
     fn ids_match_only_their_exact_form() {
