@@ -193,6 +193,125 @@ fn parse_shop_entry(value: &Value) -> Result<ShopEntry, String> {
 /// Reads a reply line to call `call` number `seq`. `Err` is a wholly invalid reply
 /// (Settled question 18): no actions, state unchanged.
 pub(crate) fn parse_reply(text: &str, call: Call, seq: u64) -> Result<ValidReply, String> {
+    match read_usual_reply(text, call, seq) {
+        Some(reply) => Ok(reply),
+        None => read_any_reply(text, call, seq),
+    }
+}
+
+/// Reads the usual reply without building a `serde_json::Value` tree: exactly the
+/// shape the built-in bots write (and most bots would), `{"actions":[…],"seq":N}` with
+/// no white space, keys in that order, no `state`, `error` or `reason`, strings without
+/// escapes, and only entries that read without a problem. `None` for anything else,
+/// which [`read_any_reply`] then reads; where both read a reply they agree (a proptest
+/// checks it).
+fn read_usual_reply(text: &str, call: Call, seq: u64) -> Option<ValidReply> {
+    if text.len() > MAX_REPLY_BYTES {
+        return None;
+    }
+    let mut reader = UsualReader { rest: text };
+    reader.expect("{\"actions\":[")?;
+    let entries = match call {
+        Call::Play => Entries::Play(reader.list(UsualReader::play_entry)?),
+        Call::Shop => Entries::Shop(reader.list(|reader| reader.buy_entry().map(Ok))?),
+    };
+    if reader.rest.starts_with(",\"seq\":") {
+        reader.expect(",\"seq\":")?;
+        if reader.number()? != seq {
+            return None;
+        }
+    }
+    reader.expect("}")?;
+    reader.rest.is_empty().then_some(ValidReply { entries, state: StateChange::Keep, notes: Vec::new() })
+}
+
+/// What is left of a reply being read by [`read_usual_reply`].
+struct UsualReader<'a> {
+    rest: &'a str,
+}
+
+impl<'a> UsualReader<'a> {
+    /// Reads `literal`, or `None`.
+    fn expect(&mut self, literal: &str) -> Option<()> {
+        self.rest = self.rest.strip_prefix(literal)?;
+        Some(())
+    }
+
+    /// A string's content up to its closing quote, which is read too: `None` for one
+    /// with an escape or a control character, which only the general reader reads.
+    fn string(&mut self) -> Option<&'a str> {
+        let end = self.rest.bytes().position(|byte| byte == b'"' || byte == b'\\' || byte < 0x20)?;
+        let (content, rest) = self.rest.split_at(end);
+        self.rest = rest.strip_prefix('"')?;
+        Some(content)
+    }
+
+    /// A whole number as JSON writes it (no sign, fraction or leading zero) that fits
+    /// a `u64`.
+    fn number(&mut self) -> Option<u64> {
+        let end = self.rest.bytes().position(|byte| !byte.is_ascii_digit()).unwrap_or(self.rest.len());
+        let (digits, rest) = self.rest.split_at(end);
+        if digits.is_empty() || (digits.len() > 1 && digits.starts_with('0')) {
+            return None;
+        }
+        self.rest = rest;
+        digits.parse().ok()
+    }
+
+    /// The entries of a list whose `[` was read, up to and with its `]`; at most
+    /// [`MAX_ACTIONS`] of them (more are noted, which the general reader does).
+    fn list<T>(&mut self, mut entry: impl FnMut(&mut Self) -> Option<T>) -> Option<Vec<T>> {
+        let mut entries = Vec::new();
+        if self.expect("]").is_some() {
+            return Some(entries);
+        }
+        loop {
+            entries.push(entry(self)?);
+            if entries.len() > MAX_ACTIONS {
+                return None;
+            }
+            if self.expect("]").is_some() {
+                return Some(entries);
+            }
+            self.expect(",")?;
+        }
+    }
+
+    /// `{"adventurerId":"a<n>","move":{"direction":"<DIR>"}}` or
+    /// `{"adventurerId":"a<n>","use":{"itemId":"<id>"}}`.
+    fn play_entry(&mut self) -> Option<PlayEntry> {
+        self.expect("{\"adventurerId\":\"")?;
+        let adventurer = parse_id('a', self.string()?)?;
+        let command = if self.expect(",\"move\":{\"direction\":\"").is_some() {
+            Command::Move(Dir::from_name(self.string()?)?)
+        } else {
+            self.expect(",\"use\":{\"itemId\":\"")?;
+            Command::Use(parse_id('i', self.string()?))
+        };
+        self.expect("}}")?;
+        Some(PlayEntry { adventurer: Ok(adventurer), command: Ok(command) })
+    }
+
+    /// `{"buy":{"adventurerId":"<id>","equip":<bool>,"itemType":"<type>"}}`.
+    fn buy_entry(&mut self) -> Option<ShopEntry> {
+        self.expect("{\"buy\":{\"adventurerId\":\"")?;
+        let adventurer = parse_id('a', self.string()?);
+        self.expect(",\"equip\":")?;
+        let equip = if self.expect("true").is_some() {
+            true
+        } else {
+            self.expect("false")?;
+            false
+        };
+        self.expect(",\"itemType\":\"")?;
+        let item_type = self.string()?.to_owned();
+        self.expect("}}")?;
+        Some(ShopEntry::Buy { adventurer, item_type, equip })
+    }
+}
+
+/// Reads any reply, as serde_json reads JSON: see [`parse_reply`].
+fn read_any_reply(text: &str, call: Call, seq: u64) -> Result<ValidReply, String> {
     if text.len() > MAX_REPLY_BYTES {
         return Err(format!("reply of {} bytes, over the {MAX_REPLY_BYTES}-byte cap", text.len()));
     }
@@ -1048,6 +1167,88 @@ mod tests {
         let missed: Vec<&str> =
             FEATURES.iter().zip(reached).filter(|(_, found)| !found).map(|(feature, _)| *feature).collect();
         assert!(missed.is_empty(), "the matches never showed {missed:?}");
+    }
+
+    /// Pieces of the replies the proptest builds: some the usual reader takes, some it
+    /// leaves to the general one (escapes, leading zeros, ids of the wrong kind).
+    const IDS: [&str; 8] = ["a1", "a12", "a01", "i3", "a", "a4294967296", r"a\u0031", "a1\u{e9}"];
+    const DIRECTIONS: [&str; 6] = ["UP", "DOWN", "LEFT", "RIGHT", "up", r"U\u0050"];
+    const ITEM_TYPES: [&str; 4] = ["rusty_sword", "x", "caf\u{e9}", r#"a\"b"#];
+    const SEQS: [&str; 7] = ["1", "2", "0", "01", "-1", "1.0", "18446744073709551617"];
+
+    proptest::proptest! {
+        // Many cases: only some of them are replies the usual reader takes.
+        #![proptest_config(proptest::test_runner::Config { cases: 2048, ..proptest::test_runner::Config::default() })]
+
+        /// Replies shaped as the built-ins write them, with odd pieces, and now and
+        /// then a piece of JSON (or not) put in at a random place.
+        #[test]
+        fn the_usual_reader_agrees_with_the_general_one(
+            entries in proptest::collection::vec(
+                (0..3usize, 0..IDS.len(), 0..DIRECTIONS.len(), 0..ITEM_TYPES.len(), proptest::bool::ANY),
+                0..5,
+            ),
+            seq in proptest::option::of(0..SEQS.len()),
+            insert in proptest::option::of((0..300usize, proptest::sample::select(vec![" ", ",", "}", "{", "\"", "x", "]", "\\"]))),
+            shop in proptest::bool::ANY,
+        ) {
+            let entries: Vec<String> = entries
+                .iter()
+                .map(|&(kind, id, dir, item_type, equip)| match kind {
+                    0 => format!(r#"{{"adventurerId":"{}","move":{{"direction":"{}"}}}}"#, IDS[id], DIRECTIONS[dir]),
+                    1 => format!(r#"{{"adventurerId":"{}","use":{{"itemId":"{}"}}}}"#, IDS[id], IDS[(id + 3) % IDS.len()]),
+                    _ => format!(
+                        r#"{{"buy":{{"adventurerId":"{}","equip":{equip},"itemType":"{}"}}}}"#,
+                        IDS[id],
+                        ITEM_TYPES[item_type]
+                    ),
+                })
+                .collect();
+            let mut text = format!(r#"{{"actions":[{}]"#, entries.join(","));
+            if let Some(seq) = seq {
+                text.push_str(&format!(r#","seq":{}"#, SEQS[seq]));
+            }
+            text.push('}');
+            if let Some((at, piece)) = insert {
+                let at = at % (text.len() + 1);
+                if text.is_char_boundary(at) {
+                    text.insert_str(at, piece);
+                }
+            }
+            let call = if shop { Call::Shop } else { Call::Play };
+            if let Some(usual) = read_usual_reply(&text, call, 1) {
+                proptest::prop_assert_eq!(Ok(usual), read_any_reply(&text, call, 1), "{}", text);
+            }
+        }
+    }
+
+    #[test]
+    fn the_usual_reader_takes_the_built_ins_replies() {
+        let play = r#"{"actions":[{"adventurerId":"a1","move":{"direction":"UP"}},{"adventurerId":"a2","use":{"itemId":"i3"}}],"seq":7}"#;
+        let expected = ValidReply {
+            entries: Entries::Play(vec![
+                PlayEntry { adventurer: Ok(1), command: Ok(Command::Move(Dir::Up)) },
+                PlayEntry { adventurer: Ok(2), command: Ok(Command::Use(Some(3))) },
+            ]),
+            state: StateChange::Keep,
+            notes: Vec::new(),
+        };
+        assert_eq!(read_usual_reply(play, Call::Play, 7), Some(expected));
+        let shop = r#"{"actions":[{"buy":{"adventurerId":"a4","equip":true,"itemType":"rusty_sword"}}],"seq":1}"#;
+        let expected = ValidReply {
+            entries: Entries::Shop(vec![Ok(ShopEntry::Buy {
+                adventurer: Some(4),
+                item_type: "rusty_sword".into(),
+                equip: true,
+            })]),
+            state: StateChange::Keep,
+            notes: Vec::new(),
+        };
+        assert_eq!(read_usual_reply(shop, Call::Shop, 1), Some(expected));
+        assert!(read_usual_reply(r#"{"actions":[]}"#, Call::Play, 3).is_some(), "no seq");
+        for other in [r#"{"actions":[],"seq":2}"#, r#"{"actions":[] }"#, r#"{"seq":1,"actions":[]}"#, "{}"] {
+            assert_eq!(read_usual_reply(other, Call::Play, 1), None, "{other}");
+        }
     }
 
     #[test]
