@@ -119,6 +119,9 @@ struct Board<'a> {
     turn: i64,
     rules: &'a OstibotRules,
     known: &'a BTreeMap<String, Known>,
+    /// The first map object of `known` (in its order) on each cell: paths ask for the
+    /// object on a cell for every move they try.
+    objects: Vec<Option<&'a Known>>,
     mine: Vec<Mine>,
     enemies: Vec<Enemy>,
     /// When each cell burns: the end of the turn it is corrupted at (i64::MAX: never).
@@ -143,8 +146,9 @@ impl Board<'_> {
         self.index(pos).map_or(i64::MAX, |index| self.burn_at[index])
     }
 
+    /// The first map object of `known` on `pos`.
     fn object_at(&self, pos: Pos) -> Option<&Known> {
-        self.known.values().find(|known| known.pos == pos && !matches!(known.kind, Kind::Gold | Kind::Item))
+        self.index(pos).and_then(|index| self.objects[index])
     }
 
     fn adventurer_at(&self, pos: Pos) -> bool {
@@ -413,10 +417,12 @@ impl Raider {
             turn: state.turn,
             rules,
             known: &self.known,
+            objects: Vec::new(),
             mine,
             enemies,
             burn_at: Vec::new(),
         };
+        let board = with_objects(board);
         let board = with_burn_times(board, &state.corrupted);
         let actions = decide(&board, &self.seen);
         let orders: Vec<Order<'_>> = actions
@@ -432,6 +438,20 @@ impl Raider {
             .collect();
         reply(view.seq(), &orders)
     }
+}
+
+/// Fills in the first map object of `known` on each cell.
+fn with_objects(mut board: Board<'_>) -> Board<'_> {
+    let mut objects = vec![None; (board.width * board.height).max(0) as usize];
+    for known in board.known.values().filter(|known| !matches!(known.kind, Kind::Gold | Kind::Item)) {
+        if let Some(index) = board.index(known.pos)
+            && objects[index].is_none()
+        {
+            objects[index] = Some(known);
+        }
+    }
+    board.objects = objects;
+    board
 }
 
 /// Fills in when each cell burns: the corrupted set spreads every
