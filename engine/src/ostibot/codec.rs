@@ -94,8 +94,12 @@ pub(crate) fn cut(text: &str) -> String {
 
 /// `a12` → 12 for prefix `a`; ids are opaque strings, so only the exact form matches.
 pub(crate) fn parse_id(prefix: char, text: &str) -> Option<u32> {
-    let number: u32 = text.strip_prefix(prefix)?.parse().ok()?;
-    (format!("{prefix}{number}") == text).then_some(number)
+    let digits = text.strip_prefix(prefix)?;
+    // The form the number is written in: digits only (no sign), no leading zero.
+    let exact = !digits.is_empty()
+        && digits.bytes().all(|byte| byte.is_ascii_digit())
+        && (digits == "0" || !digits.starts_with('0'));
+    if exact { digits.parse().ok() } else { None }
 }
 
 /// Drops null members: Settled question 19 counts null as absent.
@@ -512,7 +516,8 @@ pub(crate) fn entities<'a>(world: &'a World, team: Option<u8>, visible: Option<&
         None => true,
         Some(cells) => world.index(pos).is_some_and(|index| cells[index]),
     };
-    let mut listed: Vec<((i32, i32, u8, u32), Entity<'_>)> = Vec::new();
+    let most = world.adventurers.len() + world.objects.len() + world.gold.len() + world.ground.len();
+    let mut listed: Vec<((i32, i32, u8, u32), Entity<'_>)> = Vec::with_capacity(most);
     for adventurer in &world.adventurers {
         if team.is_none() || team == Some(adventurer.team) || seen(adventurer.pos) {
             listed.push(((adventurer.pos.y, adventurer.pos.x, 0, adventurer.id), Entity::Adventurer(adventurer)));
@@ -533,7 +538,8 @@ pub(crate) fn entities<'a>(world: &'a World, team: Option<u8>, visible: Option<&
     for ground in world.ground.iter().filter(|ground| seen(ground.pos)) {
         listed.push(((ground.pos.y, ground.pos.x, 6, ground.item.id), Entity::Item(ground)));
     }
-    listed.sort_by_key(|(key, _)| *key);
+    // Keys are unique (ids are, within a kind), so an unstable sort gives the one order.
+    listed.sort_unstable_by_key(|(key, _)| *key);
     listed.into_iter().map(|(_, entity)| entity).collect()
 }
 
@@ -747,7 +753,7 @@ pub(super) fn read_reply(game: &Ostibot, seat: Seat, reply: &BotReply) -> Ostibo
 /// `turn`, `width`, `height`, `teamsGold`, `map`, `corrupted`, `entities`, with every
 /// adventurer as a frame shows it), `escaped` and `log`. Only the log holds text from
 /// bots, so only it goes through serde's string escaping; item types are snake_case
-/// (the rules check it) and map symbols ASCII.
+/// (the rules check it) and map symbols ASCII (the world keeps them as bytes).
 pub(super) fn write_state(game: &Ostibot, out: &mut Vec<u8>) {
     let world = &game.world;
     let phase = match game.phase {
@@ -780,12 +786,10 @@ pub(super) fn write_state(game: &Ostibot, out: &mut Vec<u8>) {
         write_int(out, *bank);
     }
     push(out, "},\"map\":[");
-    for (at, row) in world.terrain.chunks(world.map.width as usize).enumerate() {
+    for (at, row) in world.symbols.chunks(world.map.width as usize).enumerate() {
         comma(out, at);
         out.push(b'"');
-        for cell in row {
-            out.push(cell.symbol() as u8);
-        }
+        out.extend_from_slice(row);
         out.push(b'"');
     }
     push(out, "],\"corrupted\":[");
@@ -1258,6 +1262,11 @@ mod tests {
         assert_eq!(parse_id('a', "i12"), None);
         assert_eq!(parse_id('i', "i"), None);
         assert_eq!(parse_id('i', "i+3"), None);
+        assert_eq!(parse_id('a', "a0"), Some(0));
+        assert_eq!(parse_id('a', "a00"), None);
+        assert_eq!(parse_id('a', "a4294967295"), Some(u32::MAX));
+        assert_eq!(parse_id('a', "a4294967296"), None);
+        assert_eq!(parse_id('a', "a1 "), None);
     }
 
     #[test]

@@ -122,6 +122,11 @@ impl Catalog {
     }
 }
 
+/// The map symbol of every cell of `terrain`, as bytes (every symbol is ASCII).
+fn symbols(terrain: &[Terrain]) -> Vec<u8> {
+    terrain.iter().map(|cell| cell.symbol() as u8).collect()
+}
+
 /// The state of play: the map as it is now and everything on it.
 #[derive(Debug, Clone)]
 pub struct World {
@@ -129,6 +134,10 @@ pub struct World {
     pub(crate) catalog: Catalog,
     pub(crate) map: OstibotMap,
     pub(crate) terrain: Vec<Terrain>,
+    /// `terrain`'s map symbols, row by row, kept in step with it: every frame and every
+    /// raider step reads them, and the terrain only changes when a round starts and
+    /// when the corruption takes the spawners.
+    pub(crate) symbols: Vec<u8>,
     pub(crate) corrupted: Vec<bool>,
     pub(crate) objects: Vec<MapObject>,
     pub(crate) gold: Vec<GoldPile>,
@@ -152,6 +161,7 @@ impl World {
         World {
             catalog: Catalog::new(&rules),
             terrain: map.terrain.clone(),
+            symbols: symbols(&map.terrain),
             corrupted: vec![false; map.terrain.len()],
             objects: Vec::new(),
             gold: Vec::new(),
@@ -172,6 +182,7 @@ impl World {
     /// round's escapees first (they keep ids and items), then fresh adventurers.
     pub(crate) fn start_round(&mut self, order: &[u8]) {
         self.terrain = self.map.terrain.clone();
+        self.symbols = symbols(&self.terrain);
         self.corrupted.iter_mut().for_each(|cell| *cell = false);
         let width = self.map.width;
         self.objects = self
@@ -533,6 +544,7 @@ impl World {
                     *corrupted = true;
                 }
             }
+            self.symbols = symbols(&self.terrain);
         } else if turn > start && (turn - start).is_multiple_of(speed) {
             let before = self.corrupted.clone();
             for (index, corrupted) in before.iter().enumerate() {

@@ -82,8 +82,7 @@ impl<'a> StateIn<'a> {
             turn: i64::from(view.turn()),
             width: world.map().width,
             height: world.map().height,
-            // Every map symbol is ASCII.
-            terrain: world.terrain.iter().map(|cell| cell.symbol() as u8).collect(),
+            terrain: world.symbols.clone(),
             corrupted: world.corrupted_cells().into_iter().map(|pos| [pos.x, pos.y]).collect(),
             entities: view.entities(),
         }
