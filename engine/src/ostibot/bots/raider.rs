@@ -118,9 +118,10 @@ struct Board<'a> {
     turn: i64,
     rules: &'a OstibotRules,
     known: &'a BTreeMap<String, Known>,
-    /// The first map object of `known` (in its order) on each cell: paths ask for the
-    /// object on a cell for every move they try.
+    /// The first map object of `known` (in its order) on each cell.
     objects: Vec<Option<&'a Known>>,
+    /// Whether an adventurer (ours or an enemy) stands on each cell.
+    occupied: Vec<bool>,
     mine: Vec<Mine>,
     enemies: Vec<Enemy>,
     /// When each cell burns: the end of the turn it is corrupted at (i64::MAX: never).
@@ -151,7 +152,7 @@ impl Board<'_> {
     }
 
     fn adventurer_at(&self, pos: Pos) -> bool {
-        self.mine.iter().any(|mine| mine.pos == pos) || self.enemies.iter().any(|enemy| enemy.pos == pos)
+        self.index(pos).is_some_and(|index| self.occupied[index])
     }
 
     /// Where a walk from `from` in `dir` ends (ice and treadmills included), and the
@@ -417,11 +418,12 @@ impl Raider {
             rules,
             known: &self.known,
             objects: Vec::new(),
+            occupied: Vec::new(),
             mine,
             enemies,
             burn_at: Vec::new(),
         };
-        let board = with_objects(board);
+        let board = with_cells(board);
         let board = with_burn_times(board, &state.corrupted);
         let actions = decide(&board, &self.seen);
         let orders: Vec<Order<'_>> = actions
@@ -439,9 +441,18 @@ impl Raider {
     }
 }
 
-/// Fills in the first map object of `known` on each cell.
-fn with_objects(mut board: Board<'_>) -> Board<'_> {
-    let mut objects = vec![None; (board.width * board.height).max(0) as usize];
+/// Fills in what stands on each cell: the first map object of `known`, and whether an
+/// adventurer does. The walks of a path search ask for every cell they try.
+fn with_cells(mut board: Board<'_>) -> Board<'_> {
+    let cells = (board.width * board.height).max(0) as usize;
+    let mut occupied = vec![false; cells];
+    for pos in board.mine.iter().map(|mine| mine.pos).chain(board.enemies.iter().map(|enemy| enemy.pos)) {
+        if let Some(index) = board.index(pos) {
+            occupied[index] = true;
+        }
+    }
+    board.occupied = occupied;
+    let mut objects = vec![None; cells];
     for known in board.known.values().filter(|known| !matches!(known.kind, Kind::Gold | Kind::Item)) {
         if let Some(index) = board.index(known.pos)
             && objects[index].is_none()
