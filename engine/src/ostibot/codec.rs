@@ -598,7 +598,16 @@ pub(crate) fn team_vision(world: &World, team: u8) -> Vec<bool> {
             viewers.push((pos, world.rules.vision_length));
         }
     }
-    vision::visible_cells(world.map.width, world.map.height, &viewers, &|pos| world.blocks_sight(pos))
+    // What blocks sight (World::blocks_sight), by cell: sight asks about every cell of
+    // every line.
+    let mut blocking: Vec<bool> = world.terrain.iter().map(|cell| *cell == Terrain::Wall).collect();
+    for door in world.objects.iter().filter(|object| object.kind == ObjectKind::Door) {
+        if let Some(index) = world.index(door.pos) {
+            blocking[index] = true;
+        }
+    }
+    let blocks = |pos: Pos| world.index(pos).is_none_or(|index| blocking[index]);
+    vision::visible_cells(world.map.width, world.map.height, &viewers, &blocks)
 }
 
 /// Terrain rows: map objects stand on floor and show as `.`; spawners show until

@@ -329,7 +329,18 @@ impl Raider {
                 || pos.y >= state.height
                 || terrain.get((pos.y * state.width + pos.x) as usize) == Some(&b'#')
         };
-        let door = |pos: Pos| self.known.values().any(|known| known.kind == Kind::Door && known.pos == pos);
+        // The doors remembered, by cell: sight asks about every cell of every line.
+        let mut doors = vec![false; terrain.len()];
+        for known in self.known.values().filter(|known| known.kind == Kind::Door) {
+            if (0..state.width).contains(&known.pos.x) && (0..state.height).contains(&known.pos.y) {
+                doors[(known.pos.y * state.width + known.pos.x) as usize] = true;
+            }
+        }
+        let door = |pos: Pos| {
+            (0..state.width).contains(&pos.x)
+                && (0..state.height).contains(&pos.y)
+                && doors[(pos.y * state.width + pos.x) as usize]
+        };
         let mut viewers: Vec<(Pos, i64)> = mine.iter().map(|mine| (mine.pos, mine.vision)).collect();
         for (index, cell) in terrain.iter().enumerate() {
             if cell.is_ascii_digit() && u64::from(cell - b'0') == self.you {
