@@ -25,18 +25,11 @@ pub(crate) fn create(name: &str, rng: GameRng) -> Option<Box<dyn BuiltinBot>> {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Order<'a> {
     /// Buy an item and equip it.
-    Buy {
-        adventurer: &'a str,
-        item_type: &'a str,
-    },
-    Move {
-        adventurer: &'a str,
-        dir: Dir,
-    },
-    Use {
-        adventurer: &'a str,
-        item: &'a str,
-    },
+    Buy { adventurer: &'a str, item_type: &'a str },
+    /// Move one cell.
+    Move { adventurer: &'a str, dir: Dir },
+    /// Use an inventory item.
+    Use { adventurer: &'a str, item: &'a str },
 }
 
 /// The reply line with `seq` echoed. Written by hand, in the shape serde_json gave it
