@@ -2,9 +2,9 @@
 //! mechanic, driven through the same `Game` interface and reply text as a real match.
 
 use farm_engine::ostibot::{
-    Adventurer, DecisionMode, ObjectKind, Ostibot, OstibotMap, OstibotRules, Phase, Pos, Terrain, vision,
+    Adventurer, DecisionMode, ObjectKind, Ostibot, OstibotMap, OstibotRules, Phase, Terrain, vision,
 };
-use farm_engine::{AnyGame, BotReply, Game, GameKind, GameRng, PlayerStatus, SetupError, builtin};
+use farm_engine::{AnyGame, BotReply, Game, GameKind, GameRng, PlayerStatus, Pos, SetupError, builtin};
 use proptest::prelude::*;
 use serde_json::{Value, json};
 

@@ -2,33 +2,9 @@
 
 use std::collections::VecDeque;
 
-use serde::Serialize;
-
-use crate::MapError;
+use crate::{MapError, Pos};
 
 use super::rules::OstibotRules;
-
-/// A cell: `x` is the column (grows right), `y` the row (grows down); (0,0) is top-left.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
-pub struct Pos {
-    /// Column.
-    pub x: i32,
-    /// Row.
-    pub y: i32,
-}
-
-impl Pos {
-    /// The cell at column `x`, row `y`.
-    pub const fn new(x: i32, y: i32) -> Self {
-        Pos { x, y }
-    }
-
-    /// The neighbour in direction `dir`.
-    pub fn to(self, dir: Dir) -> Pos {
-        let (dx, dy) = dir.delta();
-        Pos { x: self.x + dx, y: self.y + dy }
-    }
-}
 
 /// A direction of movement.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -55,6 +31,12 @@ impl Dir {
             Dir::Left => (-1, 0),
             Dir::Right => (1, 0),
         }
+    }
+
+    /// The cell one step from `from` in this direction.
+    pub fn step(self, from: Pos) -> Pos {
+        let (dx, dy) = self.delta();
+        from.offset(dx, dy)
     }
 
     /// The wire name: `UP`, `DOWN`, `LEFT` or `RIGHT`.
@@ -303,7 +285,7 @@ impl OstibotMap {
     }
 
     fn neighbours(&self, pos: Pos) -> impl Iterator<Item = Pos> + '_ {
-        Dir::ALL.into_iter().map(move |dir| pos.to(dir)).filter(|next| self.index(*next).is_some())
+        Dir::ALL.into_iter().map(move |dir| dir.step(pos)).filter(|next| self.index(*next).is_some())
     }
 
     /// Steps from every cell to the nearest portal over cells a team can open a way

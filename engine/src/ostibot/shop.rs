@@ -1,7 +1,7 @@
 //! The shop phase: buy, sell, equip, unequip and transfer against the team bank
 //! ("Shop actions" and Settled question 20).
 
-use super::world::World;
+use super::state::World;
 
 /// One well-formed shop entry. Ids are the numbers of `a{n}` and `i{n}`; an id that
 /// does not parse is kept as `None` and rejected when applied.

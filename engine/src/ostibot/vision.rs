@@ -1,38 +1,59 @@
 //! Vision: Euclidean radius, then symmetric Bresenham line of sight (Settled question 14).
 
-use super::map::Pos;
+use crate::Pos;
 
 /// The cells of the integer line from `from` to `to`, both ends included, in the
 /// spec's exact order.
 pub fn line(from: Pos, to: Pos) -> Vec<Pos> {
-    let (mut x0, mut y0) = (from.x, from.y);
-    let dx = (to.x - x0).abs();
-    let sx = (to.x - x0).signum();
-    let dy = -(to.y - y0).abs();
-    let sy = (to.y - y0).signum();
-    let mut err = dx + dy;
-    let mut cells = Vec::with_capacity((dx - dy + 1) as usize);
-    loop {
-        cells.push(Pos::new(x0, y0));
-        if x0 == to.x && y0 == to.y {
-            return cells;
-        }
-        let e2 = 2 * err;
-        if e2 >= dy {
-            err += dy;
-            x0 += sx;
-        }
-        if e2 <= dx {
-            err += dx;
-            y0 += sy;
-        }
+    Line::new(from, to).collect()
+}
+
+/// [`line`]'s cells one by one: sight is checked for every cell of every line in
+/// sight's radius, each step, and most lines stop at their first blocking cell.
+struct Line {
+    at: Option<Pos>,
+    to: Pos,
+    dx: i32,
+    dy: i32,
+    sx: i32,
+    sy: i32,
+    err: i32,
+}
+
+impl Line {
+    fn new(from: Pos, to: Pos) -> Self {
+        let dx = (to.x - from.x).abs();
+        let dy = -(to.y - from.y).abs();
+        Line { at: Some(from), to, dx, dy, sx: (to.x - from.x).signum(), sy: (to.y - from.y).signum(), err: dx + dy }
+    }
+}
+
+impl Iterator for Line {
+    type Item = Pos;
+
+    fn next(&mut self) -> Option<Pos> {
+        let cell = self.at?;
+        self.at = (cell != self.to).then(|| {
+            let e2 = 2 * self.err;
+            let mut next = cell;
+            if e2 >= self.dy {
+                self.err += self.dy;
+                next.x += self.sx;
+            }
+            if e2 <= self.dx {
+                self.err += self.dx;
+                next.y += self.sy;
+            }
+            next
+        });
+        Some(cell)
     }
 }
 
 /// Whether the line from `from` to `to` has no blocking cell strictly between its ends.
 fn clear(from: Pos, to: Pos, blocks: &dyn Fn(Pos) -> bool) -> bool {
-    let cells = line(from, to);
-    cells.len() <= 2 || cells[1..cells.len() - 1].iter().all(|cell| !blocks(*cell))
+    // A line's cells are all different, so the cells before `to` are the ones before its end.
+    Line::new(from, to).skip(1).take_while(|cell| *cell != to).all(|cell| !blocks(cell))
 }
 
 /// Whether `viewer` sees `cell` within `radius`: dx²+dy² ≤ r² and a clear line in
@@ -73,6 +94,20 @@ mod tests {
         assert_eq!(line(p(0, 0), p(2, 1)), vec![p(0, 0), p(1, 1), p(2, 1)]);
         assert_eq!(line(p(2, 1), p(0, 0)), vec![p(2, 1), p(1, 0), p(0, 0)]);
         assert_eq!(line(p(0, 0), p(1, 1)), vec![p(0, 0), p(1, 1)]);
+    }
+
+    #[test]
+    fn a_line_is_clear_when_no_cell_between_its_ends_blocks() {
+        // Walls on a diagonal pattern, lines between every two cells of a 7×7 square.
+        let blocks = |cell: Pos| (cell.x * 3 + cell.y * 5).rem_euclid(7) == 0;
+        let cells: Vec<Pos> = (-3..4).flat_map(|x| (-3..4).map(move |y| Pos::new(x, y))).collect();
+        for &from in &cells {
+            for &to in &cells {
+                let line = line(from, to);
+                let between = if line.len() <= 2 { &[][..] } else { &line[1..line.len() - 1] };
+                assert_eq!(clear(from, to, &blocks), between.iter().all(|cell| !blocks(*cell)), "{from:?} {to:?}");
+            }
+        }
     }
 
     #[test]

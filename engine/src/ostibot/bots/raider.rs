@@ -8,12 +8,15 @@
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BinaryHeap, VecDeque};
 
-use serde::Deserialize;
-use serde_json::{Value, json};
-
-use super::super::map::{Dir, Pos};
+use super::super::codec::{Entity, TeamView};
+use super::super::map::{Dir, ObjectKind};
+use super::super::rules::{OstibotRules, Slot};
+use super::super::state::World;
 use super::super::vision;
-use super::{CallBot, CallIn, reply};
+use super::{Order, reply};
+use crate::builtin::GameBot;
+use crate::ostibot::Ostibot;
+use crate::{Pos, Seat};
 
 /// Below this hp an adventurer drinks a potion or looks for a health tile.
 const LOW_HP: i64 = 50;
@@ -59,54 +62,31 @@ pub(crate) struct Raider {
     seen: Vec<bool>,
 }
 
-#[derive(Deserialize, Default)]
-#[serde(default, rename_all = "camelCase")]
-struct RulesIn {
-    adventurer_damage: i64,
-    corruption_start_at: i64,
-    corruption_spread_speed: i64,
-    heal_cost: i64,
-    vision_length: i64,
-    items: BTreeMap<String, ItemIn>,
-}
-
-#[derive(Deserialize, Default, Clone)]
-#[serde(default, rename_all = "camelCase")]
-struct ItemIn {
-    slot: String,
-    cost: i64,
-    damage: i64,
-    armor: i64,
-    heal: i64,
-}
-
-#[derive(Deserialize, Default)]
-#[serde(default, rename_all = "camelCase")]
-struct StateIn {
+/// The parts of a `play` call's `gameState` the raider reads.
+struct StateIn<'a> {
     round: u64,
     turn: i64,
     width: i32,
     height: i32,
-    map: Vec<String>,
+    /// The `map` rows, one byte a cell, row by row.
+    terrain: Vec<u8>,
     corrupted: Vec<[i32; 2]>,
-    entities: Vec<Value>,
+    entities: Vec<Entity<'a>>,
 }
 
-#[derive(Deserialize, Default)]
-#[serde(default, rename_all = "camelCase")]
-struct PlayIn {
-    you: u64,
-    rules: RulesIn,
-    game_state: StateIn,
-}
-
-#[derive(Deserialize, Default)]
-#[serde(default, rename_all = "camelCase")]
-struct ShopIn {
-    you: u64,
-    rules: RulesIn,
-    teams_gold: BTreeMap<String, i64>,
-    adventurers: Vec<Value>,
+impl<'a> StateIn<'a> {
+    fn new(view: &TeamView<'a>) -> Self {
+        let world = view.world();
+        StateIn {
+            round: u64::from(view.round()),
+            turn: i64::from(view.turn()),
+            width: world.map().width,
+            height: world.map().height,
+            terrain: world.symbols.clone(),
+            corrupted: world.corrupted_cells().into_iter().map(|pos| [pos.x, pos.y]).collect(),
+            entities: view.entities(),
+        }
+    }
 }
 
 /// One of our adventurers.
@@ -130,22 +110,18 @@ struct Enemy {
     armor: i64,
 }
 
-fn pos_of(entity: &Value) -> Option<Pos> {
-    Some(Pos::new(entity.get("x")?.as_i64()? as i32, entity.get("y")?.as_i64()? as i32))
-}
-
-fn int(entity: &Value, key: &str) -> i64 {
-    entity.get(key).and_then(Value::as_i64).unwrap_or(0)
-}
-
 /// Everything one `play` decision needs.
 struct Board<'a> {
     width: i32,
     height: i32,
     terrain: Vec<u8>,
     turn: i64,
-    rules: &'a RulesIn,
+    rules: &'a OstibotRules,
     known: &'a BTreeMap<String, Known>,
+    /// The first map object of `known` (in its order) on each cell.
+    objects: Vec<Option<&'a Known>>,
+    /// Whether an adventurer (ours or an enemy) stands on each cell.
+    occupied: Vec<bool>,
     mine: Vec<Mine>,
     enemies: Vec<Enemy>,
     /// When each cell burns: the end of the turn it is corrupted at (i64::MAX: never).
@@ -170,18 +146,19 @@ impl Board<'_> {
         self.index(pos).map_or(i64::MAX, |index| self.burn_at[index])
     }
 
+    /// The first map object of `known` on `pos`.
     fn object_at(&self, pos: Pos) -> Option<&Known> {
-        self.known.values().find(|known| known.pos == pos && !matches!(known.kind, Kind::Gold | Kind::Item))
+        self.index(pos).and_then(|index| self.objects[index])
     }
 
     fn adventurer_at(&self, pos: Pos) -> bool {
-        self.mine.iter().any(|mine| mine.pos == pos) || self.enemies.iter().any(|enemy| enemy.pos == pos)
+        self.index(pos).is_some_and(|index| self.occupied[index])
     }
 
     /// Where a walk from `from` in `dir` ends (ice and treadmills included), and the
     /// spikes hit on the way; `None` for a move that does not walk.
     fn walk(&self, from: Pos, dir: Dir, immune: bool) -> Option<(Pos, i64, bool)> {
-        let mut pos = from.to(dir);
+        let mut pos = dir.step(from);
         if !self.walkable(pos) || self.adventurer_at(pos) || self.object_at(pos).is_some() {
             return None;
         }
@@ -198,7 +175,7 @@ impl Board<'_> {
                 b'D' => Dir::Down,
                 _ => return Some((pos, spikes, false)),
             };
-            let next = pos.to(dir);
+            let next = dir.step(pos);
             if !self.walkable(next) || self.adventurer_at(next) {
                 return Some((pos, spikes, false));
             }
@@ -235,7 +212,7 @@ impl Board<'_> {
                     Some((_, _, true)) => continue,
                     Some((to, spikes, false)) => (to, spikes * SPIKE_COST),
                     None => {
-                        let next = pos.to(dir);
+                        let next = dir.step(pos);
                         let friend = self.mine.iter().any(|friend| friend.pos == next && friend.id != me.id);
                         if friend && self.walkable(next) && self.object_at(next).is_none() {
                             (next, FRIEND_COST)
@@ -311,40 +288,40 @@ impl Paths {
 }
 
 impl Raider {
-    fn shop(&mut self, input: &ShopIn) -> Vec<Value> {
-        let bank = input.teams_gold.get(&input.you.to_string()).copied().unwrap_or(0);
-        let armed = input
-            .adventurers
-            .iter()
-            .any(|adventurer| !adventurer.pointer("/equipment/weapon").is_none_or(Value::is_null));
+    fn shop(&mut self, view: &TeamView<'_>) -> String {
+        let bank = view.bank();
+        let adventurers = view.own_adventurers();
+        let armed = adventurers.iter().any(|adventurer| adventurer.equipment[0].is_some());
         if armed {
-            return Vec::new();
+            return reply(view.seq(), &[]);
         }
         // One weapon for the first adventurer: the best one costing at most a quarter
         // of the bank, and a rusty sword at least when the bank allows.
         let budget = (bank / 4).max(bank.min(2));
-        let weapon = input
-            .rules
+        let weapon = view
+            .rules()
             .items
             .iter()
-            .filter(|(_, item)| item.slot == "weapon" && item.cost <= budget)
+            .filter(|(_, item)| item.slot == Slot::Weapon && item.cost <= budget)
             .max_by_key(|(name, item)| (item.damage, Reverse(item.cost), Reverse((*name).clone())));
-        match (weapon, input.adventurers.first().and_then(|first| first.get("id"))) {
-            (Some((name, _)), Some(id)) => {
-                vec![json!({ "buy": { "adventurerId": id, "itemType": name, "equip": true } })]
+        match (weapon, adventurers.first()) {
+            (Some((name, _)), Some(first)) => {
+                let id = format!("a{}", first.id);
+                reply(view.seq(), &[Order::Buy { adventurer: &id, item_type: name }])
             }
-            _ => Vec::new(),
+            _ => reply(view.seq(), &[]),
         }
     }
 
     /// Updates the memory with what is in sight.
-    fn remember(&mut self, state: &StateIn, rules: &RulesIn, mine: &[Mine]) {
+    fn remember(&mut self, state: &StateIn<'_>, world: &World, mine: &[Mine]) {
+        let rules = &world.rules;
         if state.round != self.round || self.seen.len() != (state.width * state.height).max(0) as usize {
             self.round = state.round;
             self.known.clear();
             self.seen = vec![false; (state.width * state.height).max(0) as usize];
         }
-        let terrain: Vec<u8> = state.map.iter().flat_map(|row| row.bytes()).collect();
+        let terrain = &state.terrain;
         let wall = |pos: Pos| {
             pos.x < 0
                 || pos.y < 0
@@ -352,7 +329,18 @@ impl Raider {
                 || pos.y >= state.height
                 || terrain.get((pos.y * state.width + pos.x) as usize) == Some(&b'#')
         };
-        let door = |pos: Pos| self.known.values().any(|known| known.kind == Kind::Door && known.pos == pos);
+        // The doors remembered, by cell: sight asks about every cell of every line.
+        let mut doors = vec![false; terrain.len()];
+        for known in self.known.values().filter(|known| known.kind == Kind::Door) {
+            if (0..state.width).contains(&known.pos.x) && (0..state.height).contains(&known.pos.y) {
+                doors[(known.pos.y * state.width + known.pos.x) as usize] = true;
+            }
+        }
+        let door = |pos: Pos| {
+            (0..state.width).contains(&pos.x)
+                && (0..state.height).contains(&pos.y)
+                && doors[(pos.y * state.width + pos.x) as usize]
+        };
         let mut viewers: Vec<(Pos, i64)> = mine.iter().map(|mine| (mine.pos, mine.vision)).collect();
         for (index, cell) in terrain.iter().enumerate() {
             if cell.is_ascii_digit() && u64::from(cell - b'0') == self.you {
@@ -372,99 +360,127 @@ impl Raider {
         };
         self.known.retain(|_, known| !in_sight(known.pos));
         for entity in &state.entities {
-            let (Some(id), Some(pos)) = (entity.get("id").and_then(Value::as_str), pos_of(entity)) else { continue };
-            let kind = match entity.get("type").and_then(Value::as_str) {
-                Some("door") => Kind::Door,
-                Some("chest") => Kind::Chest,
-                Some("vase") => Kind::Vase,
-                Some("portal") => Kind::Portal,
-                Some("gold") => Kind::Gold,
-                Some("item") => Kind::Item,
-                _ => continue,
+            let (id, pos, kind, hp, open, value) = match *entity {
+                Entity::Adventurer(_) => continue,
+                Entity::Object(object) => {
+                    let kind = match object.kind {
+                        ObjectKind::Door => Kind::Door,
+                        ObjectKind::Chest => Kind::Chest,
+                        ObjectKind::Vase => Kind::Vase,
+                        ObjectKind::Portal => Kind::Portal,
+                    };
+                    // The call shows `open` for portals only.
+                    let open = object.kind == ObjectKind::Portal && object.open;
+                    (format!("e{}", object.id), object.pos, kind, object.hp.max(0), open, 0)
+                }
+                Entity::Gold(pile) => (format!("g{}", pile.id), pile.pos, Kind::Gold, 0, false, pile.amount),
+                Entity::Item(ground) => {
+                    let name = world.item_type(ground.item);
+                    let value = rules.items.get(name).map_or(0, |item| item.cost / 2);
+                    (format!("i{}", ground.item.id), ground.pos, Kind::Item, 0, false, value)
+                }
             };
-            let value = match kind {
-                Kind::Gold => int(entity, "amount"),
-                Kind::Item => entity
-                    .get("itemType")
-                    .and_then(Value::as_str)
-                    .and_then(|name| rules.items.get(name))
-                    .map_or(0, |item| item.cost / 2),
-                _ => 0,
-            };
-            let open = entity.get("open").and_then(Value::as_bool).unwrap_or(false);
-            self.known.insert(id.to_owned(), Known { kind, pos, hp: int(entity, "hp"), open, value });
+            self.known.insert(id, Known { kind, pos, hp, open, value });
         }
     }
 
-    fn play(&mut self, input: &PlayIn) -> Vec<Value> {
-        let state = &input.game_state;
-        let rules = &input.rules;
+    fn play(&mut self, view: &TeamView<'_>) -> String {
+        let world = view.world();
+        let state = StateIn::new(view);
+        let rules = view.rules();
         if state.width <= 0 || state.height <= 0 {
-            return Vec::new();
+            return reply(view.seq(), &[]);
         }
         let mut mine = Vec::new();
         let mut enemies = Vec::new();
         for entity in &state.entities {
-            if entity.get("type").and_then(Value::as_str) != Some("adventurer") {
-                continue;
-            }
-            let Some(pos) = pos_of(entity) else { continue };
-            if entity.get("team").and_then(Value::as_u64) == Some(input.you) {
-                let inventory = entity
-                    .get("inventory")
-                    .and_then(Value::as_array)
-                    .map(|items| {
-                        items
-                            .iter()
-                            .filter_map(|item| {
-                                Some((item.get("id")?.as_str()?.to_owned(), item.get("itemType")?.as_str()?.to_owned()))
-                            })
-                            .collect()
-                    })
-                    .unwrap_or_default();
+            let Entity::Adventurer(adventurer) = *entity else { continue };
+            let pos = adventurer.pos;
+            if adventurer.team == view.you() {
+                let inventory = adventurer
+                    .inventory
+                    .iter()
+                    .map(|item| (format!("i{}", item.id), world.item_type(*item).to_owned()))
+                    .collect();
                 mine.push(Mine {
-                    id: entity.get("id").and_then(Value::as_str).unwrap_or_default().to_owned(),
+                    id: format!("a{}", adventurer.id),
                     pos,
-                    hp: int(entity, "hp"),
-                    gold: int(entity, "gold"),
-                    damage: int(entity, "damage").max(1),
-                    immune: entity.get("spikeImmune").and_then(Value::as_bool).unwrap_or(false),
-                    vision: int(entity, "vision"),
+                    hp: adventurer.hp.max(0),
+                    gold: adventurer.gold,
+                    damage: world.damage(adventurer).max(1),
+                    immune: world.spike_immune(adventurer),
+                    vision: world.vision(adventurer),
                     inventory,
                 });
             } else {
-                let armor = entity
-                    .pointer("/equipment/armor/itemType")
-                    .and_then(Value::as_str)
-                    .and_then(|name| rules.items.get(name))
+                let armor = adventurer.equipment[1]
+                    .and_then(|item| rules.items.get(world.item_type(item)))
                     .map_or(0, |item| item.armor);
-                enemies.push(Enemy { pos, hp: int(entity, "hp"), armor });
+                enemies.push(Enemy { pos, hp: adventurer.hp.max(0), armor });
             }
         }
-        self.you = input.you;
-        self.remember(state, rules, &mine);
+        self.you = u64::from(view.you());
+        self.remember(&state, world, &mine);
         let board = Board {
             width: state.width,
             height: state.height,
-            terrain: state.map.iter().flat_map(|row| row.bytes()).collect(),
+            terrain: state.terrain.clone(),
             turn: state.turn,
             rules,
             known: &self.known,
+            objects: Vec::new(),
+            occupied: Vec::new(),
             mine,
             enemies,
             burn_at: Vec::new(),
         };
+        let board = with_cells(board);
         let board = with_burn_times(board, &state.corrupted);
-        decide(&board, &self.seen)
+        let actions = decide(&board, &self.seen);
+        let orders: Vec<Order<'_>> = actions
+            .iter()
+            .filter_map(|(k, action)| {
+                let adventurer = board.mine[*k].id.as_str();
+                match action {
+                    Action::Move(dir) => Some(Order::Move { adventurer, dir: *dir }),
+                    Action::Use(item) => Some(Order::Use { adventurer, item }),
+                    Action::Idle => None,
+                }
+            })
+            .collect();
+        reply(view.seq(), &orders)
     }
+}
+
+/// Fills in what stands on each cell: the first map object of `known`, and whether an
+/// adventurer does. The walks of a path search ask for every cell they try.
+fn with_cells(mut board: Board<'_>) -> Board<'_> {
+    let cells = (board.width * board.height).max(0) as usize;
+    let mut occupied = vec![false; cells];
+    for pos in board.mine.iter().map(|mine| mine.pos).chain(board.enemies.iter().map(|enemy| enemy.pos)) {
+        if let Some(index) = board.index(pos) {
+            occupied[index] = true;
+        }
+    }
+    board.occupied = occupied;
+    let mut objects = vec![None; cells];
+    for known in board.known.values().filter(|known| !matches!(known.kind, Kind::Gold | Kind::Item)) {
+        if let Some(index) = board.index(known.pos)
+            && objects[index].is_none()
+        {
+            objects[index] = Some(known);
+        }
+    }
+    board.objects = objects;
+    board
 }
 
 /// Fills in when each cell burns: the corrupted set spreads every
 /// `corruptionSpreadSpeed` turns; before corruption starts it will start at the spawners.
 fn with_burn_times<'a>(mut board: Board<'a>, corrupted: &[[i32; 2]]) -> Board<'a> {
     let cells = (board.width * board.height).max(0) as usize;
-    let start = board.rules.corruption_start_at.max(1);
-    let speed = board.rules.corruption_spread_speed.max(1);
+    let start = i64::from(board.rules.corruption_start_at).max(1);
+    let speed = i64::from(board.rules.corruption_spread_speed).max(1);
     let mut distance = vec![i64::MAX; cells];
     let mut queue = VecDeque::new();
     for [x, y] in corrupted {
@@ -485,7 +501,7 @@ fn with_burn_times<'a>(mut board: Board<'a>, corrupted: &[[i32; 2]]) -> Board<'a
     while let Some(index) = queue.pop_front() {
         let pos = Pos::new(index as i32 % board.width, index as i32 / board.width);
         for dir in Dir::ALL {
-            let next = pos.to(dir);
+            let next = dir.step(pos);
             if let Some(next_index) = board.index(next)
                 && board.cell(next) != b'#'
                 && distance[next_index] == i64::MAX
@@ -512,8 +528,9 @@ fn with_burn_times<'a>(mut board: Board<'a>, corrupted: &[[i32; 2]]) -> Board<'a
     board
 }
 
-/// What each adventurer does this turn.
-fn decide(board: &Board<'_>, seen: &[bool]) -> Vec<Value> {
+/// What each adventurer does this turn, in the order of the reply: by index into
+/// `board.mine`.
+fn decide(board: &Board<'_>, seen: &[bool]) -> Vec<(usize, Action)> {
     let paths: Vec<Paths> = board.mine.iter().map(|me| board.paths(me)).collect();
     // Portals, each claimed by at most one adventurer: the richest pick first.
     let portals: Vec<&Known> = board.known.values().filter(|known| known.kind == Kind::Portal).collect();
@@ -550,12 +567,10 @@ fn decide(board: &Board<'_>, seen: &[bool]) -> Vec<Value> {
 
     let mut feeders = Vec::new();
     let mut runners = Vec::new();
-    for (k, me) in board.mine.iter().enumerate() {
-        let action = act(board, seen, &paths, &claim, &leaving, any_leaving, k);
-        let entry = match action {
-            Action::Move(dir) => json!({ "adventurerId": me.id, "move": { "direction": dir.name() } }),
-            Action::Use(item) => json!({ "adventurerId": me.id, "use": { "itemId": item } }),
+    for k in 0..board.mine.len() {
+        let entry = match act(board, seen, &paths, &claim, &leaving, any_leaving, k) {
             Action::Idle => continue,
+            action => (k, action),
         };
         // Givers and helpers move before the runners, so gold handed over and a
         // portal opened this turn are there for the runner's own move.
@@ -596,13 +611,13 @@ fn act(
     // Equip a better weapon picked up on the way.
     let weapon_damage = me.damage - board.rules.adventurer_damage;
     if let Some((id, _)) = me.inventory.iter().find(|(_, kind)| {
-        board.rules.items.get(kind).is_some_and(|item| item.slot == "weapon" && item.damage > weapon_damage)
+        board.rules.items.get(kind).is_some_and(|item| item.slot == Slot::Weapon && item.damage > weapon_damage)
     }) {
         return Action::Use(id.clone());
     }
     // An enemy next to us that one or two hits kill, or that is much weaker: hit it.
     for dir in Dir::ALL {
-        let next = me.pos.to(dir);
+        let next = dir.step(me.pos);
         if let Some(enemy) = board.enemies.iter().find(|enemy| enemy.pos == next) {
             let hit = (me.damage - enemy.armor).max(0);
             if hit > 0 && (enemy.hp <= 2 * hit || me.hp >= enemy.hp + 40) && !leaving[k] {
@@ -615,7 +630,7 @@ fn act(
         && leaving[k]
     {
         let open = board.object_at(portal).is_some_and(|known| known.open);
-        let adjacent = Dir::ALL.into_iter().find(|dir| me.pos.to(*dir) == portal);
+        let adjacent = Dir::ALL.into_iter().find(|dir| dir.step(me.pos) == portal);
         let feeder_close = board.mine.iter().enumerate().any(|(other, friend)| {
             other != k
                 && claim[other].is_none()
@@ -714,13 +729,9 @@ fn act(
     Action::Idle
 }
 
-impl CallBot for Raider {
-    fn answer(&mut self, observation: &str) -> String {
-        let Ok(call) = serde_json::from_str::<CallIn>(observation) else { return "{}".into() };
-        let actions = match call.call.as_str() {
-            "shop" => serde_json::from_value::<ShopIn>(call.input).map(|input| self.shop(&input)),
-            _ => serde_json::from_value::<PlayIn>(call.input).map(|input| self.play(&input)),
-        };
-        reply(call.seq, actions.unwrap_or_default())
+impl GameBot<Ostibot> for Raider {
+    fn reply(&mut self, game: &Ostibot, seat: Seat) -> String {
+        let view = TeamView::new(game, seat);
+        if view.is_shop() { self.shop(&view) } else { self.play(&view) }
     }
 }

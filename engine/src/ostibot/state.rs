@@ -1,8 +1,15 @@
-//! The board in play and the turn rules: moves, `use`, deaths and drops, corruption,
-//! spawning ("Move action", "Use action", "Turn resolution" and Settled questions 1–13, 23–24).
+//! The match state and how a step changes it. [`World`] is the board in play and the
+//! turn rules: moves, `use`, deaths and drops, corruption, spawning ("Move action", "Use
+//! action", "Turn resolution" and Settled questions 1–13, 23–24). [`Ostibot`] is the
+//! match around it: rounds, the shop step, the order teams are asked in, what their
+//! replies do.
 
-use super::map::{Dir, ObjectKind, OstibotMap, Pos, Terrain};
-use super::rules::{ItemStats, OstibotRules, Slot};
+use serde_json::value::{RawValue, to_raw_value};
+
+use super::codec::{self, ActionKind, Call, Command, Entries, OstibotAction, PlayEntry, StateChange};
+use super::map::{Dir, ObjectKind, OstibotMap, Terrain};
+use super::rules::{self, ItemStats, OstibotRules, Slot};
+use crate::{GameKind, PlayerOutcome, PlayerStatus, Pos, Seat, SetupError, ranks_by_score};
 
 /// Forced steps (ice, treadmills) one move may take before the loop guard stops it.
 pub const MAX_FORCED_STEPS: u32 = 64;
@@ -115,6 +122,11 @@ impl Catalog {
     }
 }
 
+/// The map symbol of every cell of `terrain`, as bytes (every symbol is ASCII).
+fn symbols(terrain: &[Terrain]) -> Vec<u8> {
+    terrain.iter().map(|cell| cell.symbol() as u8).collect()
+}
+
 /// The state of play: the map as it is now and everything on it.
 #[derive(Debug, Clone)]
 pub struct World {
@@ -122,6 +134,10 @@ pub struct World {
     pub(crate) catalog: Catalog,
     pub(crate) map: OstibotMap,
     pub(crate) terrain: Vec<Terrain>,
+    /// `terrain`'s map symbols, row by row, kept in step with it: every frame and every
+    /// raider step reads them, and the terrain only changes when a round starts and
+    /// when the corruption takes the spawners.
+    pub(crate) symbols: Vec<u8>,
     pub(crate) corrupted: Vec<bool>,
     pub(crate) objects: Vec<MapObject>,
     pub(crate) gold: Vec<GoldPile>,
@@ -145,6 +161,7 @@ impl World {
         World {
             catalog: Catalog::new(&rules),
             terrain: map.terrain.clone(),
+            symbols: symbols(&map.terrain),
             corrupted: vec![false; map.terrain.len()],
             objects: Vec::new(),
             gold: Vec::new(),
@@ -165,6 +182,7 @@ impl World {
     /// round's escapees first (they keep ids and items), then fresh adventurers.
     pub(crate) fn start_round(&mut self, order: &[u8]) {
         self.terrain = self.map.terrain.clone();
+        self.symbols = symbols(&self.terrain);
         self.corrupted.iter_mut().for_each(|cell| *cell = false);
         let width = self.map.width;
         self.objects = self
@@ -338,7 +356,7 @@ impl World {
     /// Plays a `move` of adventurer `id` ("Move action", Settled questions 1–8).
     pub(crate) fn move_adventurer(&mut self, id: u32, dir: Dir) {
         let Some(index) = self.adventurer_index(id) else { return };
-        let target = self.adventurers[index].pos.to(dir);
+        let target = dir.step(self.adventurers[index].pos);
         // 1. Occupant first, whatever the terrain under it.
         if let Some(other) = self.adventurer_at(target) {
             if self.adventurers[other].team == self.adventurers[index].team {
@@ -402,7 +420,7 @@ impl World {
             if forced == MAX_FORCED_STEPS {
                 return;
             }
-            let next = pos.to(dir);
+            let next = dir.step(pos);
             // A forced step never attacks and never costs block damage: it just stops.
             if !self.terrain_at(next).walkable() || self.adventurer_at(next).is_some() {
                 return;
@@ -526,6 +544,7 @@ impl World {
                     *corrupted = true;
                 }
             }
+            self.symbols = symbols(&self.terrain);
         } else if turn > start && (turn - start).is_multiple_of(speed) {
             let before = self.corrupted.clone();
             for (index, corrupted) in before.iter().enumerate() {
@@ -534,7 +553,7 @@ impl World {
                 }
                 let pos = Pos::new(index as i32 % self.map.width, index as i32 / self.map.width);
                 for dir in Dir::ALL {
-                    let next = pos.to(dir);
+                    let next = dir.step(pos);
                     if let Some(next_index) = self.index(next)
                         && self.terrain[next_index] != Terrain::Wall
                     {
@@ -604,4 +623,365 @@ impl World {
     pub(crate) fn is_consumable(&self, kind: usize) -> bool {
         self.catalog.stats(kind).slot == Slot::Consumable
     }
+}
+
+/// Where a match is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Phase {
+    /// Every team's `shop` call of the round is due.
+    Shop,
+    /// A turn is being played; `next` indexes the round's team order (sequential
+    /// mode), or is 0 before and the team count after the snapshot-mode step.
+    Turn {
+        /// The next team to decide, as an index into the round order.
+        next: usize,
+    },
+    /// The game has ended.
+    Over,
+}
+
+/// An Ostibot match.
+#[derive(Debug, Clone)]
+pub struct Ostibot {
+    // Boxed: the board is most of a match's size, and `AnyGame` holds matches by value.
+    pub(super) world: Box<World>,
+    pub(super) players: Vec<String>,
+    pub(super) rules_json: Box<RawValue>,
+    pub(super) round: u32,
+    pub(super) turn: u32,
+    pub(super) phase: Phase,
+    pub(super) order: Vec<u8>,
+    pub(super) states: Vec<Box<RawValue>>,
+    pub(super) calls: Vec<u64>,
+    pub(super) status: Vec<PlayerStatus>,
+    pub(super) crashed: Vec<bool>,
+    /// Map warnings, logged with the first step.
+    pub(super) warnings: Vec<String>,
+}
+
+fn null() -> Box<RawValue> {
+    RawValue::from_string("null".into()).unwrap_or_else(|_| unreachable!("null is JSON"))
+}
+
+impl Ostibot {
+    /// A match of `map` for `players` (seat `k` plays team `k + 1`).
+    pub fn from_map(rules: OstibotRules, map: OstibotMap, players: &[String]) -> Result<Self, SetupError> {
+        rules.check().map_err(|problem| SetupError::Rules { game: GameKind::Ostibot, problem })?;
+        if map.teams() != players.len() {
+            return Err(SetupError::Map {
+                game: GameKind::Ostibot,
+                problem: format!("the map is for {} teams, but {} bots were given", map.teams(), players.len()),
+            });
+        }
+        let rules_json =
+            to_raw_value(&rules).map_err(|e| SetupError::Rules { game: GameKind::Ostibot, problem: e.to_string() })?;
+        let warnings = map.warnings(&rules).into_iter().map(|warning| format!("map: {warning}")).collect();
+        let teams = players.len();
+        let order: Vec<u8> = (1..=teams as u8).collect();
+        let mut world = Box::new(World::new(rules, map));
+        world.start_round(&order);
+        Ok(Ostibot {
+            world,
+            players: players.to_vec(),
+            rules_json,
+            round: 1,
+            turn: 0,
+            phase: Phase::Shop,
+            order,
+            states: (0..teams).map(|_| null()).collect(),
+            calls: vec![0; teams],
+            status: vec![PlayerStatus::Ok; teams],
+            crashed: vec![false; teams],
+            warnings,
+        })
+    }
+
+    /// The board and everything on it.
+    pub fn world(&self) -> &World {
+        &self.world
+    }
+
+    /// The round being played, from 1.
+    pub fn round(&self) -> u32 {
+        self.round
+    }
+
+    /// The turn being played (0 during the shop phase).
+    pub fn turn(&self) -> u32 {
+        self.turn
+    }
+
+    /// Where the match is.
+    pub fn phase(&self) -> Phase {
+        self.phase
+    }
+
+    /// This round's team order.
+    pub fn order(&self) -> &[u8] {
+        &self.order
+    }
+
+    /// The state a team's bot last stored, as JSON text.
+    pub fn bot_state(&self, team: u8) -> &str {
+        self.states.get(usize::from(team).wrapping_sub(1)).map_or("null", |state| state.get())
+    }
+
+    /// Which cells (row-major) team `team` sees now.
+    pub fn visible_cells(&self, team: u8) -> Vec<bool> {
+        codec::team_vision(&self.world, team)
+    }
+
+    /// What happened in the last step: rejected entries, `reason` and `error` strings,
+    /// invalid replies, timeouts.
+    pub fn log(&self) -> &[String] {
+        &self.world.log
+    }
+
+    pub(super) fn teams(&self) -> usize {
+        self.players.len()
+    }
+
+    /// Whether team `team` is asked in the current phase.
+    fn askable(&self, team: u8) -> bool {
+        let index = usize::from(team) - 1;
+        !self.crashed[index]
+            && match self.phase {
+                Phase::Shop => true,
+                Phase::Turn { .. } => self.world.has_adventurers(team),
+                Phase::Over => false,
+            }
+    }
+
+    /// Moves on to the next step that asks somebody, playing the rules' own steps
+    /// (ends of turns, ends of rounds) on the way.
+    fn advance(&mut self) {
+        loop {
+            match self.phase {
+                Phase::Over => return,
+                Phase::Shop => {
+                    if self.order.iter().any(|&team| self.askable(team)) {
+                        return;
+                    }
+                    self.turn = 1;
+                    self.phase = Phase::Turn { next: 0 };
+                }
+                Phase::Turn { next } if next >= self.order.len() => self.finish_turn(),
+                Phase::Turn { next } => match self.world.rules.decision_mode {
+                    rules::DecisionMode::Sequential => {
+                        if self.askable(self.order[next]) {
+                            return;
+                        }
+                        self.phase = Phase::Turn { next: next + 1 };
+                    }
+                    rules::DecisionMode::Snapshot => {
+                        if self.order.iter().any(|&team| self.askable(team)) {
+                            return;
+                        }
+                        self.phase = Phase::Turn { next: self.order.len() };
+                    }
+                },
+            }
+        }
+    }
+
+    /// The end-of-turn step, then the end-of-round check (Settled question 23).
+    fn finish_turn(&mut self) {
+        self.world.end_of_turn(self.turn);
+        if !self.world.adventurers.is_empty() && self.turn < self.world.rules.max_turns_per_round {
+            self.turn += 1;
+            self.phase = Phase::Turn { next: 0 };
+            return;
+        }
+        // Adventurers still on the map at the cap are lost with what they carry.
+        let lost = std::mem::take(&mut self.world.adventurers);
+        if !lost.is_empty() {
+            let ids: Vec<String> = lost.iter().map(|adventurer| format!("a{}", adventurer.id)).collect();
+            self.world.log.push(format!("round {} ends at the turn cap; lost: {}", self.round, ids.join(" ")));
+        }
+        if self.round >= self.world.rules.nb_rounds {
+            self.world.auto_sell();
+            self.phase = Phase::Over;
+            return;
+        }
+        self.round += 1;
+        self.turn = 0;
+        // Team ids rotated left by (round − 1).
+        let teams = self.teams();
+        self.order = (0..teams).map(|k| ((k + self.round as usize - 1) % teams) as u8 + 1).collect();
+        let order = self.order.clone();
+        self.world.start_round(&order);
+        self.phase = Phase::Shop;
+    }
+
+    pub(super) fn call(&self) -> Call {
+        if self.phase == Phase::Shop { Call::Shop } else { Call::Play }
+    }
+
+    /// Applies one team's reply.
+    fn handle(&mut self, team: u8, action: OstibotAction) {
+        let index = usize::from(team) - 1;
+        let reply = match action.0 {
+            ActionKind::TimedOut => {
+                if self.status[index] == PlayerStatus::Ok {
+                    self.status[index] = PlayerStatus::TimedOut;
+                }
+                self.world.log.push(format!("team {team}: timed out; idle"));
+                return;
+            }
+            ActionKind::Gone(status) => {
+                self.status[index] = status;
+                self.crashed[index] = true;
+                self.world.log.push(format!("team {team}: the bot is gone; idle for the rest of the game"));
+                return;
+            }
+            ActionKind::Reply(Err(problem)) => {
+                self.world.log.push(format!("team {team}: invalid reply: {problem}"));
+                return;
+            }
+            ActionKind::Reply(Ok(reply)) => reply,
+        };
+        for note in &reply.notes {
+            self.world.log.push(format!("team {team}: {note}"));
+        }
+        match reply.state {
+            StateChange::Keep => {}
+            StateChange::Replace(text) => {
+                if let Ok(state) = RawValue::from_string(text) {
+                    self.states[index] = state;
+                }
+            }
+            StateChange::TooBig(bytes) => {
+                self.world.log.push(format!("team {team}: state of {bytes} bytes is over 1 MiB; kept the old one"));
+            }
+        }
+        match reply.entries {
+            Entries::Shop(entries) => {
+                for (at, entry) in entries.iter().enumerate() {
+                    if let Err(problem) = entry.as_ref().map_err(Clone::clone).and_then(|e| self.world.shop(team, e)) {
+                        self.world.log.push(format!("team {team}: shop action {at} rejected: {problem}"));
+                    }
+                }
+            }
+            Entries::Play(entries) => self.play(team, &entries),
+        }
+    }
+
+    /// Applies a team's `play` entries in order; only the first entry per adventurer counts.
+    fn play(&mut self, team: u8, entries: &[PlayEntry]) {
+        let mut seen: Vec<u32> = Vec::new();
+        for (at, entry) in entries.iter().enumerate() {
+            let mut reject = |problem: String| self_log(&mut self.world.log, team, at, &problem);
+            let id = match &entry.adventurer {
+                Ok(id) => *id,
+                Err(problem) => {
+                    reject(problem.clone());
+                    continue;
+                }
+            };
+            let owned = self.world.adventurer_index(id).is_some_and(|i| self.world.adventurers[i].team == team);
+            if !owned {
+                self_log(
+                    &mut self.world.log,
+                    team,
+                    at,
+                    &format!("a{id} is not an adventurer of team {team} on the map"),
+                );
+                continue;
+            }
+            if seen.contains(&id) {
+                self_log(&mut self.world.log, team, at, &format!("a{id} already acted this turn"));
+                continue;
+            }
+            seen.push(id);
+            match &entry.command {
+                Err(problem) => self_log(&mut self.world.log, team, at, &format!("a{id} idles: {problem}")),
+                Ok(Command::Move(dir)) => self.world.move_adventurer(id, *dir),
+                Ok(Command::Use(item)) => {
+                    let used = match item {
+                        Some(item) => self.world.use_item(id, *item),
+                        None => Err("itemId is no item id".into()),
+                    };
+                    if let Err(problem) = used {
+                        self_log(&mut self.world.log, team, at, &format!("a{id} idles: {problem}"));
+                    }
+                }
+            }
+        }
+    }
+
+    /// The seats to ask this step, in seat order (see [`crate::Game::to_act`]).
+    pub(super) fn seats_to_ask(&self) -> Vec<Seat> {
+        let seats = |teams: &mut dyn Iterator<Item = u8>| {
+            let mut seats: Vec<Seat> = teams.map(|team| usize::from(team) - 1).collect();
+            seats.sort_unstable();
+            seats
+        };
+        match self.phase {
+            Phase::Over => Vec::new(),
+            Phase::Turn { next } if self.world.rules.decision_mode == rules::DecisionMode::Sequential => {
+                seats(&mut self.order.get(next).copied().filter(|&team| self.askable(team)).into_iter())
+            }
+            Phase::Shop | Phase::Turn { .. } => seats(&mut self.order.iter().copied().filter(|&t| self.askable(t))),
+        }
+    }
+
+    /// Plays one step with the actions of the seats asked (see [`crate::Game::apply`]).
+    pub(super) fn play_step(&mut self, actions: Vec<(Seat, OstibotAction)>) {
+        self.world.log = std::mem::take(&mut self.warnings);
+        let asked = self.seats_to_ask();
+        let mut actions: Vec<(Seat, OstibotAction)> =
+            actions.into_iter().filter(|(seat, _)| asked.contains(seat)).collect();
+        for seat in &asked {
+            self.calls[*seat] += 1;
+        }
+        let mut take = |team: u8| {
+            let at = actions.iter().position(|(seat, _)| *seat + 1 == usize::from(team))?;
+            Some(actions.swap_remove(at).1)
+        };
+        match self.phase {
+            Phase::Over => return,
+            Phase::Shop => {
+                for team in self.order.clone() {
+                    if let Some(action) = take(team) {
+                        self.handle(team, action);
+                    }
+                }
+                self.turn = 1;
+                self.phase = Phase::Turn { next: 0 };
+            }
+            Phase::Turn { next } => match self.world.rules.decision_mode {
+                rules::DecisionMode::Sequential => {
+                    if let Some(action) = self.order.get(next).copied().and_then(&mut take) {
+                        self.handle(self.order[next], action);
+                    }
+                    self.phase = Phase::Turn { next: next + 1 };
+                }
+                rules::DecisionMode::Snapshot => {
+                    for team in self.order.clone() {
+                        if let Some(action) = take(team) {
+                            self.handle(team, action);
+                        }
+                    }
+                    self.phase = Phase::Turn { next: self.order.len() };
+                }
+            },
+        }
+        self.advance();
+    }
+
+    /// Every team's score (its bank), rank and status.
+    pub(super) fn outcomes(&self) -> Vec<PlayerOutcome> {
+        let ranks = ranks_by_score(&self.world.banks);
+        self.world
+            .banks
+            .iter()
+            .zip(ranks)
+            .zip(&self.status)
+            .map(|((bank, rank), status)| PlayerOutcome { score: *bank, rank, status: *status })
+            .collect()
+    }
+}
+
+fn self_log(log: &mut Vec<String>, team: u8, at: usize, problem: &str) {
+    log.push(format!("team {team}: action {at} rejected: {problem}"));
 }
