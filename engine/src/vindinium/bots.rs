@@ -3,7 +3,7 @@
 use std::collections::VecDeque;
 
 use super::Vindinium;
-use super::board::{Dir, Pos, Tile};
+use super::map::{Dir, Pos, Tile};
 use crate::builtin::{self, BuiltinBot, GameBot};
 use crate::{GameRng, Seat};
 

@@ -3,7 +3,7 @@
 
 use std::collections::VecDeque;
 
-use super::board::{Board, Pos, Tile, VindiniumMap};
+use super::map::{Board, Pos, Tile, VindiniumMap};
 use crate::GameRng;
 
 /// The generator gave up: the drawn parameters kept producing unusable boards.

@@ -4,16 +4,16 @@
 //! that times out or goes away is *crashed*: it stays in the game and the rules play
 //! `Stay` for it, so it still fights, mines and thirsts (decision V-3).
 
-pub mod board;
 pub mod bots;
+mod codec;
 pub mod generator;
-mod state;
+pub mod map;
 
 use std::ops::RangeInclusive;
 
 use serde::{Deserialize, Serialize};
 
-pub use board::{Board, Dir, HeroId, Pos, Tile, VindiniumMap};
+pub use map::{Board, Dir, HeroId, Pos, Tile, VindiniumMap};
 
 use crate::game::check_rule;
 use crate::{
@@ -242,7 +242,7 @@ impl Game for Vindinium {
     }
 
     fn write_observation(&self, seat: Seat, out: &mut Vec<u8>) {
-        state::write_document(self, seat, out);
+        codec::write_document(self, seat, out);
     }
 
     fn parse_reply(&self, _seat: Seat, reply: &BotReply) -> VindiniumAction {
@@ -292,7 +292,7 @@ impl Game for Vindinium {
     }
 
     fn write_state(&self, out: &mut Vec<u8>) {
-        state::write_snapshot(self, out);
+        codec::write_snapshot(self, out);
     }
 
     fn outcome(&self) -> Vec<PlayerOutcome> {

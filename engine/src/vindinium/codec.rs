@@ -7,7 +7,7 @@
 
 use crate::game::{write_int, write_json};
 
-use super::board::{Dir, Pos};
+use super::map::{Dir, Pos};
 use super::{Hero, Vindinium};
 
 /// Appends `"name":value` for an integer.
@@ -96,7 +96,7 @@ pub(super) fn write_snapshot(game: &Vindinium, out: &mut Vec<u8>) {
 mod tests {
     use serde::Serialize;
 
-    use super::super::board::HeroId;
+    use super::super::map::HeroId;
     use super::super::{Vindinium, VindiniumRules};
     use super::*;
     use crate::{Game, GameRng};
