@@ -1,14 +1,37 @@
-//! The original JSON state document, sent to bots and kept in replays.
+//! The bot I/O and the replay documents: a reply read into an action, and the
+//! original JSON state document, sent to bots and kept in replays.
 //!
-//! Written by hand, straight into the caller's buffer, because a frame of every step
-//! holds one: the numbers and the board need no escaping (the tiles are drawn from
-//! `  ## [] $- $1..$4 @1..@4`), the names and the game id go through serde_json. A
-//! test checks the result against serde's rendering of the same documents.
+//! The document is written by hand, straight into the caller's buffer, because a frame
+//! of every step holds one: the numbers and the board need no escaping (the tiles are
+//! drawn from `  ## [] $- $1..$4 @1..@4`), the names and the game id go through
+//! serde_json. A test checks the result against serde's rendering of the same
+//! documents.
 
-use crate::game::{write_int, write_json};
-
+use super::Vindinium;
 use super::map::{Dir, Pos};
-use super::{Hero, Vindinium};
+use super::state::{Hero, VindiniumAction};
+use crate::game::{write_int, write_json};
+use crate::{BotReply, PlayerStatus, java_trim};
+
+/// Parses a move: `north|south|east|west` in any case, bare or as a JSON string,
+/// trimmed as the original's Java `String.trim` does (control characters and spaces,
+/// not Unicode spaces: `south\u{a0}` stays). Anything else is `Stay`, as in the original.
+pub fn parse_dir(reply: &str) -> Dir {
+    let word = java_trim(reply);
+    let word = java_trim(word.strip_prefix('"').and_then(|w| w.strip_suffix('"')).unwrap_or(word)).to_lowercase();
+    Dir::MOVES.into_iter().find(|dir| dir.name().eq_ignore_ascii_case(&word)).unwrap_or(Dir::Stay)
+}
+
+/// Reads a hero's reply: a move, or for no reply in time a crash.
+pub(super) fn read_reply(reply: &BotReply) -> VindiniumAction {
+    match reply {
+        BotReply::Line(text) => VindiniumAction::Move(parse_dir(text)),
+        BotReply::Unreadable => VindiniumAction::Move(Dir::Stay),
+        BotReply::Timeout => VindiniumAction::Crash(PlayerStatus::TimedOut),
+        BotReply::Crashed => VindiniumAction::Crash(PlayerStatus::Crashed),
+        BotReply::OutputLimit => VindiniumAction::Crash(PlayerStatus::OutputLimit),
+    }
+}
 
 /// Appends `"name":value` for an integer.
 fn number(out: &mut Vec<u8>, name: &str, value: impl itoa::Integer) {
