@@ -3,9 +3,9 @@
 use std::collections::VecDeque;
 
 use super::Vindinium;
-use super::map::{Dir, Pos, Tile};
+use super::map::{Dir, Tile, neighbors};
 use crate::builtin::{self, BuiltinBot, GameBot};
-use crate::{GameRng, Seat};
+use crate::{GameRng, Pos, Seat};
 
 /// The built-in bots' names.
 pub const NAMES: &[&str] = &["random", "greedy"];
@@ -56,10 +56,10 @@ fn greedy_move(game: &Vindinium, seat: Seat) -> Dir {
 
     // Breadth-first search over free cells, remembering each cell's first step.
     let mut first_step = vec![None; (size * size).max(0) as usize];
-    let index = |pos: Pos| (pos.x * size + pos.y) as usize;
+    let index = |pos: Pos| pos.index(size);
     let mut queue = VecDeque::new();
     for dir in Dir::MOVES {
-        let next = me.pos.to(dir);
+        let next = dir.step(me.pos);
         if is_target(next) {
             return dir;
         }
@@ -70,7 +70,7 @@ fn greedy_move(game: &Vindinium, seat: Seat) -> Dir {
     }
     while let Some(pos) = queue.pop_front() {
         let dir = first_step[index(pos)].unwrap_or(Dir::Stay);
-        for next in pos.neighbors() {
+        for next in neighbors(pos) {
             if is_target(next) {
                 return dir;
             }

@@ -8,10 +8,10 @@
 //! documents.
 
 use super::Vindinium;
-use super::map::{Dir, Pos};
+use super::map::Dir;
 use super::state::{Hero, VindiniumAction};
 use crate::game::{write_int, write_json};
-use crate::{BotReply, PlayerStatus, java_trim};
+use crate::{BotReply, PlayerStatus, Pos, java_trim};
 
 /// Parses a move: `north|south|east|west` in any case, bare or as a JSON string,
 /// trimmed as the original's Java `String.trim` does (control characters and spaces,
@@ -41,12 +41,13 @@ fn number(out: &mut Vec<u8>, name: &str, value: impl itoa::Integer) {
     write_int(out, value);
 }
 
-/// Appends a position, `{"x":..,"y":..}`.
+/// Appends a position as the original writes it, `{"x":row,"y":column}`: its `x` is
+/// the row.
 fn position(out: &mut Vec<u8>, pos: Pos) {
     out.push(b'{');
-    number(out, "x", pos.x);
+    number(out, "x", pos.y);
     out.push(b',');
-    number(out, "y", pos.y);
+    number(out, "y", pos.x);
     out.push(b'}');
 }
 
@@ -124,18 +125,31 @@ mod tests {
     use super::*;
     use crate::{Game, GameRng};
 
+    /// A position as the original's JSON has it: `x` the row, `y` the column.
+    #[derive(Serialize)]
+    struct PosDoc {
+        x: i32,
+        y: i32,
+    }
+
+    impl From<Pos> for PosDoc {
+        fn from(pos: Pos) -> Self {
+            PosDoc { x: pos.y, y: pos.x }
+        }
+    }
+
     #[derive(Serialize)]
     #[serde(rename_all = "camelCase")]
     struct HeroDoc<'a> {
         id: HeroId,
         name: &'a str,
-        pos: Pos,
+        pos: PosDoc,
         #[serde(skip_serializing_if = "Option::is_none")]
         last_dir: Option<&'static str>,
         life: i32,
         gold: i64,
         mine_count: usize,
-        spawn_pos: Pos,
+        spawn_pos: PosDoc,
         crashed: bool,
     }
 
@@ -170,12 +184,12 @@ mod tests {
         HeroDoc {
             id: hero.id,
             name: &hero.name,
-            pos: hero.pos,
+            pos: hero.pos.into(),
             last_dir: hero.last_dir.map(Dir::name),
             life: hero.life,
             gold: hero.gold,
             mine_count: game.board.mines_of(hero.id),
-            spawn_pos: hero.spawn,
+            spawn_pos: hero.spawn.into(),
             crashed: hero.crashed,
         }
     }

@@ -1,28 +1,22 @@
-//! The board, positions and the map file format.
+//! The board, moves and the map file format.
 //!
 //! A map file is the board drawn as text: one line per row, two characters per tile,
 //! exactly as the `tiles` string of the JSON state cut into rows: `  ` air, `##` wood,
 //! `[]` tavern, `$-` neutral mine, `$1`..`$4` owned mine, `@1`..`@4` a hero's start
 //! (over air). The map is square.
+//!
+//! Positions are [`Pos`]: `x` the column, `y` the row. The original's JSON names them
+//! the other way round; the codec converts.
 
 use std::fmt;
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
-use crate::MapError;
 use crate::game::text_of;
+use crate::{MapError, Pos};
 
 /// A hero's id, 1 to 4.
 pub type HeroId = u8;
-
-/// A cell. `x` is the ROW (0 at the top) and `y` the column, as in the original.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-pub struct Pos {
-    /// Row.
-    pub x: i32,
-    /// Column.
-    pub y: i32,
-}
 
 /// A move. Anything a bot writes that is not a direction means `Stay`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -53,25 +47,22 @@ impl Dir {
             Dir::Stay => "Stay",
         }
     }
+
+    /// The cell one step in this direction from `from`.
+    pub fn step(self, from: Pos) -> Pos {
+        match self {
+            Dir::North => from.offset(0, -1),
+            Dir::East => from.offset(1, 0),
+            Dir::South => from.offset(0, 1),
+            Dir::West => from.offset(-1, 0),
+            Dir::Stay => from,
+        }
+    }
 }
 
-impl Pos {
-    /// The cell one step in `dir`.
-    pub fn to(self, dir: Dir) -> Pos {
-        let (dx, dy) = match dir {
-            Dir::North => (-1, 0),
-            Dir::East => (0, 1),
-            Dir::South => (1, 0),
-            Dir::West => (0, -1),
-            Dir::Stay => (0, 0),
-        };
-        Pos { x: self.x + dx, y: self.y + dy }
-    }
-
-    /// The four neighbours in the original's order: North, East, South, West.
-    pub fn neighbors(self) -> [Pos; 4] {
-        Dir::MOVES.map(|dir| self.to(dir))
-    }
+/// The four neighbours of `pos` in the original's order: North, East, South, West.
+pub fn neighbors(pos: Pos) -> [Pos; 4] {
+    Dir::MOVES.map(|dir| dir.step(pos))
 }
 
 /// What a cell holds, heroes aside.
@@ -122,7 +113,7 @@ impl Board {
 
     fn index(&self, pos: Pos) -> Option<usize> {
         let size = self.size as i32;
-        (pos.x >= 0 && pos.y >= 0 && pos.x < size && pos.y < size).then(|| (pos.x * size + pos.y) as usize)
+        pos.on_board(size, size).then(|| pos.index(size))
     }
 
     /// The tile at `pos`, or `None` off the board.
@@ -140,7 +131,7 @@ impl Board {
     /// Every position, row by row.
     pub fn positions(&self) -> impl Iterator<Item = Pos> + use<> {
         let size = self.size as i32;
-        (0..size).flat_map(move |x| (0..size).map(move |y| Pos { x, y }))
+        (0..size).flat_map(move |y| (0..size).map(move |x| Pos::new(x, y)))
     }
 
     /// How many mines `hero` owns.
@@ -219,8 +210,8 @@ impl VindiniumMap {
         }
         let mut board = Board::filled(size, Tile::Air);
         let mut starts: [Option<Pos>; 4] = [None; 4];
-        for (x, row) in rows.iter().enumerate() {
-            let line = x + 1;
+        for (y, row) in rows.iter().enumerate() {
+            let line = y + 1;
             let chars: Vec<char> = row.trim_end_matches('\r').chars().collect();
             if chars.len() != 2 * size {
                 return Err(error(
@@ -233,8 +224,8 @@ impl VindiniumMap {
                     ),
                 ));
             }
-            for (y, pair) in chars.chunks(2).enumerate() {
-                let pos = Pos { x: x as i32, y: y as i32 };
+            for (x, pair) in chars.chunks(2).enumerate() {
+                let pos = Pos::new(x as i32, y as i32);
                 let code: String = pair.iter().collect();
                 let tile = match code.as_str() {
                     "  " => Tile::Air,
@@ -245,17 +236,17 @@ impl VindiniumMap {
                     "@1" | "@2" | "@3" | "@4" => {
                         let hero = usize::from(pair[1] as u8 - b'1');
                         if starts[hero].is_some() {
-                            return Err(error(line, 2 * y + 1, format!("hero {} starts twice", hero + 1)));
+                            return Err(error(line, 2 * x + 1, format!("hero {} starts twice", hero + 1)));
                         }
                         starts[hero] = Some(pos);
                         Tile::Air
                     }
-                    _ => return Err(error(line, 2 * y + 1, format!("unknown tile {code:?}"))),
+                    _ => return Err(error(line, 2 * x + 1, format!("unknown tile {code:?}"))),
                 };
                 board.set(pos, tile);
             }
         }
-        let mut found = [Pos { x: 0, y: 0 }; 4];
+        let mut found = [Pos::new(0, 0); 4];
         for (hero, start) in starts.iter().enumerate() {
             found[hero] =
                 start.ok_or_else(|| error(1, 1, format!("no start for hero {} (@{})", hero + 1, hero + 1)))?;
@@ -287,7 +278,8 @@ mod tests {
     fn m1_parses_and_prints_back_unchanged() {
         let map = VindiniumMap::parse(M1).expect("m1 parses");
         assert_eq!(map.board.size(), 10);
-        assert_eq!(map.starts, [Pos { x: 0, y: 1 }, Pos { x: 9, y: 1 }, Pos { x: 7, y: 7 }, Pos { x: 0, y: 8 }]);
+        // Column, row: hero 2 starts in the bottom row.
+        assert_eq!(map.starts, [Pos::new(1, 0), Pos::new(1, 9), Pos::new(7, 7), Pos::new(8, 0)]);
         assert_eq!(map.to_string(), M1);
     }
 

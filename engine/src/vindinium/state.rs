@@ -1,8 +1,8 @@
 //! The match state and how one step changes it: the rules of play.
 
 use super::VindiniumRules;
-use super::map::{Board, Dir, HeroId, Pos, Tile, VindiniumMap};
-use crate::{PlayerOutcome, PlayerStatus, Seat, ranks_by_score};
+use super::map::{Board, Dir, HeroId, Tile, VindiniumMap, neighbors};
+use crate::{PlayerOutcome, PlayerStatus, Pos, Seat, ranks_by_score};
 
 /// Life a hero starts and respawns with, and never exceeds.
 pub const MAX_LIFE: i32 = 100;
@@ -88,7 +88,7 @@ impl Vindinium {
     fn play(&mut self, index: usize, dir: Dir) {
         self.heroes[index].last_dir = Some(dir);
         let id = self.heroes[index].id;
-        let dest = self.heroes[index].pos.to(dir);
+        let dest = dir.step(self.heroes[index].pos);
         let occupied = self.hero_at(dest, index).is_some();
         match self.board.get(dest) {
             None => {}
@@ -119,7 +119,7 @@ impl Vindinium {
 
     /// The moving hero hits every enemy next to it, in the order N, E, S, W.
     fn fights(&mut self, index: usize) {
-        let around = self.heroes[index].pos.neighbors();
+        let around = neighbors(self.heroes[index].pos);
         let enemies: Vec<usize> = around.iter().filter_map(|pos| self.hero_at(*pos, index)).collect();
         for enemy in enemies {
             // Either side having respawned this turn ends their fight: this is what
