@@ -94,16 +94,30 @@ impl Tile {
 }
 
 /// A square board of tiles.
+///
+/// Besides the tiles it keeps what every state document reads from them, the `tiles`
+/// text and each hero's mine count, changed with the tiles rather than recomputed for
+/// each document: a tile changes a few times in a match, a document is written on
+/// every step.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Board {
     size: usize,
     tiles: Vec<Tile>,
+    /// The tiles' codes, two bytes per tile, row by row: the `tiles` text without heroes.
+    text: Vec<u8>,
+    /// How many mines each hero owns, indexed by hero id (index 0 counts nothing).
+    mines: [usize; 5],
 }
 
 impl Board {
     /// A board of `size`² tiles, all `fill`.
     pub fn filled(size: usize, fill: Tile) -> Self {
-        Board { size, tiles: vec![fill; size * size] }
+        let mut board =
+            Board { size, tiles: vec![fill; size * size], text: fill.code().repeat(size * size).into(), mines: [0; 5] };
+        if let Tile::Mine(Some(owner)) = fill {
+            board.count_mine(owner, size * size);
+        }
+        board
     }
 
     /// The side length.
@@ -124,7 +138,33 @@ impl Board {
     /// Sets the tile at `pos`; positions off the board are ignored.
     pub fn set(&mut self, pos: Pos, tile: Tile) {
         if let Some(i) = self.index(pos) {
-            self.tiles[i] = tile;
+            self.replace(i, tile);
+        }
+    }
+
+    /// Puts `tile` at index `i`, keeping the text and the mine counts in step.
+    fn replace(&mut self, i: usize, tile: Tile) {
+        if let Tile::Mine(Some(owner)) = self.tiles[i] {
+            self.uncount_mine(owner);
+        }
+        if let Tile::Mine(Some(owner)) = tile {
+            self.count_mine(owner, 1);
+        }
+        self.tiles[i] = tile;
+        self.text[2 * i..2 * i + 2].copy_from_slice(tile.code().as_bytes());
+    }
+
+    /// Adds `mines` to `owner`'s count; owners other than heroes 1 to 4 are not counted.
+    fn count_mine(&mut self, owner: HeroId, mines: usize) {
+        if let Some(count) = self.mines.get_mut(usize::from(owner)) {
+            *count += mines;
+        }
+    }
+
+    /// Takes one mine from `owner`'s count.
+    fn uncount_mine(&mut self, owner: HeroId) {
+        if let Some(count) = self.mines.get_mut(usize::from(owner)) {
+            *count -= 1;
         }
     }
 
@@ -136,14 +176,14 @@ impl Board {
 
     /// How many mines `hero` owns.
     pub fn mines_of(&self, hero: HeroId) -> usize {
-        self.mine_counts().get(usize::from(hero)).copied().unwrap_or(0)
+        self.mines.get(usize::from(hero)).copied().unwrap_or(0)
     }
 
     /// Gives every mine owned by `from` to `to` (`None`: neutral).
     pub fn transfer_mines(&mut self, from: HeroId, to: Option<HeroId>) {
-        for tile in &mut self.tiles {
-            if *tile == Tile::Mine(Some(from)) {
-                *tile = Tile::Mine(to);
+        for i in 0..self.tiles.len() {
+            if self.tiles[i] == Tile::Mine(Some(from)) {
+                self.replace(i, Tile::Mine(to));
             }
         }
     }
@@ -157,9 +197,7 @@ impl Board {
     /// Appends the `tiles` string (see [`Board::render`]) to `out`.
     pub fn render_into(&self, heroes: impl DoubleEndedIterator<Item = (HeroId, Pos)>, out: &mut Vec<u8>) {
         let start = out.len();
-        for tile in &self.tiles {
-            out.extend_from_slice(tile.code().as_bytes());
-        }
+        out.extend_from_slice(&self.text);
         // In reverse, so that of two heroes on one cell the first is drawn.
         for (id, pos) in heroes.rev() {
             let code = [b"@1", b"@2", b"@3", b"@4"].get(usize::from(id).wrapping_sub(1));
@@ -171,15 +209,7 @@ impl Board {
 
     /// How many mines each hero owns, indexed by hero id (index 0 counts nothing).
     pub fn mine_counts(&self) -> [usize; 5] {
-        let mut counts = [0; 5];
-        for tile in &self.tiles {
-            if let Tile::Mine(Some(owner)) = tile
-                && let Some(count) = counts.get_mut(usize::from(*owner))
-            {
-                *count += 1;
-            }
-        }
-        counts
+        self.mines
     }
 }
 
@@ -271,6 +301,7 @@ impl fmt::Display for VindiniumMap {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::GameRng;
 
     const M1: &str = include_str!("../../../maps/vindinium/m1.txt");
 
@@ -299,5 +330,29 @@ mod tests {
         assert_eq!(VindiniumMap::parse(twice).expect_err("twice").problem, "hero 1 starts twice");
         let missing = "@1      \n@3@4    \n        \n        \n";
         assert!(VindiniumMap::parse(missing).expect_err("missing").problem.contains("hero 2"));
+    }
+
+    #[test]
+    fn the_kept_text_and_mine_counts_follow_every_change() {
+        let mut rng = GameRng::new(7, GameRng::MAP);
+        let owners = [None, Some(1), Some(2), Some(3), Some(4)];
+        let tiles = [Tile::Air, Tile::Wood, Tile::Tavern].into_iter().chain(owners.map(Tile::Mine)).collect::<Vec<_>>();
+        let mut board = Board::filled(6, Tile::Mine(Some(2)));
+        for step in 0..2000 {
+            if step % 9 == 0 {
+                let from = rng.below(5) as HeroId;
+                board.transfer_mines(from, owners[rng.below(5)]);
+            } else {
+                // Off-board cells too: they change nothing.
+                let pos = Pos::new(rng.below(8) as i32 - 1, rng.below(8) as i32 - 1);
+                board.set(pos, tiles[rng.below(tiles.len())]);
+            }
+            let text: String = board.tiles.iter().map(|tile| tile.code()).collect();
+            assert_eq!(board.render(&[]), text, "step {step}");
+            for hero in 1..=4 {
+                let owned = board.tiles.iter().filter(|tile| **tile == Tile::Mine(Some(hero))).count();
+                assert_eq!(board.mines_of(hero), owned, "step {step}, hero {hero}");
+            }
+        }
     }
 }
