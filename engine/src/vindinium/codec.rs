@@ -3,14 +3,14 @@
 //!
 //! The document is written by hand, straight into the caller's buffer, because a frame
 //! of every step holds one: the numbers and the board need no escaping (the tiles are
-//! drawn from `  ## [] $- $1..$4 @1..@4`), the names and the game id go through
-//! serde_json. A test checks the result against serde's rendering of the same
-//! documents.
+//! drawn from `  ## [] $- $1..$4 @1..@4`), the names and the game id are written by
+//! serde_json once, when the match starts. A test checks the result against serde's
+//! rendering of the same documents.
 
 use super::Vindinium;
 use super::map::Dir;
 use super::state::{Hero, VindiniumAction};
-use crate::game::{write_int, write_json};
+use crate::game::write_int;
 use crate::{BotReply, PlayerStatus, Pos, java_trim};
 
 /// Parses a move: `north|south|east|west` in any case, bare or as a JSON string,
@@ -56,7 +56,7 @@ fn write_hero(out: &mut Vec<u8>, hero: &Hero, mines: &[usize; 5]) {
     out.push(b'{');
     number(out, "id", hero.id);
     out.extend_from_slice(b",\"name\":");
-    write_json(out, &hero.name);
+    out.extend_from_slice(hero.name_json.as_bytes());
     out.extend_from_slice(b",\"pos\":");
     position(out, hero.pos);
     if let Some(dir) = hero.last_dir.map(Dir::name) {
@@ -78,7 +78,7 @@ fn write_hero(out: &mut Vec<u8>, hero: &Hero, mines: &[usize; 5]) {
 /// Appends the `game` object: what a replay frame records.
 fn write_game(out: &mut Vec<u8>, game: &Vindinium, mines: &[usize; 5]) {
     out.extend_from_slice(b"{\"id\":");
-    write_json(out, &game.game_id);
+    out.extend_from_slice(game.game_id_json.as_bytes());
     out.push(b',');
     number(out, "turn", game.turn);
     out.push(b',');
@@ -180,10 +180,16 @@ mod tests {
         play_url: &'static str,
     }
 
-    fn hero_doc<'a>(game: &Vindinium, hero: &'a Hero) -> HeroDoc<'a> {
+    /// What the documents are written from besides the match: the names given to it.
+    struct Names<'a> {
+        players: &'a [String],
+        game_id: &'a str,
+    }
+
+    fn hero_doc<'a>(game: &Vindinium, hero: &Hero, names: &Names<'a>) -> HeroDoc<'a> {
         HeroDoc {
             id: hero.id,
-            name: &hero.name,
+            name: &names.players[usize::from(hero.id) - 1],
             pos: hero.pos.into(),
             last_dir: hero.last_dir.map(Dir::name),
             life: hero.life,
@@ -194,13 +200,13 @@ mod tests {
         }
     }
 
-    fn game_doc(game: &Vindinium) -> GameDoc<'_> {
+    fn game_doc<'a>(game: &Vindinium, names: &Names<'a>) -> GameDoc<'a> {
         let positions: Vec<(HeroId, Pos)> = game.heroes.iter().map(|hero| (hero.id, hero.pos)).collect();
         GameDoc {
-            id: &game.game_id,
+            id: names.game_id,
             turn: game.turn,
             max_turns: game.rules.max_turns,
-            heroes: game.heroes.iter().map(|hero| hero_doc(game, hero)).collect(),
+            heroes: game.heroes.iter().map(|hero| hero_doc(game, hero, names)).collect(),
             board: BoardDoc { size: game.board.size(), tiles: game.board.render(&positions) },
             finished: game.finished,
         }
@@ -212,21 +218,22 @@ mod tests {
         let rules = VindiniumRules::default();
         let map = Vindinium::default_map(&rules, &mut GameRng::new(5, GameRng::MAP)).expect("a generated map");
         let mut game = Vindinium::new(rules, map.as_deref(), &players, 5).expect("a valid map");
+        let names = Names { players: &players, game_id: "0000000000000005" };
         let mut rng = GameRng::new(5, GameRng::RULES);
         for step in 0..200 {
             if step % 50 == 0 || game.is_over() {
                 for seat in 0..4 {
                     let hero = &game.heroes[seat];
                     let expected = StateDoc {
-                        game: game_doc(&game),
-                        hero: hero_doc(&game, hero),
+                        game: game_doc(&game, &names),
+                        hero: hero_doc(&game, hero, &names),
                         token: format!("seat{seat}"),
                         view_url: "",
                         play_url: "",
                     };
                     assert_eq!(game.observation(seat), serde_json::to_string(&expected).expect("serializes"));
                 }
-                assert_eq!(game.snapshot().get(), serde_json::to_string(&game_doc(&game)).expect("serializes"));
+                assert_eq!(game.snapshot().get(), serde_json::to_string(&game_doc(&game, &names)).expect("serializes"));
             }
             if game.is_over() {
                 break;

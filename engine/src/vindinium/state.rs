@@ -2,6 +2,7 @@
 
 use super::VindiniumRules;
 use super::map::{Board, Dir, HeroId, Tile, VindiniumMap, neighbors};
+use crate::game::{text_of, write_json};
 use crate::{PlayerOutcome, PlayerStatus, Pos, Seat, ranks_by_score};
 
 /// Life a hero starts and respawns with, and never exceeds.
@@ -30,7 +31,9 @@ pub enum VindiniumAction {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(super) struct Hero {
     pub(super) id: HeroId,
-    pub(super) name: String,
+    /// The name as a JSON string, quotes included: every document holds it, and it
+    /// never changes.
+    pub(super) name_json: String,
     pub(super) pos: Pos,
     pub(super) spawn: Pos,
     pub(super) life: i32,
@@ -49,7 +52,8 @@ pub struct Vindinium {
     pub(super) heroes: Vec<Hero>,
     pub(super) turn: u64,
     pub(super) finished: bool,
-    pub(super) game_id: String,
+    /// The game's id as a JSON string, quotes included, for the same reason.
+    pub(super) game_id_json: String,
 }
 
 impl Vindinium {
@@ -62,7 +66,7 @@ impl Vindinium {
             .zip(1..)
             .map(|((&start, name), id)| Hero {
                 id,
-                name: name.clone(),
+                name_json: text_of(|out| write_json(out, name)),
                 pos: start,
                 spawn: start,
                 life: MAX_LIFE,
@@ -73,7 +77,8 @@ impl Vindinium {
                 status: PlayerStatus::Ok,
             })
             .collect();
-        Vindinium { rules, board: map.board, heroes, turn: 0, finished: false, game_id: format!("{seed:016x}") }
+        let game_id_json = text_of(|out| write_json(out, &format!("{seed:016x}")));
+        Vindinium { rules, board: map.board, heroes, turn: 0, finished: false, game_id_json }
     }
 
     /// Single moves played so far.
@@ -120,8 +125,8 @@ impl Vindinium {
     /// The moving hero hits every enemy next to it, in the order N, E, S, W.
     fn fights(&mut self, index: usize) {
         let around = neighbors(self.heroes[index].pos);
-        let enemies: Vec<usize> = around.iter().filter_map(|pos| self.hero_at(*pos, index)).collect();
-        for enemy in enemies {
+        let enemies = around.map(|pos| self.hero_at(pos, index));
+        for enemy in enemies.into_iter().flatten() {
             // Either side having respawned this turn ends their fight: this is what
             // makes the enemy list taken above as good as a live one.
             if self.heroes[index].last_respawn == Some(self.turn) || self.heroes[enemy].last_respawn == Some(self.turn)
