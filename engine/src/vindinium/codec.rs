@@ -17,6 +17,16 @@ use crate::{BotReply, PlayerStatus, Pos, java_trim};
 /// trimmed as the original's Java `String.trim` does (control characters and spaces,
 /// not Unicode spaces: `south\u{a0}` stays). Anything else is `Stay`, as in the original.
 pub fn parse_dir(reply: &str) -> Dir {
+    // The usual reply is a bare name, which reads the same without the general
+    // reading's trimming and lower-casing (an allocation on every step).
+    match Dir::MOVES.into_iter().find(|dir| dir.name().eq_ignore_ascii_case(reply)) {
+        Some(dir) => dir,
+        None => parse_dir_in_full(reply),
+    }
+}
+
+/// [`parse_dir`] for any reply.
+fn parse_dir_in_full(reply: &str) -> Dir {
     let word = java_trim(reply);
     let word = java_trim(word.strip_prefix('"').and_then(|w| w.strip_suffix('"')).unwrap_or(word)).to_lowercase();
     Dir::MOVES.into_iter().find(|dir| dir.name().eq_ignore_ascii_case(&word)).unwrap_or(Dir::Stay)
@@ -118,6 +128,7 @@ pub(super) fn write_snapshot(game: &Vindinium, out: &mut Vec<u8>) {
 
 #[cfg(test)]
 mod tests {
+    use proptest::prelude::*;
     use serde::Serialize;
 
     use super::super::map::HeroId;
@@ -244,6 +255,17 @@ mod tests {
             let reply = if step == 9 { crate::BotReply::Timeout } else { crate::BotReply::Line(dir.name().into()) };
             let action = game.parse_reply(seat, &reply);
             game.apply(vec![(seat, action)], &mut rng);
+        }
+    }
+
+    proptest! {
+        #[test]
+        fn a_bare_name_reads_as_the_general_reading_reads_it(
+            reply in "[ \"\t\u{a0}\u{212a}]{0,2}(?i:north|south|east|west|stay|nort|southk)?[ \"\t\u{a0}\u{212a}]{0,2}",
+            any_reply in any::<String>(),
+        ) {
+            prop_assert_eq!(parse_dir(&reply), parse_dir_in_full(&reply), "{:?}", reply);
+            prop_assert_eq!(parse_dir(&any_reply), parse_dir_in_full(&any_reply), "{:?}", any_reply);
         }
     }
 }
