@@ -8,7 +8,7 @@
 //! rendering of the same documents.
 
 use super::Vindinium;
-use super::map::Dir;
+use super::map::{Board, Dir};
 use super::state::{Hero, VindiniumAction};
 use crate::game::write_int;
 use crate::{BotReply, PlayerStatus, Pos, java_trim};
@@ -61,8 +61,75 @@ fn position(out: &mut Vec<u8>, pos: Pos) {
     out.push(b'}');
 }
 
-/// Appends `hero`'s part of the document; `mines` counts each hero's mines by id.
-fn write_hero(out: &mut Vec<u8>, hero: &Hero, mines: &[usize; 5]) {
+/// Each hero's part of the documents, kept from step to step: a step changes one hero
+/// or a few, and every document holds all four.
+#[derive(Debug, Clone, Default)]
+pub(super) struct HeroDocs {
+    docs: Vec<HeroDoc>,
+}
+
+/// One hero's part of the documents and what it was written from.
+#[derive(Debug, Clone)]
+struct HeroDoc {
+    from: Written,
+    text: Vec<u8>,
+}
+
+/// What of a hero's part of the documents can change during a match.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Written {
+    pos: Pos,
+    last_dir: Option<Dir>,
+    life: i32,
+    gold: i64,
+    mines: usize,
+    crashed: bool,
+}
+
+impl Written {
+    fn of(hero: &Hero, board: &Board) -> Self {
+        Written {
+            pos: hero.pos,
+            last_dir: hero.last_dir,
+            life: hero.life,
+            gold: hero.gold,
+            mines: board.mines_of(hero.id),
+            crashed: hero.crashed,
+        }
+    }
+}
+
+impl HeroDocs {
+    /// Rewrites the part of every hero that changed since the last call (all of them
+    /// on the first).
+    pub(super) fn refresh(&mut self, heroes: &[Hero], board: &Board) {
+        self.docs.truncate(heroes.len());
+        for (index, hero) in heroes.iter().enumerate() {
+            let from = Written::of(hero, board);
+            match self.docs.get_mut(index) {
+                Some(doc) if doc.from == from => {}
+                Some(doc) => {
+                    doc.from = from;
+                    doc.text.clear();
+                    write_hero(&mut doc.text, hero, from.mines);
+                }
+                None => {
+                    let mut text = Vec::new();
+                    write_hero(&mut text, hero, from.mines);
+                    self.docs.push(HeroDoc { from, text });
+                }
+            }
+        }
+    }
+
+    /// The part of the hero at `index`, as of the last [`HeroDocs::refresh`].
+    fn get(&self, index: usize) -> &[u8] {
+        self.docs.get(index).map_or(&[], |doc| &doc.text)
+    }
+}
+
+/// Appends `hero`'s part of the document; `mines` is how many mines it owns.
+fn write_hero(out: &mut Vec<u8>, hero: &Hero, mines: usize) {
     out.push(b'{');
     number(out, "id", hero.id);
     out.extend_from_slice(b",\"name\":");
@@ -79,14 +146,14 @@ fn write_hero(out: &mut Vec<u8>, hero: &Hero, mines: &[usize; 5]) {
     out.push(b',');
     number(out, "gold", hero.gold);
     out.push(b',');
-    number(out, "mineCount", mines.get(usize::from(hero.id)).copied().unwrap_or(0));
+    number(out, "mineCount", mines);
     out.extend_from_slice(b",\"spawnPos\":");
     position(out, hero.spawn);
     out.extend_from_slice(if hero.crashed { b",\"crashed\":true}" } else { b",\"crashed\":false}" });
 }
 
 /// Appends the `game` object: what a replay frame records.
-fn write_game(out: &mut Vec<u8>, game: &Vindinium, mines: &[usize; 5]) {
+fn write_game(out: &mut Vec<u8>, game: &Vindinium) {
     out.extend_from_slice(b"{\"id\":");
     out.extend_from_slice(game.game_id_json.as_bytes());
     out.push(b',');
@@ -94,11 +161,11 @@ fn write_game(out: &mut Vec<u8>, game: &Vindinium, mines: &[usize; 5]) {
     out.push(b',');
     number(out, "maxTurns", game.rules.max_turns);
     out.extend_from_slice(b",\"heroes\":[");
-    for (index, hero) in game.heroes.iter().enumerate() {
+    for index in 0..game.heroes.len() {
         if index > 0 {
             out.push(b',');
         }
-        write_hero(out, hero, mines);
+        out.extend_from_slice(game.docs.get(index));
     }
     out.extend_from_slice(b"],\"board\":{");
     number(out, "size", game.board.size());
@@ -110,12 +177,10 @@ fn write_game(out: &mut Vec<u8>, game: &Vindinium, mines: &[usize; 5]) {
 
 /// Appends the state document for the hero in `seat` to `out`: one line of JSON.
 pub(super) fn write_document(game: &Vindinium, seat: usize, out: &mut Vec<u8>) {
-    let mines = game.board.mine_counts();
-    let hero = &game.heroes[seat.min(game.heroes.len() - 1)];
     out.extend_from_slice(b"{\"game\":");
-    write_game(out, game, &mines);
+    write_game(out, game);
     out.extend_from_slice(b",\"hero\":");
-    write_hero(out, hero, &mines);
+    out.extend_from_slice(game.docs.get(seat.min(game.heroes.len() - 1)));
     out.extend_from_slice(b",\"token\":\"seat");
     write_int(out, seat);
     out.extend_from_slice(b"\",\"viewUrl\":\"\",\"playUrl\":\"\"}");
@@ -123,7 +188,7 @@ pub(super) fn write_document(game: &Vindinium, seat: usize, out: &mut Vec<u8>) {
 
 /// Appends the `game` object alone to `out`: what a replay frame records.
 pub(super) fn write_snapshot(game: &Vindinium, out: &mut Vec<u8>) {
-    write_game(out, game, &game.board.mine_counts());
+    write_game(out, game);
 }
 
 #[cfg(test)]
@@ -231,31 +296,36 @@ mod tests {
         let mut game = Vindinium::new(rules, map.as_deref(), &players, 5).expect("a valid map");
         let names = Names { players: &players, game_id: "0000000000000005" };
         let mut rng = GameRng::new(5, GameRng::RULES);
-        for step in 0..200 {
-            if step % 50 == 0 || game.is_over() {
-                for seat in 0..4 {
-                    let hero = &game.heroes[seat];
-                    let expected = StateDoc {
-                        game: game_doc(&game, &names),
-                        hero: hero_doc(&game, hero, &names),
-                        token: format!("seat{seat}"),
-                        view_url: "",
-                        play_url: "",
-                    };
-                    assert_eq!(game.observation(seat), serde_json::to_string(&expected).expect("serializes"));
-                }
-                assert_eq!(game.snapshot().get(), serde_json::to_string(&game_doc(&game, &names)).expect("serializes"));
+        let mut moves = GameRng::new(5, GameRng::BOTS);
+        let (mut owned_mines, mut deaths) = (0, 0);
+        // A whole match, checked after every step: the heroes' parts of the documents
+        // are kept from step to step and must never be stale.
+        for step in 0.. {
+            for seat in 0..4 {
+                let hero = &game.heroes[seat];
+                let expected = StateDoc {
+                    game: game_doc(&game, &names),
+                    hero: hero_doc(&game, hero, &names),
+                    token: format!("seat{seat}"),
+                    view_url: "",
+                    play_url: "",
+                };
+                assert_eq!(game.observation(seat), serde_json::to_string(&expected).expect("serializes"));
             }
+            assert_eq!(game.snapshot().get(), serde_json::to_string(&game_doc(&game, &names)).expect("serializes"));
             if game.is_over() {
                 break;
             }
             let seat = game.to_act().first().copied().unwrap_or(0);
-            let dir = Dir::MOVES[step % 4];
+            let dir = Dir::MOVES[moves.below(4)];
             // One hero crashes early on: `crashed` is true from then on.
             let reply = if step == 9 { crate::BotReply::Timeout } else { crate::BotReply::Line(dir.name().into()) };
             let action = game.parse_reply(seat, &reply);
             game.apply(vec![(seat, action)], &mut rng);
+            owned_mines = owned_mines.max((1..=4).map(|id| game.board.mines_of(id)).sum());
+            deaths += game.heroes.iter().filter(|hero| hero.last_respawn == Some(game.turn - 1)).count();
         }
+        assert!(owned_mines > 0 && deaths > 0, "the match takes mines and kills: {owned_mines} mines, {deaths} deaths");
     }
 
     proptest! {

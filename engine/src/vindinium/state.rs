@@ -1,6 +1,7 @@
 //! The match state and how one step changes it: the rules of play.
 
 use super::VindiniumRules;
+use super::codec::HeroDocs;
 use super::map::{Board, Dir, HeroId, Tile, VindiniumMap, neighbors};
 use crate::game::{text_of, write_json};
 use crate::{PlayerOutcome, PlayerStatus, Pos, Seat, ranks_by_score};
@@ -54,6 +55,8 @@ pub struct Vindinium {
     pub(super) finished: bool,
     /// The game's id as a JSON string, quotes included, for the same reason.
     pub(super) game_id_json: String,
+    /// The heroes' parts of the documents, refreshed at the end of each move.
+    pub(super) docs: HeroDocs,
 }
 
 impl Vindinium {
@@ -78,7 +81,17 @@ impl Vindinium {
             })
             .collect();
         let game_id_json = text_of(|out| write_json(out, &format!("{seed:016x}")));
-        Vindinium { rules, board: map.board, heroes, turn: 0, finished: false, game_id_json }
+        let mut game = Vindinium {
+            rules,
+            board: map.board,
+            heroes,
+            turn: 0,
+            finished: false,
+            game_id_json,
+            docs: HeroDocs::default(),
+        };
+        game.docs.refresh(&game.heroes, &game.board);
+        game
     }
 
     /// Single moves played so far.
@@ -196,6 +209,8 @@ impl Vindinium {
         // Every turn ends with thirst and gold, a crash's too, even the one that ends
         // the game (the spec's `doMove` runs `finalize` for a Crash unconditionally).
         self.finalize(index);
+        // The rest of the move changes no hero.
+        self.docs.refresh(&self.heroes, &self.board);
         if all_crashed {
             // A crash that ends the game does not count as a move.
             self.finished = true;
