@@ -72,6 +72,12 @@ pub(super) struct HeroDocs {
 #[derive(Debug, Clone)]
 struct HeroDoc {
     from: Written,
+    /// What comes before the position, `{"id":..,"name":..,"pos":`, which never changes.
+    head: Vec<u8>,
+    /// What comes between the mine count and `crashed`'s value, the spawn cell's part,
+    /// which never changes either.
+    tail: Vec<u8>,
+    /// The whole part.
     text: Vec<u8>,
 }
 
@@ -110,14 +116,9 @@ impl HeroDocs {
                 Some(doc) if doc.from == from => {}
                 Some(doc) => {
                     doc.from = from;
-                    doc.text.clear();
-                    write_hero(&mut doc.text, hero, from.mines);
+                    doc.write();
                 }
-                None => {
-                    let mut text = Vec::new();
-                    write_hero(&mut text, hero, from.mines);
-                    self.docs.push(HeroDoc { from, text });
-                }
+                None => self.docs.push(HeroDoc::new(hero, from)),
             }
         }
     }
@@ -128,28 +129,42 @@ impl HeroDocs {
     }
 }
 
-/// Appends `hero`'s part of the document; `mines` is how many mines it owns.
-fn write_hero(out: &mut Vec<u8>, hero: &Hero, mines: usize) {
-    out.push(b'{');
-    number(out, "id", hero.id);
-    out.extend_from_slice(b",\"name\":");
-    out.extend_from_slice(hero.name_json.as_bytes());
-    out.extend_from_slice(b",\"pos\":");
-    position(out, hero.pos);
-    if let Some(dir) = hero.last_dir.map(Dir::name) {
-        out.extend_from_slice(b",\"lastDir\":\"");
-        out.extend_from_slice(dir.as_bytes());
-        out.push(b'"');
+impl HeroDoc {
+    /// `hero`'s part, as `from` has it.
+    fn new(hero: &Hero, from: Written) -> Self {
+        let mut head = b"{".to_vec();
+        number(&mut head, "id", hero.id);
+        head.extend_from_slice(b",\"name\":");
+        head.extend_from_slice(hero.name_json.as_bytes());
+        head.extend_from_slice(b",\"pos\":");
+        let mut tail = b",\"spawnPos\":".to_vec();
+        position(&mut tail, hero.spawn);
+        tail.extend_from_slice(b",\"crashed\":");
+        let mut doc = HeroDoc { from, head, tail, text: Vec::new() };
+        doc.write();
+        doc
     }
-    out.push(b',');
-    number(out, "life", hero.life);
-    out.push(b',');
-    number(out, "gold", hero.gold);
-    out.push(b',');
-    number(out, "mineCount", mines);
-    out.extend_from_slice(b",\"spawnPos\":");
-    position(out, hero.spawn);
-    out.extend_from_slice(if hero.crashed { b",\"crashed\":true}" } else { b",\"crashed\":false}" });
+
+    /// Rewrites the part from `self.from`.
+    fn write(&mut self) {
+        let (from, out) = (self.from, &mut self.text);
+        out.clear();
+        out.extend_from_slice(&self.head);
+        position(out, from.pos);
+        if let Some(dir) = from.last_dir.map(Dir::name) {
+            out.extend_from_slice(b",\"lastDir\":\"");
+            out.extend_from_slice(dir.as_bytes());
+            out.push(b'"');
+        }
+        out.push(b',');
+        number(out, "life", from.life);
+        out.push(b',');
+        number(out, "gold", from.gold);
+        out.push(b',');
+        number(out, "mineCount", from.mines);
+        out.extend_from_slice(&self.tail);
+        out.extend_from_slice(if from.crashed { b"true}" } else { b"false}" });
+    }
 }
 
 /// Appends the `game` object: what a replay frame records.
