@@ -55,12 +55,11 @@ impl GreedyBot {
         let me = &game.heroes[seat.min(game.heroes.len() - 1)];
         let thirsty = me.life < THIRSTY_LIFE && me.gold >= 2;
         let wants_beer = thirsty || me.life <= 20;
-        // One look at the board per cell. Other heroes (and this one) stand on air and
-        // block like walls.
+        // One look at the board per cell.
         let kind = |pos: Pos| match board.get(pos) {
             Some(Tile::Tavern) if wants_beer => Cell::Target,
             Some(Tile::Mine(owner)) if !wants_beer && owner != Some(me.id) => Cell::Target,
-            Some(Tile::Air) if !game.heroes.iter().any(|hero| hero.pos == pos) => Cell::Free,
+            Some(Tile::Air) => Cell::Free,
             _ => Cell::Blocked,
         };
 
@@ -69,6 +68,13 @@ impl GreedyBot {
         first_step.clear();
         first_step.resize((size * size).max(0) as usize, None);
         let index = |pos: Pos| pos.index(size);
+        // Heroes (this one too) stand on air and block like walls: their cells are
+        // taken as visited from the start.
+        for hero in &game.heroes {
+            if hero.pos.on_board(size, size) {
+                first_step[index(hero.pos)] = Some(Dir::Stay);
+            }
+        }
         let queue = &mut self.queue;
         queue.clear();
         for dir in Dir::MOVES {
@@ -103,7 +109,7 @@ impl GreedyBot {
 enum Cell {
     /// Where the bot wants to go: stepping into it is the move.
     Target,
-    /// Air nobody stands on: the search goes on through it.
+    /// Air: the search goes on through it, unless a hero stands there.
     Free,
     /// Anything else.
     Blocked,
