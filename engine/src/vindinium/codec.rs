@@ -64,13 +64,13 @@ fn position(out: &mut Vec<u8>, pos: Pos) {
 /// Each hero's part of the documents, kept from step to step: a step changes one hero
 /// or a few, and every document holds all four.
 #[derive(Debug, Clone, Default)]
-pub(super) struct HeroDocs {
-    docs: Vec<HeroDoc>,
+pub(super) struct HeroParts {
+    parts: Vec<HeroPart>,
 }
 
 /// One hero's part of the documents and what it was written from.
 #[derive(Debug, Clone)]
-struct HeroDoc {
+struct HeroPart {
     from: Written,
     /// What comes before the position, `{"id":..,"name":..,"pos":`, which never changes.
     head: Vec<u8>,
@@ -105,31 +105,31 @@ impl Written {
     }
 }
 
-impl HeroDocs {
+impl HeroParts {
     /// Rewrites the part of every hero that changed since the last call (all of them
     /// on the first).
     pub(super) fn refresh(&mut self, heroes: &[Hero], board: &Board) {
-        self.docs.truncate(heroes.len());
+        self.parts.truncate(heroes.len());
         for (index, hero) in heroes.iter().enumerate() {
             let from = Written::of(hero, board);
-            match self.docs.get_mut(index) {
-                Some(doc) if doc.from == from => {}
-                Some(doc) => {
-                    doc.from = from;
-                    doc.write();
+            match self.parts.get_mut(index) {
+                Some(part) if part.from == from => {}
+                Some(part) => {
+                    part.from = from;
+                    part.write();
                 }
-                None => self.docs.push(HeroDoc::new(hero, from)),
+                None => self.parts.push(HeroPart::new(hero, from)),
             }
         }
     }
 
-    /// The part of the hero at `index`, as of the last [`HeroDocs::refresh`].
+    /// The part of the hero at `index`, as of the last [`HeroParts::refresh`].
     fn get(&self, index: usize) -> &[u8] {
-        self.docs.get(index).map_or(&[], |doc| &doc.text)
+        self.parts.get(index).map_or(&[], |part| &part.text)
     }
 }
 
-impl HeroDoc {
+impl HeroPart {
     /// `hero`'s part, as `from` has it.
     fn new(hero: &Hero, from: Written) -> Self {
         let mut head = b"{".to_vec();
@@ -140,9 +140,9 @@ impl HeroDoc {
         let mut tail = b",\"spawnPos\":".to_vec();
         position(&mut tail, hero.spawn);
         tail.extend_from_slice(b",\"crashed\":");
-        let mut doc = HeroDoc { from, head, tail, text: Vec::new() };
-        doc.write();
-        doc
+        let mut part = HeroPart { from, head, tail, text: Vec::new() };
+        part.write();
+        part
     }
 
     /// Rewrites the part from `self.from`.
@@ -180,7 +180,7 @@ fn write_game(out: &mut Vec<u8>, game: &Vindinium) {
         if index > 0 {
             out.push(b',');
         }
-        out.extend_from_slice(game.docs.get(index));
+        out.extend_from_slice(game.hero_parts.get(index));
     }
     out.extend_from_slice(b"],\"board\":{");
     number(out, "size", game.board.size());
@@ -195,7 +195,7 @@ pub(super) fn write_document(game: &Vindinium, seat: usize, out: &mut Vec<u8>) {
     out.extend_from_slice(b"{\"game\":");
     write_game(out, game);
     out.extend_from_slice(b",\"hero\":");
-    out.extend_from_slice(game.docs.get(seat.min(game.heroes.len() - 1)));
+    out.extend_from_slice(game.hero_parts.get(seat.min(game.heroes.len() - 1)));
     out.extend_from_slice(b",\"token\":\"seat");
     write_int(out, seat);
     out.extend_from_slice(b"\",\"viewUrl\":\"\",\"playUrl\":\"\"}");

@@ -1,7 +1,7 @@
 //! The match state and how one step changes it: the rules of play.
 
 use super::VindiniumRules;
-use super::codec::HeroDocs;
+use super::codec::HeroParts;
 use super::map::{Board, Dir, HeroId, Tile, VindiniumMap, neighbors};
 use crate::game::{text_of, write_json};
 use crate::{PlayerOutcome, PlayerStatus, Pos, Seat, ranks_by_score};
@@ -53,10 +53,11 @@ pub struct Vindinium {
     pub(super) heroes: Vec<Hero>,
     pub(super) turn: u64,
     pub(super) finished: bool,
-    /// The game's id as a JSON string, quotes included, for the same reason.
+    /// The game's id as a JSON string, quotes included: every document holds it, and
+    /// it never changes.
     pub(super) game_id_json: String,
     /// The heroes' parts of the documents, refreshed at the end of each move.
-    pub(super) docs: HeroDocs,
+    pub(super) hero_parts: HeroParts,
 }
 
 impl Vindinium {
@@ -88,9 +89,9 @@ impl Vindinium {
             turn: 0,
             finished: false,
             game_id_json,
-            docs: HeroDocs::default(),
+            hero_parts: HeroParts::default(),
         };
-        game.docs.refresh(&game.heroes, &game.board);
+        game.hero_parts.refresh(&game.heroes, &game.board);
         game
     }
 
@@ -210,7 +211,7 @@ impl Vindinium {
         // the game (the spec's `doMove` runs `finalize` for a Crash unconditionally).
         self.finalize(index);
         // The rest of the move changes no hero.
-        self.docs.refresh(&self.heroes, &self.board);
+        self.hero_parts.refresh(&self.heroes, &self.board);
         if all_crashed {
             // A crash that ends the game does not count as a move.
             self.finished = true;
