@@ -7,9 +7,11 @@
 //! # Layout
 //! - [`rules`](VindiniumRules): the tunable rules.
 //! - `state`: the match and how one move changes it.
-//! - `codec`: a reply read into a move, and the JSON state document.
-//! - [`map`]: the board and the map file format; [`generator`]: the original's
-//!   random maps.
+//! - `codec`: a reply read into a move, and the JSON state document, with each
+//!   hero's part of it kept from move to move. Positions are [`Pos`](crate::Pos)
+//!   everywhere else; the codec writes the original's `x` (the row) and `y`.
+//! - [`map`]: the board (which keeps its `tiles` text and mine counts as it changes)
+//!   and the map file format; [`generator`]: the original's random maps.
 //! - [`bots`]: the built-in bots.
 
 pub mod bots;
