@@ -5,8 +5,8 @@
 use std::collections::VecDeque;
 
 use farm_engine::vindinium::generator::{self, GeneratorConfig};
-use farm_engine::vindinium::{Dir, Pos, Tile, Vindinium, VindiniumAction, VindiniumMap, VindiniumRules};
-use farm_engine::{BotReply, Game, GameRng, PlayerStatus};
+use farm_engine::vindinium::{Dir, Tile, Vindinium, VindiniumAction, VindiniumMap, VindiniumRules, neighbors};
+use farm_engine::{BotReply, Game, GameRng, PlayerStatus, Pos};
 use serde_json::Value;
 
 const M1: &str = include_str!("../../maps/vindinium/m1.txt");
@@ -704,12 +704,14 @@ fn the_state_document_has_the_originals_shape() {
 // The map generator
 // ---------------------------------------------------------------------------
 
-fn mirror_x(size: usize, pos: Pos) -> Pos {
-    Pos { x: size as i32 - 1 - pos.x, y: pos.y }
+/// The original's `mirrorX`: the rows flipped (its `x` is the row).
+fn flip_rows(size: usize, pos: Pos) -> Pos {
+    Pos::new(pos.x, size as i32 - 1 - pos.y)
 }
 
-fn mirror_y(size: usize, pos: Pos) -> Pos {
-    Pos { x: pos.x, y: size as i32 - 1 - pos.y }
+/// The original's `mirrorY`: the columns flipped.
+fn flip_columns(size: usize, pos: Pos) -> Pos {
+    Pos::new(size as i32 - 1 - pos.x, pos.y)
 }
 
 /// Air cells reachable from `from` through air.
@@ -717,7 +719,7 @@ fn reachable(map: &VindiniumMap, from: Pos) -> Vec<Pos> {
     let mut seen = vec![from];
     let mut queue = VecDeque::from([from]);
     while let Some(pos) = queue.pop_front() {
-        for next in pos.neighbors() {
+        for next in neighbors(pos) {
             if map.board.get(next) == Some(Tile::Air) && !seen.contains(&next) {
                 seen.push(next);
                 queue.push_back(next);
@@ -746,8 +748,8 @@ fn generated_maps_keep_the_generators_promises() {
         // Four-way mirror symmetric, mine owners aside.
         for &pos in &positions {
             let tile = shape(map.board.get(pos));
-            assert_eq!(tile, shape(map.board.get(mirror_x(size, pos))), "seed {seed}: {pos:?}");
-            assert_eq!(tile, shape(map.board.get(mirror_y(size, pos))), "seed {seed}: {pos:?}");
+            assert_eq!(tile, shape(map.board.get(flip_rows(size, pos))), "seed {seed}: {pos:?}");
+            assert_eq!(tile, shape(map.board.get(flip_columns(size, pos))), "seed {seed}: {pos:?}");
         }
 
         // Hero 1 at the spawn in the top-left area, the others at its mirrors.
@@ -756,7 +758,7 @@ fn generated_maps_keep_the_generators_promises() {
         assert!((0..half).contains(&spawn.x) && (0..half).contains(&spawn.y), "seed {seed}: {spawn:?}");
         assert_eq!(
             map.starts,
-            [spawn, mirror_x(size, spawn), mirror_x(size, mirror_y(size, spawn)), mirror_y(size, spawn)],
+            [spawn, flip_rows(size, spawn), flip_rows(size, flip_columns(size, spawn)), flip_columns(size, spawn)],
             "seed {seed}"
         );
 
@@ -777,7 +779,7 @@ fn generated_maps_keep_the_generators_promises() {
         assert_eq!(count(|tile| tile == Tile::Mine(None)), count(|tile| matches!(tile, Tile::Mine(_))));
         for &pos in &positions {
             if matches!(map.board.get(pos), Some(Tile::Tavern | Tile::Mine(_))) {
-                assert!(pos.neighbors().iter().any(|next| reached.contains(next)), "seed {seed}: {pos:?} is cut off");
+                assert!(neighbors(pos).iter().any(|next| reached.contains(next)), "seed {seed}: {pos:?} is cut off");
             }
         }
 

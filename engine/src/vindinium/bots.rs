@@ -3,9 +3,9 @@
 use std::collections::VecDeque;
 
 use super::Vindinium;
-use super::board::{Dir, Pos, Tile};
+use super::map::{Dir, Tile, neighbors};
 use crate::builtin::{self, BuiltinBot, GameBot};
-use crate::{GameRng, Seat};
+use crate::{GameRng, Pos, Seat};
 
 /// The built-in bots' names.
 pub const NAMES: &[&str] = &["random", "greedy"];
@@ -13,7 +13,7 @@ pub const NAMES: &[&str] = &["random", "greedy"];
 pub(crate) fn create(name: &str, rng: GameRng) -> Option<Box<dyn BuiltinBot>> {
     match name {
         "random" => Some(builtin::boxed(RandomBot { rng })),
-        "greedy" => Some(builtin::boxed(GreedyBot)),
+        "greedy" => Some(builtin::boxed(GreedyBot::default())),
         _ => None,
     }
 }
@@ -30,55 +30,87 @@ impl GameBot<Vindinium> for RandomBot {
 }
 
 /// Walks to the nearest mine it does not own, or to a tavern when its life is low.
-struct GreedyBot;
+#[derive(Default)]
+struct GreedyBot {
+    /// The search's first step towards each cell, by cell number; kept from move to
+    /// move so that a move allocates nothing.
+    first_step: Vec<Option<Dir>>,
+    /// The search's cells to visit, kept for the same reason.
+    queue: VecDeque<Pos>,
+}
 
 /// Below this life a goblin fight or two would kill: time for a beer.
 const THIRSTY_LIFE: i32 = 45;
 
 impl GameBot<Vindinium> for GreedyBot {
     fn reply(&mut self, game: &Vindinium, seat: Seat) -> String {
-        greedy_move(game, seat).name().to_owned()
+        self.choose(game, seat).name().to_owned()
     }
 }
 
-fn greedy_move(game: &Vindinium, seat: Seat) -> Dir {
-    let board = &game.board;
-    let size = board.size() as i32;
-    let me = &game.heroes[seat.min(game.heroes.len() - 1)];
-    let thirsty = me.life < THIRSTY_LIFE && me.gold >= 2;
-    let is_target = |pos: Pos| match board.get(pos) {
-        Some(Tile::Tavern) => thirsty || me.life <= 20,
-        Some(Tile::Mine(owner)) => !(thirsty || me.life <= 20) && owner != Some(me.id),
-        _ => false,
-    };
-    // Other heroes stand on air and block like walls.
-    let walkable = |pos: Pos| board.get(pos) == Some(Tile::Air) && !game.heroes.iter().any(|hero| hero.pos == pos);
+impl GreedyBot {
+    fn choose(&mut self, game: &Vindinium, seat: Seat) -> Dir {
+        let board = &game.board;
+        let size = board.size() as i32;
+        let me = &game.heroes[seat.min(game.heroes.len() - 1)];
+        let thirsty = me.life < THIRSTY_LIFE && me.gold >= 2;
+        let wants_beer = thirsty || me.life <= 20;
+        // One look at the board per cell.
+        let kind = |pos: Pos| match board.get(pos) {
+            Some(Tile::Tavern) if wants_beer => Cell::Target,
+            Some(Tile::Mine(owner)) if !wants_beer && owner != Some(me.id) => Cell::Target,
+            Some(Tile::Air) => Cell::Free,
+            _ => Cell::Blocked,
+        };
 
-    // Breadth-first search over free cells, remembering each cell's first step.
-    let mut first_step = vec![None; (size * size).max(0) as usize];
-    let index = |pos: Pos| (pos.x * size + pos.y) as usize;
-    let mut queue = VecDeque::new();
-    for dir in Dir::MOVES {
-        let next = me.pos.to(dir);
-        if is_target(next) {
-            return dir;
-        }
-        if walkable(next) && first_step[index(next)].is_none() {
-            first_step[index(next)] = Some(dir);
-            queue.push_back(next);
-        }
-    }
-    while let Some(pos) = queue.pop_front() {
-        let dir = first_step[index(pos)].unwrap_or(Dir::Stay);
-        for next in pos.neighbors() {
-            if is_target(next) {
-                return dir;
-            }
-            if walkable(next) && next != me.pos && first_step[index(next)].is_none() {
-                first_step[index(next)] = Some(dir);
-                queue.push_back(next);
+        // Breadth-first search over free cells, remembering each cell's first step.
+        let first_step = &mut self.first_step;
+        first_step.clear();
+        first_step.resize((size * size).max(0) as usize, None);
+        let index = |pos: Pos| pos.index(size);
+        // Heroes (this one too) stand on air and block like walls: their cells are
+        // taken as visited from the start.
+        for hero in &game.heroes {
+            if hero.pos.on_board(size, size) {
+                first_step[index(hero.pos)] = Some(Dir::Stay);
             }
         }
+        let queue = &mut self.queue;
+        queue.clear();
+        for dir in Dir::MOVES {
+            let next = dir.step(me.pos);
+            match kind(next) {
+                Cell::Target => return dir,
+                Cell::Free if first_step[index(next)].is_none() => {
+                    first_step[index(next)] = Some(dir);
+                    queue.push_back(next);
+                }
+                Cell::Free | Cell::Blocked => {}
+            }
+        }
+        while let Some(pos) = queue.pop_front() {
+            let dir = first_step[index(pos)].unwrap_or(Dir::Stay);
+            for next in neighbors(pos) {
+                match kind(next) {
+                    Cell::Target => return dir,
+                    Cell::Free if first_step[index(next)].is_none() => {
+                        first_step[index(next)] = Some(dir);
+                        queue.push_back(next);
+                    }
+                    Cell::Free | Cell::Blocked => {}
+                }
+            }
+        }
+        Dir::Stay
     }
-    Dir::Stay
+}
+
+/// What a cell is to the greedy bot's search.
+enum Cell {
+    /// Where the bot wants to go: stepping into it is the move.
+    Target,
+    /// Air: the search goes on through it, unless a hero stands there.
+    Free,
+    /// Anything else.
+    Blocked,
 }

@@ -3,8 +3,8 @@
 
 use std::collections::VecDeque;
 
-use super::board::{Board, Pos, Tile, VindiniumMap};
-use crate::GameRng;
+use super::map::{Board, Tile, VindiniumMap, neighbors};
+use crate::{GameRng, Pos};
 
 /// The generator gave up: the drawn parameters kept producing unusable boards.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -53,23 +53,27 @@ pub fn generate_with(config: GeneratorConfig, rng: &mut GameRng) -> Result<Vindi
     (0..ATTEMPTS).find_map(|_| attempt(config, rng)).ok_or(GenerateError { size: config.size })
 }
 
-fn mirror_x(size: usize, pos: Pos) -> Pos {
-    Pos { x: size as i32 - 1 - pos.x, y: pos.y }
+/// The cell in the same column, as far from the bottom as `pos` is from the top: the
+/// original's `mirrorX`, its `x` being the row.
+fn flip_rows(size: usize, pos: Pos) -> Pos {
+    Pos::new(pos.x, size as i32 - 1 - pos.y)
 }
 
-fn mirror_y(size: usize, pos: Pos) -> Pos {
-    Pos { x: pos.x, y: size as i32 - 1 - pos.y }
+/// The cell in the same row, as far from the right as `pos` is from the left: the
+/// original's `mirrorY`.
+fn flip_columns(size: usize, pos: Pos) -> Pos {
+    Pos::new(size as i32 - 1 - pos.x, pos.y)
 }
 
 /// Cells reachable from `from` through air, `from` included.
 fn reachable(board: &Board, from: Pos) -> Vec<bool> {
     let size = board.size();
     let mut seen = vec![false; size * size];
-    let index = |pos: Pos| pos.x as usize * size + pos.y as usize;
+    let index = |pos: Pos| pos.index(size as i32);
     let mut queue = VecDeque::from([from]);
     seen[index(from)] = true;
     while let Some(pos) = queue.pop_front() {
-        for next in pos.neighbors() {
+        for next in neighbors(pos) {
             if board.get(next) == Some(Tile::Air) && !seen[index(next)] {
                 seen[index(next)] = true;
                 queue.push_back(next);
@@ -80,7 +84,7 @@ fn reachable(board: &Board, from: Pos) -> Vec<bool> {
 }
 
 fn is_reached(board: &Board, reached: &[bool], pos: Pos) -> bool {
-    board.get(pos).is_some() && reached[pos.x as usize * board.size() + pos.y as usize]
+    board.get(pos).is_some() && reached[pos.index(board.size() as i32)]
 }
 
 /// Mines with at least one reachable neighbour.
@@ -88,7 +92,7 @@ fn mines_next_to_air(board: &Board, reached: &[bool]) -> usize {
     board
         .positions()
         .filter(|pos| matches!(board.get(*pos), Some(Tile::Mine(_))))
-        .filter(|pos| pos.neighbors().iter().any(|next| is_reached(board, reached, *next)))
+        .filter(|pos| neighbors(*pos).iter().any(|next| is_reached(board, reached, *next)))
         .count()
 }
 
@@ -110,19 +114,21 @@ fn attempt(config: GeneratorConfig, rng: &mut GameRng) -> Option<VindiniumMap> {
     }
     let mut board = Board::filled(size, Tile::Air);
     for pos in board.positions().collect::<Vec<_>>() {
-        let qx = (pos.x as usize).min(size - 1 - pos.x as usize);
-        let qy = (pos.y as usize).min(size - 1 - pos.y as usize);
-        board.set(pos, quarter[qx * half + qy]);
+        let row = (pos.y as usize).min(size - 1 - pos.y as usize);
+        let column = (pos.x as usize).min(size - 1 - pos.x as usize);
+        board.set(pos, quarter[row * half + column]);
     }
 
     // 3. A spawn cell in the top-left quarter that reaches its mirrors through air.
     let spawn = (0..SPAWN_TRIES).find_map(|_| {
-        let pos = Pos { x: rng.below(half - 2) as i32, y: rng.below(half - 2) as i32 };
+        // The row is drawn first, as the original draws its `x`.
+        let row = rng.below(half - 2) as i32;
+        let pos = Pos::new(rng.below(half - 2) as i32, row);
         if board.get(pos) != Some(Tile::Air) {
             return None;
         }
         let reached = reachable(&board, pos);
-        (is_reached(&board, &reached, mirror_x(size, pos)) && is_reached(&board, &reached, mirror_y(size, pos)))
+        (is_reached(&board, &reached, flip_rows(size, pos)) && is_reached(&board, &reached, flip_columns(size, pos)))
             .then_some(pos)
     })?;
 
@@ -133,7 +139,7 @@ fn attempt(config: GeneratorConfig, rng: &mut GameRng) -> Option<VindiniumMap> {
             continue;
         }
         let keep = matches!(board.get(pos), Some(Tile::Mine(_)))
-            && pos.neighbors().iter().any(|next| is_reached(&board, &reached, *next));
+            && neighbors(pos).iter().any(|next| is_reached(&board, &reached, *next));
         if !keep {
             board.set(pos, Tile::Wood);
         }
@@ -152,7 +158,7 @@ fn attempt(config: GeneratorConfig, rng: &mut GameRng) -> Option<VindiniumMap> {
         .collect();
     rng.shuffle(&mut candidates);
     let placed = candidates.into_iter().find(|&pos| {
-        let group = [pos, mirror_x(size, pos), mirror_y(size, pos), mirror_x(size, mirror_y(size, pos))];
+        let group = [pos, flip_rows(size, pos), flip_columns(size, pos), flip_rows(size, flip_columns(size, pos))];
         for cell in group {
             board.set(cell, Tile::Tavern);
         }
@@ -169,6 +175,6 @@ fn attempt(config: GeneratorConfig, rng: &mut GameRng) -> Option<VindiniumMap> {
     placed?;
 
     // 6. Heroes 1..4 at the spawn and its mirrors: 2 rows flipped, 3 both, 4 columns flipped.
-    let starts = [spawn, mirror_x(size, spawn), mirror_x(size, mirror_y(size, spawn)), mirror_y(size, spawn)];
+    let starts = [spawn, flip_rows(size, spawn), flip_rows(size, flip_columns(size, spawn)), flip_columns(size, spawn)];
     Some(VindiniumMap { board, starts })
 }

@@ -1,28 +1,22 @@
-//! The board, positions and the map file format.
+//! The board, moves and the map file format.
 //!
 //! A map file is the board drawn as text: one line per row, two characters per tile,
 //! exactly as the `tiles` string of the JSON state cut into rows: `  ` air, `##` wood,
 //! `[]` tavern, `$-` neutral mine, `$1`..`$4` owned mine, `@1`..`@4` a hero's start
 //! (over air). The map is square.
+//!
+//! Positions are [`Pos`]: `x` the column, `y` the row. The original's JSON names them
+//! the other way round; the codec converts.
 
 use std::fmt;
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
-use crate::MapError;
 use crate::game::text_of;
+use crate::{MapError, Pos};
 
 /// A hero's id, 1 to 4.
 pub type HeroId = u8;
-
-/// A cell. `x` is the ROW (0 at the top) and `y` the column, as in the original.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-pub struct Pos {
-    /// Row.
-    pub x: i32,
-    /// Column.
-    pub y: i32,
-}
 
 /// A move. Anything a bot writes that is not a direction means `Stay`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -53,25 +47,22 @@ impl Dir {
             Dir::Stay => "Stay",
         }
     }
+
+    /// The cell one step in this direction from `from`.
+    pub fn step(self, from: Pos) -> Pos {
+        match self {
+            Dir::North => from.offset(0, -1),
+            Dir::East => from.offset(1, 0),
+            Dir::South => from.offset(0, 1),
+            Dir::West => from.offset(-1, 0),
+            Dir::Stay => from,
+        }
+    }
 }
 
-impl Pos {
-    /// The cell one step in `dir`.
-    pub fn to(self, dir: Dir) -> Pos {
-        let (dx, dy) = match dir {
-            Dir::North => (-1, 0),
-            Dir::East => (0, 1),
-            Dir::South => (1, 0),
-            Dir::West => (0, -1),
-            Dir::Stay => (0, 0),
-        };
-        Pos { x: self.x + dx, y: self.y + dy }
-    }
-
-    /// The four neighbours in the original's order: North, East, South, West.
-    pub fn neighbors(self) -> [Pos; 4] {
-        Dir::MOVES.map(|dir| self.to(dir))
-    }
+/// The four neighbours of `pos` in the original's order: North, East, South, West.
+pub fn neighbors(pos: Pos) -> [Pos; 4] {
+    Dir::MOVES.map(|dir| dir.step(pos))
 }
 
 /// What a cell holds, heroes aside.
@@ -103,16 +94,30 @@ impl Tile {
 }
 
 /// A square board of tiles.
+///
+/// Besides the tiles it keeps what every state document reads from them, the `tiles`
+/// text and each hero's mine count, changed with the tiles rather than recomputed for
+/// each document: a tile changes a few times in a match, a document is written on
+/// every step.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Board {
     size: usize,
     tiles: Vec<Tile>,
+    /// The tiles' codes, two bytes per tile, row by row: the `tiles` text without heroes.
+    text: Vec<u8>,
+    /// How many mines each hero owns, indexed by hero id (index 0 counts nothing).
+    mines: [usize; 5],
 }
 
 impl Board {
     /// A board of `size`² tiles, all `fill`.
     pub fn filled(size: usize, fill: Tile) -> Self {
-        Board { size, tiles: vec![fill; size * size] }
+        let mut board =
+            Board { size, tiles: vec![fill; size * size], text: fill.code().repeat(size * size).into(), mines: [0; 5] };
+        if let Tile::Mine(Some(owner)) = fill {
+            board.count_mine(owner, size * size);
+        }
+        board
     }
 
     /// The side length.
@@ -122,7 +127,7 @@ impl Board {
 
     fn index(&self, pos: Pos) -> Option<usize> {
         let size = self.size as i32;
-        (pos.x >= 0 && pos.y >= 0 && pos.x < size && pos.y < size).then(|| (pos.x * size + pos.y) as usize)
+        pos.on_board(size, size).then(|| pos.index(size))
     }
 
     /// The tile at `pos`, or `None` off the board.
@@ -133,26 +138,52 @@ impl Board {
     /// Sets the tile at `pos`; positions off the board are ignored.
     pub fn set(&mut self, pos: Pos, tile: Tile) {
         if let Some(i) = self.index(pos) {
-            self.tiles[i] = tile;
+            self.replace(i, tile);
+        }
+    }
+
+    /// Puts `tile` at index `i`, keeping the text and the mine counts in step.
+    fn replace(&mut self, i: usize, tile: Tile) {
+        if let Tile::Mine(Some(owner)) = self.tiles[i] {
+            self.uncount_mine(owner);
+        }
+        if let Tile::Mine(Some(owner)) = tile {
+            self.count_mine(owner, 1);
+        }
+        self.tiles[i] = tile;
+        self.text[2 * i..2 * i + 2].copy_from_slice(tile.code().as_bytes());
+    }
+
+    /// Adds `mines` to `owner`'s count; owners other than heroes 1 to 4 are not counted.
+    fn count_mine(&mut self, owner: HeroId, mines: usize) {
+        if let Some(count) = self.mines.get_mut(usize::from(owner)) {
+            *count += mines;
+        }
+    }
+
+    /// Takes one mine from `owner`'s count.
+    fn uncount_mine(&mut self, owner: HeroId) {
+        if let Some(count) = self.mines.get_mut(usize::from(owner)) {
+            *count -= 1;
         }
     }
 
     /// Every position, row by row.
     pub fn positions(&self) -> impl Iterator<Item = Pos> + use<> {
         let size = self.size as i32;
-        (0..size).flat_map(move |x| (0..size).map(move |y| Pos { x, y }))
+        (0..size).flat_map(move |y| (0..size).map(move |x| Pos::new(x, y)))
     }
 
     /// How many mines `hero` owns.
     pub fn mines_of(&self, hero: HeroId) -> usize {
-        self.mine_counts().get(usize::from(hero)).copied().unwrap_or(0)
+        self.mines.get(usize::from(hero)).copied().unwrap_or(0)
     }
 
     /// Gives every mine owned by `from` to `to` (`None`: neutral).
     pub fn transfer_mines(&mut self, from: HeroId, to: Option<HeroId>) {
-        for tile in &mut self.tiles {
-            if *tile == Tile::Mine(Some(from)) {
-                *tile = Tile::Mine(to);
+        for i in 0..self.tiles.len() {
+            if self.tiles[i] == Tile::Mine(Some(from)) {
+                self.replace(i, Tile::Mine(to));
             }
         }
     }
@@ -166,9 +197,7 @@ impl Board {
     /// Appends the `tiles` string (see [`Board::render`]) to `out`.
     pub fn render_into(&self, heroes: impl DoubleEndedIterator<Item = (HeroId, Pos)>, out: &mut Vec<u8>) {
         let start = out.len();
-        for tile in &self.tiles {
-            out.extend_from_slice(tile.code().as_bytes());
-        }
+        out.extend_from_slice(&self.text);
         // In reverse, so that of two heroes on one cell the first is drawn.
         for (id, pos) in heroes.rev() {
             let code = [b"@1", b"@2", b"@3", b"@4"].get(usize::from(id).wrapping_sub(1));
@@ -180,15 +209,7 @@ impl Board {
 
     /// How many mines each hero owns, indexed by hero id (index 0 counts nothing).
     pub fn mine_counts(&self) -> [usize; 5] {
-        let mut counts = [0; 5];
-        for tile in &self.tiles {
-            if let Tile::Mine(Some(owner)) = tile
-                && let Some(count) = counts.get_mut(usize::from(*owner))
-            {
-                *count += 1;
-            }
-        }
-        counts
+        self.mines
     }
 }
 
@@ -219,8 +240,8 @@ impl VindiniumMap {
         }
         let mut board = Board::filled(size, Tile::Air);
         let mut starts: [Option<Pos>; 4] = [None; 4];
-        for (x, row) in rows.iter().enumerate() {
-            let line = x + 1;
+        for (y, row) in rows.iter().enumerate() {
+            let line = y + 1;
             let chars: Vec<char> = row.trim_end_matches('\r').chars().collect();
             if chars.len() != 2 * size {
                 return Err(error(
@@ -233,8 +254,8 @@ impl VindiniumMap {
                     ),
                 ));
             }
-            for (y, pair) in chars.chunks(2).enumerate() {
-                let pos = Pos { x: x as i32, y: y as i32 };
+            for (x, pair) in chars.chunks(2).enumerate() {
+                let pos = Pos::new(x as i32, y as i32);
                 let code: String = pair.iter().collect();
                 let tile = match code.as_str() {
                     "  " => Tile::Air,
@@ -245,17 +266,17 @@ impl VindiniumMap {
                     "@1" | "@2" | "@3" | "@4" => {
                         let hero = usize::from(pair[1] as u8 - b'1');
                         if starts[hero].is_some() {
-                            return Err(error(line, 2 * y + 1, format!("hero {} starts twice", hero + 1)));
+                            return Err(error(line, 2 * x + 1, format!("hero {} starts twice", hero + 1)));
                         }
                         starts[hero] = Some(pos);
                         Tile::Air
                     }
-                    _ => return Err(error(line, 2 * y + 1, format!("unknown tile {code:?}"))),
+                    _ => return Err(error(line, 2 * x + 1, format!("unknown tile {code:?}"))),
                 };
                 board.set(pos, tile);
             }
         }
-        let mut found = [Pos { x: 0, y: 0 }; 4];
+        let mut found = [Pos::new(0, 0); 4];
         for (hero, start) in starts.iter().enumerate() {
             found[hero] =
                 start.ok_or_else(|| error(1, 1, format!("no start for hero {} (@{})", hero + 1, hero + 1)))?;
@@ -280,6 +301,7 @@ impl fmt::Display for VindiniumMap {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::GameRng;
 
     const M1: &str = include_str!("../../../maps/vindinium/m1.txt");
 
@@ -287,7 +309,8 @@ mod tests {
     fn m1_parses_and_prints_back_unchanged() {
         let map = VindiniumMap::parse(M1).expect("m1 parses");
         assert_eq!(map.board.size(), 10);
-        assert_eq!(map.starts, [Pos { x: 0, y: 1 }, Pos { x: 9, y: 1 }, Pos { x: 7, y: 7 }, Pos { x: 0, y: 8 }]);
+        // Column, row: hero 2 starts in the bottom row.
+        assert_eq!(map.starts, [Pos::new(1, 0), Pos::new(1, 9), Pos::new(7, 7), Pos::new(8, 0)]);
         assert_eq!(map.to_string(), M1);
     }
 
@@ -307,5 +330,29 @@ mod tests {
         assert_eq!(VindiniumMap::parse(twice).expect_err("twice").problem, "hero 1 starts twice");
         let missing = "@1      \n@3@4    \n        \n        \n";
         assert!(VindiniumMap::parse(missing).expect_err("missing").problem.contains("hero 2"));
+    }
+
+    #[test]
+    fn the_kept_text_and_mine_counts_follow_every_change() {
+        let mut rng = GameRng::new(7, GameRng::MAP);
+        let owners = [None, Some(1), Some(2), Some(3), Some(4)];
+        let tiles = [Tile::Air, Tile::Wood, Tile::Tavern].into_iter().chain(owners.map(Tile::Mine)).collect::<Vec<_>>();
+        let mut board = Board::filled(6, Tile::Mine(Some(2)));
+        for step in 0..2000 {
+            if step % 9 == 0 {
+                let from = rng.below(5) as HeroId;
+                board.transfer_mines(from, owners[rng.below(5)]);
+            } else {
+                // Off-board cells too: they change nothing.
+                let pos = Pos::new(rng.below(8) as i32 - 1, rng.below(8) as i32 - 1);
+                board.set(pos, tiles[rng.below(tiles.len())]);
+            }
+            let text: String = board.tiles.iter().map(|tile| tile.code()).collect();
+            assert_eq!(board.render(&[]), text, "step {step}");
+            for hero in 1..=4 {
+                let owned = board.tiles.iter().filter(|tile| **tile == Tile::Mine(Some(hero))).count();
+                assert_eq!(board.mines_of(hero), owned, "step {step}, hero {hero}");
+            }
+        }
     }
 }
