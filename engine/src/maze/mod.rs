@@ -14,23 +14,23 @@
 //! # Layout
 //! - [`map`]: positions, items, monsters and the map file format.
 //! - [`generator`]: the original's maze generator.
-//! - [`command`]: parsing a reply.
-//! - [`dungeon`]: one copy: turn resolution, pathfinding, weapons.
+//! - [`codec`]: parsing a reply.
+//! - [`state`]: one copy: turn resolution, pathfinding, weapons.
 //! - [`bots`]: the built-in bots.
 
 pub mod bots;
-pub mod command;
-pub mod dungeon;
+pub mod codec;
 pub mod generator;
 pub mod map;
+pub mod state;
 
 use std::ops::RangeInclusive;
 
 use serde::{Deserialize, Serialize};
 
-pub use command::{Command, CommandError, Weapon, parse_command};
-pub use dungeon::{Dungeon, End, Entity, Hero, Monster, OBSTACLE, Resolved, Sight, Waste, weapon_cells};
+pub use codec::{Command, CommandError, Weapon, parse_command};
 pub use map::{Cell, HEIGHT, Item, MazeMap, MonsterKind, Pos, WIDTH};
+pub use state::{Dungeon, End, Entity, Hero, Monster, OBSTACLE, Resolved, Sight, Waste, weapon_cells};
 
 use crate::MapError;
 use crate::game::{check_rule, write_int};

@@ -7,7 +7,7 @@ use serde::Serialize;
 
 use crate::game::{text_of, write_int, write_json};
 
-use super::command::{Command, Weapon, clip};
+use super::codec::{Command, Weapon, clip};
 use super::map::{CELLS, Cell, Item, MazeMap, MonsterKind, Pos};
 use super::{DEATH_SCORE, ERROR_SCORE, EXIT_SCORE, HERO_FOV, HERO_MAX_HP, POTION_HP, TREASURE_SCORE};
 use crate::{GameRng, PlayerStatus};
@@ -574,9 +574,9 @@ impl Dungeon {
     }
 }
 
-/// A failure's reason, cut to a few times [`super::command::QUOTE_CHARS`] characters.
+/// A failure's reason, cut to a few times [`super::codec::QUOTE_CHARS`] characters.
 fn clip_reason(reason: &str) -> &str {
-    match reason.char_indices().nth(4 * super::command::QUOTE_CHARS) {
+    match reason.char_indices().nth(4 * super::codec::QUOTE_CHARS) {
         Some((cut, _)) => &reason[..cut],
         None => reason,
     }
