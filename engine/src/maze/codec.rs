@@ -1,64 +1,14 @@
-//! The bot's reply: `MOVE x y [message]` or `ATTACK w x y [message]`, parsed as
-//! strictly as the original's `Action.parse`.
+//! The bot I/O and the replay documents: the observation a hero is sent (its
+//! [`Sight`], written in the original's text format), a reply read into an action
+//! (`MOVE x y [message]` or `ATTACK w x y [message]`, parsed as strictly as the
+//! original's `Action.parse`; malformed input is an action too), and a copy's state
+//! written into a replay frame.
 
-use super::map::Pos;
-use crate::java_trim;
-
-/// A weapon. Its index is the `w` of `ATTACK w x y`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Weapon {
-    /// 10 damage to one cell at Manhattan distance 1; unlimited.
-    Sword,
-    /// 6 damage to three cells within Chebyshev 1.
-    Hammer,
-    /// 7 damage to two cells along a queen line within 2.
-    Scythe,
-    /// 8 damage to any one cell within Chebyshev 3.
-    Bow,
-}
-
-impl Weapon {
-    /// Every weapon, by index.
-    pub const ALL: [Weapon; 4] = [Weapon::Sword, Weapon::Hammer, Weapon::Scythe, Weapon::Bow];
-
-    /// The protocol's weapon number, 0 to 3.
-    pub fn index(self) -> usize {
-        self as usize
-    }
-
-    /// The weapon with protocol number `index`.
-    pub fn from_index(index: i64) -> Option<Weapon> {
-        usize::try_from(index).ok().and_then(|index| Weapon::ALL.get(index)).copied()
-    }
-
-    /// Damage to every monster on a hit cell.
-    pub fn damage(self) -> i32 {
-        match self {
-            Weapon::Sword => 10,
-            Weapon::Hammer => 6,
-            Weapon::Scythe => 7,
-            Weapon::Bow => 8,
-        }
-    }
-
-    /// Charges at the start (the sword's 99999 is as good as unlimited).
-    pub fn initial_charges(self) -> u32 {
-        match self {
-            Weapon::Sword => 99_999,
-            Weapon::Hammer | Weapon::Scythe | Weapon::Bow => 5,
-        }
-    }
-
-    /// The lower-case name.
-    pub fn name(self) -> &'static str {
-        match self {
-            Weapon::Sword => "sword",
-            Weapon::Hammer => "hammer",
-            Weapon::Scythe => "scythe",
-            Weapon::Bow => "bow",
-        }
-    }
-}
+use super::map::{HEIGHT, WIDTH, all_cells, chebyshev};
+use super::rules::HERO_FOV;
+use super::state::{Dungeon, Maze, Resolved, Waste, Weapon};
+use crate::game::{text_of, write_int, write_json};
+use crate::{BotReply, PlayerStatus, Pos, java_trim};
 
 /// A well-formed command.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -115,7 +65,7 @@ pub enum CommandError {
 pub const QUOTE_CHARS: usize = 80;
 
 /// `text` cut to [`QUOTE_CHARS`] characters, with `…` when something was cut.
-pub(crate) fn clip(text: &str) -> String {
+pub(super) fn clip(text: &str) -> String {
     match text.char_indices().nth(QUOTE_CHARS) {
         Some((cut, _)) => format!("{}…", &text[..cut]),
         None => text.to_owned(),
@@ -186,7 +136,7 @@ pub fn parse_command(line: &str) -> Result<Command, CommandError> {
     let rest = words.next();
     let coordinates = |x: i64, y: i64| {
         let target = Pos::new(x as i32, y as i32);
-        if target.in_maze() { Ok(target) } else { Err(CommandError::OutsideMaze { x, y }) }
+        if target.on_board(WIDTH, HEIGHT) { Ok(target) } else { Err(CommandError::OutsideMaze { x, y }) }
     };
     match keyword {
         "MOVE" => {
@@ -209,9 +159,248 @@ pub fn parse_command(line: &str) -> Result<Command, CommandError> {
     }
 }
 
+/// One seat's parsed reply.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum MazeAction {
+    /// A well-formed command.
+    Command(Command),
+    /// The game ends with the error score and this status.
+    Fail {
+        /// `Disqualified` for an invalid command, `TimedOut` or `Crashed`.
+        status: PlayerStatus,
+        /// What was wrong.
+        reason: String,
+    },
+}
+
+/// Reads one reply: a command, or the failure it is.
+pub fn parse_reply(reply: &BotReply) -> MazeAction {
+    match reply {
+        BotReply::Line(text) => match parse_command(text) {
+            Ok(command) => MazeAction::Command(command),
+            Err(error) => MazeAction::Fail { status: PlayerStatus::Disqualified, reason: error.to_string() },
+        },
+        BotReply::Unreadable => {
+            MazeAction::Fail { status: PlayerStatus::Disqualified, reason: "unreadable reply".into() }
+        }
+        BotReply::Timeout => MazeAction::Fail { status: PlayerStatus::TimedOut, reason: "timeout".into() },
+        BotReply::Crashed => MazeAction::Fail { status: PlayerStatus::Crashed, reason: "the bot crashed".into() },
+        BotReply::OutputLimit => MazeAction::Fail {
+            status: PlayerStatus::OutputLimit,
+            reason: "the bot's output passed the replay limit".into(),
+        },
+    }
+}
+
+/// The entity type of an obstacle in the protocol (its value is always −1).
+pub const OBSTACLE: i32 = 1;
+
+/// One entity a hero sees: a line of its input.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Entity {
+    /// Where it is.
+    pub pos: Pos,
+    /// Its type: 0 exit, 1 obstacle, 2 to 6 items, 7 and up boxes and monsters.
+    pub etype: i32,
+    /// Its value: an item's worth, a monster's hp, −1 for an obstacle.
+    pub evalue: i32,
+}
+
+/// What a hero sees at the start of a turn: everything its input holds.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Sight {
+    /// Where it stands.
+    pub hero: Pos,
+    /// Its health.
+    pub hp: i32,
+    /// Its score.
+    pub score: i64,
+    /// Charges of the hammer, scythe and bow.
+    pub charges: [u32; 3],
+    /// The entities in view, in input order.
+    pub entities: Vec<Entity>,
+}
+
+impl Sight {
+    /// Appends the input text (see [`Dungeon::write_observation`]) to `out`.
+    pub fn write(&self, out: &mut Vec<u8>) {
+        use std::io::Write;
+        let [hammer, scythe, bow] = self.charges;
+        // Writing to a Vec cannot fail.
+        let _ = write!(
+            out,
+            "{} {} {} {} {hammer} {scythe} {bow}\n{}",
+            self.hero.x,
+            self.hero.y,
+            self.hp,
+            self.score,
+            self.entities.len()
+        );
+        for entity in &self.entities {
+            let _ = write!(out, "\n{} {} {} {}", entity.pos.x, entity.pos.y, entity.etype, entity.evalue);
+        }
+    }
+}
+
+impl Maze {
+    /// `{"step":..,"copies":[..]}`, each copy's state as [`Dungeon`] writes it.
+    pub(super) fn write_state(&self, out: &mut Vec<u8>) {
+        out.extend_from_slice(b"{\"step\":");
+        write_int(out, self.steps);
+        out.extend_from_slice(b",\"copies\":[");
+        for (index, copy) in self.copies.iter().enumerate() {
+            if index > 0 {
+                out.push(b',');
+            }
+            copy.write_state(out);
+        }
+        out.extend_from_slice(b"]}");
+    }
+}
+
+impl Dungeon {
+    /// What the hero sees this turn: itself and every entity within its view
+    /// (Chebyshev 3, walls ignored), sorted by x, then y, then obstacle, item, monster.
+    pub fn sight(&self) -> Sight {
+        let hero = &self.hero;
+        // The monsters in view, by their cell of the view (at most one per cell; the
+        // first in the list, as `monster_at` finds it).
+        const SIDE: i32 = 2 * HERO_FOV + 1;
+        let mut in_view = [None; (SIDE * SIDE) as usize];
+        let view_cell = |pos: Pos| ((pos.x - hero.pos.x + HERO_FOV) * SIDE + pos.y - hero.pos.y + HERO_FOV) as usize;
+        for monster in self.monsters.iter().rev().filter(|monster| chebyshev(monster.pos, hero.pos) <= HERO_FOV) {
+            in_view[view_cell(monster.pos)] = Some(monster);
+        }
+        let mut entities = Vec::new();
+        for x in hero.pos.x - HERO_FOV..=hero.pos.x + HERO_FOV {
+            for pos in (hero.pos.y - HERO_FOV..=hero.pos.y + HERO_FOV).map(|y| Pos::new(x, y)) {
+                if !pos.on_board(WIDTH, HEIGHT) {
+                    continue;
+                }
+                if self.obstacles[pos.index(WIDTH)] {
+                    entities.push(Entity { pos, etype: OBSTACLE, evalue: -1 });
+                }
+                if let Some(item) = self.items[pos.index(WIDTH)] {
+                    entities.push(Entity { pos, etype: item.type_id(), evalue: item.value() });
+                }
+                if let Some(monster) = in_view[view_cell(pos)] {
+                    entities.push(Entity { pos, etype: monster.kind.type_id(), evalue: monster.hp });
+                }
+            }
+        }
+        let [_, hammer, scythe, bow] = hero.charges;
+        Sight { hero: hero.pos, hp: hero.hp, score: hero.score, charges: [hammer, scythe, bow], entities }
+    }
+
+    /// Appends the input of one turn in the original's format to `out`: the hero line,
+    /// the number of entities, then one line per entity of [`Dungeon::sight`]. No final
+    /// newline.
+    pub fn write_observation(&self, out: &mut Vec<u8>) {
+        self.sight().write(out);
+    }
+
+    /// [`Dungeon::write_observation`] as a string.
+    pub fn observation(&self) -> String {
+        text_of(|out| self.write_observation(out))
+    }
+
+    /// Appends the copy's state for replay frames to `out`: `{"turn":..,"hero":{"x":..,
+    /// "y":..,"hp":..,"score":..,"charges":[..]},["end":"..",]"last":"..","items":
+    /// [[x,y,etype],..],"monsters":[[x,y,etype,hp],..]}`, items in map order.
+    ///
+    /// Written by hand (it is most of every frame); the strings go through serde_json.
+    /// A test checks it against serde's rendering of the same document.
+    pub(crate) fn write_state(&self, out: &mut Vec<u8>) {
+        let list = |out: &mut Vec<u8>, numbers: &[i32]| {
+            out.push(b'[');
+            for (index, value) in numbers.iter().enumerate() {
+                if index > 0 {
+                    out.push(b',');
+                }
+                write_int(out, *value);
+            }
+            out.push(b']');
+        };
+        let hero = &self.hero;
+        out.extend_from_slice(b"{\"turn\":");
+        write_int(out, self.turn);
+        out.extend_from_slice(b",\"hero\":{\"x\":");
+        write_int(out, hero.pos.x);
+        out.extend_from_slice(b",\"y\":");
+        write_int(out, hero.pos.y);
+        out.extend_from_slice(b",\"hp\":");
+        write_int(out, hero.hp);
+        out.extend_from_slice(b",\"score\":");
+        write_int(out, hero.score);
+        out.extend_from_slice(b",\"charges\":[");
+        for (index, weapon) in [1, 2, 3].into_iter().enumerate() {
+            if index > 0 {
+                out.push(b',');
+            }
+            write_int(out, hero.charges[weapon]);
+        }
+        out.extend_from_slice(b"]}");
+        if let Some(end) = self.end {
+            out.extend_from_slice(b",\"end\":");
+            write_json(out, &end);
+        }
+        out.extend_from_slice(b",\"last\":");
+        write_json(out, &self.last);
+        out.extend_from_slice(b",\"items\":[");
+        let items = all_cells().filter_map(|pos| self.items[pos.index(WIDTH)].map(|item| (pos, item)));
+        for (index, (pos, item)) in items.enumerate() {
+            if index > 0 {
+                out.push(b',');
+            }
+            list(out, &[pos.x, pos.y, item.type_id()]);
+        }
+        out.extend_from_slice(b"],\"monsters\":[");
+        for (index, monster) in self.monsters.iter().enumerate() {
+            if index > 0 {
+                out.push(b',');
+            }
+            list(out, &[monster.pos.x, monster.pos.y, monster.kind.type_id(), monster.hp]);
+        }
+        out.extend_from_slice(b"]}");
+    }
+}
+
+/// A failure's reason, cut to a few times [`QUOTE_CHARS`] characters.
+pub(super) fn clip_reason(reason: &str) -> &str {
+    match reason.char_indices().nth(4 * QUOTE_CHARS) {
+        Some((cut, _)) => &reason[..cut],
+        None => reason,
+    }
+}
+
+pub(super) fn describe(command: &Command, resolved: &Resolved) -> String {
+    let (asked, said) = match command {
+        Command::Move { target, message } => (format!("MOVE {} {}", target.x, target.y), message),
+        Command::Attack { weapon, target, message } => {
+            (format!("ATTACK {} {} {}", weapon.index(), target.x, target.y), message)
+        }
+    };
+    let did = match resolved {
+        Resolved::Wait => "wait".to_owned(),
+        Resolved::Step(pos) => format!("step to {} {}", pos.x, pos.y),
+        Resolved::Attack { weapon, cells } => {
+            let cells: Vec<String> = cells.iter().map(|pos| format!("{} {}", pos.x, pos.y)).collect();
+            format!("{} hits {}", weapon.name(), cells.join(", "))
+        }
+        Resolved::Wasted(Waste::NoCharges) => "wasted: no charges".to_owned(),
+        Resolved::Wasted(Waste::OutOfRange) => "wasted: out of range".to_owned(),
+    };
+    if said.is_empty() { format!("{asked}: {did}") } else { format!("{asked} \"{}\": {did}", clip(said)) }
+}
+
 #[cfg(test)]
 mod tests {
+    use serde::Serialize;
+
     use super::*;
+    use crate::maze::map::MonsterKind;
+    use crate::maze::state::End;
+    use crate::maze::state::tests::open;
 
     fn mv(x: i32, y: i32, message: &str) -> Command {
         Command::Move { target: Pos::new(x, y), message: message.into() }
@@ -317,5 +506,74 @@ mod tests {
             parse_command("ATTACK \u{663} \u{ff11}\u{ff15} \u{661}\u{661}"),
             Ok(Command::Attack { weapon: Weapon::Bow, target: Pos::new(15, 11), message: String::new() })
         );
+    }
+
+    #[derive(Serialize)]
+    struct HeroDoc {
+        x: i32,
+        y: i32,
+        hp: i32,
+        score: i64,
+        charges: [u32; 3],
+    }
+
+    /// One copy as serde writes it: what `write_state` must equal.
+    #[derive(Serialize)]
+    struct DungeonDoc<'a> {
+        turn: u32,
+        hero: HeroDoc,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        end: Option<End>,
+        last: &'a str,
+        items: Vec<[i32; 3]>,
+        monsters: Vec<[i32; 4]>,
+    }
+
+    fn serde_state(dungeon: &Dungeon) -> String {
+        let hero = &dungeon.hero;
+        let doc = DungeonDoc {
+            turn: dungeon.turn,
+            hero: HeroDoc {
+                x: hero.pos.x,
+                y: hero.pos.y,
+                hp: hero.hp,
+                score: hero.score,
+                charges: [hero.charges[1], hero.charges[2], hero.charges[3]],
+            },
+            end: dungeon.end,
+            last: &dungeon.last,
+            items: all_cells()
+                .filter_map(|pos| dungeon.items[pos.index(WIDTH)].map(|item| [pos.x, pos.y, item.type_id()]))
+                .collect(),
+            monsters: dungeon.monsters.iter().map(|m| [m.pos.x, m.pos.y, m.kind.type_id(), m.hp]).collect(),
+        };
+        serde_json::to_string(&doc).expect("serializes")
+    }
+
+    fn written_state(dungeon: &Dungeon) -> String {
+        let mut out = Vec::new();
+        dungeon.write_state(&mut out);
+        String::from_utf8(out).expect("UTF-8")
+    }
+
+    #[test]
+    fn the_hand_written_state_is_serdes() {
+        let mut dungeon = open();
+        dungeon.place_monster(MonsterKind::Orc, Pos::new(2, 2), 8);
+        dungeon.place_monster(MonsterKind::Box, Pos::new(9, 9), 1);
+        assert_eq!(written_state(&dungeon), serde_state(&dungeon));
+        let said = Command::Move { target: Pos::new(6, 5), message: "a \"quote\" and \\ \u{1}".into() };
+        dungeon.play(&said);
+        assert_eq!(written_state(&dungeon), serde_state(&dungeon));
+        dungeon.fail(PlayerStatus::TimedOut, "timeout");
+        assert!(dungeon.end.is_some());
+        assert_eq!(written_state(&dungeon), serde_state(&dungeon));
+    }
+    #[test]
+    fn the_observation_lists_the_view_in_order() {
+        let mut dungeon = open();
+        dungeon.place_monster(MonsterKind::Orc, Pos::new(2, 2), 8);
+        dungeon.place_monster(MonsterKind::Box, Pos::new(9, 9), 1);
+        assert_eq!(dungeon.observation(), "5 5 20 0 5 5 5\n1\n2 2 10 8");
     }
 }
