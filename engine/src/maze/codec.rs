@@ -4,9 +4,9 @@
 //! original's `Action.parse`; malformed input is an action too), and a copy's state
 //! written into a replay frame.
 
-use super::map::{HEIGHT, WIDTH, all_cells, chebyshev};
+use super::map::{HEIGHT, Item, WIDTH, all_cells, chebyshev};
 use super::rules::HERO_FOV;
-use super::state::{Dungeon, Maze, Resolved, Waste, Weapon};
+use super::state::{Dungeon, Maze, Monster, Resolved, Waste, Weapon};
 use crate::game::{text_of, write_int, write_json};
 use crate::{BotReply, PlayerStatus, Pos, java_trim};
 
@@ -308,19 +308,10 @@ impl Dungeon {
     /// "y":..,"hp":..,"score":..,"charges":[..]},["end":"..",]"last":"..","items":
     /// [[x,y,etype],..],"monsters":[[x,y,etype,hp],..]}`, items in map order.
     ///
-    /// Written by hand (it is most of every frame); the strings go through serde_json.
-    /// A test checks it against serde's rendering of the same document.
+    /// Written by hand (it is most of every frame); the strings go through serde_json,
+    /// and the item and monster lists are the copy's [`FrameLists`]. A test checks it
+    /// against serde's rendering of the same document.
     pub(crate) fn write_state(&self, out: &mut Vec<u8>) {
-        let list = |out: &mut Vec<u8>, numbers: &[i32]| {
-            out.push(b'[');
-            for (index, value) in numbers.iter().enumerate() {
-                if index > 0 {
-                    out.push(b',');
-                }
-                write_int(out, *value);
-            }
-            out.push(b']');
-        };
         let hero = &self.hero;
         out.extend_from_slice(b"{\"turn\":");
         write_int(out, self.turn);
@@ -346,23 +337,70 @@ impl Dungeon {
         }
         out.extend_from_slice(b",\"last\":");
         write_json(out, &self.last);
-        out.extend_from_slice(b",\"items\":[");
-        let items = all_cells().filter_map(|pos| self.items[pos.index(WIDTH)].map(|item| (pos, item)));
-        for (index, (pos, item)) in items.enumerate() {
-            if index > 0 {
-                out.push(b',');
-            }
-            list(out, &[pos.x, pos.y, item.type_id()]);
-        }
-        out.extend_from_slice(b"],\"monsters\":[");
-        for (index, monster) in self.monsters.iter().enumerate() {
-            if index > 0 {
-                out.push(b',');
-            }
-            list(out, &[monster.pos.x, monster.pos.y, monster.kind.type_id(), monster.hp]);
-        }
-        out.extend_from_slice(b"]}");
+        out.extend_from_slice(b",\"items\":");
+        out.extend_from_slice(&self.lists.items);
+        out.extend_from_slice(b",\"monsters\":");
+        out.extend_from_slice(&self.lists.monsters);
+        out.push(b'}');
     }
+}
+
+/// A copy's item and monster lists as its replay state holds them, JSON arrays of
+/// `[x,y,etype]` (items in map order) and `[x,y,etype,hp]` (monsters as the copy
+/// lists them). They are most of every frame and most turns change neither, so each
+/// is written when it changes rather than in every frame.
+#[derive(Debug, Clone)]
+pub(crate) struct FrameLists {
+    items: Vec<u8>,
+    monsters: Vec<u8>,
+}
+
+impl FrameLists {
+    /// The lists of a copy with `items` (by cell, row by row) and `monsters`.
+    pub(super) fn new(items: &[Option<Item>], monsters: &[Monster]) -> Self {
+        let mut lists = FrameLists { items: Vec::new(), monsters: Vec::new() };
+        lists.set_items(items);
+        lists.set_monsters(monsters);
+        lists
+    }
+
+    /// Rewrites the item list after a change to `items`.
+    pub(super) fn set_items(&mut self, items: &[Option<Item>]) {
+        let items = all_cells().filter_map(|pos| items[pos.index(WIDTH)].map(|item| [pos.x, pos.y, item.type_id()]));
+        write_lists(&mut self.items, items);
+    }
+
+    /// Rewrites the monster list after a change to `monsters`.
+    pub(super) fn set_monsters(&mut self, monsters: &[Monster]) {
+        let monsters =
+            monsters.iter().map(|monster| [monster.pos.x, monster.pos.y, monster.kind.type_id(), monster.hp]);
+        write_lists(&mut self.monsters, monsters);
+    }
+}
+
+/// Replaces `out` with a JSON array of arrays of integers.
+fn write_lists<const N: usize>(out: &mut Vec<u8>, lists: impl Iterator<Item = [i32; N]>) {
+    out.clear();
+    out.push(b'[');
+    for (index, numbers) in lists.enumerate() {
+        if index > 0 {
+            out.push(b',');
+        }
+        out.push(b'[');
+        for (index, value) in numbers.into_iter().enumerate() {
+            if index > 0 {
+                out.push(b',');
+            }
+            write_int(out, value);
+        }
+        out.push(b']');
+    }
+    out.push(b']');
+}
+
+/// Appends the integer `value` to `text` in decimal.
+pub(super) fn push_int(text: &mut String, value: impl itoa::Integer) {
+    text.push_str(itoa::Buffer::new().format(value));
 }
 
 /// A failure's reason, cut to a few times [`QUOTE_CHARS`] characters.
@@ -373,24 +411,57 @@ pub(super) fn clip_reason(reason: &str) -> &str {
     }
 }
 
-pub(super) fn describe(command: &Command, resolved: &Resolved) -> String {
-    let (asked, said) = match command {
-        Command::Move { target, message } => (format!("MOVE {} {}", target.x, target.y), message),
+/// Replaces `out` with what `command` did, resolved as `resolved`, in words: the
+/// command, its message (clipped) if any, then what happened. Written into the copy's
+/// buffer, as it is on every turn.
+pub(super) fn describe(command: &Command, resolved: &Resolved, out: &mut String) {
+    out.clear();
+    let said = match command {
+        Command::Move { target, message } => {
+            out.push_str("MOVE ");
+            push_cell(out, *target);
+            message
+        }
         Command::Attack { weapon, target, message } => {
-            (format!("ATTACK {} {} {}", weapon.index(), target.x, target.y), message)
+            out.push_str("ATTACK ");
+            push_int(out, weapon.index());
+            out.push(' ');
+            push_cell(out, *target);
+            message
         }
     };
-    let did = match resolved {
-        Resolved::Wait => "wait".to_owned(),
-        Resolved::Step(pos) => format!("step to {} {}", pos.x, pos.y),
+    if !said.is_empty() {
+        out.push_str(" \"");
+        out.push_str(&clip(said));
+        out.push('"');
+    }
+    out.push_str(": ");
+    match resolved {
+        Resolved::Wait => out.push_str("wait"),
+        Resolved::Step(pos) => {
+            out.push_str("step to ");
+            push_cell(out, *pos);
+        }
         Resolved::Attack { weapon, cells } => {
-            let cells: Vec<String> = cells.iter().map(|pos| format!("{} {}", pos.x, pos.y)).collect();
-            format!("{} hits {}", weapon.name(), cells.join(", "))
+            out.push_str(weapon.name());
+            out.push_str(" hits ");
+            for (index, pos) in cells.iter().enumerate() {
+                if index > 0 {
+                    out.push_str(", ");
+                }
+                push_cell(out, *pos);
+            }
         }
-        Resolved::Wasted(Waste::NoCharges) => "wasted: no charges".to_owned(),
-        Resolved::Wasted(Waste::OutOfRange) => "wasted: out of range".to_owned(),
-    };
-    if said.is_empty() { format!("{asked}: {did}") } else { format!("{asked} \"{}\": {did}", clip(said)) }
+        Resolved::Wasted(Waste::NoCharges) => out.push_str("wasted: no charges"),
+        Resolved::Wasted(Waste::OutOfRange) => out.push_str("wasted: out of range"),
+    }
+}
+
+/// Appends `x y`.
+fn push_cell(out: &mut String, pos: Pos) {
+    push_int(out, pos.x);
+    out.push(' ');
+    push_int(out, pos.y);
 }
 
 #[cfg(test)]
@@ -398,6 +469,7 @@ mod tests {
     use serde::Serialize;
 
     use super::*;
+    use crate::GameRng;
     use crate::maze::map::MonsterKind;
     use crate::maze::state::End;
     use crate::maze::state::tests::open;
@@ -568,6 +640,30 @@ mod tests {
         dungeon.fail(PlayerStatus::TimedOut, "timeout");
         assert!(dungeon.end.is_some());
         assert_eq!(written_state(&dungeon), serde_state(&dungeon));
+    }
+
+    #[test]
+    fn the_kept_lists_follow_every_change_to_items_and_monsters() {
+        // Generated mazes, played by sword and bow at whatever is near and by random
+        // moves: items are picked up, monsters are hit, killed and moved.
+        for seed in 0..20 {
+            let map = crate::maze::generator::generate(&mut GameRng::new(seed, GameRng::MAP)).expect("generates");
+            let mut dungeon = Dungeon::new(&map, 150, GameRng::new(seed, GameRng::RULES));
+            let mut rng = GameRng::new(seed, GameRng::BOTS);
+            while !dungeon.is_over() {
+                let hero = dungeon.hero().pos;
+                let near = dungeon.monsters().iter().map(|monster| monster.pos).find(|&pos| chebyshev(pos, hero) <= 3);
+                let target = Pos::new(rng.below(WIDTH as usize) as i32, rng.below(HEIGHT as usize) as i32);
+                let command = match near {
+                    Some(target) if rng.below(2) == 0 => {
+                        Command::Attack { weapon: Weapon::Bow, target, message: String::new() }
+                    }
+                    _ => Command::Move { target, message: String::new() },
+                };
+                dungeon.play(&command);
+                assert_eq!(written_state(&dungeon), serde_state(&dungeon), "seed {seed}");
+            }
+        }
     }
     #[test]
     fn the_observation_lists_the_view_in_order() {

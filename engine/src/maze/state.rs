@@ -2,11 +2,9 @@
 //! with its hero, and the turn resolution, the pathfinding and the weapons' geometry
 //! (`MazeManager`, `Hero`, `Action` of the original).
 
-use std::collections::VecDeque;
-
 use serde::Serialize;
 
-use super::codec::{Command, MazeAction, clip_reason, describe};
+use super::codec::{Command, FrameLists, MazeAction, clip_reason, describe, push_int};
 use super::map::{CELLS, Cell, HEIGHT, Item, MazeMap, MonsterKind, WIDTH, chebyshev, neighbors};
 use super::rules::{DEATH_SCORE, ERROR_SCORE, EXIT_SCORE, HERO_FOV, HERO_MAX_HP, MazeRules, POTION_HP, TREASURE_SCORE};
 use crate::{GameRng, PlayerOutcome, PlayerStatus, Pos, Seat, ranks_by_score};
@@ -265,6 +263,8 @@ pub struct Dungeon {
     status: PlayerStatus,
     rng: GameRng,
     pub(super) last: String,
+    /// The item and monster lists as replay frames hold them, kept up to date here.
+    pub(super) lists: FrameLists,
 }
 
 impl Dungeon {
@@ -284,6 +284,7 @@ impl Dungeon {
             }
         }
         monsters.sort_by_key(|monster| monster.pos);
+        let lists = FrameLists::new(&items, &monsters);
         let hero =
             Hero { pos: map.start(), hp: HERO_MAX_HP, score: 0, charges: Weapon::ALL.map(Weapon::initial_charges) };
         Dungeon {
@@ -297,6 +298,7 @@ impl Dungeon {
             status: PlayerStatus::Ok,
             rng,
             last: String::new(),
+            lists,
         }
     }
 
@@ -325,6 +327,7 @@ impl Dungeon {
         self.monsters.retain(|monster| monster.pos != pos);
         self.monsters.push(Monster { kind, pos, hp });
         self.monsters.sort_by_key(|monster| monster.pos);
+        self.lists.set_monsters(&self.monsters);
     }
 
     /// The item on `pos`, if any.
@@ -388,9 +391,25 @@ impl Dungeon {
     /// (the first found on a tie) if it is strictly closer than the monster, else its
     /// own cell.
     pub fn monster_step(&self, monster: &Monster) -> Pos {
+        self.monster_step_among(monster, &self.occupied())
+    }
+
+    /// The cells a monster stands on.
+    fn occupied(&self) -> [bool; CELLS] {
+        let mut occupied = [false; CELLS];
+        for monster in &self.monsters {
+            occupied[monster.pos.index(WIDTH)] = true;
+        }
+        occupied
+    }
+
+    /// [`Dungeon::monster_step`] with the monsters' cells given, so that a monster
+    /// phase marks them once rather than searching the list at every cell of every
+    /// search.
+    fn monster_step_among(&self, monster: &Monster, occupied: &[bool; CELLS]) -> Pos {
         let from = monster.pos;
         let free = |pos: Pos| {
-            !self.is_obstacle(pos) && chebyshev(pos, from) <= monster.kind.view() && self.monster_at(pos).is_none()
+            !self.is_obstacle(pos) && chebyshev(pos, from) <= monster.kind.view() && !occupied[pos.index(WIDTH)]
         };
         let step = self.first_step(from, self.hero.pos, free);
         // The hero's cell is never a step: a monster next to the hero attacks instead.
@@ -398,18 +417,26 @@ impl Dungeon {
     }
 
     /// The shared BFS of both pathfindings.
+    ///
+    /// Its buffers are arrays on the stack: it runs for every monster that moves, every
+    /// turn, where allocating them cost more than the search.
     fn first_step(&self, from: Pos, target: Pos, passable: impl Fn(Pos) -> bool) -> Pos {
-        let mut first: Vec<Option<Pos>> = vec![None; CELLS];
+        let mut first = [None; CELLS];
         let mut visited = [false; CELLS];
         visited[from.index(WIDTH)] = true;
-        let mut queue = VecDeque::new();
+        // Every cell enters the queue at most once.
+        let mut queue = [from; CELLS];
+        let (mut head, mut tail) = (0, 0);
         for next in neighbors(from).filter(|&n| passable(n)) {
             visited[next.index(WIDTH)] = true;
             first[next.index(WIDTH)] = Some(next);
-            queue.push_back(next);
+            queue[tail] = next;
+            tail += 1;
         }
         let (mut best, mut best_dist) = (from, from.manhattan(target));
-        while let Some(pos) = queue.pop_front() {
+        while head < tail {
+            let pos = queue[head];
+            head += 1;
             let step = first[pos.index(WIDTH)].unwrap_or(from);
             if pos == target {
                 return step;
@@ -422,7 +449,8 @@ impl Dungeon {
                 if !visited[next.index(WIDTH)] && passable(next) {
                     visited[next.index(WIDTH)] = true;
                     first[next.index(WIDTH)] = Some(step);
-                    queue.push_back(next);
+                    queue[tail] = next;
+                    tail += 1;
                 }
             }
         }
@@ -477,12 +505,13 @@ impl Dungeon {
         }
         self.turn += 1;
         let resolved = self.resolve(command);
-        self.last = describe(command, &resolved);
+        describe(command, &resolved, &mut self.last);
         match resolved {
             Resolved::Wait | Resolved::Wasted(_) => {}
             Resolved::Step(pos) => {
                 self.hero.pos = pos;
                 if let Some(item) = self.items[pos.index(WIDTH)].take() {
+                    self.lists.set_items(&self.items);
                     self.pick_up(item);
                     if item == Item::Exit {
                         self.end = Some(End::Exit);
@@ -493,14 +522,18 @@ impl Dungeon {
             Resolved::Attack { weapon, cells } => {
                 let charges = &mut self.hero.charges[weapon.index()];
                 *charges = charges.saturating_sub(1);
-                let mut gained = 0;
+                let (mut gained, mut hit) = (0, false);
                 for monster in self.monsters.iter_mut().filter(|monster| cells.contains(&monster.pos)) {
+                    hit = true;
                     monster.hp -= weapon.damage();
                     if monster.hp <= 0 {
                         gained += i64::from(monster.kind.max_hp());
                     }
                 }
-                self.monsters.retain(|monster| monster.hp > 0);
+                if hit {
+                    self.monsters.retain(|monster| monster.hp > 0);
+                    self.lists.set_monsters(&self.monsters);
+                }
                 self.hero.score += gained;
             }
         }
@@ -525,25 +558,43 @@ impl Dungeon {
 
     /// Every monster in a random order attacks, steps towards the hero or stays; the
     /// damage is summed and applied at the end.
+    ///
+    /// The shuffle starts from the monsters sorted by position, the order every change
+    /// to the list keeps.
     fn monster_phase(&mut self) {
-        self.monsters.sort_by_key(|monster| monster.pos);
-        let mut order: Vec<usize> = (0..self.monsters.len()).collect();
-        self.rng.shuffle(&mut order);
-        let mut damage = 0;
-        for index in order {
-            let monster = self.monsters[index];
+        // Monster indices fit a byte: there is at most one monster per cell.
+        let mut order = [0u8; CELLS];
+        let order = &mut order[..self.monsters.len()];
+        for (index, slot) in order.iter_mut().enumerate() {
+            *slot = index as u8;
+        }
+        self.rng.shuffle(order);
+        let mut occupied = self.occupied();
+        let (mut damage, mut moved) = (0, false);
+        for &index in order.iter() {
+            let monster = self.monsters[usize::from(index)];
             let distance = chebyshev(monster.pos, self.hero.pos);
             if distance <= monster.kind.range() {
                 damage += monster.kind.damage();
             } else if distance <= monster.kind.view() {
-                self.monsters[index].pos = self.monster_step(&monster);
+                let step = self.monster_step_among(&monster, &occupied);
+                if step != monster.pos {
+                    occupied[monster.pos.index(WIDTH)] = false;
+                    occupied[step.index(WIDTH)] = true;
+                    self.monsters[usize::from(index)].pos = step;
+                    moved = true;
+                }
             }
         }
-        self.monsters.sort_by_key(|monster| monster.pos);
+        if moved {
+            self.monsters.sort_by_key(|monster| monster.pos);
+            self.lists.set_monsters(&self.monsters);
+        }
         if damage > 0 {
             self.hero.hp -= damage;
             self.hero.score -= i64::from(damage);
-            self.last.push_str(&format!("; hurt {damage}"));
+            self.last.push_str("; hurt ");
+            push_int(&mut self.last, damage);
             if self.hero.hp <= 0 {
                 self.hero.score += DEATH_SCORE;
                 self.end = Some(End::Died);
