@@ -3,6 +3,7 @@
 
 use std::collections::VecDeque;
 
+use super::codec::push_int;
 use super::map::{CELLS, HEIGHT, WIDTH, all_cells, chebyshev, neighbors};
 use super::{Entity, HERO_FOV, HERO_MAX_HP, Maze, OBSTACLE, Sight, Weapon};
 use crate::builtin::{self, BuiltinBot, GameBot};
@@ -27,7 +28,12 @@ const POTION: i32 = 3;
 const MAX_TURNS: u32 = 150;
 
 fn move_to(pos: Pos) -> String {
-    format!("MOVE {} {}", pos.x, pos.y)
+    let mut reply = String::with_capacity("MOVE 15 11".len());
+    reply.push_str("MOVE ");
+    push_int(&mut reply, pos.x);
+    reply.push(' ');
+    push_int(&mut reply, pos.y);
+    reply
 }
 
 /// Steps to a random open neighbour or stays; a neighbour holding a monster is
@@ -38,11 +44,19 @@ struct RandomBot {
 
 impl GameBot<Maze> for RandomBot {
     fn reply(&mut self, game: &Maze, seat: Seat) -> String {
-        let input = game.dungeon(seat).sight();
-        let wall = |pos: Pos| input.entities.iter().any(|entity| entity.etype == OBSTACLE && entity.pos == pos);
-        let mut options: Vec<Pos> = neighbors(input.hero).filter(|&pos| !wall(pos)).collect();
-        options.push(input.hero);
-        move_to(*self.rng.pick(&options).unwrap_or(&input.hero))
+        let copy = game.dungeon(seat);
+        let hero = copy.hero().pos;
+        // The hero's neighbours are in its view, so whether they are walls is in its
+        // observation: read straight from the copy, without building its whole sight.
+        let mut options = [hero; 5];
+        let mut count = 0;
+        for pos in neighbors(hero).filter(|&pos| !copy.is_obstacle(pos)) {
+            options[count] = pos;
+            count += 1;
+        }
+        // Staying is the last option.
+        count += 1;
+        move_to(*self.rng.pick(&options[..count]).unwrap_or(&hero))
     }
 }
 
