@@ -130,6 +130,46 @@ fn message(rest: Option<&&str>) -> String {
 /// space: two spaces in a row or a tab make a field that does not parse. Text after the
 /// numbers is the message.
 pub fn parse_command(line: &str) -> Result<Command, CommandError> {
+    parse_plain(line).map_or_else(|| parse_any(line), Ok)
+}
+
+/// The usual reply, `MOVE x y` or `ATTACK w x y` with numbers of one or two ASCII
+/// digits, valid and without a message, read without [`parse_any`]'s splitting into
+/// vectors; `None` for anything else, which [`parse_any`] reads (a proptest checks that
+/// they agree).
+fn parse_plain(line: &str) -> Option<Command> {
+    let line = line.as_bytes();
+    let (keyword, mut rest) = line.split_at(line.iter().position(|&byte| byte == b' ')?);
+    let mut numbers = [0; 3];
+    let mut count = 0;
+    // Byte by byte, each field a space and one or two digits: the general parser's
+    // splitting costs more than the rest of a step's reading.
+    while !rest.is_empty() {
+        let (value, taken) = match *rest {
+            [b' ', tens @ b'0'..=b'9', ones @ b'0'..=b'9', ..] => {
+                (i32::from(tens - b'0') * 10 + i32::from(ones - b'0'), 3)
+            }
+            [b' ', ones @ b'0'..=b'9', ..] => (i32::from(ones - b'0'), 2),
+            _ => return None,
+        };
+        *numbers.get_mut(count)? = value;
+        count += 1;
+        rest = &rest[taken..];
+    }
+    let target = |x: i32, y: i32| Some(Pos::new(x, y)).filter(|pos| pos.on_board(WIDTH, HEIGHT));
+    match (keyword, count, numbers) {
+        (b"MOVE", 2, [x, y, _]) => Some(Command::Move { target: target(x, y)?, message: String::new() }),
+        (b"ATTACK", 3, [w, x, y]) => Some(Command::Attack {
+            weapon: Weapon::from_index(i64::from(w))?,
+            target: target(x, y)?,
+            message: String::new(),
+        }),
+        _ => None,
+    }
+}
+
+/// [`parse_command`] for any line.
+fn parse_any(line: &str) -> Result<Command, CommandError> {
     let line = line.split('\r').next().unwrap_or_default();
     let mut words = line.splitn(2, ' ');
     let keyword = java_trim(words.next().unwrap_or_default());
@@ -336,7 +376,7 @@ impl Dungeon {
             write_json(out, &end);
         }
         out.extend_from_slice(b",\"last\":");
-        write_json(out, &self.last);
+        write_string(out, &self.last);
         out.extend_from_slice(b",\"items\":");
         out.extend_from_slice(&self.lists.items);
         out.extend_from_slice(b",\"monsters\":");
@@ -396,6 +436,19 @@ fn write_lists<const N: usize>(out: &mut Vec<u8>, lists: impl Iterator<Item = [i
         out.push(b']');
     }
     out.push(b']');
+}
+
+/// Appends `text` to `out` as a JSON string. A turn's description is mostly plain text,
+/// which JSON writes as it is between quotes; one with a character serde_json escapes
+/// (a quote, a backslash, a control character) goes through serde_json.
+fn write_string(out: &mut Vec<u8>, text: &str) {
+    if text.bytes().all(|byte| byte >= 0x20 && byte != b'"' && byte != b'\\') {
+        out.push(b'"');
+        out.extend_from_slice(text.as_bytes());
+        out.push(b'"');
+    } else {
+        write_json(out, text);
+    }
 }
 
 /// Appends the integer `value` to `text` in decimal.
@@ -476,6 +529,68 @@ mod tests {
 
     fn mv(x: i32, y: i32, message: &str) -> Command {
         Command::Move { target: Pos::new(x, y), message: message.into() }
+    }
+
+    #[test]
+    fn plain_strings_are_written_as_serde_writes_them() {
+        for text in ["", "MOVE 1 2: wait", "caf\u{e9} \u{7f} \u{3000}", "a \"quote\"", "back\\slash", "tab\t", "\u{1f}"]
+        {
+            let mut out = Vec::new();
+            write_string(&mut out, text);
+            assert_eq!(
+                String::from_utf8(out).expect("UTF-8"),
+                serde_json::to_string(text).expect("a string"),
+                "{text:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn the_plain_reading_takes_the_usual_replies() {
+        assert_eq!(parse_plain("MOVE 10 11"), Some(mv(10, 11, "")));
+        assert_eq!(parse_plain("MOVE 0 0"), Some(mv(0, 0, "")));
+        assert_eq!(
+            parse_plain("ATTACK 3 9 8"),
+            Some(Command::Attack { weapon: Weapon::Bow, target: Pos::new(9, 8), message: String::new() })
+        );
+        for other in ["MOVE 10 11 go", "MOVE 16 0", "MOVE 1  2", "MOVE 1 2 ", "ATTACK 4 1 1", "MOVE 007 3", "MOVE +1 2"]
+        {
+            assert_eq!(parse_plain(other), None, "{other:?}");
+        }
+    }
+
+    proptest::proptest! {
+        // Most lines are not plain: enough cases that many are.
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(2048))]
+
+        /// Lines shaped as replies, with numbers plain or not, separators single or
+        /// not, and something after them or not: whenever the plain reading takes one,
+        /// it reads what the general parser reads.
+        #[test]
+        fn the_plain_reading_agrees_with_the_general_parser(
+            keyword in proptest::sample::select(vec!["MOVE", "ATTACK", "MOV", "\tMOVE", "ATTACK\t"]),
+            fields in proptest::collection::vec(
+                (
+                    proptest::sample::select(vec![" ", " ", " ", " ", "  ", "\t"]),
+                    proptest::sample::select(vec![
+                        "0", "1", "3", "7", "9", "10", "11", "15", "16", "99", "007", "+1", "-0", "\u{663}", "", "x",
+                    ]),
+                ),
+                0..5,
+            ),
+            suffix in proptest::sample::select(vec!["", "", "", " ", " go", "\r", "\rMOVE 1 1", "x"]),
+        ) {
+            let mut line = keyword.to_owned();
+            for (separator, field) in fields {
+                line.push_str(separator);
+                line.push_str(field);
+            }
+            line.push_str(suffix);
+            if let Some(plain) = parse_plain(&line) {
+                proptest::prop_assert_eq!(Ok(plain), parse_any(&line), "{:?}", line);
+            }
+            proptest::prop_assert_eq!(parse_command(&line), parse_any(&line), "{:?}", line);
+        }
     }
 
     #[test]
