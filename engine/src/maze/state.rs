@@ -378,6 +378,11 @@ impl Dungeon {
         if neighbors(from).any(|n| n == target) {
             return target;
         }
+        // `MOVE` to the hero's own cell, a wait: no cell is closer to it than the hero,
+        // so the search would end where it starts.
+        if target == from {
+            return from;
+        }
         let in_view = |pos: Pos| chebyshev(pos, from) <= HERO_FOV;
         self.first_step(from, target, |pos| !self.is_obstacle(pos) && in_view(pos))
     }
