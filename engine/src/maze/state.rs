@@ -574,19 +574,28 @@ impl Dungeon {
             *slot = index as u8;
         }
         self.rng.shuffle(order);
-        let mut occupied = self.occupied();
+        // Only a monster within its view or range of the hero acts, and the list is
+        // sorted by column first: those that can act are the run in the columns around
+        // the hero's.
+        let hero = self.hero.pos;
+        let reach = MonsterKind::ALL.into_iter().map(|kind| kind.view().max(kind.range())).max().unwrap_or(0);
+        let near = self.monsters.partition_point(|monster| monster.pos.x < hero.x - reach)
+            ..self.monsters.partition_point(|monster| monster.pos.x <= hero.x + reach);
+        // The monsters' cells, marked when the first monster steps.
+        let mut occupied = None;
         let (mut damage, mut moved) = (0, false);
-        for &index in order.iter() {
-            let monster = self.monsters[usize::from(index)];
-            let distance = chebyshev(monster.pos, self.hero.pos);
+        for index in order.iter().map(|&index| usize::from(index)).filter(|index| near.contains(index)) {
+            let monster = self.monsters[index];
+            let distance = chebyshev(monster.pos, hero);
             if distance <= monster.kind.range() {
                 damage += monster.kind.damage();
             } else if distance <= monster.kind.view() {
-                let step = self.monster_step_among(&monster, &occupied);
+                let occupied = occupied.get_or_insert_with(|| self.occupied());
+                let step = self.monster_step_among(&monster, occupied);
                 if step != monster.pos {
                     occupied[monster.pos.index(WIDTH)] = false;
                     occupied[step.index(WIDTH)] = true;
-                    self.monsters[usize::from(index)].pos = step;
+                    self.monsters[index].pos = step;
                     moved = true;
                 }
             }
