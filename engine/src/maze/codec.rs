@@ -356,11 +356,11 @@ impl Dungeon {
         out.extend_from_slice(b"{\"turn\":");
         write_int(out, self.turn);
         out.extend_from_slice(b",\"hero\":{\"x\":");
-        write_int(out, hero.pos.x);
+        write_number(out, hero.pos.x);
         out.extend_from_slice(b",\"y\":");
-        write_int(out, hero.pos.y);
+        write_number(out, hero.pos.y);
         out.extend_from_slice(b",\"hp\":");
-        write_int(out, hero.hp);
+        write_number(out, hero.hp);
         out.extend_from_slice(b",\"score\":");
         write_int(out, hero.score);
         out.extend_from_slice(b",\"charges\":[");
@@ -368,7 +368,7 @@ impl Dungeon {
             if index > 0 {
                 out.push(b',');
             }
-            write_int(out, hero.charges[weapon]);
+            write_number(out, i64::from(hero.charges[weapon]));
         }
         out.extend_from_slice(b"]}");
         if let Some(end) = self.end {
@@ -431,11 +431,21 @@ fn write_lists<const N: usize>(out: &mut Vec<u8>, lists: impl Iterator<Item = [i
             if index > 0 {
                 out.push(b',');
             }
-            write_int(out, value);
+            write_number(out, value);
         }
         out.push(b']');
     }
     out.push(b']');
+}
+
+/// Appends the integer `value` to `out` in decimal, as JSON writes it. Most numbers of
+/// a state (cells, kinds, hp, charges) are one digit, written without formatting.
+fn write_number(out: &mut Vec<u8>, value: impl Into<i64>) {
+    let value = value.into();
+    match u8::try_from(value) {
+        Ok(digit @ 0..=9) => out.push(b'0' + digit),
+        _ => write_int(out, value),
+    }
 }
 
 /// Appends `text` to `out` as a JSON string. A turn's description is mostly plain text,
