@@ -256,8 +256,8 @@ impl MazeMap {
             if y >= HEIGHT as usize {
                 return Err(error(line, 1, format!("a maze has {HEIGHT} lines; this is line {line}")));
             }
-            let chars: Vec<char> = row.strip_suffix('\r').unwrap_or(row).chars().collect();
-            for (x, &symbol) in chars.iter().enumerate().take(WIDTH as usize) {
+            let row = row.strip_suffix('\r').unwrap_or(row);
+            for (x, symbol) in row.chars().enumerate().take(WIDTH as usize) {
                 let column = x + 1;
                 let cell = u8::try_from(symbol).ok().and_then(Cell::from_symbol).ok_or_else(|| {
                     error(line, column, format!("unknown cell {symbol:?}; expected one of {SYMBOLS}"))
@@ -281,11 +281,12 @@ impl MazeMap {
                 *seen = Some((line, column));
                 cells.push(cell);
             }
-            if chars.len() != WIDTH as usize {
+            let length = row.chars().count();
+            if length != WIDTH as usize {
                 return Err(error(
                     line,
-                    chars.len().min(WIDTH as usize) + 1,
-                    format!("the line is {} characters long; a maze is {WIDTH} wide", chars.len()),
+                    length.min(WIDTH as usize) + 1,
+                    format!("the line is {length} characters long; a maze is {WIDTH} wide"),
                 ));
             }
         }
