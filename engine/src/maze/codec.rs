@@ -398,7 +398,9 @@ pub(crate) struct FrameLists {
 impl FrameLists {
     /// The lists of a copy with `items` (by cell, row by row) and `monsters`.
     pub(super) fn new(items: &[Option<Item>], monsters: &[Monster]) -> Self {
-        let mut lists = FrameLists { items: Vec::new(), monsters: Vec::new() };
+        // Room for the longest lists a maze holds (an entry on every cell), so that
+        // rewriting one does not grow it.
+        let mut lists = FrameLists { items: Vec::with_capacity(2048), monsters: Vec::with_capacity(4096) };
         lists.set_items(items);
         lists.set_monsters(monsters);
         lists

@@ -5,7 +5,7 @@
 use serde::Serialize;
 
 use super::codec::{Command, FrameLists, MazeAction, clip_reason, describe, push_int};
-use super::map::{CELLS, Cell, HEIGHT, Item, MazeMap, MonsterKind, WIDTH, chebyshev, neighbors};
+use super::map::{CELLS, Cell, HEIGHT, Item, MazeMap, MonsterKind, WIDTH, all_cells, chebyshev, neighbors};
 use super::rules::{DEATH_SCORE, ERROR_SCORE, EXIT_SCORE, HERO_FOV, HERO_MAX_HP, MazeRules, POTION_HP, TREASURE_SCORE};
 use crate::{GameRng, PlayerOutcome, PlayerStatus, Pos, Seat, ranks_by_score};
 
@@ -273,17 +273,17 @@ impl Dungeon {
     pub fn new(map: &MazeMap, max_turns: u32, rng: GameRng) -> Self {
         let mut obstacles = vec![false; CELLS];
         let mut items = vec![None; CELLS];
-        let mut monsters = Vec::new();
-        for (index, cell) in map.cells().iter().enumerate() {
-            let pos = Pos::of_index(index, WIDTH);
-            match *cell {
+        let mut monsters = Vec::with_capacity(CELLS);
+        // Column by column, so that the monsters come sorted by position.
+        for pos in all_cells() {
+            let index = pos.index(WIDTH);
+            match map.cells()[index] {
                 Cell::Obstacle => obstacles[index] = true,
                 Cell::Item(item) => items[index] = Some(item),
                 Cell::Monster(kind) => monsters.push(Monster { kind, pos, hp: kind.max_hp() }),
                 Cell::Floor | Cell::Hero => {}
             }
         }
-        monsters.sort_by_key(|monster| monster.pos);
         let lists = FrameLists::new(&items, &monsters);
         let hero =
             Hero { pos: map.start(), hp: HERO_MAX_HP, score: 0, charges: Weapon::ALL.map(Weapon::initial_charges) };
