@@ -47,20 +47,16 @@ impl Maze {
     }
 
     /// Plays one turn in every copy still going, with its seat's action.
-    pub(super) fn play(&mut self, actions: Vec<(Seat, MazeAction)>) {
+    pub(super) fn play(&mut self, mut actions: Vec<(Seat, MazeAction)>) {
         if self.is_over() {
             return;
         }
-        let mut by_seat: Vec<Option<MazeAction>> = vec![None; self.copies.len()];
-        for (seat, action) in actions {
-            if let Some(slot) = by_seat.get_mut(seat) {
-                *slot = Some(action);
-            }
-        }
-        for (copy, action) in self.copies.iter_mut().zip(by_seat) {
+        for (seat, copy) in self.copies.iter_mut().enumerate() {
             if copy.is_over() {
                 continue;
             }
+            // A seat given twice plays its last action; actions for no seat are ignored.
+            let action = actions.iter().rposition(|(given, _)| *given == seat).map(|at| actions.remove(at).1);
             match action {
                 Some(MazeAction::Command(command)) => copy.play(&command),
                 Some(MazeAction::Fail { status, reason }) => copy.fail(status, &reason),
