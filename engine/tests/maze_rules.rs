@@ -6,11 +6,12 @@
 use std::collections::VecDeque;
 
 use farm_engine::maze::generator::{self, MIN_EXIT_DISTANCE, MONSTER_START_CLEARANCE};
+use farm_engine::maze::map::{all_cells, chebyshev, neighbors};
 use farm_engine::maze::{
-    Cell, Command, Dungeon, End, HEIGHT, Item, Maze, MazeAction, MazeMap, MazeRules, MonsterKind, Pos, Resolved, WIDTH,
+    Cell, Command, Dungeon, End, HEIGHT, Item, Maze, MazeAction, MazeMap, MazeRules, MonsterKind, Resolved, WIDTH,
     Waste, Weapon, parse_command, weapon_cells,
 };
-use farm_engine::{AnyGame, BotReply, Game, GameKind, GameRng, PlayerStatus, SetupError};
+use farm_engine::{AnyGame, BotReply, Game, GameKind, GameRng, PlayerStatus, Pos, SetupError};
 
 // ---------------------------------------------------------------------------
 // Helpers
@@ -811,12 +812,12 @@ fn setup_checks_seats_rules_and_maps() {
 /// BFS distances from `from` over every cell that is not an obstacle.
 fn distances(map: &MazeMap, from: Pos) -> Vec<Option<u32>> {
     let mut dist = vec![None; (WIDTH * HEIGHT) as usize];
-    dist[from.index()] = Some(0);
+    dist[from.index(WIDTH)] = Some(0);
     let mut queue = VecDeque::from([from]);
     while let Some(pos) = queue.pop_front() {
-        for next in pos.neighbors() {
-            if dist[next.index()].is_none() && map.cell(next) != Cell::Obstacle {
-                dist[next.index()] = dist[pos.index()].map(|d| d + 1);
+        for next in neighbors(pos) {
+            if dist[next.index(WIDTH)].is_none() && map.cell(next) != Cell::Obstacle {
+                dist[next.index(WIDTH)] = dist[pos.index(WIDTH)].map(|d| d + 1);
                 queue.push_back(next);
             }
         }
@@ -834,13 +835,13 @@ fn generated_mazes_have_the_original_properties() {
         let map = generator::generate(&mut GameRng::new(seed, GameRng::MAP)).expect("generates");
         let start = map.start();
         let dist = distances(&map, start);
-        for pos in Pos::all() {
+        for pos in all_cells() {
             if map.cell(pos) != Cell::Obstacle {
-                assert!(dist[pos.index()].is_some(), "seed {seed}: {pos} is cut off\n{map}");
+                assert!(dist[pos.index(WIDTH)].is_some(), "seed {seed}: {pos:?} is cut off\n{map}");
             }
         }
-        let exit = Pos::all().find(|&pos| map.cell(pos) == Cell::Item(Item::Exit)).expect("an exit");
-        assert!(dist[exit.index()].is_some_and(|d| d >= MIN_EXIT_DISTANCE), "seed {seed}\n{map}");
+        let exit = all_cells().find(|&pos| map.cell(pos) == Cell::Item(Item::Exit)).expect("an exit");
+        assert!(dist[exit.index(WIDTH)].is_some_and(|d| d >= MIN_EXIT_DISTANCE), "seed {seed}\n{map}");
         let treasures = count(&map, Cell::Item(Item::Treasure));
         assert!((5..=9).contains(&treasures), "seed {seed}: {treasures} treasures");
         let boxes = count(&map, Cell::Monster(MonsterKind::Box));
@@ -850,12 +851,15 @@ fn generated_mazes_have_the_original_properties() {
         for chest in [Item::HammerChest, Item::ScytheChest, Item::BowChest] {
             assert!(count(&map, Cell::Item(chest)) <= 4, "seed {seed}: {chest:?}");
         }
-        let monsters: Vec<Pos> = Pos::all()
+        let monsters: Vec<Pos> = all_cells()
             .filter(|&pos| matches!(map.cell(pos), Cell::Monster(kind) if kind != MonsterKind::Box))
             .collect();
         assert!((30..=50).contains(&monsters.len()), "seed {seed}: {} monsters", monsters.len());
         for pos in monsters {
-            assert!(pos.chebyshev(start) > MONSTER_START_CLEARANCE, "seed {seed}: a monster at {pos} near {start}");
+            assert!(
+                chebyshev(pos, start) > MONSTER_START_CLEARANCE,
+                "seed {seed}: a monster at {pos:?} near {start:?}"
+            );
         }
     }
 }
@@ -878,9 +882,9 @@ fn every_monster_kind_and_loops_appear_over_seeds() {
             _ => None,
         }));
         // A tree has one fewer adjacency than open cells; loops add more.
-        let open: Vec<Pos> = Pos::all().filter(|&pos| map.cell(pos) != Cell::Obstacle).collect();
+        let open: Vec<Pos> = all_cells().filter(|&pos| map.cell(pos) != Cell::Obstacle).collect();
         let edges: usize =
-            open.iter().map(|pos| pos.neighbors().filter(|n| map.cell(*n) != Cell::Obstacle).count()).sum::<usize>()
+            open.iter().map(|pos| neighbors(*pos).filter(|n| map.cell(*n) != Cell::Obstacle).count()).sum::<usize>()
                 / 2;
         if edges >= open.len() {
             with_loops += 1;
@@ -906,8 +910,8 @@ fn the_map_files_parse_and_every_open_cell_is_reachable() {
         let map = MazeMap::parse(text).unwrap_or_else(|e| panic!("{name}: {e}"));
         assert_eq!(map.to_string(), text, "{name} prints back unchanged");
         let dist = distances(&map, map.start());
-        for pos in Pos::all().filter(|&pos| map.cell(pos) != Cell::Obstacle) {
-            assert!(dist[pos.index()].is_some(), "{name}: {pos} is cut off");
+        for pos in all_cells().filter(|&pos| map.cell(pos) != Cell::Obstacle) {
+            assert!(dist[pos.index(WIDTH)].is_some(), "{name}: {pos:?} is cut off");
         }
     }
 }
@@ -1021,7 +1025,7 @@ fn no_reply_makes_the_engine_panic() {
         match command {
             Some(Command::Move { target, .. } | Command::Attack { target, .. }) => {
                 commands += 1;
-                assert!(target.in_maze(), "{reply:?}");
+                assert!(target.on_board(WIDTH, HEIGHT), "{reply:?}");
                 assert_ne!(dungeon.end(), Some(End::Error), "{reply:?}");
                 assert_eq!(dungeon.turn(), 1, "{reply:?}");
             }
@@ -1036,13 +1040,13 @@ fn no_reply_makes_the_engine_panic() {
 /// Checks what must hold after every turn of any game.
 fn check_invariants(d: &Dungeon) {
     let hero = d.hero();
-    assert!(hero.pos.in_maze() && !d.is_obstacle(hero.pos), "the hero stands on floor: {:?}", hero.pos);
+    assert!(hero.pos.on_board(WIDTH, HEIGHT) && !d.is_obstacle(hero.pos), "the hero stands on floor: {:?}", hero.pos);
     assert!(hero.hp <= 20);
     assert!(d.is_over() || hero.hp > 0);
     assert!(d.turn() <= 150);
     let mut cells: Vec<Pos> = d.monsters().iter().map(|m| m.pos).collect();
     for monster in d.monsters() {
-        assert!(monster.pos.in_maze() && !d.is_obstacle(monster.pos), "{monster:?} on an obstacle");
+        assert!(monster.pos.on_board(WIDTH, HEIGHT) && !d.is_obstacle(monster.pos), "{monster:?} on an obstacle");
         assert_ne!(monster.pos, hero.pos, "{monster:?} on the hero");
         assert!(monster.hp > 0 && monster.hp <= monster.kind.max_hp(), "{monster:?}");
     }
@@ -1063,7 +1067,7 @@ fn check_invariants(d: &Dungeon) {
         .map(|line| {
             let numbers: Vec<i32> = line.split(' ').map(|n| n.parse().expect("a number")).collect();
             assert_eq!(numbers.len(), 4, "{line}");
-            assert!(p(numbers[0], numbers[1]).chebyshev(hero.pos) <= 3, "{line}");
+            assert!(chebyshev(p(numbers[0], numbers[1]), hero.pos) <= 3, "{line}");
             (numbers[0], numbers[1], rank(numbers[2]))
         })
         .collect();
@@ -1119,7 +1123,7 @@ fn reference_step(d: &Dungeon, from: Pos, target: Pos, monster_view: Option<i32>
     let first_of = |first: &[(Pos, Pos)], pos: Pos| first.iter().rev().find(|(cell, _)| *cell == pos).expect("set").1;
     let mut queue = VecDeque::new();
     let (mut best, mut best_dist) = (from, from.manhattan(target));
-    for next in from.neighbors() {
+    for next in neighbors(from) {
         if monster_view.is_none() && next == target {
             return next;
         }
@@ -1138,10 +1142,10 @@ fn reference_step(d: &Dungeon, from: Pos, target: Pos, monster_view: Option<i32>
         if dist < best_dist {
             (best, best_dist) = (first_of(&first, pos), dist);
         }
-        for next in pos.neighbors() {
+        for next in neighbors(pos) {
             let out_of_reach = match monster_view {
-                Some(view) => next.chebyshev(from) > view,
-                None => next.chebyshev(from) > 3,
+                Some(view) => chebyshev(next, from) > view,
+                None => chebyshev(next, from) > 3,
             };
             if visited.contains(&next) || blocked(next) || out_of_reach {
                 continue;
@@ -1162,23 +1166,23 @@ fn both_pathfindings_match_a_literal_port_of_the_original() {
         let layout = generator::generate(&mut GameRng::new(seed, GameRng::MAP)).expect("generates");
         let mut d = Dungeon::new(&layout, 150, GameRng::new(seed, GameRng::RULES));
         let mut rng = GameRng::new(seed, GameRng::BOTS);
-        let free: Vec<Pos> = Pos::all().filter(|&pos| !d.is_obstacle(pos) && d.monster_at(pos).is_none()).collect();
+        let free: Vec<Pos> = all_cells().filter(|&pos| !d.is_obstacle(pos) && d.monster_at(pos).is_none()).collect();
         for _ in 0..20 {
             d.hero_mut().pos = *rng.pick(&free).expect("floor");
             let hero = d.hero().pos;
-            for target in Pos::all().filter(|target| target.chebyshev(hero) <= 5) {
+            for target in all_cells().filter(|target| chebyshev(*target, hero) <= 5) {
                 assert_eq!(
                     d.hero_step(target),
                     reference_step(&d, hero, target, None),
-                    "seed {seed}: {hero} to {target}"
+                    "seed {seed}: {hero:?} to {target:?}"
                 );
                 checked.0 += 1;
             }
             for monster in d.monsters().to_vec() {
-                let distance = monster.pos.chebyshev(hero);
+                let distance = chebyshev(monster.pos, hero);
                 if distance > monster.kind.range() && distance <= monster.kind.view() {
                     let expected = reference_step(&d, monster.pos, hero, Some(monster.kind.view()));
-                    assert_eq!(d.monster_step(&monster), expected, "seed {seed}: {monster:?} to {hero}");
+                    assert_eq!(d.monster_step(&monster), expected, "seed {seed}: {monster:?} to {hero:?}");
                     checked.1 += 1;
                 }
             }

@@ -3,10 +3,11 @@
 
 use std::collections::VecDeque;
 
-use super::map::{CELLS, Pos};
+use super::codec::push_int;
+use super::map::{CELLS, HEIGHT, WIDTH, all_cells, chebyshev, neighbors};
 use super::{Entity, HERO_FOV, HERO_MAX_HP, Maze, OBSTACLE, Sight, Weapon};
 use crate::builtin::{self, BuiltinBot, GameBot};
-use crate::{GameRng, Seat};
+use crate::{GameRng, Pos, Seat};
 
 /// The built-in bots' names.
 pub const NAMES: &[&str] = &["random", "greedy"];
@@ -27,7 +28,12 @@ const POTION: i32 = 3;
 const MAX_TURNS: u32 = 150;
 
 fn move_to(pos: Pos) -> String {
-    format!("MOVE {} {}", pos.x, pos.y)
+    let mut reply = String::with_capacity("MOVE 15 11".len());
+    reply.push_str("MOVE ");
+    push_int(&mut reply, pos.x);
+    reply.push(' ');
+    push_int(&mut reply, pos.y);
+    reply
 }
 
 /// Steps to a random open neighbour or stays; a neighbour holding a monster is
@@ -38,11 +44,19 @@ struct RandomBot {
 
 impl GameBot<Maze> for RandomBot {
     fn reply(&mut self, game: &Maze, seat: Seat) -> String {
-        let input = game.dungeon(seat).sight();
-        let wall = |pos: Pos| input.entities.iter().any(|entity| entity.etype == OBSTACLE && entity.pos == pos);
-        let mut options: Vec<Pos> = input.hero.neighbors().filter(|&pos| !wall(pos)).collect();
-        options.push(input.hero);
-        move_to(*self.rng.pick(&options).unwrap_or(&input.hero))
+        let copy = game.dungeon(seat);
+        let hero = copy.hero().pos;
+        // The hero's neighbours are in its view, so whether they are walls is in its
+        // observation: read straight from the copy, without building its whole sight.
+        let mut options = [hero; 5];
+        let mut count = 0;
+        for pos in neighbors(hero).filter(|&pos| !copy.is_obstacle(pos)) {
+            options[count] = pos;
+            count += 1;
+        }
+        // Staying is the last option.
+        count += 1;
+        move_to(*self.rng.pick(&options[..count]).unwrap_or(&hero))
     }
 }
 
@@ -84,17 +98,17 @@ impl Default for GreedyBot {
 
 impl GreedyBot {
     fn remember(&mut self, input: &Sight) {
-        for pos in Pos::all().filter(|pos| pos.chebyshev(input.hero) <= HERO_FOV) {
-            self.known[pos.index()] = Known::Open;
-            self.items[pos.index()] = None;
+        for pos in all_cells().filter(|pos| chebyshev(*pos, input.hero) <= HERO_FOV) {
+            self.known[pos.index(WIDTH)] = Known::Open;
+            self.items[pos.index(WIDTH)] = None;
         }
         for &Entity { pos, etype, .. } in &input.entities {
-            if !pos.in_maze() {
+            if !pos.on_board(WIDTH, HEIGHT) {
                 continue;
             }
             match etype {
-                OBSTACLE => self.known[pos.index()] = Known::Wall,
-                EXIT..=6 => self.items[pos.index()] = Some(etype),
+                OBSTACLE => self.known[pos.index(WIDTH)] = Known::Wall,
+                EXIT..=6 => self.items[pos.index(WIDTH)] = Some(etype),
                 _ => {}
             }
         }
@@ -107,18 +121,18 @@ impl GreedyBot {
         let mut first: Vec<Option<(Pos, u32)>> = vec![None; CELLS];
         let mut queue = VecDeque::from([hero]);
         while let Some(pos) = queue.pop_front() {
-            let reached = first[pos.index()];
+            let reached = first[pos.index(WIDTH)];
             if let Some(found) = reached
                 && goal(pos)
             {
                 return Some(found);
             }
-            if reached.is_some() && self.items[pos.index()] == Some(EXIT) {
+            if reached.is_some() && self.items[pos.index(WIDTH)] == Some(EXIT) {
                 continue;
             }
-            for next in pos.neighbors() {
-                if next != hero && first[next.index()].is_none() && self.known[next.index()] == Known::Open {
-                    first[next.index()] = Some(reached.map_or((next, 1), |(step, dist)| (step, dist + 1)));
+            for next in neighbors(pos) {
+                if next != hero && first[next.index(WIDTH)].is_none() && self.known[next.index(WIDTH)] == Known::Open {
+                    first[next.index(WIDTH)] = Some(reached.map_or((next, 1), |(step, dist)| (step, dist + 1)));
                     queue.push_back(next);
                 }
             }
@@ -132,7 +146,7 @@ impl GreedyBot {
         let mut threats: Vec<(i32, Pos)> = input
             .entities
             .iter()
-            .filter(|entity| entity.etype > BOX && entity.pos.chebyshev(hero) <= monster_range(entity.etype))
+            .filter(|entity| entity.etype > BOX && chebyshev(entity.pos, hero) <= monster_range(entity.etype))
             .map(|entity| (entity.evalue, entity.pos))
             .collect();
         threats.sort();
@@ -165,18 +179,18 @@ impl GreedyBot {
         }
         let hero = input.hero;
         let left = MAX_TURNS.saturating_sub(self.turn);
-        let exit = self.route(hero, |pos| self.items[pos.index()] == Some(EXIT));
+        let exit = self.route(hero, |pos| self.items[pos.index(WIDTH)] == Some(EXIT));
         if let Some((step, dist)) = exit
             && (dist + 8 >= left || input.hp <= 8)
         {
             return move_to(step);
         }
-        let wanted = |pos: Pos| match self.items[pos.index()] {
+        let wanted = |pos: Pos| match self.items[pos.index(WIDTH)] {
             Some(TREASURE | 4..=6) => true,
             Some(POTION) => input.hp <= HERO_MAX_HP / 2,
             _ => false,
         };
-        let frontier = |pos: Pos| pos.neighbors().any(|n| self.known[n.index()] == Known::Unknown);
+        let frontier = |pos: Pos| neighbors(pos).any(|n| self.known[n.index(WIDTH)] == Known::Unknown);
         let next = self
             .route(hero, wanted)
             .filter(|&(_, dist)| dist <= 8)

@@ -11,8 +11,8 @@
 
 use std::collections::VecDeque;
 
-use super::map::{CELLS, Cell, HEIGHT, Item, MazeMap, MonsterKind, Pos, WIDTH};
-use crate::GameRng;
+use super::map::{CELLS, Cell, HEIGHT, Item, MazeMap, MonsterKind, WIDTH, all_cells, chebyshev, neighbors};
+use crate::{GameRng, Pos};
 
 /// The least BFS distance between the start and the exit (`MAZE_WIDTH` in the original).
 pub const MIN_EXIT_DISTANCE: u32 = WIDTH as u32;
@@ -47,11 +47,11 @@ struct Grid {
 
 impl Grid {
     fn get(&self, pos: Pos) -> Cell {
-        self.cells[pos.index()]
+        self.cells[pos.index(WIDTH)]
     }
 
     fn set(&mut self, pos: Pos, cell: Cell) {
-        self.cells[pos.index()] = cell;
+        self.cells[pos.index(WIDTH)] = cell;
     }
 
     fn is_floor(&self, pos: Pos) -> bool {
@@ -66,16 +66,16 @@ impl Grid {
     /// corridor: exactly one floor 4-neighbour T, and no floor 8-neighbour but T and T's
     /// own 4-neighbours.
     fn candidates(&self, from: Pos) -> Vec<Pos> {
-        from.neighbors()
+        neighbors(from)
             .filter(|&cell| {
                 if self.get(cell) != Cell::Obstacle {
                     return false;
                 }
-                let mut floor = cell.neighbors().filter(|&n| self.is_floor(n));
+                let mut floor = neighbors(cell).filter(|&n| self.is_floor(n));
                 let (Some(touching), None) = (floor.next(), floor.next()) else { return false };
                 let around = (-1..=1).flat_map(|dx| (-1..=1).map(move |dy| Pos::new(cell.x + dx, cell.y + dy)));
                 !around
-                    .filter(|&n| n != cell && n.in_maze() && self.is_floor(n))
+                    .filter(|&n| n != cell && n.on_board(WIDTH, HEIGHT) && self.is_floor(n))
                     .any(|n| n != touching && n.manhattan(touching) != 1)
             })
             .collect()
@@ -84,13 +84,13 @@ impl Grid {
     /// BFS distances from `from` over open cells; `None` for unreachable cells.
     fn distances(&self, from: Pos) -> Vec<Option<u32>> {
         let mut dist = vec![None; CELLS];
-        dist[from.index()] = Some(0);
+        dist[from.index(WIDTH)] = Some(0);
         let mut queue = VecDeque::from([from]);
         while let Some(pos) = queue.pop_front() {
-            let next_dist = dist[pos.index()].map(|d| d + 1);
-            for next in pos.neighbors() {
-                if dist[next.index()].is_none() && self.is_open(next) {
-                    dist[next.index()] = next_dist;
+            let next_dist = dist[pos.index(WIDTH)].map(|d| d + 1);
+            for next in neighbors(pos) {
+                if dist[next.index(WIDTH)].is_none() && self.is_open(next) {
+                    dist[next.index(WIDTH)] = next_dist;
                     queue.push_back(next);
                 }
             }
@@ -100,7 +100,7 @@ impl Grid {
 
     /// Cells holding `cell`, in the original's order (column by column).
     fn all(&self, cell: Cell) -> Vec<Pos> {
-        Pos::all().filter(|&pos| self.get(pos) == cell).collect()
+        all_cells().filter(|&pos| self.get(pos) == cell).collect()
     }
 }
 
@@ -130,7 +130,7 @@ fn open_loops(grid: &mut Grid, rng: &mut GameRng) {
         .all(Cell::Obstacle)
         .into_iter()
         .filter_map(|cell| {
-            let floor: Vec<Pos> = cell.neighbors().filter(|&n| grid.is_floor(n)).collect();
+            let floor: Vec<Pos> = neighbors(cell).filter(|&n| grid.is_floor(n)).collect();
             if floor.len() < 2 {
                 return None;
             }
@@ -138,7 +138,7 @@ fn open_loops(grid: &mut Grid, rng: &mut GameRng) {
             for (i, &a) in floor.iter().enumerate() {
                 let dist = grid.distances(a);
                 for &b in &floor[i + 1..] {
-                    span = span.max(dist[b.index()].unwrap_or(CELLS as u32));
+                    span = span.max(dist[b.index(WIDTH)].unwrap_or(CELLS as u32));
                 }
             }
             Some((cell, span))
@@ -194,7 +194,7 @@ fn attempt(rng: &mut GameRng) -> Option<MazeMap> {
         far_pairs.extend(
             floor
                 .iter()
-                .filter(|end| dist[end.index()].is_some_and(|d| d >= MIN_EXIT_DISTANCE))
+                .filter(|end| dist[end.index(WIDTH)].is_some_and(|d| d >= MIN_EXIT_DISTANCE))
                 .map(|&end| (start, end)),
         );
     }
@@ -210,7 +210,7 @@ fn attempt(rng: &mut GameRng) -> Option<MazeMap> {
         let Some(&first) = rng.pick(&floor) else { break };
         let mut cell = first;
         for _ in 0..10 {
-            if cell.neighbors().filter(|&n| grid.is_open(n)).count() == 1 {
+            if neighbors(cell).filter(|&n| grid.is_open(n)).count() == 1 {
                 break;
             }
             cell = *rng.pick(&floor).unwrap_or(&cell);
@@ -247,7 +247,7 @@ fn attempt(rng: &mut GameRng) -> Option<MazeMap> {
     for _ in 0..monsters {
         let draw = unit(rng) * cumulative[3];
         let kind = cumulative.iter().position(|&p| draw <= p).map_or(MonsterKind::Vampire, |i| kinds[i]);
-        let Some(pos) = take(&mut floor, rng, |pos| pos.chebyshev(start) > MONSTER_START_CLEARANCE) else {
+        let Some(pos) = take(&mut floor, rng, |pos| chebyshev(pos, start) > MONSTER_START_CLEARANCE) else {
             break;
         };
         grid.set(pos, Cell::Monster(kind));
@@ -277,10 +277,10 @@ mod tests {
             carve_tree(&mut grid, &mut rng);
             let floor = grid.all(Cell::Floor);
             let edges: usize =
-                floor.iter().map(|pos| pos.neighbors().filter(|&n| grid.is_floor(n)).count()).sum::<usize>() / 2;
+                floor.iter().map(|pos| neighbors(*pos).filter(|&n| grid.is_floor(n)).count()).sum::<usize>() / 2;
             assert_eq!(edges + 1, floor.len(), "seed {seed}");
             let dist = grid.distances(floor[0]);
-            assert!(floor.iter().all(|pos| dist[pos.index()].is_some()), "seed {seed}");
+            assert!(floor.iter().all(|pos| dist[pos.index(WIDTH)].is_some()), "seed {seed}");
             assert!(floor.len() > 60, "seed {seed}: only {} floor cells", floor.len());
         }
     }

@@ -1,4 +1,4 @@
-//! Positions, the things a maze holds and the map file format.
+//! The board, the things a maze holds and the map file format.
 //!
 //! A map file is the maze drawn as text, as `MazeGenerator` prints it: 12 lines of 16
 //! characters, one per cell, `x` the column (0..15) and `y` the line (0..11):
@@ -15,7 +15,7 @@
 
 use std::fmt;
 
-use crate::MapError;
+use crate::{MapError, Pos};
 
 /// Columns of a maze.
 pub const WIDTH: i32 = 16;
@@ -24,64 +24,22 @@ pub const HEIGHT: i32 = 12;
 /// Cells of a maze.
 pub const CELLS: usize = (WIDTH * HEIGHT) as usize;
 
-/// A cell: `x` is the column (0 at the left), `y` the row (0 at the top).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct Pos {
-    /// Column.
-    pub x: i32,
-    /// Row.
-    pub y: i32,
+/// Steps in any of the 8 directions between two cells: the distance of views and ranges.
+pub fn chebyshev(a: Pos, b: Pos) -> i32 {
+    (a.x - b.x).abs().max((a.y - b.y).abs())
 }
 
-impl Pos {
-    /// The cell at column `x`, row `y`.
-    pub const fn new(x: i32, y: i32) -> Self {
-        Pos { x, y }
-    }
-
-    /// Whether the cell is inside the maze.
-    pub fn in_maze(self) -> bool {
-        (0..WIDTH).contains(&self.x) && (0..HEIGHT).contains(&self.y)
-    }
-
-    /// The cell's index in row-major order (`y * WIDTH + x`); only for cells in the maze.
-    pub fn index(self) -> usize {
-        (self.y * WIDTH + self.x) as usize
-    }
-
-    /// The cell of a row-major index.
-    pub fn from_index(index: usize) -> Self {
-        Pos { x: index as i32 % WIDTH, y: index as i32 / WIDTH }
-    }
-
-    /// Steps in any of the 8 directions: the distance of views and ranges.
-    pub fn chebyshev(self, other: Pos) -> i32 {
-        (self.x - other.x).abs().max((self.y - other.y).abs())
-    }
-
-    /// Steps in the 4 cardinal directions, walls ignored.
-    pub fn manhattan(self, other: Pos) -> i32 {
-        (self.x - other.x).abs() + (self.y - other.y).abs()
-    }
-
-    /// The 4-neighbours inside the maze, in the original's order: x − 1, x + 1, y − 1, y + 1.
-    pub fn neighbors(self) -> impl Iterator<Item = Pos> {
-        [(-1, 0), (1, 0), (0, -1), (0, 1)]
-            .into_iter()
-            .map(move |(dx, dy)| Pos { x: self.x + dx, y: self.y + dy })
-            .filter(|pos| pos.in_maze())
-    }
-
-    /// Every cell of the maze, column by column (x, then y), as the protocol sorts them.
-    pub fn all() -> impl Iterator<Item = Pos> {
-        (0..WIDTH).flat_map(|x| (0..HEIGHT).map(move |y| Pos { x, y }))
-    }
+/// The 4-neighbours of `pos` inside the maze, in the original's order: x − 1, x + 1, y − 1, y + 1.
+pub fn neighbors(pos: Pos) -> impl Iterator<Item = Pos> {
+    [(-1, 0), (1, 0), (0, -1), (0, 1)]
+        .into_iter()
+        .map(move |(dx, dy)| pos.offset(dx, dy))
+        .filter(|next| next.on_board(WIDTH, HEIGHT))
 }
 
-impl fmt::Display for Pos {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "({}, {})", self.x, self.y)
-    }
+/// Every cell of the maze, column by column (x, then y), as the protocol sorts them.
+pub fn all_cells() -> impl Iterator<Item = Pos> {
+    (0..WIDTH).flat_map(|x| (0..HEIGHT).map(move |y| Pos::new(x, y)))
 }
 
 /// Something the hero picks up by moving onto it.
@@ -121,9 +79,9 @@ impl Item {
     /// The protocol's `evalue`.
     pub fn value(self) -> i32 {
         match self {
-            Item::Exit => super::EXIT_SCORE as i32,
-            Item::Treasure => super::TREASURE_SCORE as i32,
-            Item::Potion => super::POTION_HP,
+            Item::Exit => super::rules::EXIT_SCORE as i32,
+            Item::Treasure => super::rules::TREASURE_SCORE as i32,
+            Item::Potion => super::rules::POTION_HP,
             Item::HammerChest => 1,
             Item::ScytheChest => 2,
             Item::BowChest => 3,
@@ -282,7 +240,7 @@ impl MazeMap {
         if starts.next().is_some() {
             return None;
         }
-        Some(MazeMap { start: Pos::from_index(start), cells })
+        Some(MazeMap { start: Pos::of_index(start, WIDTH), cells })
     }
 
     /// Parses a map file: 12 lines of 16 characters, with an optional final newline
@@ -298,8 +256,8 @@ impl MazeMap {
             if y >= HEIGHT as usize {
                 return Err(error(line, 1, format!("a maze has {HEIGHT} lines; this is line {line}")));
             }
-            let chars: Vec<char> = row.strip_suffix('\r').unwrap_or(row).chars().collect();
-            for (x, &symbol) in chars.iter().enumerate().take(WIDTH as usize) {
+            let row = row.strip_suffix('\r').unwrap_or(row);
+            for (x, symbol) in row.chars().enumerate().take(WIDTH as usize) {
                 let column = x + 1;
                 let cell = u8::try_from(symbol).ok().and_then(Cell::from_symbol).ok_or_else(|| {
                     error(line, column, format!("unknown cell {symbol:?}; expected one of {SYMBOLS}"))
@@ -323,11 +281,12 @@ impl MazeMap {
                 *seen = Some((line, column));
                 cells.push(cell);
             }
-            if chars.len() != WIDTH as usize {
+            let length = row.chars().count();
+            if length != WIDTH as usize {
                 return Err(error(
                     line,
-                    chars.len().min(WIDTH as usize) + 1,
-                    format!("the line is {} characters long; a maze is {WIDTH} wide", chars.len()),
+                    length.min(WIDTH as usize) + 1,
+                    format!("the line is {length} characters long; a maze is {WIDTH} wide"),
                 ));
             }
         }
@@ -345,7 +304,7 @@ impl MazeMap {
 
     /// What `pos` starts with; an obstacle outside the maze.
     pub fn cell(&self, pos: Pos) -> Cell {
-        if pos.in_maze() { self.cells[pos.index()] } else { Cell::Obstacle }
+        if pos.on_board(WIDTH, HEIGHT) { self.cells[pos.index(WIDTH)] } else { Cell::Obstacle }
     }
 
     /// The hero's start.

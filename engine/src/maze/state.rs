@@ -1,16 +1,143 @@
-//! One hero's copy of the maze: its state, the turn resolution, the pathfinding and
-//! the weapons' geometry (`MazeManager`, `Hero`, `Action` of the original).
-
-use std::collections::VecDeque;
+//! The match state and how one step changes it: one copy of the maze per seat, each
+//! with its hero, and the turn resolution, the pathfinding and the weapons' geometry
+//! (`MazeManager`, `Hero`, `Action` of the original).
 
 use serde::Serialize;
 
-use crate::game::{text_of, write_int, write_json};
+use super::codec::{Command, FrameLists, MazeAction, clip_reason, describe, push_int};
+use super::map::{CELLS, Cell, HEIGHT, Item, MazeMap, MonsterKind, WIDTH, all_cells, chebyshev, neighbors};
+use super::rules::{DEATH_SCORE, ERROR_SCORE, EXIT_SCORE, HERO_FOV, HERO_MAX_HP, MazeRules, POTION_HP, TREASURE_SCORE};
+use crate::{GameRng, PlayerOutcome, PlayerStatus, Pos, Seat, ranks_by_score};
 
-use super::command::{Command, Weapon, clip};
-use super::map::{CELLS, Cell, Item, MazeMap, MonsterKind, Pos};
-use super::{DEATH_SCORE, ERROR_SCORE, EXIT_SCORE, HERO_FOV, HERO_MAX_HP, POTION_HP, TREASURE_SCORE};
-use crate::{GameRng, PlayerStatus};
+/// A Maze match: one [`Dungeon`] per seat, all from the same map and seed.
+#[derive(Debug, Clone)]
+pub struct Maze {
+    pub(super) rules: MazeRules,
+    pub(super) copies: Vec<Dungeon>,
+    pub(super) steps: u64,
+}
+
+impl Maze {
+    /// A match on `map` for `seats` bots. Every copy's monsters are shuffled by its own
+    /// generator seeded from `seed`, so copies start out identical (decision M-5).
+    pub fn from_map(rules: MazeRules, map: &MazeMap, seats: usize, seed: u64) -> Self {
+        let copies =
+            (0..seats).map(|_| Dungeon::new(map, rules.max_turns, GameRng::new(seed, GameRng::RULES))).collect();
+        Maze { rules, copies, steps: 0 }
+    }
+
+    /// The copy of `seat`.
+    pub fn dungeon(&self, seat: Seat) -> &Dungeon {
+        &self.copies[seat]
+    }
+
+    /// The copy of `seat`, to set up test positions.
+    pub fn dungeon_mut(&mut self, seat: Seat) -> &mut Dungeon {
+        &mut self.copies[seat]
+    }
+
+    /// Steps played.
+    pub fn steps(&self) -> u64 {
+        self.steps
+    }
+
+    /// The seats whose copy is still going, in seat order.
+    pub(super) fn to_act(&self) -> Vec<Seat> {
+        (0..self.copies.len()).filter(|&seat| !self.copies[seat].is_over()).collect()
+    }
+
+    /// Plays one turn in every copy still going, with its seat's action.
+    pub(super) fn play(&mut self, mut actions: Vec<(Seat, MazeAction)>) {
+        if self.is_over() {
+            return;
+        }
+        for (seat, copy) in self.copies.iter_mut().enumerate() {
+            if copy.is_over() {
+                continue;
+            }
+            // A seat given twice plays its last action; actions for no seat are ignored.
+            let action = actions.iter().rposition(|(given, _)| *given == seat).map(|at| actions.remove(at).1);
+            match action {
+                Some(MazeAction::Command(command)) => copy.play(&command),
+                Some(MazeAction::Fail { status, reason }) => copy.fail(status, &reason),
+                // A seat that was asked must answer; no answer is a timeout.
+                None => copy.fail(PlayerStatus::TimedOut, "no reply"),
+            }
+        }
+        self.steps += 1;
+    }
+
+    /// Whether every copy has ended.
+    pub(super) fn is_over(&self) -> bool {
+        self.copies.iter().all(Dungeon::is_over)
+    }
+
+    /// Every seat's score, rank (by score) and status.
+    pub(super) fn outcome(&self) -> Vec<PlayerOutcome> {
+        let scores: Vec<i64> = self.copies.iter().map(|copy| copy.hero().score).collect();
+        ranks_by_score(&scores)
+            .into_iter()
+            .zip(&self.copies)
+            .map(|(rank, copy)| PlayerOutcome { score: copy.hero().score, rank, status: copy.status() })
+            .collect()
+    }
+}
+
+/// A weapon. Its index is the `w` of `ATTACK w x y`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Weapon {
+    /// 10 damage to one cell at Manhattan distance 1; unlimited.
+    Sword,
+    /// 6 damage to three cells within Chebyshev 1.
+    Hammer,
+    /// 7 damage to two cells along a queen line within 2.
+    Scythe,
+    /// 8 damage to any one cell within Chebyshev 3.
+    Bow,
+}
+
+impl Weapon {
+    /// Every weapon, by index.
+    pub const ALL: [Weapon; 4] = [Weapon::Sword, Weapon::Hammer, Weapon::Scythe, Weapon::Bow];
+
+    /// The protocol's weapon number, 0 to 3.
+    pub fn index(self) -> usize {
+        self as usize
+    }
+
+    /// The weapon with protocol number `index`.
+    pub fn from_index(index: i64) -> Option<Weapon> {
+        usize::try_from(index).ok().and_then(|index| Weapon::ALL.get(index)).copied()
+    }
+
+    /// Damage to every monster on a hit cell.
+    pub fn damage(self) -> i32 {
+        match self {
+            Weapon::Sword => 10,
+            Weapon::Hammer => 6,
+            Weapon::Scythe => 7,
+            Weapon::Bow => 8,
+        }
+    }
+
+    /// Charges at the start (the sword's 99999 is as good as unlimited).
+    pub fn initial_charges(self) -> u32 {
+        match self {
+            Weapon::Sword => 99_999,
+            Weapon::Hammer | Weapon::Scythe | Weapon::Bow => 5,
+        }
+    }
+
+    /// The lower-case name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Weapon::Sword => "sword",
+            Weapon::Hammer => "hammer",
+            Weapon::Scythe => "scythe",
+            Weapon::Bow => "bow",
+        }
+    }
+}
 
 /// A monster (or box) in the maze.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -34,56 +161,6 @@ pub struct Hero {
     pub score: i64,
     /// Charges by weapon index (the sword's 99999 is as good as unlimited).
     pub charges: [u32; 4],
-}
-
-/// The entity type of an obstacle in the protocol (its value is always −1).
-pub const OBSTACLE: i32 = 1;
-
-/// One entity a hero sees: a line of its input.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Entity {
-    /// Where it is.
-    pub pos: Pos,
-    /// Its type: 0 exit, 1 obstacle, 2 to 6 items, 7 and up boxes and monsters.
-    pub etype: i32,
-    /// Its value: an item's worth, a monster's hp, −1 for an obstacle.
-    pub evalue: i32,
-}
-
-/// What a hero sees at the start of a turn: everything its input holds.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Sight {
-    /// Where it stands.
-    pub hero: Pos,
-    /// Its health.
-    pub hp: i32,
-    /// Its score.
-    pub score: i64,
-    /// Charges of the hammer, scythe and bow.
-    pub charges: [u32; 3],
-    /// The entities in view, in input order.
-    pub entities: Vec<Entity>,
-}
-
-impl Sight {
-    /// Appends the input text (see [`Dungeon::write_observation`]) to `out`.
-    pub fn write(&self, out: &mut Vec<u8>) {
-        use std::io::Write;
-        let [hammer, scythe, bow] = self.charges;
-        // Writing to a Vec cannot fail.
-        let _ = write!(
-            out,
-            "{} {} {} {} {hammer} {scythe} {bow}\n{}",
-            self.hero.x,
-            self.hero.y,
-            self.hp,
-            self.score,
-            self.entities.len()
-        );
-        for entity in &self.entities {
-            let _ = write!(out, "\n{} {} {} {}", entity.pos.x, entity.pos.y, entity.etype, entity.evalue);
-        }
-    }
 }
 
 /// How a copy's game ended.
@@ -142,8 +219,8 @@ pub enum Resolved {
 /// Cells outside the maze are left out.
 pub fn weapon_cells(hero: Pos, weapon: Weapon, target: Pos) -> Option<Vec<Pos>> {
     let (dx, dy) = (target.x - hero.x, target.y - hero.y);
-    let (chebyshev, manhattan) = (hero.chebyshev(target), hero.manhattan(target));
-    let valid = target.in_maze()
+    let (chebyshev, manhattan) = (chebyshev(hero, target), hero.manhattan(target));
+    let valid = target.on_board(WIDTH, HEIGHT)
         && target != hero
         && match weapon {
             Weapon::Sword => manhattan <= 1,
@@ -164,24 +241,26 @@ pub fn weapon_cells(hero: Pos, weapon: Weapon, target: Pos) -> Option<Vec<Pos>> 
         Weapon::Scythe => vec![Pos::new(hero.x + dx / 2, hero.y + dy / 2)],
     };
     let mut cells = vec![target];
-    cells.extend(extra.into_iter().filter(|pos| pos.in_maze()));
+    cells.extend(extra.into_iter().filter(|pos| pos.on_board(WIDTH, HEIGHT)));
     Some(cells)
 }
 
 /// One copy of the maze and its hero.
 #[derive(Debug, Clone)]
 pub struct Dungeon {
-    obstacles: Vec<bool>,
-    items: Vec<Option<Item>>,
+    pub(super) obstacles: Vec<bool>,
+    pub(super) items: Vec<Option<Item>>,
     /// Kept sorted by position, so that the shuffle starts from a fixed order.
-    monsters: Vec<Monster>,
-    hero: Hero,
-    turn: u32,
+    pub(super) monsters: Vec<Monster>,
+    pub(super) hero: Hero,
+    pub(super) turn: u32,
     max_turns: u32,
-    end: Option<End>,
+    pub(super) end: Option<End>,
     status: PlayerStatus,
     rng: GameRng,
-    last: String,
+    pub(super) last: String,
+    /// The item and monster lists as replay frames hold them, kept up to date here.
+    pub(super) lists: FrameLists,
 }
 
 impl Dungeon {
@@ -190,17 +269,18 @@ impl Dungeon {
     pub fn new(map: &MazeMap, max_turns: u32, rng: GameRng) -> Self {
         let mut obstacles = vec![false; CELLS];
         let mut items = vec![None; CELLS];
-        let mut monsters = Vec::new();
-        for (index, cell) in map.cells().iter().enumerate() {
-            let pos = Pos::from_index(index);
-            match *cell {
+        let mut monsters = Vec::with_capacity(CELLS);
+        // Column by column, so that the monsters come sorted by position.
+        for pos in all_cells() {
+            let index = pos.index(WIDTH);
+            match map.cells()[index] {
                 Cell::Obstacle => obstacles[index] = true,
                 Cell::Item(item) => items[index] = Some(item),
                 Cell::Monster(kind) => monsters.push(Monster { kind, pos, hp: kind.max_hp() }),
                 Cell::Floor | Cell::Hero => {}
             }
         }
-        monsters.sort_by_key(|monster| monster.pos);
+        let lists = FrameLists::new(&items, &monsters);
         let hero =
             Hero { pos: map.start(), hp: HERO_MAX_HP, score: 0, charges: Weapon::ALL.map(Weapon::initial_charges) };
         Dungeon {
@@ -214,6 +294,7 @@ impl Dungeon {
             status: PlayerStatus::Ok,
             rng,
             last: String::new(),
+            lists,
         }
     }
 
@@ -242,16 +323,17 @@ impl Dungeon {
         self.monsters.retain(|monster| monster.pos != pos);
         self.monsters.push(Monster { kind, pos, hp });
         self.monsters.sort_by_key(|monster| monster.pos);
+        self.lists.set_monsters(&self.monsters);
     }
 
     /// The item on `pos`, if any.
     pub fn item_at(&self, pos: Pos) -> Option<Item> {
-        if pos.in_maze() { self.items[pos.index()] } else { None }
+        if pos.on_board(WIDTH, HEIGHT) { self.items[pos.index(WIDTH)] } else { None }
     }
 
     /// Whether `pos` is an obstacle (cells outside the maze are).
     pub fn is_obstacle(&self, pos: Pos) -> bool {
-        !pos.in_maze() || self.obstacles[pos.index()]
+        !pos.on_board(WIDTH, HEIGHT) || self.obstacles[pos.index(WIDTH)]
     }
 
     /// Hero actions played.
@@ -279,51 +361,6 @@ impl Dungeon {
         &self.last
     }
 
-    /// What the hero sees this turn: itself and every entity within its view
-    /// (Chebyshev 3, walls ignored), sorted by x, then y, then obstacle, item, monster.
-    pub fn sight(&self) -> Sight {
-        let hero = &self.hero;
-        // The monsters in view, by their cell of the view (at most one per cell; the
-        // first in the list, as `monster_at` finds it).
-        const SIDE: i32 = 2 * HERO_FOV + 1;
-        let mut in_view = [None; (SIDE * SIDE) as usize];
-        let view_cell = |pos: Pos| ((pos.x - hero.pos.x + HERO_FOV) * SIDE + pos.y - hero.pos.y + HERO_FOV) as usize;
-        for monster in self.monsters.iter().rev().filter(|monster| monster.pos.chebyshev(hero.pos) <= HERO_FOV) {
-            in_view[view_cell(monster.pos)] = Some(monster);
-        }
-        let mut entities = Vec::new();
-        for x in hero.pos.x - HERO_FOV..=hero.pos.x + HERO_FOV {
-            for pos in (hero.pos.y - HERO_FOV..=hero.pos.y + HERO_FOV).map(|y| Pos::new(x, y)) {
-                if !pos.in_maze() {
-                    continue;
-                }
-                if self.obstacles[pos.index()] {
-                    entities.push(Entity { pos, etype: OBSTACLE, evalue: -1 });
-                }
-                if let Some(item) = self.items[pos.index()] {
-                    entities.push(Entity { pos, etype: item.type_id(), evalue: item.value() });
-                }
-                if let Some(monster) = in_view[view_cell(pos)] {
-                    entities.push(Entity { pos, etype: monster.kind.type_id(), evalue: monster.hp });
-                }
-            }
-        }
-        let [_, hammer, scythe, bow] = hero.charges;
-        Sight { hero: hero.pos, hp: hero.hp, score: hero.score, charges: [hammer, scythe, bow], entities }
-    }
-
-    /// Appends the input of one turn in the original's format to `out`: the hero line,
-    /// the number of entities, then one line per entity of [`Dungeon::sight`]. No final
-    /// newline.
-    pub fn write_observation(&self, out: &mut Vec<u8>) {
-        self.sight().write(out);
-    }
-
-    /// [`Dungeon::write_observation`] as a string.
-    pub fn observation(&self) -> String {
-        text_of(|out| self.write_observation(out))
-    }
-
     /// The first step of the hero's `MOVE` towards `target` (`heroPathfinding`).
     ///
     /// BFS from the hero over 4-neighbours in the order x − 1, x + 1, y − 1, y + 1,
@@ -334,10 +371,15 @@ impl Dungeon {
     /// closer than the hero.
     pub fn hero_step(&self, target: Pos) -> Pos {
         let from = self.hero.pos;
-        if from.neighbors().any(|n| n == target) {
+        if neighbors(from).any(|n| n == target) {
             return target;
         }
-        let in_view = |pos: Pos| pos.chebyshev(from) <= HERO_FOV;
+        // `MOVE` to the hero's own cell, a wait: no cell is closer to it than the hero,
+        // so the search would end where it starts.
+        if target == from {
+            return from;
+        }
+        let in_view = |pos: Pos| chebyshev(pos, from) <= HERO_FOV;
         self.first_step(from, target, |pos| !self.is_obstacle(pos) && in_view(pos))
     }
 
@@ -350,9 +392,25 @@ impl Dungeon {
     /// (the first found on a tie) if it is strictly closer than the monster, else its
     /// own cell.
     pub fn monster_step(&self, monster: &Monster) -> Pos {
+        self.monster_step_among(monster, &self.occupied())
+    }
+
+    /// The cells a monster stands on.
+    fn occupied(&self) -> [bool; CELLS] {
+        let mut occupied = [false; CELLS];
+        for monster in &self.monsters {
+            occupied[monster.pos.index(WIDTH)] = true;
+        }
+        occupied
+    }
+
+    /// [`Dungeon::monster_step`] with the monsters' cells given, so that a monster
+    /// phase marks them once rather than searching the list at every cell of every
+    /// search.
+    fn monster_step_among(&self, monster: &Monster, occupied: &[bool; CELLS]) -> Pos {
         let from = monster.pos;
         let free = |pos: Pos| {
-            !self.is_obstacle(pos) && pos.chebyshev(from) <= monster.kind.view() && self.monster_at(pos).is_none()
+            !self.is_obstacle(pos) && chebyshev(pos, from) <= monster.kind.view() && !occupied[pos.index(WIDTH)]
         };
         let step = self.first_step(from, self.hero.pos, free);
         // The hero's cell is never a step: a monster next to the hero attacks instead.
@@ -360,19 +418,27 @@ impl Dungeon {
     }
 
     /// The shared BFS of both pathfindings.
+    ///
+    /// Its buffers are arrays on the stack: it runs for every monster that moves, every
+    /// turn, where allocating them cost more than the search.
     fn first_step(&self, from: Pos, target: Pos, passable: impl Fn(Pos) -> bool) -> Pos {
-        let mut first: Vec<Option<Pos>> = vec![None; CELLS];
+        let mut first = [None; CELLS];
         let mut visited = [false; CELLS];
-        visited[from.index()] = true;
-        let mut queue = VecDeque::new();
-        for next in from.neighbors().filter(|&n| passable(n)) {
-            visited[next.index()] = true;
-            first[next.index()] = Some(next);
-            queue.push_back(next);
+        visited[from.index(WIDTH)] = true;
+        // Every cell enters the queue at most once.
+        let mut queue = [from; CELLS];
+        let (mut head, mut tail) = (0, 0);
+        for next in neighbors(from).filter(|&n| passable(n)) {
+            visited[next.index(WIDTH)] = true;
+            first[next.index(WIDTH)] = Some(next);
+            queue[tail] = next;
+            tail += 1;
         }
         let (mut best, mut best_dist) = (from, from.manhattan(target));
-        while let Some(pos) = queue.pop_front() {
-            let step = first[pos.index()].unwrap_or(from);
+        while head < tail {
+            let pos = queue[head];
+            head += 1;
+            let step = first[pos.index(WIDTH)].unwrap_or(from);
             if pos == target {
                 return step;
             }
@@ -380,11 +446,12 @@ impl Dungeon {
             if dist < best_dist {
                 (best, best_dist) = (step, dist);
             }
-            for next in pos.neighbors() {
-                if !visited[next.index()] && passable(next) {
-                    visited[next.index()] = true;
-                    first[next.index()] = Some(step);
-                    queue.push_back(next);
+            for next in neighbors(pos) {
+                if !visited[next.index(WIDTH)] && passable(next) {
+                    visited[next.index(WIDTH)] = true;
+                    first[next.index(WIDTH)] = Some(step);
+                    queue[tail] = next;
+                    tail += 1;
                 }
             }
         }
@@ -439,12 +506,13 @@ impl Dungeon {
         }
         self.turn += 1;
         let resolved = self.resolve(command);
-        self.last = describe(command, &resolved);
+        describe(command, &resolved, &mut self.last);
         match resolved {
             Resolved::Wait | Resolved::Wasted(_) => {}
             Resolved::Step(pos) => {
                 self.hero.pos = pos;
-                if let Some(item) = self.items[pos.index()].take() {
+                if let Some(item) = self.items[pos.index(WIDTH)].take() {
+                    self.lists.set_items(&self.items);
                     self.pick_up(item);
                     if item == Item::Exit {
                         self.end = Some(End::Exit);
@@ -455,14 +523,18 @@ impl Dungeon {
             Resolved::Attack { weapon, cells } => {
                 let charges = &mut self.hero.charges[weapon.index()];
                 *charges = charges.saturating_sub(1);
-                let mut gained = 0;
+                let (mut gained, mut hit) = (0, false);
                 for monster in self.monsters.iter_mut().filter(|monster| cells.contains(&monster.pos)) {
+                    hit = true;
                     monster.hp -= weapon.damage();
                     if monster.hp <= 0 {
                         gained += i64::from(monster.kind.max_hp());
                     }
                 }
-                self.monsters.retain(|monster| monster.hp > 0);
+                if hit {
+                    self.monsters.retain(|monster| monster.hp > 0);
+                    self.lists.set_monsters(&self.monsters);
+                }
                 self.hero.score += gained;
             }
         }
@@ -487,191 +559,66 @@ impl Dungeon {
 
     /// Every monster in a random order attacks, steps towards the hero or stays; the
     /// damage is summed and applied at the end.
+    ///
+    /// The shuffle starts from the monsters sorted by position, the order every change
+    /// to the list keeps.
     fn monster_phase(&mut self) {
-        self.monsters.sort_by_key(|monster| monster.pos);
-        let mut order: Vec<usize> = (0..self.monsters.len()).collect();
-        self.rng.shuffle(&mut order);
-        let mut damage = 0;
-        for index in order {
+        // Monster indices fit a byte: there is at most one monster per cell.
+        let mut order = [0u8; CELLS];
+        let order = &mut order[..self.monsters.len()];
+        for (index, slot) in order.iter_mut().enumerate() {
+            *slot = index as u8;
+        }
+        self.rng.shuffle(order);
+        // Only a monster within its view or range of the hero acts, and the list is
+        // sorted by column first: those that can act are the run in the columns around
+        // the hero's.
+        let hero = self.hero.pos;
+        let reach = MonsterKind::ALL.into_iter().map(|kind| kind.view().max(kind.range())).max().unwrap_or(0);
+        let near = self.monsters.partition_point(|monster| monster.pos.x < hero.x - reach)
+            ..self.monsters.partition_point(|monster| monster.pos.x <= hero.x + reach);
+        // The monsters' cells, marked when the first monster steps.
+        let mut occupied = None;
+        let (mut damage, mut moved) = (0, false);
+        for index in order.iter().map(|&index| usize::from(index)).filter(|index| near.contains(index)) {
             let monster = self.monsters[index];
-            let distance = monster.pos.chebyshev(self.hero.pos);
+            let distance = chebyshev(monster.pos, hero);
             if distance <= monster.kind.range() {
                 damage += monster.kind.damage();
             } else if distance <= monster.kind.view() {
-                self.monsters[index].pos = self.monster_step(&monster);
+                let occupied = occupied.get_or_insert_with(|| self.occupied());
+                let step = self.monster_step_among(&monster, occupied);
+                if step != monster.pos {
+                    occupied[monster.pos.index(WIDTH)] = false;
+                    occupied[step.index(WIDTH)] = true;
+                    self.monsters[index].pos = step;
+                    moved = true;
+                }
             }
         }
-        self.monsters.sort_by_key(|monster| monster.pos);
+        if moved {
+            self.monsters.sort_by_key(|monster| monster.pos);
+            self.lists.set_monsters(&self.monsters);
+        }
         if damage > 0 {
             self.hero.hp -= damage;
             self.hero.score -= i64::from(damage);
-            self.last.push_str(&format!("; hurt {damage}"));
+            self.last.push_str("; hurt ");
+            push_int(&mut self.last, damage);
             if self.hero.hp <= 0 {
                 self.hero.score += DEATH_SCORE;
                 self.end = Some(End::Died);
             }
         }
     }
-
-    /// Appends the copy's state for replay frames to `out`: `{"turn":..,"hero":{"x":..,
-    /// "y":..,"hp":..,"score":..,"charges":[..]},["end":"..",]"last":"..","items":
-    /// [[x,y,etype],..],"monsters":[[x,y,etype,hp],..]}`, items in map order.
-    ///
-    /// Written by hand (it is most of every frame); the strings go through serde_json.
-    /// A test checks it against serde's rendering of the same document.
-    pub(crate) fn write_state(&self, out: &mut Vec<u8>) {
-        let list = |out: &mut Vec<u8>, numbers: &[i32]| {
-            out.push(b'[');
-            for (index, value) in numbers.iter().enumerate() {
-                if index > 0 {
-                    out.push(b',');
-                }
-                write_int(out, *value);
-            }
-            out.push(b']');
-        };
-        let hero = &self.hero;
-        out.extend_from_slice(b"{\"turn\":");
-        write_int(out, self.turn);
-        out.extend_from_slice(b",\"hero\":{\"x\":");
-        write_int(out, hero.pos.x);
-        out.extend_from_slice(b",\"y\":");
-        write_int(out, hero.pos.y);
-        out.extend_from_slice(b",\"hp\":");
-        write_int(out, hero.hp);
-        out.extend_from_slice(b",\"score\":");
-        write_int(out, hero.score);
-        out.extend_from_slice(b",\"charges\":[");
-        for (index, weapon) in [1, 2, 3].into_iter().enumerate() {
-            if index > 0 {
-                out.push(b',');
-            }
-            write_int(out, hero.charges[weapon]);
-        }
-        out.extend_from_slice(b"]}");
-        if let Some(end) = self.end {
-            out.extend_from_slice(b",\"end\":");
-            write_json(out, &end);
-        }
-        out.extend_from_slice(b",\"last\":");
-        write_json(out, &self.last);
-        out.extend_from_slice(b",\"items\":[");
-        let items = Pos::all().filter_map(|pos| self.items[pos.index()].map(|item| (pos, item)));
-        for (index, (pos, item)) in items.enumerate() {
-            if index > 0 {
-                out.push(b',');
-            }
-            list(out, &[pos.x, pos.y, item.type_id()]);
-        }
-        out.extend_from_slice(b"],\"monsters\":[");
-        for (index, monster) in self.monsters.iter().enumerate() {
-            if index > 0 {
-                out.push(b',');
-            }
-            list(out, &[monster.pos.x, monster.pos.y, monster.kind.type_id(), monster.hp]);
-        }
-        out.extend_from_slice(b"]}");
-    }
-}
-
-/// A failure's reason, cut to a few times [`super::command::QUOTE_CHARS`] characters.
-fn clip_reason(reason: &str) -> &str {
-    match reason.char_indices().nth(4 * super::command::QUOTE_CHARS) {
-        Some((cut, _)) => &reason[..cut],
-        None => reason,
-    }
-}
-
-fn describe(command: &Command, resolved: &Resolved) -> String {
-    let (asked, said) = match command {
-        Command::Move { target, message } => (format!("MOVE {} {}", target.x, target.y), message),
-        Command::Attack { weapon, target, message } => {
-            (format!("ATTACK {} {} {}", weapon.index(), target.x, target.y), message)
-        }
-    };
-    let did = match resolved {
-        Resolved::Wait => "wait".to_owned(),
-        Resolved::Step(pos) => format!("step to {} {}", pos.x, pos.y),
-        Resolved::Attack { weapon, cells } => {
-            let cells: Vec<String> = cells.iter().map(|pos| format!("{} {}", pos.x, pos.y)).collect();
-            format!("{} hits {}", weapon.name(), cells.join(", "))
-        }
-        Resolved::Wasted(Waste::NoCharges) => "wasted: no charges".to_owned(),
-        Resolved::Wasted(Waste::OutOfRange) => "wasted: out of range".to_owned(),
-    };
-    if said.is_empty() { format!("{asked}: {did}") } else { format!("{asked} \"{}\": {did}", clip(said)) }
 }
 
 #[cfg(test)]
-mod tests {
-    use serde::Serialize;
-
+pub(super) mod tests {
     use super::*;
 
-    #[derive(Serialize)]
-    struct HeroDoc {
-        x: i32,
-        y: i32,
-        hp: i32,
-        score: i64,
-        charges: [u32; 3],
-    }
-
-    /// One copy as serde writes it: what `write_state` must equal.
-    #[derive(Serialize)]
-    struct DungeonDoc<'a> {
-        turn: u32,
-        hero: HeroDoc,
-        #[serde(skip_serializing_if = "Option::is_none")]
-        end: Option<End>,
-        last: &'a str,
-        items: Vec<[i32; 3]>,
-        monsters: Vec<[i32; 4]>,
-    }
-
-    fn serde_state(dungeon: &Dungeon) -> String {
-        let hero = &dungeon.hero;
-        let doc = DungeonDoc {
-            turn: dungeon.turn,
-            hero: HeroDoc {
-                x: hero.pos.x,
-                y: hero.pos.y,
-                hp: hero.hp,
-                score: hero.score,
-                charges: [hero.charges[1], hero.charges[2], hero.charges[3]],
-            },
-            end: dungeon.end,
-            last: &dungeon.last,
-            items: Pos::all()
-                .filter_map(|pos| dungeon.items[pos.index()].map(|item| [pos.x, pos.y, item.type_id()]))
-                .collect(),
-            monsters: dungeon.monsters.iter().map(|m| [m.pos.x, m.pos.y, m.kind.type_id(), m.hp]).collect(),
-        };
-        serde_json::to_string(&doc).expect("serializes")
-    }
-
-    fn written_state(dungeon: &Dungeon) -> String {
-        let mut out = Vec::new();
-        dungeon.write_state(&mut out);
-        String::from_utf8(out).expect("UTF-8")
-    }
-
-    #[test]
-    fn the_hand_written_state_is_serdes() {
-        let mut dungeon = open();
-        dungeon.place_monster(MonsterKind::Orc, Pos::new(2, 2), 8);
-        dungeon.place_monster(MonsterKind::Box, Pos::new(9, 9), 1);
-        assert_eq!(written_state(&dungeon), serde_state(&dungeon));
-        let said = Command::Move { target: Pos::new(6, 5), message: "a \"quote\" and \\ \u{1}".into() };
-        dungeon.play(&said);
-        assert_eq!(written_state(&dungeon), serde_state(&dungeon));
-        dungeon.fail(PlayerStatus::TimedOut, "timeout");
-        assert!(dungeon.end.is_some());
-        assert_eq!(written_state(&dungeon), serde_state(&dungeon));
-    }
-
     /// An open 16x12 floor with the hero at (5, 5) and the exit far away.
-    fn open() -> Dungeon {
+    pub(in crate::maze) fn open() -> Dungeon {
         let mut text = String::new();
         for y in 0..12 {
             for x in 0..16 {
@@ -706,13 +653,5 @@ mod tests {
         assert_eq!(dungeon.hero().charges[Weapon::Scythe.index()], 4);
         assert_eq!(dungeon.monsters(), &[Monster { kind: MonsterKind::Gargoyle, pos: Pos::new(7, 5), hp: 7 }]);
         assert_eq!(dungeon.end(), Some(End::TurnLimit));
-    }
-
-    #[test]
-    fn the_observation_lists_the_view_in_order() {
-        let mut dungeon = open();
-        dungeon.place_monster(MonsterKind::Orc, Pos::new(2, 2), 8);
-        dungeon.place_monster(MonsterKind::Box, Pos::new(9, 9), 1);
-        assert_eq!(dungeon.observation(), "5 5 20 0 5 5 5\n1\n2 2 10 8");
     }
 }
