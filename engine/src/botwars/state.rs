@@ -1,11 +1,4 @@
-//! Skookum Botwars, as the original server plays it (`../shared/games/botwars.md`).
-//!
-//! The grid is a string of cells, index `y * cols + x`: `.` empty, `r` and `b` the two
-//! sides' botlets, `*` energy, `x` and `X` botlets of side r and b that died last turn.
-//! Both sides move at once; a malformed reply, a timeout or a dead bot disqualifies
-//! its side and ends the match.
-
-pub mod bots;
+//! The match state of Skookum Botwars, its turn, its reply reader and its documents.
 
 use std::ops::RangeInclusive;
 
@@ -83,13 +76,13 @@ pub enum BotwarsAction {
 /// A Skookum Botwars match.
 #[derive(Debug, Clone)]
 pub struct Botwars {
-    rules: BotwarsRules,
-    grid: Vec<u8>,
-    sides: [Side; 2],
-    turns_elapsed: u32,
-    winner: Option<Winner>,
-    status: [PlayerStatus; 2],
-    game_id: u64,
+    pub(super) rules: BotwarsRules,
+    pub(super) grid: Vec<u8>,
+    pub(super) sides: [Side; 2],
+    pub(super) turns_elapsed: u32,
+    pub(super) winner: Option<Winner>,
+    pub(super) status: [PlayerStatus; 2],
+    pub(super) game_id: u64,
     /// Buffers a turn works in, kept so that a turn allocates nothing.
     scratch: Scratch,
 }
