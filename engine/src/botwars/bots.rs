@@ -2,7 +2,8 @@
 
 use std::collections::VecDeque;
 
-use super::{BOTLET, Botwars, neighbors};
+use super::state::neighbors;
+use super::{BOTLET, Botwars};
 use crate::builtin::{self, BuiltinBot, GameBot};
 use crate::{GameRng, Seat};
 
@@ -20,6 +21,7 @@ pub(crate) fn create(name: &str, rng: GameRng) -> Option<Box<dyn BuiltinBot>> {
 /// The grid as a bot sees it: the whole of it, as the request carries it.
 struct View<'a> {
     cols: usize,
+    rows: usize,
     cells: &'a [u8],
     me: u8,
     enemy: u8,
@@ -28,11 +30,11 @@ struct View<'a> {
 impl<'a> View<'a> {
     fn new(game: &'a Botwars, seat: Seat) -> View<'a> {
         let (me, enemy) = if seat == 0 { (BOTLET[0], BOTLET[1]) } else { (BOTLET[1], BOTLET[0]) };
-        View { cols: game.rules.cols, cells: game.grid.as_slice(), me, enemy }
+        View { cols: game.rules.cols, rows: game.rules.rows, cells: game.grid.as_slice(), me, enemy }
     }
 
     fn neighbors(&self, cell: usize) -> impl Iterator<Item = usize> + use<> {
-        neighbors(cell, self.cols, self.cells.len()).into_iter().flatten()
+        neighbors(cell, self.cols, self.rows).into_iter().flatten()
     }
 
     fn mine(&self) -> impl Iterator<Item = usize> + '_ {
