@@ -55,7 +55,9 @@ pub fn parse_moves(reply: &str, cells: usize) -> BotwarsAction {
 fn canonical_moves(reply: &str, cells: usize) -> Option<Vec<Option<(usize, usize)>>> {
     let cell = |n: u64| (n < cells as u64).then_some(n as usize);
     let mut rest = reply.as_bytes().strip_prefix(b"[")?;
-    let mut moves = Vec::new();
+    // A move takes at least 18 bytes, `{"from":0,"to":0}` and a separator: the list
+    // is sized once.
+    let mut moves = Vec::with_capacity(reply.len() / 18);
     if rest == b"]" {
         return Some(moves);
     }
@@ -74,11 +76,19 @@ fn canonical_moves(reply: &str, cells: usize) -> Option<Vec<Option<(usize, usize
 /// The JSON integer `text` starts with, if it is one of 1 to 15 digits (exact as a
 /// double) without a leading zero, and the text after it.
 fn canonical_integer(text: &[u8]) -> Option<(u64, &[u8])> {
-    let digits = text.iter().take_while(|byte| byte.is_ascii_digit()).count();
+    // One pass: the digits are read as they are counted.
+    let mut value = 0;
+    let mut digits = 0;
+    for &byte in text.iter().take(16) {
+        if !byte.is_ascii_digit() {
+            break;
+        }
+        value = value * 10 + u64::from(byte - b'0');
+        digits += 1;
+    }
     if digits == 0 || digits > 15 || (digits > 1 && text[0] == b'0') {
         return None;
     }
-    let value = text[..digits].iter().fold(0, |value, digit| value * 10 + u64::from(digit - b'0'));
     Some((value, &text[digits..]))
 }
 
