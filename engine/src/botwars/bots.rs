@@ -2,7 +2,7 @@
 
 use std::collections::VecDeque;
 
-use super::state::neighbors;
+use super::state::Neighbors;
 use super::{BOTLET, Botwars};
 use crate::builtin::{self, BuiltinBot, GameBot};
 use crate::{GameRng, Seat};
@@ -18,11 +18,13 @@ pub(crate) fn create(name: &str, rng: GameRng) -> Option<Box<dyn BuiltinBot>> {
     }
 }
 
-/// The grid as a bot sees it: the whole of it, as the request carries it.
+/// The grid as a bot sees it: the whole of it, as the request carries it (the lists
+/// of botlets and the neighbours are found from the grid, kept rather than searched).
 struct View<'a> {
-    cols: usize,
-    rows: usize,
     cells: &'a [u8],
+    neighbors: &'a Neighbors,
+    botlets: &'a [Vec<usize>; 2],
+    seat: Seat,
     me: u8,
     enemy: u8,
 }
@@ -30,25 +32,33 @@ struct View<'a> {
 impl<'a> View<'a> {
     fn new(game: &'a Botwars, seat: Seat) -> View<'a> {
         let (me, enemy) = if seat == 0 { (BOTLET[0], BOTLET[1]) } else { (BOTLET[1], BOTLET[0]) };
-        View { cols: game.rules.cols, rows: game.rules.rows, cells: game.grid.as_slice(), me, enemy }
+        View { cells: game.grid.as_slice(), neighbors: &game.neighbors, botlets: &game.pieces.botlets, seat, me, enemy }
     }
 
-    fn neighbors(&self, cell: usize) -> impl Iterator<Item = usize> + use<> {
-        neighbors(cell, self.cols, self.rows).into_iter().flatten()
+    fn neighbors(&self, cell: usize) -> impl Iterator<Item = usize> + 'a {
+        self.neighbors.of(cell)
     }
 
-    fn mine(&self) -> impl Iterator<Item = usize> + '_ {
-        memchr::memchr_iter(self.me, self.cells)
+    /// This side's botlets, in cell order.
+    fn mine(&self) -> impl ExactSizeIterator<Item = usize> + 'a {
+        self.botlets[self.seat].iter().copied()
     }
 
-    fn count(&self, letter: u8) -> usize {
-        memchr::memchr_iter(letter, self.cells).count()
+    /// How many botlets this side and the enemy have.
+    fn counts(&self) -> (usize, usize) {
+        (self.botlets[self.seat].len(), self.botlets[1 - self.seat].len())
     }
 }
 
-/// The reply text of `moves`: `[{"from":a,"to":b},...]`.
-fn moves_json(moves: impl Iterator<Item = (usize, usize)>) -> String {
-    let mut text = String::from("[");
+/// The longest text of one move in a reply, `,{"from":9999,"to":9999}`: cells are
+/// numbered below 10,000 (grids are at most 100 by 100).
+const MOVE_TEXT_MAX: usize = 26;
+
+/// The reply text of `moves`: `[{"from":a,"to":b},...]`, written into a string sized
+/// for it once, as a bot replies every turn.
+fn moves_json(moves: impl ExactSizeIterator<Item = (usize, usize)>) -> String {
+    let mut text = String::with_capacity(2 + moves.len() * MOVE_TEXT_MAX);
+    text.push('[');
     let mut number = itoa::Buffer::new();
     for (index, (from, to)) in moves.enumerate() {
         text.push_str(if index > 0 { ",{\"from\":" } else { "{\"from\":" });
@@ -93,7 +103,8 @@ impl GameBot<Botwars> for GathererBot {
 }
 
 fn gatherer_moves(view: &View) -> Vec<(usize, usize)> {
-    let outnumber = view.count(view.me) > view.count(view.enemy) && view.count(view.enemy) > 0;
+    let (mine, enemies) = view.counts();
+    let outnumber = mine > enemies && enemies > 0;
     let mut taken = vec![false; view.cells.len()];
     let mut moves = Vec::new();
     for cell in view.mine() {
