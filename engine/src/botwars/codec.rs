@@ -5,7 +5,7 @@
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
-use super::{Botwars, Winner};
+use super::{Botwars, BotwarsRules, Side, Winner};
 use crate::game::write_int;
 use crate::{BotReply, PlayerStatus, Seat};
 
@@ -170,6 +170,42 @@ fn json_number(raw: &str) -> Option<f64> {
     if raw.starts_with(|c: char| c == '-' || c.is_ascii_digit()) { raw.parse().ok() } else { None }
 }
 
+/// The fields of the state document that never change in a match (the grid's size,
+/// the turn limit, the spawns, the id), written once when it starts rather than at
+/// every step.
+#[derive(Debug, Clone)]
+pub(super) struct FixedFields {
+    /// `{"rows":..,"cols":..,"maxTurns":..,"turnsElapsed":`
+    head: Vec<u8>,
+    /// Each side's `,"spawn":..,"spawnDisabled":`
+    spawns: [Vec<u8>; 2],
+    /// `,"GameId":..`
+    game_id: Vec<u8>,
+}
+
+impl FixedFields {
+    pub(super) fn new(rules: &BotwarsRules, sides: &[Side; 2], game_id: u64) -> FixedFields {
+        let field = |out: &mut Vec<u8>, name: &str, value: u64| {
+            out.extend_from_slice(name.as_bytes());
+            write_int(out, value);
+        };
+        let mut head = Vec::new();
+        field(&mut head, "{\"rows\":", rules.rows as u64);
+        field(&mut head, ",\"cols\":", rules.cols as u64);
+        field(&mut head, ",\"maxTurns\":", u64::from(rules.max_turns));
+        head.extend_from_slice(b",\"turnsElapsed\":");
+        let spawns = sides.map(|side| {
+            let mut spawn = Vec::new();
+            field(&mut spawn, ",\"spawn\":", side.spawn as u64);
+            spawn.extend_from_slice(b",\"spawnDisabled\":");
+            spawn
+        });
+        let mut game_id_field = Vec::new();
+        field(&mut game_id_field, ",\"GameId\":", game_id);
+        FixedFields { head, spawns, game_id: game_id_field }
+    }
+}
+
 impl Botwars {
     fn winner_letter(&self) -> Option<&'static str> {
         self.winner.map(|winner| match winner {
@@ -198,30 +234,23 @@ impl Botwars {
     /// "grid":"..","p1":{..},"p2":{..},"GameId":..[,"winner":".."]}`.
     ///
     /// Written by hand, because it is on the path of every step: its fields are numbers,
-    /// booleans and the grid, whose letters (`. r b * x X`) need no escaping in JSON.
-    /// A test checks it against serde's rendering of the same document.
+    /// booleans and the grid, whose letters (`. r b * x X`) need no escaping in JSON;
+    /// the fields that never change in a match are copied from [`FixedFields`]. A test
+    /// checks it against serde's rendering of the same document.
     pub(super) fn write_state_doc(&self, out: &mut Vec<u8>, with_winner: bool) {
-        let field = |out: &mut Vec<u8>, name: &str, value: u64| {
-            out.extend_from_slice(name.as_bytes());
-            write_int(out, value);
-        };
-        field(out, "{\"rows\":", self.rules.rows as u64);
-        field(out, ",\"cols\":", self.rules.cols as u64);
-        field(out, ",\"maxTurns\":", u64::from(self.rules.max_turns));
-        field(out, ",\"turnsElapsed\":", u64::from(self.turns_elapsed));
+        let fixed = &self.fixed_fields;
+        out.extend_from_slice(&fixed.head);
+        write_int(out, self.turns_elapsed);
         out.extend_from_slice(b",\"grid\":\"");
         out.extend_from_slice(&self.grid);
-        for (name, side) in [("\",\"p1\":", &self.sides[0]), (",\"p2\":", &self.sides[1])] {
-            out.extend_from_slice(name.as_bytes());
-            field(out, "{\"energy\":", u64::from(side.energy));
-            field(out, ",\"spawn\":", side.spawn as u64);
-            out.extend_from_slice(if side.spawn_disabled {
-                b",\"spawnDisabled\":true}"
-            } else {
-                b",\"spawnDisabled\":false}"
-            });
+        let names: [&[u8]; 2] = [b"\",\"p1\":{\"energy\":", b",\"p2\":{\"energy\":"];
+        for ((name, side), spawn) in names.into_iter().zip(&self.sides).zip(&fixed.spawns) {
+            out.extend_from_slice(name);
+            write_int(out, side.energy);
+            out.extend_from_slice(spawn);
+            out.extend_from_slice(if side.spawn_disabled { b"true}" } else { b"false}" });
         }
-        field(out, ",\"GameId\":", self.game_id);
+        out.extend_from_slice(&fixed.game_id);
         if let Some(winner) = self.winner_letter().filter(|_| with_winner) {
             out.extend_from_slice(b",\"winner\":\"");
             out.extend_from_slice(winner.as_bytes());
@@ -237,7 +266,6 @@ mod tests {
 
     use super::*;
     use crate::Game;
-    use crate::botwars::{BotwarsRules, Side};
 
     /// The original's documents as serde writes them: what the hand-written ones must equal.
     #[derive(Serialize)]

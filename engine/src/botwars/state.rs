@@ -2,6 +2,7 @@
 
 use serde::Serialize;
 
+use super::codec::FixedFields;
 use super::{BotwarsAction, BotwarsRules};
 use crate::{GameKind, GameRng, PlayerOutcome, PlayerStatus, Pos, Seat, SetupError};
 
@@ -51,6 +52,9 @@ pub struct Botwars {
     /// Where the grid's botlets, energy and dead markers are.
     pub(super) pieces: Pieces,
     pub(super) neighbors: Neighbors,
+    /// Boxed, so that a Botwars match stays near the size of the other games' in
+    /// `AnyGame`.
+    pub(super) fixed_fields: Box<FixedFields>,
     /// Buffers a turn works in, kept so that a turn allocates nothing.
     scratch: Scratch,
 }
@@ -94,21 +98,24 @@ impl Neighbors {
     /// The neighbours of every cell of a grid of `cols` columns and `rows` rows (at
     /// most 100 each, `BotwarsRules::check`, so that a cell number fits a u16).
     fn new(cols: usize, rows: usize) -> Neighbors {
+        let mut around = Vec::with_capacity(cols * rows);
         let (cols, rows) = (cols as i32, rows as i32);
-        let around = (0..(cols * rows) as usize).map(|cell| {
-            let pos = Pos::of_index(cell, cols);
-            let mut cells = [0; 4];
-            let mut count = 0;
-            for (dx, dy) in [(0, -1), (1, 0), (0, 1), (-1, 0)] {
-                let next = pos.offset(dx, dy);
-                if next.on_board(cols, rows) {
-                    cells[count] = next.index(cols) as u16;
-                    count += 1;
+        // Row by row, as cells are numbered.
+        for y in 0..rows {
+            for x in 0..cols {
+                let mut cells = [0; 4];
+                let mut count = 0;
+                for (dx, dy) in [(0, -1), (1, 0), (0, 1), (-1, 0)] {
+                    let next = Pos::new(x, y).offset(dx, dy);
+                    if next.on_board(cols, rows) {
+                        cells[count] = next.index(cols) as u16;
+                        count += 1;
+                    }
                 }
+                around.push((cells, count as u8));
             }
-            (cells, count as u8)
-        });
-        Neighbors(around.collect())
+        }
+        Neighbors(around)
     }
 
     /// The neighbours of `cell`, a cell of the grid.
@@ -157,6 +164,8 @@ impl Botwars {
         let spawns = [rules.cols + 1, (rules.rows - 2) * rules.cols + rules.cols - 2];
         let sides = [0, 1].map(|seat| Side { energy: energy[seat], spawn: spawns[seat], spawn_disabled: false });
         let neighbors = Neighbors::new(rules.cols, rules.rows);
+        let game_id = seed & 0x7fff_ffff;
+        let fixed_fields = Box::new(FixedFields::new(&rules, &sides, game_id));
         Ok(Botwars {
             rules,
             grid: grid.as_bytes().to_vec(),
@@ -164,9 +173,10 @@ impl Botwars {
             turns_elapsed: 0,
             winner: None,
             status: [PlayerStatus::Ok; 2],
-            game_id: seed & 0x7fff_ffff,
+            game_id,
             pieces: Pieces::of(grid.as_bytes()),
             neighbors,
+            fixed_fields,
             scratch: Scratch::default(),
         })
     }
