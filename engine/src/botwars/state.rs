@@ -67,7 +67,7 @@ pub(super) struct Pieces {
     /// Each side's botlets, in cell order (the order the built-in bots move them in).
     pub(super) botlets: [Vec<usize>; 2],
     /// The cells holding energy, in no particular order.
-    energy: Vec<usize>,
+    pub(super) energy: Vec<usize>,
     /// The cells holding a dead marker, in no particular order, some more than once.
     dead: Vec<usize>,
 }
