@@ -54,10 +54,10 @@ impl<'a> View<'a> {
         self.botlets[self.seat].iter().copied()
     }
 
-    /// Whether a botlet may walk through `at`: neither an enemy nor energy (stepping on
-    /// energy destroys it).
-    fn passable(&self, at: usize) -> bool {
-        self.cells[at] != self.enemy && self.cells[at] != b'*'
+    /// Whether a botlet may walk through a cell holding `letter`: neither an enemy
+    /// nor energy (stepping on energy destroys it).
+    fn passable(&self, letter: u8) -> bool {
+        letter != self.enemy && letter != b'*'
     }
 
     /// How many botlets this side and the enemy have.
@@ -68,7 +68,7 @@ impl<'a> View<'a> {
 
 /// The longest text of one move in a reply, `,{"from":9999,"to":9999}`: cells are
 /// numbered below 10,000 (grids are at most 100 by 100).
-const MOVE_TEXT_MAX: usize = 26;
+const MOVE_TEXT_MAX: usize = 24;
 
 /// The reply text of `moves`: `[{"from":a,"to":b},...]`, written into a string sized
 /// for it once, as a bot replies every turn.
@@ -161,9 +161,8 @@ const BLOCKED: u32 = u32::MAX - 2;
 /// any other cell may be left [`UNREACHED`] (or [`WANTED`], where none is reachable).
 /// Cells that are not passable are [`BLOCKED`].
 fn distances_to_goals(view: &View, targets: &[usize]) -> Vec<u32> {
-    let (enemy, energy) = (view.enemy, b'*');
     let mut distance: Vec<u32> =
-        view.cells.iter().map(|&cell| if cell != enemy && cell != energy { UNREACHED } else { BLOCKED }).collect();
+        view.cells.iter().map(|&letter| if view.passable(letter) { UNREACHED } else { BLOCKED }).collect();
     // Each cell enters the queue once: sized for all of them, it never grows.
     let mut queue = Vec::with_capacity(view.cells.len());
     for &target in targets {
@@ -216,7 +215,7 @@ fn nearest_step(view: &View, start: usize, distance: &[u32]) -> Option<usize> {
 fn first_step(view: &View, start: usize, goal: &dyn Fn(usize) -> bool) -> Option<usize> {
     let mut first = vec![None; view.cells.len()];
     let mut queue = VecDeque::new();
-    for next in view.neighbors(start).filter(|&n| view.passable(n)) {
+    for next in view.neighbors(start).filter(|&n| view.passable(view.cells[n])) {
         first[next] = Some(next);
         queue.push_back(next);
     }
@@ -225,7 +224,7 @@ fn first_step(view: &View, start: usize, goal: &dyn Fn(usize) -> bool) -> Option
             return first[at];
         }
         for next in view.neighbors(at) {
-            if next != start && view.passable(next) && first[next].is_none() {
+            if next != start && view.passable(view.cells[next]) && first[next].is_none() {
                 first[next] = first[at];
                 queue.push_back(next);
             }
