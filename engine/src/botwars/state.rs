@@ -51,6 +51,7 @@ pub struct Botwars {
     pub(super) game_id: u64,
     /// Where the grid's botlets, energy and dead markers are.
     pub(super) pieces: Pieces,
+    /// Every cell's neighbours, for this grid's size.
     pub(super) neighbors: Neighbors,
     /// Boxed, so that a Botwars match stays near the size of the other games' in
     /// `AnyGame`.
@@ -92,7 +93,7 @@ impl Pieces {
 /// Every cell's 4-neighbours on the grid, up, right, down, left (no wrap), worked out
 /// once per match: a turn and the built-in bots look them up for every botlet.
 #[derive(Debug, Clone)]
-pub(crate) struct Neighbors(Vec<([u16; 4], u8)>);
+pub(super) struct Neighbors(Vec<([u16; 4], u8)>);
 
 impl Neighbors {
     /// The neighbours of every cell of a grid of `cols` columns and `rows` rows (at
@@ -119,7 +120,7 @@ impl Neighbors {
     }
 
     /// The neighbours of `cell`, a cell of the grid.
-    pub(crate) fn of(&self, cell: usize) -> impl Iterator<Item = usize> + '_ {
+    pub(super) fn of(&self, cell: usize) -> impl Iterator<Item = usize> + '_ {
         let (cells, count) = &self.0[cell];
         cells[..usize::from(*count)].iter().map(|&next| usize::from(next))
     }
