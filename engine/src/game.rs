@@ -177,41 +177,43 @@ pub(crate) fn write_int(out: &mut Vec<u8>, value: impl itoa::Integer) {
 /// Appends `text` to `out` as a JSON string, byte for byte as serde_json writes it:
 /// `"` and `\\` escaped, the C0 controls as `\b` `\t` `\n` `\f` `\r` or `\u00xx`
 /// (lower-case hex), everything else as it is. The replies of every frame go through
-/// here, and most contain nothing to escape: runs without escapes are copied whole.
+/// here; a Botwars reply has a quote every few bytes, so it goes byte by byte through
+/// a table rather than copying the runs between escapes.
 pub(crate) fn write_json_str(out: &mut Vec<u8>, text: &str) {
+    /// What follows the backslash of each byte's escape; 0: the byte stands as it is.
+    const ESCAPE: [u8; 256] = {
+        let mut table = [0u8; 256];
+        let mut byte = 0;
+        while byte < 0x20 {
+            table[byte] = b'u';
+            byte += 1;
+        }
+        table[0x08] = b'b';
+        table[0x09] = b't';
+        table[0x0a] = b'n';
+        table[0x0c] = b'f';
+        table[0x0d] = b'r';
+        table[b'"' as usize] = b'"';
+        table[b'\\' as usize] = b'\\';
+        table
+    };
     const HEX: &[u8; 16] = b"0123456789abcdef";
-    let bytes = text.as_bytes();
-    out.reserve(bytes.len() + 2);
+    out.reserve(text.len() + 2);
     out.push(b'"');
-    let mut run_start = 0;
-    for (index, &byte) in bytes.iter().enumerate() {
-        let escape: &[u8] = match byte {
-            b'"' => b"\\\"",
-            b'\\' => b"\\\\",
-            b'\n' => b"\\n",
-            b'\r' => b"\\r",
-            b'\t' => b"\\t",
-            0x08 => b"\\b",
-            0x0c => b"\\f",
-            0..0x20 => b"",
-            _ => continue,
-        };
-        out.extend_from_slice(&bytes[run_start..index]);
-        run_start = index + 1;
-        if escape.is_empty() {
-            out.extend_from_slice(&[
+    for &byte in text.as_bytes() {
+        match ESCAPE[usize::from(byte)] {
+            0 => out.push(byte),
+            b'u' => out.extend_from_slice(&[
                 b'\\',
                 b'u',
                 b'0',
                 b'0',
                 HEX[usize::from(byte >> 4)],
                 HEX[usize::from(byte & 0xf)],
-            ]);
-        } else {
-            out.extend_from_slice(escape);
+            ]),
+            escape => out.extend_from_slice(&[b'\\', escape]),
         }
     }
-    out.extend_from_slice(&bytes[run_start..]);
     out.push(b'"');
 }
 
