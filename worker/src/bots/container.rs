@@ -339,10 +339,9 @@ impl DockerSandbox {
             gvisor = program.is_some_and(|name| name == GVISOR_PROGRAM);
         }
         let instance = uuid::Uuid::new_v4().simple().to_string()[..12].to_owned();
-        let run_root = settings.run_dir.join(format!(
-            "{}-{instance}",
-            worker_id.chars().filter(|c| c.is_ascii_alphanumeric() || "-_.".contains(*c)).collect::<String>()
-        ));
+        // Named by the instance alone, not the worker id: the path of a container's
+        // socket must fit a unix socket address (108 bytes), whatever the worker's name.
+        let run_root = settings.run_dir.join(&instance);
         install_supervisor(settings.supervisor.as_deref(), &run_root).map_err(DockerError::Setup)?;
         beat(&run_root).map_err(|error| {
             DockerError::Setup(format!("cannot write the heartbeat file in {}: {error}", run_root.display()))
