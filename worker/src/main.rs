@@ -243,9 +243,9 @@ async fn serve(args: ServeArgs) -> Result<ExitCode> {
         SandboxKind::Docker => {
             let docker =
                 DockerSandbox::connect(&config.worker_id, &config.docker).await.context("the Docker sandbox")?;
-            let reaped = docker.reap_orphans().await.context("removing containers of an earlier run")?;
+            let reaped = docker.reap_orphans().await.context("removing containers of dead workers")?;
             if reaped > 0 {
-                tracing::warn!(reaped, "removed bot containers left by an earlier run of this worker");
+                tracing::warn!(reaped, "removed bot containers left by workers whose heartbeat stopped");
             }
             farm_worker::run(config, docker.clone(), storage, shutdown).await?;
             // Every match has ended: the prepared containers go, and whatever a failed

@@ -199,7 +199,7 @@ async fn prepared_containers_idle_out_and_the_match_prepares_its_own_later() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn prepared_containers_left_by_a_killed_worker_are_removed_when_it_starts_again() {
+async fn prepared_containers_left_by_a_killed_worker_are_removed_once_its_heartbeat_stops() {
     let vhost = Vhost::new("warm-crash");
     let (worker, _slow, _quick) = slow_then_quick(&vhost, "crash", &[]).await;
     quick_is_prepared_for(&worker);
@@ -208,11 +208,15 @@ async fn prepared_containers_left_by_a_killed_worker_are_removed_when_it_starts_
     let left = containers(WORKER_LABEL, &id);
     assert!(!left.is_empty(), "a SIGKILLed worker leaves its containers behind");
 
-    // The restarted worker plays both jobs again, in containers of its own: the
-    // names (unique per start) tell the leftovers apart.
+    // The restarted worker (a new instance under the same id) plays both jobs again, in
+    // containers of its own, and removes the leftovers once the killed instance's
+    // heartbeat has stopped (15 s at the least): the names (unique per container) tell
+    // them apart.
     let restarted = WorkerProcess::start(&vhost, &id, 1, 5);
-    let now = containers(WORKER_LABEL, &id);
-    assert!(left.iter().all(|name| !now.contains(name)), "leftovers {left:?} still among {now:?}");
+    eventually(Duration::from_secs(60), "the killed instance's containers are removed", || {
+        let now = containers(WORKER_LABEL, &id);
+        left.iter().all(|name| !now.contains(name))
+    });
     assert!(restarted.terminate().success());
     assert!(containers(WORKER_LABEL, &id).is_empty());
 }
