@@ -77,24 +77,16 @@ impl GreedyBot {
         }
         let queue = &mut self.queue;
         queue.clear();
-        for dir in Dir::MOVES {
-            let next = dir.step(me.pos);
-            match kind(next) {
-                Cell::Target => return dir,
-                Cell::Free if first_step[index(next)].is_none() => {
-                    first_step[index(next)] = Some(dir);
-                    queue.push_back(next);
-                }
-                Cell::Free | Cell::Blocked => {}
-            }
-        }
+        queue.push_back(me.pos);
         while let Some(pos) = queue.pop_front() {
-            let dir = first_step[index(pos)].unwrap_or(Dir::Stay);
-            for next in neighbors(pos) {
+            for (dir, next) in Dir::MOVES.into_iter().zip(neighbors(pos)) {
+                // From this hero's cell the first step is the move itself; from any
+                // other, the one that led there.
+                let first = if pos == me.pos { dir } else { first_step[index(pos)].unwrap_or(Dir::Stay) };
                 match kind(next) {
-                    Cell::Target => return dir,
+                    Cell::Target => return first,
                     Cell::Free if first_step[index(next)].is_none() => {
-                        first_step[index(next)] = Some(dir);
+                        first_step[index(next)] = Some(first);
                         queue.push_back(next);
                     }
                     Cell::Free | Cell::Blocked => {}
