@@ -74,6 +74,8 @@ const STALE_BEATS: u32 = 3;
 /// ...but never sooner than this: a live worker on a machine loaded enough to miss a
 /// few short beats must not lose its containers.
 const STALE_AT_LEAST: Duration = Duration::from_secs(15);
+/// The longest heartbeat period a worker may have ([`DockerSettings::heartbeat_secs`]).
+const HEARTBEAT_SECS_MAX: u64 = 300;
 /// Label carrying the image a prepared container serves.
 pub const IMAGE_LABEL: &str = "matchfarm.image";
 /// How long removing a container may take before it is left to the start-up reaper.
@@ -182,8 +184,11 @@ impl DockerSettings {
         if self.prepared_max == 0 {
             return Err("docker.prepared_max must be at least 1".to_owned());
         }
-        if !(1..=300).contains(&self.heartbeat_secs) {
-            return Err(format!("docker.heartbeat_secs must be 1 to 300, got {}", self.heartbeat_secs));
+        if !(1..=HEARTBEAT_SECS_MAX).contains(&self.heartbeat_secs) {
+            return Err(format!(
+                "docker.heartbeat_secs must be 1 to {HEARTBEAT_SECS_MAX}, got {}",
+                self.heartbeat_secs
+            ));
         }
         Ok(())
     }
@@ -1033,12 +1038,14 @@ impl Reaper {
 
     /// Removes the run roots of dead instances that have no container left: those in
     /// the run directory with a stale heartbeat file (a run root without one is an
-    /// earlier version's, left alone).
+    /// earlier version's, left alone). A root's own period is not known here (its
+    /// containers carry it), so it is taken for dead only past the longest period
+    /// there can be: a root without containers costs disk, not a live worker.
     fn sweep_dead_roots(&self) {
         let Ok(entries) = std::fs::read_dir(&self.run_dir) else { return };
         for entry in entries.flatten() {
             let root = entry.path();
-            if root.join(HEARTBEAT_FILE).exists() && self.is_dead(&root, self.period) {
+            if root.join(HEARTBEAT_FILE).exists() && self.is_dead(&root, Duration::from_secs(HEARTBEAT_SECS_MAX)) {
                 let _ = std::fs::remove_dir_all(&root);
             }
         }
