@@ -959,7 +959,6 @@ async fn remove_prepared(docker: &Docker, container: Prepared) {
     let _ = std::fs::remove_dir_all(&container.run_dir);
 }
 
-/// Removes prepared containers that waited longer than `idle`, until the pool is gone.
 /// Touches this instance's heartbeat file.
 fn beat(run_root: &Path) -> std::io::Result<()> {
     std::fs::write(run_root.join(HEARTBEAT_FILE), b"")
@@ -1071,6 +1070,7 @@ async fn beat_and_reap(pool: Weak<Mutex<Pool>>, closing: Arc<AtomicBool>, reaper
     }
 }
 
+/// Removes prepared containers that waited longer than `idle`, until the pool is gone.
 async fn expire_idle(pool: Weak<Mutex<Pool>>, docker: Docker, idle: Duration) {
     let mut every = tokio::time::interval((idle / 4).max(Duration::from_secs(1)));
     loop {
