@@ -161,14 +161,7 @@ async fn record_batch(
 }
 
 fn result_answer(delivery: &Delivery) -> Result<Answer, Unusable> {
-    // The schema is read first and alone: a result of another version may not parse
-    // as this one's, and must be told apart from garbage.
-    #[derive(serde::Deserialize)]
-    struct Schema {
-        schema: u32,
-    }
-    let Schema { schema } = serde_json::from_slice(&delivery.data).map_err(|_| "unreadable")?;
-    if schema != SCHEMA_VERSION {
+    if farm_proto::schema_of(&delivery.data).map_err(|_| "unreadable")? != SCHEMA_VERSION {
         return Err("schema");
     }
     let envelope: ResultEnvelope = serde_json::from_slice(&delivery.data).map_err(|_| "unreadable")?;

@@ -6,6 +6,16 @@ use crate::{BotSpec, GameKind, PlayerOutcome};
 /// rather than guess at their meaning.
 pub const SCHEMA_VERSION: u32 = 1;
 
+/// The schema version a job or result document says it has, read alone: a document of
+/// another version may not parse as this build's, and must be told apart from garbage.
+pub fn schema_of(document: &[u8]) -> Result<u32, serde_json::Error> {
+    #[derive(Deserialize)]
+    struct SchemaOnly {
+        schema: u32,
+    }
+    serde_json::from_slice::<SchemaOnly>(document).map(|only| only.schema)
+}
+
 /// The queue jobs are published to and workers consume from.
 pub const JOBS_QUEUE: &str = "farm.jobs";
 /// The queue workers publish results to and the coordinator consumes from.

@@ -22,7 +22,7 @@ pub use bot::{
 pub use game::{GameKind, UnknownGame};
 pub use job::{
     ContainerIsolation, JOBS_QUEUE, JobEnvelope, MatchJob, MatchResult, PlayerResult, RESULTS_QUEUE, ResultEnvelope,
-    SCHEMA_VERSION,
+    SCHEMA_VERSION, schema_of,
 };
 pub use outcome::{PlayerOutcome, PlayerStatus};
 

@@ -259,13 +259,6 @@ async fn handle_contained<S: Sandbox + Clone + Send + 'static>(delivery: Deliver
     }
 }
 
-/// The schema version alone: read first, because a newer sender may add fields that
-/// this build's [`JobEnvelope`] refuses.
-#[derive(serde::Deserialize)]
-struct SchemaOnly {
-    schema: u32,
-}
-
 /// Counts a job in [`metrics::JOBS_IN_FLIGHT`] for as long as it lives, however its
 /// task ends.
 struct InFlight;
@@ -285,7 +278,7 @@ impl Drop for InFlight {
 
 async fn handle<S: Sandbox + Clone + Send + 'static>(delivery: Delivery, context: Arc<JobContext<S>>) {
     let attempt = queue::attempt(&delivery.properties);
-    let schema = serde_json::from_slice::<SchemaOnly>(&delivery.data).map(|only| only.schema);
+    let schema = farm_proto::schema_of(&delivery.data);
     if let Ok(schema) = schema
         && schema != SCHEMA_VERSION
     {
