@@ -29,8 +29,14 @@ pub const RESULTS_EXCHANGE: &str = "farm.results";
 
 /// Where the coordinator sets aside what came on its queues and cannot be used: a
 /// result it cannot read or of another schema version (a worker of another build),
-/// kept for an operator instead of dropped. Nothing consumes it.
+/// kept for an operator instead of dropped. Nothing consumes it, so it keeps the newest
+/// [`SET_ASIDE_MAX_MESSAGES`] (and [`SET_ASIDE_MAX_BYTES`]) and drops the oldest: what
+/// a flood of garbage on `farm.results` can make the broker hold is bounded.
 pub const SET_ASIDE_QUEUE: &str = "farm.set-aside";
+/// The most messages [`SET_ASIDE_QUEUE`] keeps.
+pub const SET_ASIDE_MAX_MESSAGES: i64 = 10_000;
+/// The most bytes of message bodies [`SET_ASIDE_QUEUE`] keeps: 256 MiB.
+pub const SET_ASIDE_MAX_BYTES: i64 = 256 * 1024 * 1024;
 /// Persistent delivery mode: messages survive a broker restart.
 const PERSISTENT: u8 = 2;
 /// How long a publish may wait for the broker's confirm.
@@ -89,7 +95,11 @@ pub async fn declare_topology(channel: &Channel, delivery_limit: u32) -> Result<
     channel.queue_declare(DEAD_LETTER_QUEUE.into(), durable, quorum()).await?;
     channel.queue_declare(JOBS_QUEUE.into(), durable, jobs).await?;
     channel.queue_declare(RESULTS_QUEUE.into(), durable, quorum()).await?;
-    channel.queue_declare(SET_ASIDE_QUEUE.into(), durable, quorum()).await?;
+    let mut set_aside = quorum();
+    set_aside.insert("x-max-length".into(), AMQPValue::LongLongInt(SET_ASIDE_MAX_MESSAGES));
+    set_aside.insert("x-max-length-bytes".into(), AMQPValue::LongLongInt(SET_ASIDE_MAX_BYTES));
+    set_aside.insert("x-overflow".into(), AMQPValue::LongString(LongString::from("drop-head")));
+    channel.queue_declare(SET_ASIDE_QUEUE.into(), durable, set_aside).await?;
     let exchange = ExchangeDeclareOptions { durable: true, ..Default::default() };
     channel.exchange_declare(RESULTS_EXCHANGE.into(), ExchangeKind::Direct, exchange, FieldTable::default()).await?;
     channel
