@@ -6,8 +6,8 @@
 # No image is ever pulled: the bases are made here (FROM scratch, and a Debian root made
 # with debootstrap and `docker import`), and every build uses --pull=false on local bases.
 # The images are the lines of deploy/images.txt (`deploy/build-images.sh --help` lists
-# them): a bot image is one line there, built by the generic code at the end of this
-# script; only the bases have recipes of their own here.
+# them): a bot or service image is one line there, built by the generic code at the end
+# of this script; only the bases have recipes of their own here.
 set -euo pipefail
 
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -32,7 +32,8 @@ die() { log "error: $*"; exit 1; }
 
 # ALL: every image, in the table's order (a base before the images on it); by NAME, its
 # local base (empty for a base), Dockerfile (from the repository's root; empty for none),
-# context (FILE,... beside the Dockerfile, crate:DIR or recipe) and description.
+# context (FILE,... beside the Dockerfile, program:NAME among them, '-', crate:DIR or
+# recipe) and description.
 ALL=()
 declare -A BASE_OF=() DOCKERFILE_OF=() CONTEXT_OF=() ABOUT_OF=()
 line_no=0
@@ -53,7 +54,15 @@ while IFS= read -r line || [ -n "$line" ]; do
             if [ "$game" = - ] || [ "$lang" = - ]; then die "$where: a bot image needs a game and a language"; fi
             case $transport in stdio | http) ;; *) die "$where: transport '$transport' is neither stdio nor http" ;; esac
             ;;
-        *) die "$where: role '$role' is not one of base, example, bench, hostile" ;;
+        service)
+            if [ "$base" = - ] || [ -z "${ABOUT_OF[$base]:-}" ] || [ -n "${BASE_OF[$base]:-}" ]; then
+                die "$where: its base '$base' is not a base listed above it"
+            fi
+            if [ "$game" != - ] || [ "$lang" != - ] || [ "$transport" != - ]; then
+                die "$where: a service image has no game, language or transport ('-')"
+            fi
+            ;;
+        *) die "$where: role '$role' is not one of base, example, bench, hostile, service" ;;
     esac
     if [ "$context" = recipe ]; then
         [ "$role" = base ] || die "$where: only a base has a recipe"
@@ -446,17 +455,37 @@ recipe_base_debian() {
     fi
 }
 
-# --- the bot images: the table's FILE,... and crate:DIR contexts --------------------
+# --- the bot and service images: the table's FILE,... and crate:DIR contexts --------
+
+# host_program NAME: the path of the host's program NAME, from PATH or ~/.cargo/bin.
+host_program() {
+    local cargo_bin=${CARGO_HOME:-$HOME/.cargo}/bin/$1
+    if command -v "$1" >/dev/null 2>&1; then
+        command -v "$1"
+    elif [ -x "$cargo_bin" ]; then
+        printf '%s\n' "$cargo_bin"
+    else
+        return 1
+    fi
+}
 
 # context_files NAME: sets FILES to the files of NAME's context besides its Dockerfile
-# (the table's FILE,... beside the Dockerfile, each name possibly a pattern).
+# (the table's FILE,... beside the Dockerfile, each name possibly a pattern, or
+# program:NAME, the host's program NAME; '-' for none).
 FILES=()
 context_files() {
     local dir entry entries file matches
     dir=$(dirname "${DOCKERFILE_OF[$1]}")
     FILES=()
+    [ "${CONTEXT_OF[$1]}" != - ] || return 0
     IFS=, read -r -a entries <<<"${CONTEXT_OF[$1]}"
     for entry in "${entries[@]}"; do
+        if [[ $entry == program:* ]]; then
+            file=$(host_program "${entry#program:}") ||
+                die "matchfarm/$1 needs the program ${entry#program:} (its context in deploy/images.txt), which is neither on PATH nor in ~/.cargo/bin: install it (s3s-fs: scripts/services/s3.sh install)"
+            FILES+=("$file")
+            continue
+        fi
         # shellcheck disable=SC2206 # the entry is a pattern: expanded on purpose
         matches=("$REPO/$dir"/$entry)
         for file in "${matches[@]}"; do

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Validates the deployment files with the real tools (scripts/test runs this):
 #   deploy/compose.yaml  `docker compose config` (or docker-compose), plus checks of the
-#                        resolved model: the services, no container_name on the workers,
+#                        resolved model: the services, their images local (matchfarm/)
+#                        but the optional Grafana's, no container_name on the workers,
 #                        the Docker socket mounted, a stop grace period above the drain,
 #                        and FARM_API_TOKEN required
 #   deploy/k8s           rendered with `kubectl kustomize` (or, without kubectl, by
@@ -46,9 +47,14 @@ import re, sys, yaml
 model = yaml.safe_load(open(sys.argv[1]))
 services = model["services"]
 errors = []
-for name in ("rabbitmq", "minio", "minio-init", "coordinator", "worker", "prometheus", "grafana"):
+for name in ("rabbitmq", "s3", "coordinator", "worker", "prometheus", "grafana"):
     if name not in services:
         errors.append(f"no service {name}")
+# Nothing but the optional Grafana may need a registry: every other image is built here.
+for name, service in services.items():
+    image = service.get("image", "")
+    if "grafana" not in service.get("profiles", []) and not image.startswith("matchfarm/"):
+        errors.append(f"{name}: image {image!r} is not one built here (matchfarm/...)")
 worker = services.get("worker", {})
 if "container_name" in worker:
     errors.append("worker has a container_name: it cannot be scaled")

@@ -26,6 +26,8 @@ pub enum Role {
     Bench,
     /// The sandbox tests' misbehaving bots (`matchfarm/hostile MODE`).
     Hostile,
+    /// A part of compose's farm that is not the farm's own (the broker, S3, Prometheus).
+    Service,
 }
 
 /// What an image's build context holds besides its Dockerfile: the `context` column.
@@ -33,7 +35,8 @@ pub enum Role {
 pub enum Context {
     /// Whatever the script's own recipe for the image makes (the bases).
     Recipe,
-    /// Files beside the Dockerfile, by name; a name may hold `*` (`*.py`: every such file).
+    /// Files beside the Dockerfile, by name; a name may hold `*` (`*.py`: every such file)
+    /// or be `program:NAME`, the host's program NAME. Empty for the table's `-`.
     Files(Vec<String>),
     /// The Rust crate in this directory (relative to the Dockerfile's), built static: its
     /// binary, named after its package.
@@ -133,18 +136,28 @@ pub fn parse(text: &str) -> Result<Vec<Image>, TableError> {
             "example" => Role::Example,
             "bench" => Role::Bench,
             "hostile" => Role::Hostile,
-            other => return Err(error(format!("{name}: role {other:?} is not one of base, example, bench, hostile"))),
+            "service" => Role::Service,
+            other => {
+                return Err(error(format!(
+                    "{name}: role {other:?} is not one of base, example, bench, hostile, service"
+                )));
+            }
         };
+        let is_base = |image: &Image| image.name == base && image.role == Role::Base;
+        if role != Role::Base && !images.iter().any(is_base) {
+            return Err(error(format!("{name}: its base {base:?} is not a base listed above it")));
+        }
         let (game, transport) = if role == Role::Base {
             if base != "-" {
                 return Err(error(format!("{name}: a base has no base")));
             }
             (none(game).map(|game| game.parse::<GameKind>()).transpose(), None)
-        } else {
-            let is_base = |image: &Image| image.name == base && image.role == Role::Base;
-            if !images.iter().any(is_base) {
-                return Err(error(format!("{name}: its base {base:?} is not a base listed above it")));
+        } else if role == Role::Service {
+            if [game, language, transport] != ["-"; 3] {
+                return Err(error(format!("{name}: a service image has no game, language or transport ('-')")));
             }
+            (Ok(None), None)
+        } else {
             if game == "-" || language == "-" {
                 return Err(error(format!("{name}: a bot image needs a game and a language")));
             }
@@ -162,6 +175,7 @@ pub fn parse(text: &str) -> Result<Vec<Image>, TableError> {
             _ if dockerfile == "-" => {
                 return Err(error(format!("{name}: a Dockerfile is needed unless the context is 'recipe'")));
             }
+            "-" => Context::Files(Vec::new()),
             other => match other.strip_prefix("crate:") {
                 Some(dir) => Context::Crate(PathBuf::from(dir)),
                 None => Context::Files(other.split(',').map(str::to_owned).collect()),
@@ -250,11 +264,13 @@ mod tests {
         let images = parse_with(
             "bot-a-py   example base-debian botwars py http  bots/a/Dockerfile.py a.py,b.py  the A bot,  over http \n\
              bot-a-rs   example base-static maze    rs stdio bots/a/Dockerfile.rs crate:a-rs the A bot in Rust\n\
-             hostile    hostile base-debian vindinium py stdio bots/h/Dockerfile *.py every mode\n",
+             hostile    hostile base-debian vindinium py stdio bots/h/Dockerfile *.py every mode\n\
+             broker     service base-debian - - - deploy/images/b/Dockerfile program:b,run.sh the broker\n\
+             monitor    service base-debian - - - deploy/images/m/Dockerfile - Prometheus\n",
         )
         .expect("the table reads");
         let names: Vec<&str> = images.iter().map(|image| image.name.as_str()).collect();
-        assert_eq!(names, ["base-static", "base-debian", "bot-a-py", "bot-a-rs", "hostile"]);
+        assert_eq!(names, ["base-static", "base-debian", "bot-a-py", "bot-a-rs", "hostile", "broker", "monitor"]);
 
         let base = &images[1];
         assert_eq!((base.role, base.base.as_deref(), base.game, base.transport), (Role::Base, None, None, None));
@@ -274,6 +290,12 @@ mod tests {
         assert_eq!(images[3].context, Context::Crate(PathBuf::from("a-rs")));
         assert_eq!(images[3].spec(), "image:matchfarm/bot-a-rs");
         assert_eq!(images[4].context, Context::Files(vec!["*.py".to_owned()]));
+
+        let broker = &images[5];
+        assert_eq!((broker.role, broker.base.as_deref()), (Role::Service, Some("base-debian")));
+        assert_eq!((broker.game, &broker.language, broker.transport), (None, &None, None));
+        assert_eq!(broker.context, Context::Files(vec!["program:b".to_owned(), "run.sh".to_owned()]));
+        assert_eq!(images[6].context, Context::Files(Vec::new()), "'-': the Dockerfile alone");
     }
 
     #[test]
@@ -310,6 +332,9 @@ mod tests {
             ("x example base-debian botwars py udp d/Dockerfile a.py x", "transport \"udp\" is neither stdio nor http"),
             ("x example base-debian botwars py stdio d/Dockerfile recipe x", "only a base has a recipe"),
             ("x example base-debian botwars py stdio - a.py x", "a Dockerfile is needed"),
+            ("x service base-debian maze - - d/Dockerfile - x", "a service image has no game, language or transport"),
+            ("x service base-debian - - stdio d/Dockerfile - x", "a service image has no game, language or transport"),
+            ("x service base-other - - - d/Dockerfile - x", "its base \"base-other\" is not a base"),
         ];
         for (lines, expected) in cases {
             let error = error_of(lines);

@@ -20,6 +20,7 @@ use lapin::options::{BasicAckOptions, BasicConsumeOptions, QueueDeclareOptions};
 use lapin::types::FieldTable;
 use lapin::{Connection, ConnectionProperties, Consumer};
 
+pub mod compose;
 pub mod images;
 
 /// The `farm-worker` binary, beside the test's executable in `target/<profile>/`:
@@ -344,6 +345,13 @@ pub fn containers(label: &str, value: &str) -> Vec<String> {
         .output()
         .expect("docker ps runs");
     String::from_utf8_lossy(&output.stdout).lines().map(str::to_owned).collect()
+}
+
+/// `docker ARGS`; fails the test if it fails. Returns its standard output, trimmed.
+pub fn docker(args: &[&str]) -> String {
+    let output = Command::new("docker").args(args).output().expect("docker runs");
+    assert!(output.status.success(), "docker {}: {}", args.join(" "), String::from_utf8_lossy(&output.stderr));
+    String::from_utf8_lossy(&output.stdout).trim().to_owned()
 }
 
 /// Polls `condition` every 100 ms until it holds, failing after `limit`.

@@ -68,7 +68,8 @@ fn problems(image: &Image, script: &str, workspace: &str) -> Vec<String> {
                     entries.flatten().map(|entry| entry.file_name().to_string_lossy().into_owned()).collect()
                 })
                 .unwrap_or_default();
-            for name in names {
+            // A host program (program:NAME) is the script's to find, when it builds.
+            for name in names.iter().filter(|name| !name.starts_with("program:")) {
                 let found: Vec<&String> = files.iter().filter(|file| matches(name, file)).collect();
                 if found.is_empty() || found.iter().any(|file| !dir.join(file).is_file()) {
                     problems.push(format!("no file {name} beside its Dockerfile"));

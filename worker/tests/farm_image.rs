@@ -39,12 +39,6 @@ impl Drop for WorkerContainer {
     }
 }
 
-fn docker(args: &[&str]) -> String {
-    let output = Command::new("docker").args(args).output().expect("docker runs");
-    assert!(output.status.success(), "docker {}: {}", args.join(" "), String::from_utf8_lossy(&output.stderr));
-    String::from_utf8_lossy(&output.stdout).trim().to_owned()
-}
-
 #[tokio::test(flavor = "multi_thread")]
 async fn the_farm_image_runs_a_worker_that_plays_and_acks_a_job() {
     let image = std::env::var("FARM_TEST_FARM_IMAGE").unwrap_or_else(|_| "matchfarm/farm:latest".to_owned());

@@ -4,11 +4,11 @@
 #![allow(dead_code)] // each test binary uses a different part of this module
 
 use std::net::SocketAddr;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
-use farm_testkit::{Vhost, eventually, free_port, http_get, repo, s3_environment};
+use farm_testkit::{Vhost, docker, eventually, free_port, http_get, repo, s3_environment};
 
 pub const COORDINATOR: &str = env!("CARGO_BIN_EXE_farm-coordinator");
 pub const TOKEN: &str = "farm-test-token-0123456789";
@@ -85,4 +85,49 @@ pub fn cli(args: &[&str]) -> String {
     let output = Command::new(COORDINATOR).args(args).current_dir(repo()).output().expect("farm-coordinator runs");
     assert!(output.status.success(), "{args:?}: {}", String::from_utf8_lossy(&output.stderr));
     String::from_utf8(output.stdout).expect("UTF-8 output")
+}
+
+/// A Botwars round robin of a built-in bot and two bots in containers (Rust and
+/// Python): 3 bots, 6 ordered pairs, 2 games each.
+pub fn container_botwars_round_robin(dir: &Path, name: &str, games_per_pairing: u32) -> PathBuf {
+    let text = format!(
+        r#"
+name = "{name}"
+game = "botwars"
+format = "round-robin"
+games_per_pairing = {games_per_pairing}
+seed = 5
+
+[[bots]]
+name = "gatherer"
+builtin = "gatherer"
+
+[[bots]]
+name = "random-rs"
+image = "matchfarm/bot-botwars-random-rs"
+
+[[bots]]
+name = "random-py"
+image = "matchfarm/bot-botwars-random-py"
+"#
+    );
+    let path = dir.join("tournament.toml");
+    std::fs::write(&path, text).expect("write the tournament file");
+    path
+}
+
+/// The bot containers whose run root is under `run_dir`, running or not.
+pub fn bot_containers_under(run_dir: &Path) -> Vec<String> {
+    docker(&[
+        "ps",
+        "-a",
+        "--filter",
+        "label=matchfarm.run-root",
+        "--format",
+        "{{.Names}} {{.Label \"matchfarm.run-root\"}}",
+    ])
+    .lines()
+    .filter(|line| line.split_once(' ').is_some_and(|(_, root)| Path::new(root).starts_with(run_dir)))
+    .map(str::to_owned)
+    .collect()
 }

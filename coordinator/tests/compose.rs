@@ -1,0 +1,86 @@
+//! `deploy/compose.yaml` as users start it, with only the images built on this machine
+//! (`deploy/build-images.sh`: RabbitMQ and Prometheus from Debian's packages, s3s-fs;
+//! `deploy/build-farm-image.sh`: the farm): the stack comes up with two workers, a
+//! tournament with bots in containers is submitted through the API and played to the
+//! end, its replays and logs read back from S3 through the API, Prometheus scrapes the
+//! coordinator and the workers, and `down` leaves no container behind, not even a bot's.
+
+mod support;
+
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use farm_testkit::compose::ComposeFarm;
+use farm_testkit::{docker, eventually, http_get};
+use support::{bot_containers_under, cli, container_botwars_round_robin};
+
+fn json(address: SocketAddr, path: &str) -> serde_json::Value {
+    let (status, body) = http_get(address, path).unwrap_or_else(|| panic!("GET {path}: no answer"));
+    assert_eq!(status, 200, "GET {path}: {body}");
+    serde_json::from_str(&body).unwrap_or_else(|error| panic!("GET {path}: {error}: {body}"))
+}
+
+#[test]
+fn the_compose_stack_comes_up_plays_a_tournament_in_containers_and_goes_down_clean() {
+    let farm = ComposeFarm::up("compose", 2, &[("WORKER_SLOTS", "2")]);
+    assert_eq!(farm.containers("worker").len(), 2, "two workers");
+    let dir = tempfile::tempdir().expect("temp dir");
+    let file = container_botwars_round_robin(dir.path(), "compose stack", 2);
+    let url = farm.api_url();
+    let id = cli(&["submit", file.to_str().expect("UTF-8"), "--url", &url, "--token", &farm.token]).trim().to_owned();
+    assert!(id.starts_with("t-"), "{id}");
+
+    let api: SocketAddr = url.trim_start_matches("http://").parse().expect("the API's address");
+    eventually(Duration::from_secs(600), "every match is recorded", || {
+        json(api, &format!("/api/tournaments/{id}"))["finished"] == true
+    });
+    // Idle bot containers stay warm for the next match (two minutes by default).
+    let run_dir = farm.run_dir.clone();
+    assert!(!bot_containers_under(&run_dir).is_empty(), "the workers keep their bots' containers warm");
+    let progress = json(api, &format!("/api/tournaments/{id}"))["progress"].clone();
+    assert_eq!((progress["done"].as_u64(), progress["failed"].as_u64()), (Some(12), Some(0)), "{progress}");
+
+    let standings: serde_json::Value =
+        serde_json::from_str(&cli(&["standings", &id, "--url", &url, "--format", "json"])).expect("standings JSON");
+    let played: u64 = standings["rows"].as_array().expect("rows").iter().filter_map(|row| row["played"].as_u64()).sum();
+    assert_eq!(played, 24, "12 matches, two bots each: {standings}");
+
+    // A match between the two container bots: its replay and both logs come from S3.
+    let matches = json(api, &format!("/api/tournaments/{id}/matches"));
+    let both_contained = matches["matches"]
+        .as_array()
+        .expect("matches")
+        .iter()
+        .find(|entry| entry.to_string().contains("random-rs") && entry.to_string().contains("random-py"))
+        .unwrap_or_else(|| panic!("a match of random-rs against random-py: {matches}"));
+    let job = both_contained["job_id"].as_str().expect("a job id");
+    let (status, replay) = http_get(api, &format!("/api/matches/{job}/replay")).expect("the replay");
+    assert_eq!(status, 200, "{replay}");
+    assert!(replay.lines().count() > 10, "a replay of many turns: {} lines", replay.lines().count());
+    for seat in 0..2 {
+        let (status, log) = http_get(api, &format!("/api/matches/{job}/logs/{seat}")).expect("a bot's log");
+        assert_eq!(status, 200, "seat {seat}: {log}");
+        assert!(log.contains("seed"), "the bot's own stderr (it logs its seed): {log}");
+    }
+
+    // Prometheus (Debian's, in its image) scrapes the coordinator and both workers.
+    let prometheus = farm.address("prometheus", 9090);
+    eventually(Duration::from_secs(120), "Prometheus has scraped the coordinator and two workers", || {
+        let Some((200, body)) = http_get(prometheus, "/api/v1/targets?state=active") else { return false };
+        let targets: serde_json::Value = serde_json::from_str(&body).unwrap_or_default();
+        let up = |job: &str| {
+            targets["data"]["activeTargets"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter(|target| target["labels"]["job"] == job && target["health"] == "up")
+                .count()
+        };
+        up("coordinator") == 1 && up("worker") == 2
+    });
+
+    farm.down();
+    assert_eq!(bot_containers_under(&run_dir), Vec::<String>::new(), "bot containers left after down");
+    let left = docker(&["ps", "-a", "--filter", &format!("label=com.docker.compose.project={}", farm.project), "-q"]);
+    assert!(left.is_empty(), "containers of the project left after down: {left}");
+}
