@@ -88,7 +88,7 @@ pub fn cli(args: &[&str]) -> String {
 }
 
 /// A Botwars round robin of a built-in bot and two bots in containers (Rust and
-/// Python): 3 bots, 6 ordered pairs, 2 games each.
+/// Python): 3 bots, 6 ordered pairs, `games_per_pairing` games each.
 pub fn container_botwars_round_robin(dir: &Path, name: &str, games_per_pairing: u32) -> PathBuf {
     let text = format!(
         r#"

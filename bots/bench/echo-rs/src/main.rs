@@ -6,29 +6,46 @@
 //!   stdin closes.
 //! - `bench-echo-bot --http`: the `http` transport, serving `POST /` on `127.0.0.1:$FARM_PORT`
 //!   (8080 by default); keep-alive connections are served until the client closes them.
+//! - `bench-echo-bot --think-ms N`: the `stdio` transport, each reply N milliseconds
+//!   after its request, as a bot that thinks: matches that last, whose outcome does not
+//!   depend on the time (the chaos test, coordinator/tests/chaos.rs, spreads its faults
+//!   over a tournament of them).
 //!
 //! Standard library only, so that its image is one static binary (see
 //! deploy/build-images.sh).
 
 use std::io::{self, BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
+use std::time::Duration;
 
 /// The reply to every request.
 const REPLY: &[u8] = b"[]";
 
 fn main() -> io::Result<()> {
-    if std::env::args().nth(1).as_deref() == Some("--http") {
-        let port = std::env::var("FARM_PORT").ok().and_then(|port| port.parse().ok()).unwrap_or(8080u16);
-        serve_http(TcpListener::bind(("127.0.0.1", port))?)
-    } else {
-        serve_lines(io::stdin().lock(), io::stdout().lock())
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    match args.iter().map(String::as_str).collect::<Vec<_>>().as_slice() {
+        ["--http"] => {
+            let port = std::env::var("FARM_PORT").ok().and_then(|port| port.parse().ok()).unwrap_or(8080u16);
+            serve_http(TcpListener::bind(("127.0.0.1", port))?)
+        }
+        ["--think-ms", millis] => {
+            let think = millis.parse().map(Duration::from_millis).map_err(|_| {
+                io::Error::new(io::ErrorKind::InvalidInput, format!("--think-ms {millis}: not a number of ms"))
+            })?;
+            serve_lines(io::stdin().lock(), io::stdout().lock(), think)
+        }
+        [] => serve_lines(io::stdin().lock(), io::stdout().lock(), Duration::ZERO),
+        _ => Err(io::Error::new(io::ErrorKind::InvalidInput, "usage: bench-echo-bot [--http | --think-ms N]")),
     }
 }
 
-/// One reply line per request line, flushed at once.
-fn serve_lines(input: impl BufRead, mut output: impl Write) -> io::Result<()> {
+/// One reply line per request line, `think` after it, flushed at once.
+fn serve_lines(input: impl BufRead, mut output: impl Write, think: Duration) -> io::Result<()> {
     for line in input.split(b'\n') {
         line?;
+        if !think.is_zero() {
+            std::thread::sleep(think);
+        }
         output.write_all(REPLY)?;
         output.write_all(b"\n")?;
         output.flush()?;
@@ -93,8 +110,17 @@ mod tests {
     #[test]
     fn answers_every_line_with_one_reply_line() {
         let mut output = Vec::new();
-        serve_lines(&b"{\"player\":\"r\"}\nsecond\n"[..], &mut output).expect("in memory");
+        serve_lines(&b"{\"player\":\"r\"}\nsecond\n"[..], &mut output, Duration::ZERO).expect("in memory");
         assert_eq!(output, b"[]\n[]\n");
+    }
+
+    #[test]
+    fn a_thinking_bot_answers_each_line_after_its_time() {
+        let mut output = Vec::new();
+        let started = std::time::Instant::now();
+        serve_lines(&b"a\nb\nc\n"[..], &mut output, Duration::from_millis(20)).expect("in memory");
+        assert_eq!(output, b"[]\n[]\n[]\n");
+        assert!(started.elapsed() >= Duration::from_millis(60), "three replies, 20 ms each at least");
     }
 
     #[test]
