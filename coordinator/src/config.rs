@@ -9,6 +9,7 @@ use farm_runtime::storage::StorageConfig;
 use farm_worker::SandboxKind;
 use serde::{Deserialize, Serialize};
 
+use crate::leases::LeaseSettings;
 use crate::observations::ObservationLimits;
 use crate::token;
 use crate::tournament::TournamentLimits;
@@ -44,6 +45,9 @@ pub struct CoordinatorConfig {
     /// How much replay re-simulation the observations route does (`[observations]`:
     /// concurrent, cache_mib).
     pub observations: ObservationLimits,
+    /// When a published job unanswered for too long is published again (`[leases]`:
+    /// margin_secs, sweep_secs, batch; see [`crate::leases`]).
+    pub leases: LeaseSettings,
 }
 
 impl Default for CoordinatorConfig {
@@ -60,6 +64,7 @@ impl Default for CoordinatorConfig {
             max_outstanding: 20_000,
             max_tournament_jobs: TournamentLimits::default().max_jobs,
             observations: ObservationLimits::default(),
+            leases: LeaseSettings::default(),
         }
     }
 }
@@ -83,6 +88,7 @@ impl CoordinatorConfig {
             ));
         }
         config.observations.check().map_err(ConfigError::invalid)?;
+        config.leases.check().map_err(ConfigError::invalid)?;
         Ok(config)
     }
 }

@@ -11,6 +11,7 @@ use farm_proto::{BotSpec, MatchJob};
 use farm_worker::SandboxKind;
 use tokio::sync::{Notify, watch};
 
+use crate::leases;
 use crate::ledger::{Answer, JobState, Ledger, LedgerError, Recorded};
 use crate::metrics;
 use crate::tournament::Tournament;
@@ -192,7 +193,8 @@ impl Publisher {
             if jobs.is_empty() {
                 continue;
             }
-            let ids: Vec<String> = jobs.iter().map(|job| job.job_id.clone()).collect();
+            let leased: Vec<(String, u64)> =
+                jobs.iter().map(|job| (job.job_id.clone(), leases::lease_secs(job))).collect();
             let mut per_game: Vec<(&'static str, u64)> = Vec::new();
             for job in &jobs {
                 match per_game.iter_mut().find(|(game, _)| *game == job.game.name()) {
@@ -207,7 +209,7 @@ impl Publisher {
             for (game, count) in &per_game {
                 metrics::JOBS_CONFIRMED.with_label_values(&[game]).inc_by(*count);
             }
-            self.ledger.mark_running(ids).await?;
+            self.ledger.mark_running(leased).await?;
         }
     }
 

@@ -27,6 +27,7 @@ pub mod client;
 pub mod config;
 pub mod embedded;
 pub mod farm;
+pub mod leases;
 pub mod ledger;
 pub mod metrics;
 pub mod observations;

@@ -66,6 +66,12 @@ pub static BROKER_RECONNECTS: LazyLock<IntCounter> = LazyLock::new(|| {
     register(IntCounter::new(name, "Times the coordinator lost RabbitMQ and reconnected."), name)
 });
 
+/// Published jobs put back to pending when their lease passed unanswered.
+pub static LEASES_EXPIRED: LazyLock<IntCounter> = LazyLock::new(|| {
+    let name = "farm_coordinator_leases_expired_total";
+    register(IntCounter::new(name, "Published jobs unanswered past their lease, published again."), name)
+});
+
 /// Jobs the broker dead-lettered.
 pub static DEAD_LETTERS: LazyLock<IntCounter> = LazyLock::new(|| {
     let name = "farm_coordinator_dead_letters_total";
@@ -140,6 +146,7 @@ pub fn init() {
     LazyLock::force(&RESULTS_DROPPED);
     LazyLock::force(&DEAD_LETTERS);
     LazyLock::force(&BROKER_RECONNECTS);
+    LazyLock::force(&LEASES_EXPIRED);
     LazyLock::force(&JOBS);
     LazyLock::force(&TOURNAMENTS_ACTIVE);
     LazyLock::force(&STANDINGS_SECONDS);

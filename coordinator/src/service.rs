@@ -15,6 +15,7 @@ use crate::api::{self, ApiState, Submissions};
 use crate::broker::{self, AmqpJobQueue};
 use crate::config::CoordinatorConfig;
 use crate::farm::{self, FarmError, Publisher, QueueError, Recorder};
+use crate::leases;
 use crate::ledger::{Ledger, LedgerError};
 use crate::metrics;
 use crate::observations::Observer;
@@ -51,10 +52,8 @@ pub async fn serve(config: CoordinatorConfig, mut shutdown: Shutdown) -> Result<
     metrics::init();
     let ledger = Ledger::open(&config.ledger_path)?;
     let storage = Storage::open(&config.storage)?;
-    let requeued = ledger.requeue_unanswered().await?;
-    if requeued > 0 {
-        tracing::info!(requeued, "jobs published before a restart and not answered: publishing them again");
-    }
+    // Jobs published before a restart are still in the queue or with workers: nothing
+    // is published again for it. Any that were lost come back by their lease.
     let wake = Arc::new(Notify::new());
     let recorder = Recorder::new(ledger.clone(), Arc::clone(&wake));
 
@@ -96,7 +95,7 @@ pub async fn serve(config: CoordinatorConfig, mut shutdown: Shutdown) -> Result<
         stop_tx.send_replace(true);
     });
 
-    let outcome = broker_sessions(&config, &ledger, &recorder, stop.clone()).await;
+    let outcome = broker_sessions(&config, &ledger, &recorder, &wake, stop.clone()).await;
     gauges.abort();
     forward.abort();
     // The API goes last: it answers while the loops wind down.
@@ -111,6 +110,7 @@ async fn broker_sessions(
     config: &CoordinatorConfig,
     ledger: &Ledger,
     recorder: &Recorder,
+    wake_publisher: &Arc<Notify>,
     mut stop: watch::Receiver<bool>,
 ) -> Result<(), ServiceError> {
     let mut pacing = ReconnectPacing::default();
@@ -130,10 +130,11 @@ async fn broker_sessions(
                 config.max_outstanding,
                 None,
             );
-            let (mut publish_stop, mut ingest_stop) = (stop.clone(), stop.clone());
+            let (mut publish_stop, mut ingest_stop, mut lease_stop) = (stop.clone(), stop.clone(), stop.clone());
             tokio::try_join!(
                 publisher.run(&mut jobs, &mut publish_stop),
-                broker::ingest(&channel, &set_aside, recorder, &mut ingest_stop)
+                broker::ingest(&channel, &set_aside, recorder, &mut ingest_stop),
+                leases::sweep(&channel, ledger, &config.leases, wake_publisher, &mut lease_stop)
             )
             .map(drop)
         };

@@ -864,7 +864,7 @@ async fn a_retry_publishes_unanswered_and_failed_jobs_again_and_needs_the_token(
     let jobs: Vec<String> =
         fixture.matches(&id, "").await.iter().map(|row| row["job_id"].as_str().expect("a job id").to_owned()).collect();
     assert_eq!(jobs.len(), 6);
-    fixture.state.ledger.mark_running(jobs.clone()).await.expect("published");
+    fixture.state.ledger.mark_running(jobs.iter().map(|job| (job.clone(), 60)).collect()).await.expect("published");
     let replay_key = farm_runtime::storage::AttemptKeys::new(&id, &jobs[0], 1).replay();
     let failed =
         Answer::Failed { job_id: jobs[1].clone(), attempts: 6, reason: "dead-lettered".to_owned(), dead_letter: true };

@@ -326,3 +326,74 @@ async fn a_workers_rabbitmq_user_takes_jobs_and_publishes_results_and_nothing_el
     let admin = vhost.connect().await;
     assert_eq!(farm_testkit::ready_messages(&admin, JOBS_QUEUE).await, 0, "the forged job never reached farm.jobs");
 }
+
+/// Submits a one-match Botwars tournament named `name` between built-in bots, with
+/// rules quick enough for a lease of under half a minute; returns its id.
+fn submit_quick_match(coordinator: &CoordinatorProcess, dir: &Path, name: &str) -> String {
+    let file = dir.join(format!("{name}.toml"));
+    let text = format!(
+        "name = \"{name}\"\ngame = \"botwars\"\nformat = \"single\"\n[rules]\nmaxTurns = 10\nreplyTimeoutMs = 100\n\
+         [[bots]]\nname = \"a\"\nbuiltin = \"random\"\n[[bots]]\nname = \"b\"\nbuiltin = \"gatherer\"\n"
+    );
+    std::fs::write(&file, text).expect("write");
+    let url = coordinator.url();
+    cli(&["submit", file.to_str().expect("UTF-8"), "--url", &url, "--token", TOKEN]).trim().to_owned()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_restart_publishes_nothing_again_and_a_lost_job_comes_back_when_its_lease_passes() {
+    use farm_proto::JOBS_QUEUE;
+    use farm_testkit::ready_messages;
+    use std::time::Instant;
+
+    let vhost = Vhost::new("farm-lease");
+    let dir = tempfile::tempdir().expect("temp dir");
+    let ledger = dir.path().join("ledger.sqlite");
+    let settings = [("FARM_LEASES__MARGIN_SECS", "1"), ("FARM_LEASES__SWEEP_SECS", "1")];
+    let coordinator = CoordinatorProcess::start_with(&vhost, &ledger, &settings);
+    let first = submit_quick_match(&coordinator, dir.path(), "lease-1");
+    eventually(Duration::from_secs(30), "the first job is published", || coordinator.progress(&first)["running"] == 1);
+    let connection = vhost.connect().await;
+    assert_eq!(ready_messages(&connection, JOBS_QUEUE).await, 1);
+
+    // A restart: the job is still in the queue, and is not published a second time.
+    coordinator.kill();
+    let coordinator = CoordinatorProcess::start_with(&vhost, &ledger, &settings);
+    let second = submit_quick_match(&coordinator, dir.path(), "lease-2");
+    eventually(Duration::from_secs(30), "the second job is published", || {
+        coordinator.progress(&second)["running"] == 1
+    });
+    assert_eq!(ready_messages(&connection, JOBS_QUEUE).await, 2, "the first job once, the second once");
+
+    // Both are lost (the queue purged). Once the coordinator has seen the queue empty
+    // for their lease (twice their match's limit, and the margin), they are published
+    // again, never sooner.
+    let quick = farm_proto::MatchJob {
+        job_id: "j".into(),
+        tournament_id: first.clone(),
+        game: farm_proto::GameKind::Botwars,
+        rules: serde_json::json!({ "maxTurns": 10, "replyTimeoutMs": 100 }),
+        map: None,
+        seed: 1,
+        bots: ["builtin:random", "builtin:gatherer"].iter().map(|spec| spec.parse().expect("spec")).collect(),
+        isolation: None,
+    };
+    let lease = Duration::from_secs(farm_coordinator::leases::lease_secs(&quick) + 1);
+    assert!(lease < Duration::from_secs(40), "a quick match's lease: {lease:?}");
+    farm_testkit::rabbitmq_api("DELETE", &format!("/api/queues/{}/{JOBS_QUEUE}/contents", vhost.name), None);
+    let lost = Instant::now();
+    let deadline = lost + Duration::from_secs(120);
+    while ready_messages(&connection, JOBS_QUEUE).await < 2 {
+        assert!(Instant::now() < deadline, "the lost jobs are not published again within 2 minutes");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    assert!(lost.elapsed() >= lease, "published again after {:?}, before the lease of {lease:?}", lost.elapsed());
+    let metrics = http_get(coordinator.api, "/metrics").expect("metrics").1;
+    assert!(metrics.contains("farm_coordinator_leases_expired_total 2"), "{metrics}");
+
+    // A worker plays both: each recorded once.
+    let _worker = WorkerProcess::start(&vhost, &farm_testkit::unique("lease"), 1, 5);
+    for id in [&first, &second] {
+        eventually(Duration::from_secs(60), "the match is recorded", || coordinator.progress(id)["done"] == 1);
+    }
+}

@@ -6,7 +6,7 @@ use std::time::Duration;
 use farm_engine::builtin;
 use farm_engine::replay::{self, LineHasher};
 use farm_engine::{BotReply, GameKind, Match, MatchSetup, PlayerOutcome, Seat, SetupError, StepError};
-use farm_proto::{BotLaunch, BotLimits, BotSpec, ContainerIsolation, Transport};
+use farm_proto::{BotLaunch, BotLimits, BotSpec, ContainerIsolation, MatchJob, Transport};
 use serde::Serialize;
 use tokio::io::{AsyncWrite, AsyncWriteExt, BufWriter};
 use tokio::time::Instant;
@@ -94,6 +94,15 @@ impl RunnerOptions {
         let steps = Duration::from_millis(deadlines.turn_ms.saturating_mul(game.game().max_steps()));
         let worst = firsts.saturating_add(steps);
         worst.saturating_add(worst / 10).saturating_add(Duration::from_secs(1)).min(self.max_match)
+    }
+
+    /// [`RunnerOptions::match_limit`] of `job`'s match, its seats filled as a worker
+    /// fills them: what the coordinator's leases are derived from.
+    pub fn job_limit(&self, job: &MatchJob) -> Result<Duration, SetupError> {
+        let players: Vec<String> = fill_seats(job.game, job.bots.clone()).into_iter().map(|bot| bot.name).collect();
+        let seats = players.len();
+        let game = Match::new(MatchSetup::new(job.game, &job.rules, job.map.clone(), job.seed, players)?)?;
+        Ok(self.match_limit(&game, seats))
     }
 }
 
@@ -513,5 +522,32 @@ mod tests {
         assert_eq!(options.match_limit(&quick, 2), Duration::from_millis((10_200 + 1_000) * 11 / 10 + 1_000));
         let capped = RunnerOptions { max_match: Duration::from_secs(60), ..options.clone() };
         assert_eq!(capped.match_limit(&botwars(serde_json::Value::Null), 2), Duration::from_secs(60));
+    }
+
+    #[test]
+    fn a_jobs_limit_is_its_matchs_with_the_seats_a_worker_fills() {
+        let options = RunnerOptions { max_match: Duration::from_secs(3600), ..RunnerOptions::default() };
+        let job = |game: GameKind, bots: &[&str], rules: serde_json::Value| MatchJob {
+            job_id: "j".into(),
+            tournament_id: "t".into(),
+            game,
+            rules,
+            map: None,
+            seed: 1,
+            bots: bots.iter().map(|spec| spec.parse().expect("a bot spec")).collect(),
+            isolation: None,
+        };
+        let botwars = job(GameKind::Botwars, &["builtin:random", "builtin:gatherer"], serde_json::Value::Null);
+        assert_eq!(options.job_limit(&botwars).expect("a valid job"), Duration::from_secs(573));
+        // Vindinium seats four: two bots and two fillers each have a first reply's time.
+        let two = job(GameKind::Vindinium, &["builtin:random", "builtin:greedy"], serde_json::Value::Null);
+        let four = job(
+            GameKind::Vindinium,
+            &["builtin:random", "builtin:greedy", "builtin:random", "builtin:greedy"],
+            serde_json::Value::Null,
+        );
+        assert_eq!(options.job_limit(&two).expect("valid"), options.job_limit(&four).expect("valid"));
+        let bad = job(GameKind::Botwars, &["builtin:random"], serde_json::Value::Null);
+        assert!(options.job_limit(&bad).is_err(), "one bot cannot play Botwars");
     }
 }

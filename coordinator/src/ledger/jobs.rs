@@ -98,8 +98,9 @@ impl Ledger {
         .await
     }
 
-    /// On start: every published job without an answer goes back to pending, to be
-    /// published again. Returns how many.
+    /// Every published job without an answer goes back to pending, to be published
+    /// again: `farm-coordinator run` resuming, whose in-process queue died with the
+    /// run. Returns how many.
     pub async fn requeue_unanswered(&self) -> Result<u64, LedgerError> {
         self.with(|connection| {
             Ok(connection.execute("UPDATE jobs SET state = 'pending' WHERE state = 'running'", [])? as u64)
@@ -195,20 +196,63 @@ impl Ledger {
         .await
     }
 
-    /// Marks jobs as published (confirmed by the broker). Jobs answered meanwhile keep
-    /// their answer.
-    pub async fn mark_running(&self, job_ids: Vec<String>) -> Result<(), LedgerError> {
+    /// Marks jobs as published (confirmed by the broker), each with its lease in
+    /// seconds (`(job id, lease)`), numbering them on from the last publication in the
+    /// order given. Jobs answered meanwhile keep their answer.
+    pub async fn mark_running(&self, leased: Vec<(String, u64)>) -> Result<(), LedgerError> {
         self.with(move |connection| {
             let transaction = connection.transaction()?;
             {
-                let mut update = transaction
-                    .prepare_cached("UPDATE jobs SET state = 'running' WHERE job_id = ?1 AND state = 'pending'")?;
-                for job_id in &job_ids {
-                    update.execute([job_id])?;
+                let last: i64 =
+                    transaction.query_row("SELECT coalesce(max(published_seq), 0) FROM jobs", [], |row| row.get(0))?;
+                let mut update = transaction.prepare_cached(
+                    "UPDATE jobs SET state = 'running', published_seq = ?2, lease_secs = ?3
+                     WHERE job_id = ?1 AND state = 'pending'",
+                )?;
+                for (seq, (job_id, lease_secs)) in (last + 1..).zip(&leased) {
+                    update.execute(params![job_id, seq, i64::try_from(*lease_secs).unwrap_or(i64::MAX)])?;
                 }
             }
             transaction.commit()?;
             Ok(())
+        })
+        .await
+    }
+
+    /// The number of the last publication (0 before any).
+    pub async fn published_mark(&self) -> Result<u64, LedgerError> {
+        self.read(|connection| {
+            let mark: i64 =
+                connection.query_row("SELECT coalesce(max(published_seq), 0) FROM jobs", [], |row| row.get(0))?;
+            Ok(mark as u64)
+        })
+        .await
+    }
+
+    /// The distinct leases, in seconds, of the published jobs still unanswered.
+    pub async fn running_leases(&self) -> Result<Vec<u64>, LedgerError> {
+        self.read(|connection| {
+            let mut select = connection.prepare_cached(
+                "SELECT DISTINCT lease_secs FROM jobs WHERE state = 'running' AND lease_secs IS NOT NULL",
+            )?;
+            let leases = select.query_map([], |row| row.get::<_, i64>(0))?;
+            Ok(leases.map(|lease| lease.map(|lease| lease as u64)).collect::<Result<Vec<_>, _>>()?)
+        })
+        .await
+    }
+
+    /// Puts back to pending, to be published again, up to `limit` unanswered jobs of
+    /// lease `lease_secs` published at or before publication `mark`, the earliest
+    /// first. Returns how many.
+    pub async fn expire_leases(&self, lease_secs: u64, mark: u64, limit: u32) -> Result<u64, LedgerError> {
+        self.with(move |connection| {
+            let expired = connection.execute(
+                "UPDATE jobs SET state = 'pending' WHERE job_id IN (
+                     SELECT job_id FROM jobs WHERE state = 'running' AND lease_secs = ?1 AND published_seq <= ?2
+                     ORDER BY published_seq LIMIT ?3)",
+                params![i64::try_from(lease_secs).unwrap_or(i64::MAX), i64::try_from(mark).unwrap_or(i64::MAX), limit],
+            )?;
+            Ok(expired as u64)
         })
         .await
     }

@@ -4,9 +4,11 @@
 //! result yet), `done` (a completed result) or `failed` (a failed result, or
 //! dead-lettered). A result is recorded once per job id: the first wins, later ones
 //! are counted as duplicates and dropped, in the same transaction, so a redelivered
-//! result can never change standings. On start the coordinator turns `running` jobs
-//! back into `pending` ([`Ledger::requeue_unanswered`]) and publishes them again:
-//! their results may already be on the way, which is harmless by the rule above.
+//! result can never change standings. A `running` job goes back to `pending` to be
+//! published again when its lease passes unanswered ([`crate::leases`]), when an
+//! operator retries its tournament, or when `farm-coordinator run` resumes (its
+//! in-process queue died with it, [`Ledger::requeue_unanswered`]): its first
+//! publication's result may still come, which is harmless by the rule above.
 //!
 //! SQLite calls block, so every call runs on the blocking pool: writes (and the reads
 //! they depend on) on one connection, reads that only show on another, which WAL

@@ -5,6 +5,12 @@ use rusqlite::Connection;
 
 /// The `user_version` from which `job_counts` is kept by triggers.
 const COUNTED_VERSION: i64 = 1;
+/// The `user_version` from which published jobs carry their lease
+/// (`published_seq`, `lease_secs`).
+const LEASED_VERSION: i64 = 2;
+/// The lease given to jobs a ledger from before leases had published: the workers'
+/// default cap on a match, twice (see [`super::Ledger::mark_running`]).
+const LEGACY_LEASE_SECS: i64 = 2 * 20 * 60;
 
 const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS tournaments (
@@ -26,7 +32,11 @@ CREATE TABLE IF NOT EXISTS jobs (
     seed INTEGER NOT NULL,
     state TEXT NOT NULL,
     attempts INTEGER NOT NULL DEFAULT 0,
-    reason TEXT
+    reason TEXT,
+    -- When it was last published, in publishing order (1, 2, ...), and the lease it
+    -- was published with (crate::leases); NULL while pending.
+    published_seq INTEGER,
+    lease_secs INTEGER
 );
 CREATE INDEX IF NOT EXISTS jobs_by_state ON jobs(state);
 CREATE INDEX IF NOT EXISTS jobs_by_tournament ON jobs(tournament_id, state, position);
@@ -85,5 +95,29 @@ pub(super) fn apply(connection: &Connection) -> rusqlite::Result<()> {
              COMMIT;"
         ))?;
     }
+    if version < LEASED_VERSION {
+        // A ledger from before leases: its jobs table lacks their columns, and its
+        // running jobs are leased as if just published.
+        let has_lease =
+            connection.prepare("SELECT 1 FROM pragma_table_info('jobs') WHERE name = 'published_seq'")?.exists([])?;
+        let add_columns = if has_lease {
+            ""
+        } else {
+            "ALTER TABLE jobs ADD COLUMN published_seq INTEGER; ALTER TABLE jobs ADD COLUMN lease_secs INTEGER;"
+        };
+        connection.execute_batch(&format!(
+            "BEGIN;
+             {add_columns}
+             UPDATE jobs SET published_seq = 0, lease_secs = {LEGACY_LEASE_SECS}
+                 WHERE state = 'running' AND published_seq IS NULL;
+             PRAGMA user_version = {LEASED_VERSION};
+             COMMIT;"
+        ))?;
+    }
+    // After the columns exist, whichever way they came.
+    connection.execute_batch(
+        "CREATE INDEX IF NOT EXISTS jobs_by_publication ON jobs(published_seq);
+         CREATE INDEX IF NOT EXISTS jobs_by_lease ON jobs(state, lease_secs, published_seq);",
+    )?;
     Ok(())
 }

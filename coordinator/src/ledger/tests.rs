@@ -386,7 +386,7 @@ async fn pending_jobs_come_in_schedule_order_and_unanswered_ones_are_requeued() 
     assert!(ledger.pending(100, Some("t-none".to_owned())).await.expect("pending").is_empty());
 
     let published: Vec<String> = first_jobs[..3].iter().map(|job| job.job_id.clone()).collect();
-    ledger.mark_running(published).await.expect("mark running");
+    ledger.mark_running(leased(published)).await.expect("mark running");
     assert_eq!(ledger.count(JobState::Running, None).await.expect("count"), 3);
     assert_eq!(ledger.count(JobState::Running, Some(second.id.clone())).await.expect("count"), 0);
     let rest = ledger.pending(100, Some(first.id.clone())).await.expect("pending");
@@ -396,7 +396,7 @@ async fn pending_jobs_come_in_schedule_order_and_unanswered_ones_are_requeued() 
     let answered = &first_jobs[1].job_id;
     let recorded = ledger.record(vec![completed(&first, answered, "w1", [1, 0])]).await.expect("record");
     assert_eq!(recorded, [new(true, false)]);
-    ledger.mark_running(vec![answered.clone()]).await.expect("mark running");
+    ledger.mark_running(leased(vec![answered.clone()])).await.expect("mark running");
     assert_eq!(ledger.count(JobState::Done, None).await.expect("count"), 1);
 
     assert_eq!(ledger.requeue_unanswered().await.expect("requeue"), 2);
@@ -434,7 +434,7 @@ async fn matches_filter_by_bot_state_map_and_page() {
     }
     assert!(ledger.matches(&tournament.id, MatchFilter { bot: Some(3), ..all(1000) }).await.expect("bot").is_empty());
 
-    ledger.mark_running(vec![jobs[0].job_id.clone(), jobs[7].job_id.clone()]).await.expect("mark running");
+    ledger.mark_running(leased(vec![jobs[0].job_id.clone(), jobs[7].job_id.clone()])).await.expect("mark running");
     ledger.record(vec![completed(&tournament, &jobs[3].job_id, "w1", [1, 0])]).await.expect("record");
     let by_state = |state| MatchFilter { state: Some(state), ..all(1000) };
     let running = ledger.matches(&tournament.id, by_state(JobState::Running)).await.expect("running");
@@ -551,7 +551,7 @@ async fn a_reopened_ledger_has_everything() {
     let (before, matches) = {
         let ledger = open(&dir);
         ledger.insert_tournament(tournament.clone()).await.expect("insert");
-        ledger.mark_running(vec![jobs[0].job_id.clone()]).await.expect("mark running");
+        ledger.mark_running(leased(vec![jobs[0].job_id.clone()])).await.expect("mark running");
         ledger
             .record(vec![
                 Answer::Result(first.clone()),
@@ -585,7 +585,7 @@ async fn a_ledger_from_before_the_job_counts_is_counted_once_when_opened() {
     {
         let ledger = open(&dir);
         ledger.insert_tournament(tournament.clone()).await.expect("insert");
-        ledger.mark_running(vec![jobs[0].job_id.clone(), jobs[1].job_id.clone()]).await.expect("mark running");
+        ledger.mark_running(leased(vec![jobs[0].job_id.clone(), jobs[1].job_id.clone()])).await.expect("mark running");
         ledger.record(vec![dead_letter(&jobs[1].job_id, "x")]).await.expect("record");
     }
     // As an older build left it: no counts, version 0.
@@ -598,6 +598,71 @@ async fn a_ledger_from_before_the_job_counts_is_counted_once_when_opened() {
     // And the triggers keep them from there.
     ledger.record(vec![dead_letter(&jobs[0].job_id, "y")]).await.expect("record");
     assert_eq!(progress(&ledger, &tournament).await, Progress { running: 0, failed: 2, ..expected });
+}
+
+/// Published jobs, each with a lease of a minute.
+fn leased(job_ids: Vec<String>) -> Vec<(String, u64)> {
+    job_ids.into_iter().map(|job_id| (job_id, 60)).collect()
+}
+
+#[tokio::test]
+async fn leases_expire_in_publishing_order_up_to_the_mark_per_lease_and_batch() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let ledger = open(&dir);
+    let tournament = botwars("leases", 1);
+    ledger.insert_tournament(tournament.clone()).await.expect("insert");
+    let jobs: Vec<String> = jobs(&tournament).into_iter().map(|job| job.job_id).collect();
+    assert_eq!(ledger.published_mark().await.expect("mark"), 0, "nothing published yet");
+    // Publications 1-3 with a lease of 60 s, 4-5 with 600 s.
+    ledger.mark_running(leased(jobs[..3].to_vec())).await.expect("mark running");
+    ledger.mark_running(jobs[3..5].iter().map(|id| (id.clone(), 600)).collect()).await.expect("mark running");
+    assert_eq!(ledger.published_mark().await.expect("mark"), 5);
+    let mut leases = ledger.running_leases().await.expect("leases");
+    leases.sort_unstable();
+    assert_eq!(leases, [60, 600]);
+
+    // Job 2 is answered: it never expires.
+    ledger.record(vec![completed(&tournament, &jobs[1], "w1", [1, 0])]).await.expect("record");
+    assert_eq!(ledger.expire_leases(60, 0, 10).await.expect("expire"), 0, "nothing published by mark 0");
+    assert_eq!(ledger.expire_leases(60, 5, 1).await.expect("expire"), 1, "a batch of one");
+    let pending = ledger.pending(10, None).await.expect("pending");
+    assert_eq!(pending[0].planned.job_id, jobs[0], "the earliest publication first");
+    assert_eq!(ledger.expire_leases(60, 5, 10).await.expect("expire"), 1, "job 3; job 2 was answered");
+    assert_eq!(ledger.expire_leases(600, 4, 10).await.expect("expire"), 1, "job 4 only: job 5 came after mark 4");
+    assert_eq!(ledger.running_leases().await.expect("leases"), [600]);
+    assert_eq!(ledger.count(JobState::Running, None).await.expect("count"), 1);
+
+    // Published again, a job is numbered anew, after every earlier publication.
+    ledger.mark_running(leased(vec![jobs[0].clone()])).await.expect("mark running");
+    assert_eq!(ledger.published_mark().await.expect("mark"), 6);
+    assert_eq!(ledger.expire_leases(60, 5, 10).await.expect("expire"), 0, "its new publication is 6");
+}
+
+#[tokio::test]
+async fn a_ledger_from_before_leases_gets_their_columns_and_leases_its_running_jobs() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let tournament = botwars("old-leases", 1);
+    let jobs: Vec<String> = jobs(&tournament).into_iter().map(|job| job.job_id).collect();
+    {
+        let ledger = open(&dir);
+        ledger.insert_tournament(tournament.clone()).await.expect("insert");
+        ledger.mark_running(leased(jobs[..2].to_vec())).await.expect("mark running");
+    }
+    // As the build before leases left it: no lease columns, version 1.
+    let raw = Connection::open(dir.path().join("ledger").join("ledger.sqlite")).expect("raw");
+    raw.execute_batch(
+        "DROP INDEX jobs_by_publication; DROP INDEX jobs_by_lease;
+         ALTER TABLE jobs DROP COLUMN published_seq; ALTER TABLE jobs DROP COLUMN lease_secs;
+         PRAGMA user_version = 1;",
+    )
+    .expect("wind back");
+    drop(raw);
+    let ledger = open(&dir);
+    assert_eq!(ledger.running_leases().await.expect("leases"), [2400], "twice the workers' 20-minute cap");
+    assert_eq!(ledger.published_mark().await.expect("mark"), 0, "published before any numbered publication");
+    assert_eq!(ledger.expire_leases(2400, 0, 10).await.expect("expire"), 2);
+    ledger.mark_running(leased(jobs[..1].to_vec())).await.expect("mark running");
+    assert_eq!(ledger.published_mark().await.expect("mark"), 1);
 }
 
 #[test]
