@@ -89,6 +89,7 @@ impl Recorder {
         let recorded = self.ledger.record(answers).await?;
         metrics::DEAD_LETTERS.inc_by(dead_letters as u64);
         let mut new = 0u64;
+        let mut restarted = false;
         for outcome in &recorded {
             match outcome {
                 Recorded::New { completed, tournament_finished } => {
@@ -112,7 +113,16 @@ impl Recorder {
                     metrics::RESULTS_DROPPED.with_label_values(&["mismatch"]).inc();
                     tracing::warn!(%problem, "dropped a result that does not fit its job");
                 }
+                Recorded::Returned => metrics::DELIVERIES_RETURNED.inc(),
+                Recorded::Restarted => {
+                    restarted = true;
+                    metrics::JOBS_RESTARTED.inc();
+                    tracing::info!("a dead-lettered job whose deliveries were lost to outages starts over");
+                }
             }
+        }
+        if restarted {
+            self.wake_publisher.notify_one();
         }
         if new > 0 {
             self.wake_publisher.notify_one();

@@ -72,6 +72,27 @@ pub static LEASES_EXPIRED: LazyLock<IntCounter> = LazyLock::new(|| {
     register(IntCounter::new(name, "Published jobs unanswered past their lease, published again."), name)
 });
 
+/// Workers' notices of deliveries given back for outages.
+pub static DELIVERIES_RETURNED: LazyLock<IntCounter> = LazyLock::new(|| {
+    let name = "farm_coordinator_deliveries_returned_total";
+    register(
+        IntCounter::new(
+            name,
+            "Deliveries workers gave back for causes outside their job (storage, Docker, broker, shutdown).",
+        ),
+        name,
+    )
+});
+
+/// Dead-lettered jobs that started over, their deliveries lost to outages.
+pub static JOBS_RESTARTED: LazyLock<IntCounter> = LazyLock::new(|| {
+    let name = "farm_coordinator_jobs_restarted_total";
+    register(
+        IntCounter::new(name, "Dead-lettered jobs published afresh because outages took some of their deliveries."),
+        name,
+    )
+});
+
 /// Jobs the broker dead-lettered.
 pub static DEAD_LETTERS: LazyLock<IntCounter> = LazyLock::new(|| {
     let name = "farm_coordinator_dead_letters_total";
@@ -147,6 +168,8 @@ pub fn init() {
     LazyLock::force(&DEAD_LETTERS);
     LazyLock::force(&BROKER_RECONNECTS);
     LazyLock::force(&LEASES_EXPIRED);
+    LazyLock::force(&DELIVERIES_RETURNED);
+    LazyLock::force(&JOBS_RESTARTED);
     LazyLock::force(&JOBS);
     LazyLock::force(&TOURNAMENTS_ACTIVE);
     LazyLock::force(&STANDINGS_SECONDS);

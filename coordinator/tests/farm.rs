@@ -169,14 +169,16 @@ fn submit_one_match(coordinator: &CoordinatorProcess, dir: &Path, name: &str) ->
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn a_job_the_broker_dead_letters_becomes_a_failed_match_with_its_reason() {
+async fn an_outage_does_not_use_up_a_jobs_deliveries_until_it_has_started_over_ten_times() {
     let vhost = Vhost::new("farm-dead");
     let dir = tempfile::tempdir().expect("temp dir");
     let ledger = dir.path().join("ledger.sqlite");
     let coordinator = CoordinatorProcess::start_with(&vhost, &ledger, &[("FARM_DELIVERY_LIMIT", "1")]);
     let id = submit_one_match(&coordinator, dir.path(), "doomed");
-    // Its storage is unreachable: every try fails and is requeued, until RabbitMQ
-    // dead-letters the job after delivery_limit + 1 = 2 tries.
+    // Its storage is unreachable: every try fails, and the worker gives the job back
+    // saying so, until RabbitMQ dead-letters it after delivery_limit + 1 = 2 tries.
+    // The deliveries were lost to an outage, not to the job: it starts over, afresh,
+    // ten times, and only the eleventh dead letter fails it.
     let _worker = WorkerProcess::start_with(
         &vhost,
         &farm_testkit::unique("dead"),
@@ -184,12 +186,19 @@ async fn a_job_the_broker_dead_letters_becomes_a_failed_match_with_its_reason() 
         1,
         &[("FARM_STORAGE__ENDPOINT", "http://127.0.0.1:1"), ("FARM_STORAGE__RETRY_SECS", "0")],
     );
-    eventually(Duration::from_secs(120), "the job is failed", || coordinator.progress(&id)["failed"] == 1);
+    eventually(Duration::from_secs(300), "the job is failed", || coordinator.progress(&id)["failed"] == 1);
     let matches = coordinator.get_json(&format!("/api/tournaments/{id}/matches?status=failed"));
     let reason = matches["matches"][0]["reason"].as_str().expect("a reason").to_owned();
     assert!(reason.starts_with("dead-lettered by RabbitMQ after"), "{reason}");
+    assert!(reason.ends_with("after 10 fresh starts for deliveries lost to outages"), "{reason}");
     let metrics = http_get(coordinator.api, "/metrics").expect("metrics").1;
-    assert!(metrics.contains("farm_coordinator_dead_letters_total 1"), "{metrics}");
+    assert!(metrics.contains("farm_coordinator_dead_letters_total 11"), "{metrics}");
+    assert!(metrics.contains("farm_coordinator_jobs_restarted_total 10"), "{metrics}");
+    let returned = metrics
+        .lines()
+        .find_map(|line| line.strip_prefix("farm_coordinator_deliveries_returned_total "))
+        .and_then(|count| count.parse::<u64>().ok());
+    assert!(returned.is_some_and(|count| count >= 11), "a notice for every round at least: {returned:?}");
 }
 
 #[tokio::test(flavor = "multi_thread")]

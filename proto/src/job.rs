@@ -125,6 +125,14 @@ pub enum MatchResult {
         /// What is wrong with it.
         reason: String,
     },
+    /// No answer: the worker gave this delivery of the job back for a cause outside
+    /// the job (storage or Docker failing, the worker stopping, its broker connection
+    /// lost), so that the coordinator does not hold the delivery against the job when
+    /// RabbitMQ's delivery limit dead-letters it.
+    Returned {
+        /// Why the worker gave it back.
+        reason: String,
+    },
 }
 
 /// A [`MatchResult`] as it travels on [`RESULTS_QUEUE`].
@@ -195,6 +203,10 @@ mod tests {
     fn results_are_tagged_by_status() {
         let failed = MatchResult::Failed { reason: "bad map".into() };
         assert_eq!(serde_json::to_value(&failed).expect("json")["status"], "failed");
+        let returned = MatchResult::Returned { reason: "storage".into() };
+        let text = serde_json::to_string(&returned).expect("json");
+        assert_eq!(text, r#"{"status":"returned","reason":"storage"}"#);
+        assert_eq!(serde_json::from_str::<MatchResult>(&text).expect("reads back"), returned);
         let player = PlayerResult {
             seat: 0,
             name: "a".into(),

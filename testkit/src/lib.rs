@@ -16,7 +16,7 @@ use farm_proto::{JOBS_QUEUE, JobEnvelope, MatchJob, RESULTS_QUEUE, ResultEnvelop
 use farm_runtime::queue::{self, ConfirmedPublisher};
 use farm_runtime::storage::{Storage, StorageConfig};
 use futures_util::StreamExt;
-use lapin::options::{BasicAckOptions, BasicConsumeOptions, QueueDeclareOptions};
+use lapin::options::{BasicAckOptions, BasicConsumeOptions, BasicGetOptions, QueueDeclareOptions};
 use lapin::types::FieldTable;
 use lapin::{Connection, ConnectionProperties, Consumer};
 
@@ -317,14 +317,44 @@ pub async fn next_message(consumer: &mut Consumer, limit: Duration) -> Vec<u8> {
     delivery.data
 }
 
-/// The next result envelope on `consumer`, acked; fails the test after `limit`.
-pub async fn next_result(consumer: &mut Consumer, limit: Duration) -> ResultEnvelope {
+/// The next envelope on `consumer`, acked, a worker's notice of a returned job
+/// ([`farm_proto::MatchResult::Returned`]) included; fails the test after `limit`.
+pub async fn next_envelope(consumer: &mut Consumer, limit: Duration) -> ResultEnvelope {
     serde_json::from_slice(&next_message(consumer, limit).await).expect("a result envelope")
+}
+
+/// The next answer on `consumer` (a completed or failed match), acked, notices of
+/// returned jobs skipped; fails the test after `limit` in all.
+pub async fn next_result(consumer: &mut Consumer, limit: Duration) -> ResultEnvelope {
+    let deadline = Instant::now() + limit;
+    loop {
+        let envelope = next_envelope(consumer, deadline.saturating_duration_since(Instant::now())).await;
+        if !is_notice(&envelope) {
+            return envelope;
+        }
+    }
 }
 
 /// A consumer of the results queue.
 pub async fn results_consumer(connection: &Connection) -> Consumer {
     consume(connection, RESULTS_QUEUE).await
+}
+
+/// Every envelope waiting in the results queue, taken: what a test that expects no
+/// answer checks, answers and notices of returned jobs alike.
+pub async fn take_waiting_results(connection: &Connection) -> Vec<ResultEnvelope> {
+    let channel = connection.create_channel().await.expect("channel");
+    let mut envelopes = Vec::new();
+    let options = BasicGetOptions { no_ack: true };
+    while let Some(message) = channel.basic_get(RESULTS_QUEUE.into(), options).await.expect("basic.get") {
+        envelopes.push(serde_json::from_slice(&message.delivery.data).expect("a result envelope"));
+    }
+    envelopes
+}
+
+/// Whether `envelope` is a worker's notice that it returned its job, not an answer.
+pub fn is_notice(envelope: &ResultEnvelope) -> bool {
+    matches!(envelope.result, farm_proto::MatchResult::Returned { .. })
 }
 
 /// Messages ready in `queue_name` (a passive declare).

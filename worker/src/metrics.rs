@@ -267,6 +267,18 @@ pub static REPLAY_BYTES: LazyLock<IntCounterVec> = LazyLock::new(|| {
     counter_vec("farm_worker_replay_bytes_total", "Compressed replay bytes stored, by game.", &["game"])
 });
 
+/// Notices sent that a delivery went back to the queue for a cause outside its job.
+pub static DELIVERIES_RETURNED: LazyLock<IntCounter> = LazyLock::new(|| {
+    register(
+        IntCounter::new(
+            "farm_worker_deliveries_returned_total",
+            "Deliveries given back for causes outside their job (storage, Docker, shutdown, a lost connection), \
+             each reported to the coordinator.",
+        )
+        .unwrap_or_else(|e| panic!("{e}")),
+    )
+});
+
 /// Connections to the broker made after the first.
 pub static BROKER_RECONNECTS: LazyLock<IntCounter> = LazyLock::new(|| {
     register(
@@ -308,6 +320,7 @@ pub fn init() {
     LazyLock::force(&SLOTS);
     LazyLock::force(&REPLAY_BYTES);
     LazyLock::force(&BROKER_RECONNECTS);
+    LazyLock::force(&DELIVERIES_RETURNED);
     LazyLock::force(&JOB_CHANNELS_REOPENED);
     LazyLock::force(&BOT_LIMITS_CLAMPED);
     LazyLock::force(&CONTAINER_REMOVE_FAILURES);

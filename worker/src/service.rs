@@ -1,11 +1,12 @@
 //! The worker service: consume jobs, play them, store what they leave, publish their
 //! results, and only then ack.
 
-use std::sync::Arc;
+use std::collections::HashMap;
 use std::sync::atomic::Ordering;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use farm_proto::{JOBS_QUEUE, JobEnvelope, MatchResult, RESULTS_QUEUE, SCHEMA_VERSION};
+use farm_proto::{JOBS_QUEUE, JobEnvelope, MatchJob, MatchResult, RESULTS_QUEUE, ResultEnvelope, SCHEMA_VERSION};
 use farm_runtime::Shutdown;
 use farm_runtime::backoff::ReconnectPacing;
 use farm_runtime::queue::{self, BROKER_CALL, BrokerError, ConfirmedPublisher};
@@ -51,6 +52,78 @@ struct JobContext<S> {
     drain: watch::Receiver<bool>,
     /// Set to stop the matches in flight (their jobs are requeued).
     stop_matches: Arc<watch::Sender<bool>>,
+    /// The deliveries in hand, across broker sessions.
+    held: Arc<Held>,
+}
+
+/// The deliveries the worker holds, each with the notice that reports it returned
+/// ([`MatchResult::Returned`]). A lost connection gives them back to the queue, and
+/// RabbitMQ counts that against their jobs: the notices of those held when a session
+/// is lost go out once the worker has reconnected, so that the coordinator does not
+/// hold a broker outage against the jobs.
+#[derive(Default)]
+struct Held {
+    state: Mutex<HeldState>,
+}
+
+#[derive(Default)]
+struct HeldState {
+    /// In hand now, by job id and attempt.
+    held: HashMap<(String, u32), ResultEnvelope>,
+    /// Given back with a lost connection, to be reported.
+    lost: Vec<ResultEnvelope>,
+}
+
+/// One delivery in hand; it leaves [`Held`] when dropped, however its task ends.
+struct HeldJob<'a> {
+    held: &'a Held,
+    key: (String, u32),
+}
+
+impl Drop for HeldJob<'_> {
+    fn drop(&mut self) {
+        self.held.lock().held.remove(&self.key);
+    }
+}
+
+impl Held {
+    fn hold(&self, job: &MatchJob, attempt: u32, worker_id: &str) -> HeldJob<'_> {
+        let reason = "the worker lost its broker connection while it held the job".to_owned();
+        let notice = ResultEnvelope::new(job, worker_id, attempt, MatchResult::Returned { reason });
+        let key = (job.job_id.clone(), attempt);
+        self.lock().held.insert(key.clone(), notice);
+        HeldJob { held: self, key }
+    }
+
+    /// The connection is lost: every delivery in hand is back in the queue.
+    fn lose_all(&self) {
+        let mut state = self.lock();
+        let lost: Vec<ResultEnvelope> = state.held.drain().map(|(_, notice)| notice).collect();
+        state.lost.extend(lost);
+    }
+
+    /// The notices of the deliveries lost so far, taken.
+    fn take_lost(&self) -> Vec<ResultEnvelope> {
+        std::mem::take(&mut self.lock().lost)
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HeldState> {
+        // A panic elsewhere never leaves the maps half-changed: use them as they are.
+        self.state.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+}
+
+/// Publishes `notice` (a [`MatchResult::Returned`]); best effort: one that cannot be
+/// sent is only logged, and its delivery counts against its job as before.
+async fn send_notice(publisher: &ConfirmedPublisher, notice: &ResultEnvelope) {
+    let body = match serde_json::to_vec(notice) {
+        Ok(body) => body,
+        Err(error) => return tracing::warn!(%error, "encoding a returned-job notice"),
+    };
+    match publisher.publish(RESULTS_QUEUE, &body).await {
+        Ok(()) => metrics::DELIVERIES_RETURNED.inc(),
+        Err(error) => tracing::warn!(job = %notice.job_id, %error, "the notice of a returned job was not sent"),
+    }
 }
 
 /// Runs the worker until `shutdown` drains it: consumes `farm.jobs`, plays each job in
@@ -99,6 +172,7 @@ pub async fn run<S: Sandbox + Clone + Send + 'static>(
     };
 
     let mut drain = shutdown.drain_receiver();
+    let held = Arc::new(Held::default());
     let mut first = true;
     let mut pacing = ReconnectPacing::default();
     while !*drain.borrow() {
@@ -111,6 +185,9 @@ pub async fn run<S: Sandbox + Clone + Send + 'static>(
         let session = Instant::now();
         let outcome = match ConfirmedPublisher::open(&connection).await {
             Ok(publisher) => {
+                for notice in held.take_lost() {
+                    send_notice(&publisher, &notice).await;
+                }
                 let context = JobContext {
                     config: config.clone(),
                     player: JobPlayer {
@@ -122,6 +199,7 @@ pub async fn run<S: Sandbox + Clone + Send + 'static>(
                     slots: Slots::new(config.slots, config.warm_matches(), Duration::from_secs(config.warm_idle_secs)),
                     drain: drain.clone(),
                     stop_matches: Arc::clone(&stop_matches),
+                    held: Arc::clone(&held),
                 };
                 consume(&connection, Arc::new(context), &health, &mut drain).await
             }
@@ -172,7 +250,9 @@ async fn consume<S: Sandbox + Clone + Send + 'static>(
         _ = drain.wait_for(|stop| *stop) => {}
         Some(ended) = lanes.join_next() => {
             // A lane ends before a drain only when it cannot open a channel: the
-            // connection is gone. The other lanes go with it (dropping the set).
+            // connection is gone. The other lanes go with it (dropping the set), and
+            // the deliveries they held are back in the queue.
+            context.held.lose_all();
             return Err(match ended {
                 Ok(Err(error)) => error,
                 Ok(Ok(())) | Err(_) => BrokerError::TaskFailed,
@@ -299,17 +379,30 @@ async fn handle<S: Sandbox + Clone + Send + 'static>(delivery: Delivery, context
             return;
         }
     };
+    let _held = context.held.hold(&job, attempt, &context.config.worker_id);
+    play(&delivery, &job, attempt, &context).await;
+}
+
+/// Plays a job and answers it: acked after its result is published, or given back
+/// (with a notice when the cause is outside the job).
+async fn play<S: Sandbox + Clone + Send + 'static>(
+    delivery: &Delivery,
+    job: &MatchJob,
+    attempt: u32,
+    context: &Arc<JobContext<S>>,
+) {
     let game = job.game.name();
     let keys = AttemptKeys::new(&job.tournament_id, &job.job_id, attempt);
     let mut drain = context.drain.clone();
     let drained = async move {
         let _ = drain.wait_for(|stop| *stop).await;
     };
-    let turn = context.slots.turn(|| context.player.prepare(&job), || context.player.start(&job), drained).await;
+    let turn = context.slots.turn(|| context.player.prepare(job), || context.player.start(job), drained).await;
     let Some(turn) = turn else {
         // The worker stopped before this job's turn: another worker plays it.
         tracing::info!(job = %job.job_id, "requeueing a job that had not begun");
         metrics::MATCHES.with_label_values(&[game, "requeued"]).inc();
+        notify_returned(context, job, attempt, "the worker stopped before the match began".to_owned()).await;
         queue::requeue(&delivery.acker).await;
         return;
     };
@@ -333,12 +426,13 @@ async fn handle<S: Sandbox + Clone + Send + 'static>(delivery: Delivery, context
     // that failed for infrastructure reasons keeps it through its job's retry delay,
     // which slows intake while things fail.
     let held_slot = retrying.then_some(turn.slot);
-    let (envelope, body) = match context.player.answer(&job, &keys, &context.config.worker_id, played).await {
+    let (envelope, body) = match context.player.answer(job, &keys, &context.config.worker_id, played).await {
         Disposition::Report { envelope, body } => (envelope, body),
         Disposition::Retry { error, delay } => {
             tracing::warn!(job = %job.job_id, attempt, %error, "requeueing job");
             metrics::MATCHES.with_label_values(&[game, "requeued"]).inc();
-            requeue_after(&delivery, &context, delay).await;
+            notify_returned(context, job, attempt, error.to_string()).await;
+            requeue_after(delivery, context, delay).await;
             drop(held_slot);
             return;
         }
@@ -358,9 +452,17 @@ async fn handle<S: Sandbox + Clone + Send + 'static>(delivery: Delivery, context
         Err(error) => {
             tracing::warn!(job = %job.job_id, %error, "publishing the result failed; requeueing");
             metrics::MATCHES.with_label_values(&[game, "requeued"]).inc();
-            requeue_after(&delivery, &context, retry_delay(attempt)).await;
+            notify_returned(context, job, attempt, format!("publishing its result failed: {error}")).await;
+            requeue_after(delivery, context, retry_delay(attempt)).await;
         }
     }
+}
+
+/// Tells the coordinator that this delivery of `job` goes back to the queue for
+/// `reason`, a cause outside the job.
+async fn notify_returned<S>(context: &JobContext<S>, job: &MatchJob, attempt: u32, reason: String) {
+    let notice = ResultEnvelope::new(job, &context.config.worker_id, attempt, MatchResult::Returned { reason });
+    send_notice(&context.publisher, &notice).await;
 }
 
 /// Gives a job back to the queue after `delay` ([`retry_delay`]), or at once when the

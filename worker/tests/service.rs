@@ -29,7 +29,9 @@ fn vindinium_job(tournament: &str, job_id: &str, seed: u64, rules: serde_json::V
 fn completed(result: &MatchResult) -> (&Vec<farm_proto::PlayerResult>, &str, &str) {
     match result {
         MatchResult::Completed { players, replay_key, replay_sha256, .. } => (players, replay_key, replay_sha256),
-        MatchResult::Failed { reason } => panic!("the match failed: {reason}"),
+        MatchResult::Failed { reason } | MatchResult::Returned { reason } => {
+            panic!("the match was not played: {reason}")
+        }
     }
 }
 
@@ -142,7 +144,8 @@ async fn a_worker_killed_mid_match_loses_nothing_and_the_job_has_one_result() {
     }
     assert!(second.terminate().success());
     assert!(containers(WORKER_LABEL, &second_id).is_empty(), "a worker that stops removes its own containers");
-    assert_eq!(ready_messages(&connection, farm_proto::RESULTS_QUEUE).await, 0, "no second result");
+    let waiting = take_waiting_results(&connection).await;
+    assert!(waiting.iter().all(is_notice), "no second result: {waiting:?}");
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -298,11 +301,9 @@ async fn an_infrastructure_failure_requeues_the_job_until_it_is_dead_lettered() 
     // The limit counts redeliveries: the first delivery plus `delivery_limit` more.
     assert_eq!(requeued.trim(), (delivery_limit + 1).to_string());
     assert!(worker.terminate().success());
-    assert_eq!(
-        ready_messages(&connection, farm_proto::RESULTS_QUEUE).await,
-        0,
-        "no result for a job that was not stored"
-    );
+    let waiting = take_waiting_results(&connection).await;
+    assert!(waiting.iter().all(is_notice), "no result for a job that was not stored: {waiting:?}");
+    assert_eq!(waiting.len() as u32, delivery_limit + 1, "a notice of each delivery given back: {waiting:?}");
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -341,7 +342,8 @@ async fn sigterm_drains_the_match_in_flight_and_a_second_signal_requeues_it() {
     assert!(worker.wait().success());
     assert!(containers(WORKER_LABEL, &id).is_empty(), "the stopped match's containers are removed");
     assert_eq!(ready_messages(&connection, JOBS_QUEUE).await, 1, "the stopped job is requeued");
-    assert_eq!(ready_messages(&connection, farm_proto::RESULTS_QUEUE).await, 0, "and has no result");
+    let waiting = take_waiting_results(&connection).await;
+    assert!(waiting.iter().all(is_notice) && waiting.len() == 1, "no result, only its notice: {waiting:?}");
 }
 
 #[tokio::test(flavor = "multi_thread")]

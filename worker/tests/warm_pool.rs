@@ -165,7 +165,9 @@ async fn an_abort_requeues_both_jobs_and_removes_every_container() {
     assert!(worker.wait().success());
     assert!(containers(WORKER_LABEL, &id).is_empty(), "no container left, warm or not");
     assert_eq!(ready_messages(&connection, JOBS_QUEUE).await, 2, "both jobs are requeued");
-    assert_eq!(ready_messages(&connection, farm_proto::RESULTS_QUEUE).await, 0, "and have no result");
+    let waiting = take_waiting_results(&connection).await;
+    assert!(waiting.iter().all(is_notice), "no result, only notices that they were returned: {waiting:?}");
+    assert_eq!(waiting.len(), 2, "a notice for each: {waiting:?}");
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -176,7 +176,19 @@ pub enum Recorded {
         /// What does not fit.
         problem: String,
     },
+    /// A worker's notice that it gave a delivery of the job back for a cause outside
+    /// the job ([`MatchResult::Returned`]): counted on the job, nothing answered.
+    Returned,
+    /// The broker dead-lettered the job, but its workers gave some of its deliveries
+    /// back for outages: it is pending again, to be published afresh (at most
+    /// [`MAX_RESTARTS`] times).
+    Restarted,
 }
+
+/// The most times a dead-lettered job some of whose deliveries were given back for
+/// outages starts over; the next dead letter fails it. A bound, so that notices
+/// (which any worker may send) cannot keep a job that kills its workers alive forever.
+pub const MAX_RESTARTS: u32 = 10;
 
 /// An answer to a job, as the ingest path hands it to the ledger.
 #[derive(Debug, Clone)]

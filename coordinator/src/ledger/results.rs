@@ -52,9 +52,31 @@ fn record_one(transaction: &rusqlite::Transaction<'_>, answer: &Answer) -> Resul
     {
         return Ok(Recorded::Refused { problem: format!("the result of job {:?}: {problem}", envelope.job_id) });
     }
-    if matches!(known(2, "job state", &state, JobState::from_name)?, JobState::Done | JobState::Failed) {
+    let answered = matches!(known(2, "job state", &state, JobState::from_name)?, JobState::Done | JobState::Failed);
+    if let Answer::Result(ResultEnvelope { result: MatchResult::Returned { .. }, .. }) = answer {
+        if !answered {
+            transaction.execute("UPDATE jobs SET returns = returns + 1 WHERE job_id = ?1", [answer.job_id()])?;
+        }
+        return Ok(Recorded::Returned);
+    }
+    if answered {
         transaction.execute("UPDATE tournaments SET duplicates = duplicates + 1 WHERE id = ?1", [&tournament_id])?;
         return Ok(Recorded::Duplicate);
+    }
+    if let Answer::Failed { dead_letter: true, job_id, .. } = answer {
+        let (returns, restarts): (u32, u32) =
+            transaction.query_row("SELECT returns, restarts FROM jobs WHERE job_id = ?1", [job_id], |row| {
+                Ok((row.get(0)?, row.get(1)?))
+            })?;
+        // Some of its deliveries were lost to outages, not to the job: it starts over
+        // with a delivery count of 0, rather than fail through no fault of its bots.
+        if returns > 0 && restarts < MAX_RESTARTS {
+            transaction.execute(
+                "UPDATE jobs SET state = 'pending', returns = 0, restarts = restarts + 1 WHERE job_id = ?1",
+                [job_id],
+            )?;
+            return Ok(Recorded::Restarted);
+        }
     }
     let seats = seats_from_text(&seats);
     let completed = match answer {
@@ -97,9 +119,17 @@ fn record_one(transaction: &rusqlite::Transaction<'_>, answer: &Answer) -> Resul
                     )?;
                     false
                 }
+                MatchResult::Returned { .. } => unreachable!("a notice is recorded above, never as an answer"),
             }
         }
-        Answer::Failed { job_id, attempts, reason, .. } => {
+        Answer::Failed { job_id, attempts, reason, dead_letter } => {
+            let restarts: u32 =
+                transaction.query_row("SELECT restarts FROM jobs WHERE job_id = ?1", [job_id], |row| row.get(0))?;
+            let reason = if *dead_letter && restarts > 0 {
+                format!("{reason}, after {restarts} fresh starts for deliveries lost to outages")
+            } else {
+                reason.clone()
+            };
             transaction.execute(
                 "UPDATE jobs SET state = 'failed', attempts = ?2, reason = ?3 WHERE job_id = ?1",
                 params![job_id, attempts, reason],

@@ -8,6 +8,9 @@ const COUNTED_VERSION: i64 = 1;
 /// The `user_version` from which published jobs carry their lease
 /// (`published_seq`, `lease_secs`).
 const LEASED_VERSION: i64 = 2;
+/// The `user_version` from which jobs count the deliveries their workers gave back
+/// for outages (`returns`) and their fresh starts after a dead letter (`restarts`).
+const RETURNS_VERSION: i64 = 3;
 /// The lease given to jobs a ledger from before leases had published: the workers'
 /// default cap on a match, twice (see [`super::Ledger::mark_running`]).
 const LEGACY_LEASE_SECS: i64 = 2 * 20 * 60;
@@ -36,7 +39,11 @@ CREATE TABLE IF NOT EXISTS jobs (
     -- When it was last published, in publishing order (1, 2, ...), and the lease it
     -- was published with (crate::leases); NULL while pending.
     published_seq INTEGER,
-    lease_secs INTEGER
+    lease_secs INTEGER,
+    -- Deliveries of its current publication given back for outages, and how often a
+    -- dead letter made it start over (crate::ledger::Recorded::Restarted).
+    returns INTEGER NOT NULL DEFAULT 0,
+    restarts INTEGER NOT NULL DEFAULT 0
 );
 CREATE INDEX IF NOT EXISTS jobs_by_state ON jobs(state);
 CREATE INDEX IF NOT EXISTS jobs_by_tournament ON jobs(tournament_id, state, position);
@@ -113,6 +120,17 @@ pub(super) fn apply(connection: &Connection) -> rusqlite::Result<()> {
              PRAGMA user_version = {LEASED_VERSION};
              COMMIT;"
         ))?;
+    }
+    if version < RETURNS_VERSION {
+        let has_returns =
+            connection.prepare("SELECT 1 FROM pragma_table_info('jobs') WHERE name = 'returns'")?.exists([])?;
+        let add_columns = if has_returns {
+            ""
+        } else {
+            "ALTER TABLE jobs ADD COLUMN returns INTEGER NOT NULL DEFAULT 0;
+             ALTER TABLE jobs ADD COLUMN restarts INTEGER NOT NULL DEFAULT 0;"
+        };
+        connection.execute_batch(&format!("BEGIN; {add_columns} PRAGMA user_version = {RETURNS_VERSION}; COMMIT;"))?;
     }
     // After the columns exist, whichever way they came.
     connection.execute_batch(

@@ -638,6 +638,57 @@ async fn leases_expire_in_publishing_order_up_to_the_mark_per_lease_and_batch() 
     assert_eq!(ledger.expire_leases(60, 5, 10).await.expect("expire"), 0, "its new publication is 6");
 }
 
+/// A worker's notice that it gave attempt 1 of `job_id` back for an outage.
+fn returned(tournament: &Tournament, job_id: &str) -> Answer {
+    let mut notice = envelope(tournament, job_id, "w1", [0, 0]);
+    notice.result = MatchResult::Returned { reason: "storage unreachable".to_owned() };
+    Answer::Result(notice)
+}
+
+#[tokio::test]
+async fn a_dead_letter_after_outages_starts_the_job_over_and_one_without_fails_it() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let ledger = open(&dir);
+    let tournament = botwars("outages", 1);
+    ledger.insert_tournament(tournament.clone()).await.expect("insert");
+    let jobs: Vec<String> = jobs(&tournament).into_iter().map(|job| job.job_id).collect();
+    ledger.mark_running(leased(jobs[..3].to_vec())).await.expect("mark running");
+
+    // Job 0: a delivery given back for an outage, then the dead letter: it starts over.
+    assert_eq!(ledger.record(vec![returned(&tournament, &jobs[0])]).await.expect("record"), [Recorded::Returned]);
+    assert_eq!(ledger.record(vec![dead_letter(&jobs[0], "limit")]).await.expect("record"), [Recorded::Restarted]);
+    let pending = ledger.pending(10, None).await.expect("pending");
+    assert_eq!(pending[0].planned.job_id, jobs[0], "pending again, to be published afresh");
+    assert_eq!(progress(&ledger, &tournament).await.failed, 0);
+
+    // Job 1: no notice, so every delivery was the job's: the dead letter fails it.
+    let recorded = ledger.record(vec![dead_letter(&jobs[1], "limit")]).await.expect("record");
+    assert_eq!(recorded, [new(false, false)]);
+
+    // Job 2: restarted as often as allowed, then failed, saying so.
+    for _ in 0..MAX_RESTARTS {
+        ledger.record(vec![returned(&tournament, &jobs[2])]).await.expect("record");
+        let recorded = ledger.record(vec![dead_letter(&jobs[2], "limit")]).await.expect("record");
+        assert_eq!(recorded, [Recorded::Restarted]);
+    }
+    ledger.record(vec![returned(&tournament, &jobs[2])]).await.expect("record");
+    assert_eq!(ledger.record(vec![dead_letter(&jobs[2], "limit")]).await.expect("record"), [new(false, false)]);
+    let failed =
+        ledger.matches(&tournament.id, MatchFilter { state: Some(JobState::Failed), ..all(10) }).await.expect("failed");
+    let reason = failed.iter().find(|row| row.job_id == jobs[2]).and_then(|row| row.reason.clone());
+    assert_eq!(reason.as_deref(), Some("limit, after 10 fresh starts for deliveries lost to outages"));
+
+    // A notice for a job already answered changes nothing, and is no duplicate.
+    assert_eq!(ledger.record(vec![returned(&tournament, &jobs[1])]).await.expect("record"), [Recorded::Returned]);
+    assert_eq!(progress(&ledger, &tournament).await.duplicates, 0);
+    // Nor can a notice name another tournament's job.
+    let mut stray = returned(&tournament, &jobs[0]);
+    if let Answer::Result(notice) = &mut stray {
+        notice.tournament_id = "t-other".to_owned();
+    }
+    assert!(matches!(ledger.record(vec![stray]).await.expect("record")[0], Recorded::Refused { .. }));
+}
+
 #[tokio::test]
 async fn a_ledger_from_before_leases_gets_their_columns_and_leases_its_running_jobs() {
     let dir = tempfile::tempdir().expect("temp dir");
