@@ -110,7 +110,12 @@ async fn a_worker_killed_mid_match_loses_nothing_and_the_job_has_one_result() {
     let first = WorkerProcess::start_with(&vhost, &first_id, 1, 5, &beat);
     first.wait_for_a_match();
     first.kill();
-    assert!(!containers(WORKER_LABEL, &first_id).is_empty(), "a SIGKILLed worker leaves its container behind");
+    let left = containers(WORKER_LABEL, &first_id);
+    assert!(!left.is_empty(), "a SIGKILLed worker leaves its container behind");
+    // Each carries the engine it was made on, which only that engine's workers reap.
+    let engine = docker(&["info", "--format", "{{.ID}}"]);
+    let label = docker(&["inspect", "--format", "{{index .Config.Labels \"matchfarm.engine\"}}", &left[0]]);
+    assert_eq!(label, engine);
 
     let second = WorkerProcess::start_with(&vhost, &unique("w-second"), 1, 5, &beat);
     let result = next_result(&mut results, Duration::from_secs(120)).await;

@@ -62,6 +62,10 @@ pub const WORKER_LABEL: &str = "matchfarm.worker";
 /// reaping goes by, since two processes may share a worker id and a restarted pod
 /// gets a new one.
 pub const INSTANCE_LABEL: &str = "matchfarm.instance";
+/// Label carrying the id of the Docker engine the container was made on (`docker info`'s
+/// ID): only a worker on that engine reaps it, whatever else lists it (a Swarm, an
+/// engine reached through a proxy).
+pub const ENGINE_LABEL: &str = "matchfarm.engine";
 /// Label carrying the owner's directory under the run directory, where its heartbeat
 /// file is.
 const RUN_ROOT_LABEL: &str = "matchfarm.run-root";
@@ -207,6 +211,8 @@ impl DockerSettings {
 pub struct DockerSandbox {
     docker: Docker,
     worker_id: String,
+    /// The Docker engine's id ([`ENGINE_LABEL`]).
+    engine: String,
     /// This process's id among the workers of the engine ([`INSTANCE_LABEL`]).
     instance: String,
     /// This process's directory under the run directory: its containers' run
@@ -328,9 +334,11 @@ impl DockerSandbox {
         }
         let docker = Docker::connect_with_local_defaults()?.negotiate_version().await?;
         docker.ping().await?;
+        let info = docker.info().await?;
+        let engine = info.id.unwrap_or_default();
         let mut gvisor = false;
         if let Some(runtime) = &settings.runtime {
-            let runtimes = docker.info().await?.runtimes.unwrap_or_default();
+            let runtimes = info.runtimes.unwrap_or_default();
             let Some(found) = runtimes.get(runtime) else {
                 let mut known: Vec<&String> = runtimes.keys().collect();
                 known.sort();
@@ -354,6 +362,7 @@ impl DockerSandbox {
         let sandbox = DockerSandbox {
             docker,
             worker_id: worker_id.to_owned(),
+            engine,
             instance,
             run_root,
             settings: Arc::new(settings.clone()),
@@ -381,6 +390,7 @@ impl DockerSandbox {
     fn clone_for_reaping(&self) -> Reaper {
         Reaper {
             docker: self.docker.clone(),
+            engine: self.engine.clone(),
             instance: self.instance.clone(),
             run_root: self.run_root.clone(),
             run_dir: self.settings.run_dir.clone(),
@@ -838,6 +848,7 @@ impl DockerSandbox {
             cmd: Some(cmd),
             labels: Some(HashMap::from([
                 (WORKER_LABEL.to_owned(), self.worker_id.clone()),
+                (ENGINE_LABEL.to_owned(), self.engine.clone()),
                 (INSTANCE_LABEL.to_owned(), self.instance.clone()),
                 (RUN_ROOT_LABEL.to_owned(), self.run_root.to_string_lossy().into_owned()),
                 (HEARTBEAT_LABEL.to_owned(), self.settings.heartbeat_secs.to_string()),
@@ -967,6 +978,7 @@ fn beat(run_root: &Path) -> std::io::Result<()> {
 /// Finds and removes the containers of dead instances on this engine.
 struct Reaper {
     docker: Docker,
+    engine: String,
     instance: String,
     run_root: PathBuf,
     run_dir: PathBuf,
@@ -988,7 +1000,10 @@ impl Reaper {
         for container in self.docker.list_containers(Some(options)).await? {
             let (Some(id), Some(labels)) = (container.id, container.labels) else { continue };
             let Some(instance) = labels.get(INSTANCE_LABEL) else { continue };
-            if *instance == self.instance {
+            // Another engine's container (listed through a Swarm or a proxy) is its
+            // engine's workers' to judge.
+            let other_engine = labels.get(ENGINE_LABEL).is_some_and(|engine| *engine != self.engine);
+            if *instance == self.instance || other_engine {
                 continue;
             }
             let dead = *verdicts.entry(instance.clone()).or_insert_with(|| {
