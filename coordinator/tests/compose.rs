@@ -4,6 +4,7 @@
 //! tournament with bots in containers is submitted through the API and played to the
 //! end, its replays and logs read back from S3 through the API, Prometheus scrapes the
 //! coordinator and the workers, and `down` leaves no container behind, not even a bot's.
+//! The coordinator and the workers connect to RabbitMQ as users of their own.
 
 mod support;
 
@@ -24,6 +25,14 @@ fn json(address: SocketAddr, path: &str) -> serde_json::Value {
 fn the_compose_stack_comes_up_plays_a_tournament_in_containers_and_goes_down_clean() {
     let farm = ComposeFarm::up("compose", 2, &[("WORKER_SLOTS", "2")]);
     assert_eq!(farm.containers("worker").len(), 2, "two workers");
+    // Each part connects as its own least-privilege user (deploy/rabbitmq/users.py),
+    // none as the administrator.
+    let rabbitmq = farm.container("rabbitmq");
+    eventually(Duration::from_secs(120), "the coordinator and both workers connect as their own users", || {
+        let users = docker(&["exec", &rabbitmq, "rabbitmqctl", "-q", "list_connections", "user"]);
+        let count = |user: &str| users.lines().filter(|line| line.trim() == user).count();
+        count("farm-coordinator") >= 1 && count("farm-worker") >= 2 && count("farm") == 0
+    });
     let dir = tempfile::tempdir().expect("temp dir");
     let file = container_botwars_round_robin(dir.path(), "compose stack", 2);
     let url = farm.api_url();

@@ -2,7 +2,7 @@
 """RabbitMQ definitions for the farm's two users, each with least privilege.
 
     FARM_RABBITMQ_COORDINATOR_PASSWORD=... FARM_RABBITMQ_WORKER_PASSWORD=... \\
-        deploy/rabbitmq/users.py [--vhost /] > definitions.json
+        deploy/rabbitmq/users.py [--vhost /] [--admin-user NAME] > definitions.json
     rabbitmqctl import_definitions definitions.json     # or load_definitions in rabbitmq.conf
 
 The passwords come from the environment, never the command line (where `ps` shows
@@ -44,8 +44,20 @@ def main() -> int:
     parser.add_argument("--vhost", default="/", help="the virtual host the farm uses (default /)")
     parser.add_argument("--coordinator-user", default="farm-coordinator", help="default farm-coordinator")
     parser.add_argument("--worker-user", default="farm-worker", help="default farm-worker")
+    parser.add_argument("--admin-user", help="also an administrator (for operators and the management UI), "
+                        "its password from FARM_RABBITMQ_ADMIN_PASSWORD: RabbitMQ makes no default user "
+                        "when it loads definitions at boot")
     args = parser.parse_args()
     users, permissions = [], []
+    if args.admin_user:
+        password = os.environ.get("FARM_RABBITMQ_ADMIN_PASSWORD", "")
+        if len(password) < 16:
+            print("error: set FARM_RABBITMQ_ADMIN_PASSWORD to the administrator's password, at least 16 characters",
+                  file=sys.stderr)
+            return 2
+        users.append({"name": args.admin_user, "password_hash": password_hash(password),
+                      "hashing_algorithm": "rabbit_password_hashing_sha256", "tags": "administrator"})
+        permissions.append({"user": args.admin_user, "vhost": args.vhost, "configure": ".*", "write": ".*", "read": ".*"})
     for role, name in (("coordinator", args.coordinator_user), ("worker", args.worker_user)):
         variable = f"FARM_RABBITMQ_{role.upper()}_PASSWORD"
         password = os.environ.get(variable, "")

@@ -18,6 +18,24 @@ defaults=/etc/rabbitmq/conf.d/10-matchfarm-defaults.conf
         echo "loopback_users = none"
     fi
 } >"$defaults"
+
+# The farm's least-privilege users (deploy/rabbitmq/users.py, mounted at USERS_SCRIPT),
+# when their passwords are given: loaded as definitions at every boot. RabbitMQ then
+# makes no default user, so RABBITMQ_DEFAULT_USER becomes the definitions' administrator.
+USERS_SCRIPT=/usr/local/lib/matchfarm/users.py
+if [ -n "${FARM_RABBITMQ_COORDINATOR_PASSWORD:-}${FARM_RABBITMQ_WORKER_PASSWORD:-}" ]; then
+    if [ ! -r "$USERS_SCRIPT" ]; then
+        echo "rabbitmq-entrypoint: the farm users' passwords are set: mount deploy/rabbitmq/users.py at $USERS_SCRIPT" >&2
+        exit 2
+    fi
+    definitions=/etc/rabbitmq/definitions.json
+    FARM_RABBITMQ_ADMIN_PASSWORD=${RABBITMQ_DEFAULT_PASS:-} python3 "$USERS_SCRIPT" \
+        ${RABBITMQ_DEFAULT_USER:+--admin-user "$RABBITMQ_DEFAULT_USER"} >"$definitions"
+    chmod 0640 "$definitions"
+    chgrp rabbitmq "$definitions"
+    echo "load_definitions = $definitions" >>"$defaults"
+fi
+unset FARM_RABBITMQ_COORDINATOR_PASSWORD FARM_RABBITMQ_WORKER_PASSWORD
 chmod 0640 "$defaults"
 chgrp rabbitmq "$defaults"
 
