@@ -12,7 +12,7 @@ use farm_worker::SandboxKind;
 use tokio::sync::{Notify, watch};
 
 use crate::leases;
-use crate::ledger::{Answer, JobState, Ledger, LedgerError, Recorded};
+use crate::ledger::{Answer, JobState, Ledger, LedgerError, PendingJob, Recorded};
 use crate::metrics;
 use crate::tournament::Tournament;
 
@@ -132,11 +132,19 @@ impl Recorder {
     }
 }
 
-/// A tournament ready to publish from: its bots as workers launch them, or why they
-/// cannot be.
+/// A tournament ready to publish from: its bots as workers launch them and its jobs'
+/// lease, or why they cannot be launched.
 struct Prepared {
     tournament: Tournament,
-    bots: Result<Vec<BotSpec>, String>,
+    bots: Result<Launchable, String>,
+}
+
+/// What every job of a launchable tournament is published with.
+struct Launchable {
+    bots: Vec<BotSpec>,
+    /// [`leases::lease_secs`], the same for all its jobs: their rules and number of
+    /// seats decide it, and setting a match up once per tournament is enough.
+    lease_secs: u64,
 }
 
 /// Moves pending jobs into a [`JobQueue`], at most `max_outstanding` at once.
@@ -183,11 +191,15 @@ impl Publisher {
                 }
             }
             let mut jobs = Vec::with_capacity(pending.len());
+            let mut leased = Vec::with_capacity(pending.len());
             let mut unlaunchable = Vec::new();
             for job in pending {
-                let prepared = self.prepare(&job.tournament_id).await?;
+                let prepared = self.prepare(&job).await?;
                 match prepared {
-                    Some(Prepared { tournament, bots: Ok(bots) }) => jobs.push(tournament.job(&job.planned, bots)),
+                    Some(Prepared { tournament, bots: Ok(launchable) }) => {
+                        leased.push((job.planned.job_id.clone(), launchable.lease_secs));
+                        jobs.push(tournament.job(&job.planned, &launchable.bots));
+                    }
                     Some(Prepared { bots: Err(reason), .. }) => unlaunchable.push(Answer::Failed {
                         job_id: job.planned.job_id,
                         attempts: 0,
@@ -203,8 +215,6 @@ impl Publisher {
             if jobs.is_empty() {
                 continue;
             }
-            let leased: Vec<(String, u64)> =
-                jobs.iter().map(|job| (job.job_id.clone(), leases::lease_secs(job))).collect();
             let mut per_game: Vec<(&'static str, u64)> = Vec::new();
             for job in &jobs {
                 match per_game.iter_mut().find(|(game, _)| *game == job.game.name()) {
@@ -223,13 +233,20 @@ impl Publisher {
         }
     }
 
-    async fn prepare(&mut self, tournament_id: &str) -> Result<Option<&Prepared>, LedgerError> {
+    /// `job`'s tournament, prepared the first time one of its jobs comes (its lease is
+    /// that job's).
+    async fn prepare(&mut self, job: &PendingJob) -> Result<Option<&Prepared>, LedgerError> {
+        let tournament_id = job.tournament_id.as_str();
         if !self.prepared.contains_key(tournament_id) {
             let Some(tournament) = self.ledger.tournament(tournament_id).await? else { return Ok(None) };
             let bots = tournament.check_launchable(self.launch).map_err(|error| error.to_string());
             if let Err(reason) = &bots {
                 tracing::warn!(tournament = tournament_id, %reason, "its jobs cannot be played by these workers");
             }
+            let bots = bots.map(|bots| {
+                let lease_secs = leases::lease_secs(&tournament.job(&job.planned, &bots));
+                Launchable { bots, lease_secs }
+            });
             self.prepared.insert(tournament_id.to_owned(), Prepared { tournament, bots });
         }
         Ok(self.prepared.get(tournament_id))
