@@ -103,34 +103,17 @@ pub(super) fn apply(connection: &Connection) -> rusqlite::Result<()> {
         ))?;
     }
     if version < LEASED_VERSION {
-        // A ledger from before leases: its jobs table lacks their columns, and its
-        // running jobs are leased as if just published.
-        let has_lease =
-            connection.prepare("SELECT 1 FROM pragma_table_info('jobs') WHERE name = 'published_seq'")?.exists([])?;
-        let add_columns = if has_lease {
-            ""
-        } else {
-            "ALTER TABLE jobs ADD COLUMN published_seq INTEGER; ALTER TABLE jobs ADD COLUMN lease_secs INTEGER;"
-        };
-        connection.execute_batch(&format!(
-            "BEGIN;
-             {add_columns}
-             UPDATE jobs SET published_seq = 0, lease_secs = {LEGACY_LEASE_SECS}
-                 WHERE state = 'running' AND published_seq IS NULL;
-             PRAGMA user_version = {LEASED_VERSION};
-             COMMIT;"
-        ))?;
+        // A ledger from before leases: its running jobs are leased as if just published.
+        let lease_running = format!(
+            "UPDATE jobs SET published_seq = 0, lease_secs = {LEGACY_LEASE_SECS}
+                 WHERE state = 'running' AND published_seq IS NULL;"
+        );
+        let columns = [("published_seq", "INTEGER"), ("lease_secs", "INTEGER")];
+        add_job_columns(connection, LEASED_VERSION, &columns, &lease_running)?;
     }
     if version < RETURNS_VERSION {
-        let has_returns =
-            connection.prepare("SELECT 1 FROM pragma_table_info('jobs') WHERE name = 'returns'")?.exists([])?;
-        let add_columns = if has_returns {
-            ""
-        } else {
-            "ALTER TABLE jobs ADD COLUMN returns INTEGER NOT NULL DEFAULT 0;
-             ALTER TABLE jobs ADD COLUMN restarts INTEGER NOT NULL DEFAULT 0;"
-        };
-        connection.execute_batch(&format!("BEGIN; {add_columns} PRAGMA user_version = {RETURNS_VERSION}; COMMIT;"))?;
+        let columns = [("returns", "INTEGER NOT NULL DEFAULT 0"), ("restarts", "INTEGER NOT NULL DEFAULT 0")];
+        add_job_columns(connection, RETURNS_VERSION, &columns, "")?;
     }
     // After the columns exist, whichever way they came.
     connection.execute_batch(
@@ -138,4 +121,23 @@ pub(super) fn apply(connection: &Connection) -> rusqlite::Result<()> {
          CREATE INDEX IF NOT EXISTS jobs_by_lease ON jobs(state, lease_secs, published_seq);",
     )?;
     Ok(())
+}
+
+/// Brings the ledger to `version` in one transaction: adds `columns` (name, type) to
+/// `jobs` unless they are there (a ledger made by this build has them from [`SCHEMA`];
+/// they come together, so the first one tells), then runs the statements `then`.
+fn add_job_columns(
+    connection: &Connection,
+    version: i64,
+    columns: &[(&str, &str)],
+    then: &str,
+) -> rusqlite::Result<()> {
+    let present =
+        connection.prepare("SELECT 1 FROM pragma_table_info('jobs') WHERE name = ?1")?.exists([columns[0].0])?;
+    let add: String = if present {
+        String::new()
+    } else {
+        columns.iter().map(|(name, kind)| format!("ALTER TABLE jobs ADD COLUMN {name} {kind}; ")).collect()
+    };
+    connection.execute_batch(&format!("BEGIN; {add}{then} PRAGMA user_version = {version}; COMMIT;"))
 }

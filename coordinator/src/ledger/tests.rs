@@ -699,11 +699,12 @@ async fn a_ledger_from_before_leases_gets_their_columns_and_leases_its_running_j
         ledger.insert_tournament(tournament.clone()).await.expect("insert");
         ledger.mark_running(leased(jobs[..2].to_vec())).await.expect("mark running");
     }
-    // As the build before leases left it: no lease columns, version 1.
+    // As the build before leases left it: no lease or returns columns, version 1.
     let raw = Connection::open(dir.path().join("ledger").join("ledger.sqlite")).expect("raw");
     raw.execute_batch(
         "DROP INDEX jobs_by_publication; DROP INDEX jobs_by_lease;
          ALTER TABLE jobs DROP COLUMN published_seq; ALTER TABLE jobs DROP COLUMN lease_secs;
+         ALTER TABLE jobs DROP COLUMN returns; ALTER TABLE jobs DROP COLUMN restarts;
          PRAGMA user_version = 1;",
     )
     .expect("wind back");
@@ -714,6 +715,9 @@ async fn a_ledger_from_before_leases_gets_their_columns_and_leases_its_running_j
     assert_eq!(ledger.expire_leases(2400, 0, 10).await.expect("expire"), 2);
     ledger.mark_running(leased(jobs[..1].to_vec())).await.expect("mark running");
     assert_eq!(ledger.published_mark().await.expect("mark"), 1);
+    // And the returns columns came back: a notice counts, a dead letter restarts.
+    assert_eq!(ledger.record(vec![returned(&tournament, &jobs[0])]).await.expect("record"), [Recorded::Returned]);
+    assert_eq!(ledger.record(vec![dead_letter(&jobs[0], "limit")]).await.expect("record"), [Recorded::Restarted]);
 }
 
 #[test]
