@@ -156,11 +156,18 @@ async fn a_round_robin_survives_a_coordinator_restart_and_matches_the_embedded_r
 }
 
 /// Submits to `coordinator` a Botwars tournament named `name` of one match between two
-/// built-in bots, written in `dir`; returns its id.
-fn submit_one_match(coordinator: &CoordinatorProcess, dir: &Path, name: &str) -> String {
-    let file = dir.join("single.toml");
+/// built-in bots, with the rules `rules` (a JSON object of numbers: `{}` for the
+/// defaults), written in `dir`; returns its id.
+fn submit_one_match(coordinator: &CoordinatorProcess, dir: &Path, name: &str, rules: &serde_json::Value) -> String {
+    let file = dir.join(format!("{name}.toml"));
+    let rules: String = rules
+        .as_object()
+        .expect("rules are an object")
+        .iter()
+        .map(|(key, value)| format!("{key} = {value}\n"))
+        .collect();
     let text = format!(
-        "name = \"{name}\"\ngame = \"botwars\"\nformat = \"single\"\n\
+        "name = \"{name}\"\ngame = \"botwars\"\nformat = \"single\"\n[rules]\n{rules}\
          [[bots]]\nname = \"a\"\nbuiltin = \"random\"\n[[bots]]\nname = \"b\"\nbuiltin = \"gatherer\"\n"
     );
     std::fs::write(&file, text).expect("write");
@@ -174,7 +181,7 @@ async fn an_outage_does_not_use_up_a_jobs_deliveries_until_it_has_started_over_t
     let dir = tempfile::tempdir().expect("temp dir");
     let ledger = dir.path().join("ledger.sqlite");
     let coordinator = CoordinatorProcess::start_with(&vhost, &ledger, &[("FARM_DELIVERY_LIMIT", "1")]);
-    let id = submit_one_match(&coordinator, dir.path(), "doomed");
+    let id = submit_one_match(&coordinator, dir.path(), "doomed", &serde_json::json!({}));
     // Its storage is unreachable: every try fails, and the worker gives the job back
     // saying so, until RabbitMQ dead-letters it after delivery_limit + 1 = 2 tries.
     // The deliveries were lost to an outage, not to the job: it starts over, afresh,
@@ -212,7 +219,7 @@ async fn results_that_do_not_fit_their_job_are_refused_counted_and_set_aside() {
     let dir = tempfile::tempdir().expect("temp dir");
     let ledger = dir.path().join("ledger.sqlite");
     let coordinator = CoordinatorProcess::start(&vhost, &ledger);
-    let id = submit_one_match(&coordinator, dir.path(), "guarded");
+    let id = submit_one_match(&coordinator, dir.path(), "guarded", &serde_json::json!({}));
 
     // No worker: the test takes the job off the queue itself and answers it as a forger
     // holding the broker's credentials would.
@@ -336,31 +343,20 @@ async fn a_workers_rabbitmq_user_takes_jobs_and_publishes_results_and_nothing_el
     assert_eq!(farm_testkit::ready_messages(&admin, JOBS_QUEUE).await, 0, "the forged job never reached farm.jobs");
 }
 
-/// Submits a one-match Botwars tournament named `name` between built-in bots, with
-/// rules quick enough for a lease of under half a minute; returns its id.
-fn submit_quick_match(coordinator: &CoordinatorProcess, dir: &Path, name: &str) -> String {
-    let file = dir.join(format!("{name}.toml"));
-    let text = format!(
-        "name = \"{name}\"\ngame = \"botwars\"\nformat = \"single\"\n[rules]\nmaxTurns = 10\nreplyTimeoutMs = 100\n\
-         [[bots]]\nname = \"a\"\nbuiltin = \"random\"\n[[bots]]\nname = \"b\"\nbuiltin = \"gatherer\"\n"
-    );
-    std::fs::write(&file, text).expect("write");
-    let url = coordinator.url();
-    cli(&["submit", file.to_str().expect("UTF-8"), "--url", &url, "--token", TOKEN]).trim().to_owned()
-}
-
 #[tokio::test(flavor = "multi_thread")]
 async fn a_restart_publishes_nothing_again_and_a_lost_job_comes_back_when_its_lease_passes() {
     use farm_proto::JOBS_QUEUE;
     use farm_testkit::ready_messages;
     use std::time::Instant;
 
+    // Rules quick enough for a lease of under half a minute.
+    let quick_rules = serde_json::json!({ "maxTurns": 10, "replyTimeoutMs": 100 });
     let vhost = Vhost::new("farm-lease");
     let dir = tempfile::tempdir().expect("temp dir");
     let ledger = dir.path().join("ledger.sqlite");
     let settings = [("FARM_LEASES__MARGIN_SECS", "1"), ("FARM_LEASES__SWEEP_SECS", "1")];
     let coordinator = CoordinatorProcess::start_with(&vhost, &ledger, &settings);
-    let first = submit_quick_match(&coordinator, dir.path(), "lease-1");
+    let first = submit_one_match(&coordinator, dir.path(), "lease-1", &quick_rules);
     eventually(Duration::from_secs(30), "the first job is published", || coordinator.progress(&first)["running"] == 1);
     let connection = vhost.connect().await;
     assert_eq!(ready_messages(&connection, JOBS_QUEUE).await, 1);
@@ -368,7 +364,7 @@ async fn a_restart_publishes_nothing_again_and_a_lost_job_comes_back_when_its_le
     // A restart: the job is still in the queue, and is not published a second time.
     coordinator.kill();
     let coordinator = CoordinatorProcess::start_with(&vhost, &ledger, &settings);
-    let second = submit_quick_match(&coordinator, dir.path(), "lease-2");
+    let second = submit_one_match(&coordinator, dir.path(), "lease-2", &quick_rules);
     eventually(Duration::from_secs(30), "the second job is published", || {
         coordinator.progress(&second)["running"] == 1
     });
@@ -381,7 +377,7 @@ async fn a_restart_publishes_nothing_again_and_a_lost_job_comes_back_when_its_le
         job_id: "j".into(),
         tournament_id: first.clone(),
         game: farm_proto::GameKind::Botwars,
-        rules: serde_json::json!({ "maxTurns": 10, "replyTimeoutMs": 100 }),
+        rules: quick_rules,
         map: None,
         seed: 1,
         bots: ["builtin:random", "builtin:gatherer"].iter().map(|spec| spec.parse().expect("spec")).collect(),
