@@ -196,6 +196,7 @@ mod tests {
             seed: 1,
             bots: ["builtin:random", "builtin:gatherer"].iter().map(|spec| spec.parse().expect("spec")).collect(),
             isolation: None,
+            clock: Default::default(),
         };
         let limit = RunnerOptions::default().job_limit(&job).expect("valid");
         assert_eq!(lease_secs(&job), (limit * 2).as_secs_f64().ceil() as u64);

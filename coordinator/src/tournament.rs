@@ -23,7 +23,7 @@
 use std::path::{Path, PathBuf};
 
 use farm_engine::{AnyGame, GameKind, builtin};
-use farm_proto::{BotLaunch, BotLimits, BotSpec, ContainerIsolation, MatchJob, Transport};
+use farm_proto::{BotLaunch, BotLimits, BotSpec, ClockKind, ContainerIsolation, MatchJob, MoveClock, Transport};
 use farm_worker::SandboxKind;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
@@ -93,6 +93,22 @@ pub struct TournamentFile {
     /// (absent: as each worker is configured, which reuses them, reset between matches).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub isolation: Option<ContainerIsolation>,
+    /// The clock a move's budget (the rules' reply deadline) is counted on: `wall`
+    /// (the default) or `cpu` (the CPU time the bot uses, the same on a busy worker).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub clock: Option<ClockKind>,
+    /// Milliseconds each bot may spend beyond its moves' budgets over a match
+    /// (default 0), on the same clock.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub time_bank_ms: Option<u64>,
+    /// With `clock = "cpu"`, how many times its budget a move may take on the wall
+    /// clock before it times out anyway (default 5).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wall_backstop: Option<u32>,
+    /// `true` lets bots think between their turns; by default they are frozen from
+    /// their reply until they are asked again.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ponder: Option<bool>,
     /// The bots.
     pub bots: Vec<BotEntry>,
 }
@@ -296,6 +312,10 @@ pub struct Tournament {
     /// absent from the content (and so from the id) when not asked.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub isolation: Option<ContainerIsolation>,
+    /// How its matches time their moves; absent from the content (and so from the id)
+    /// when it is the default.
+    #[serde(default, skip_serializing_if = "MoveClock::is_default")]
+    pub clock: MoveClock,
 }
 
 /// One match of a tournament, before it becomes a [`MatchJob`].
@@ -435,6 +455,14 @@ impl TournamentFile {
             return Err(over_jobs(key, problem, limits));
         }
 
+        let defaults = MoveClock::default();
+        let clock = MoveClock {
+            kind: self.clock.unwrap_or(defaults.kind),
+            time_bank_ms: self.time_bank_ms.unwrap_or(defaults.time_bank_ms),
+            wall_backstop: self.wall_backstop.unwrap_or(defaults.wall_backstop),
+            ponder: self.ponder.unwrap_or(defaults.ponder),
+        };
+        clock.check().map_err(|error| invalid(error.key, error.problem))?;
         let mut tournament = Tournament {
             id: String::new(),
             name,
@@ -446,6 +474,7 @@ impl TournamentFile {
             games_per_pairing: self.games_per_pairing,
             seed: self.seed,
             isolation: self.isolation,
+            clock,
         };
         // Checks the schedule now, so that a bad format is the file's error, not the ledger's.
         drop(tournament.fixtures().map_err(|error| invalid("format", error))?);
@@ -696,6 +725,7 @@ impl Tournament {
             seed: planned.seed,
             bots: planned.seats.iter().filter_map(|&bot| specs.get(bot).cloned()).collect(),
             isolation: self.isolation,
+            clock: self.clock,
         }
     }
 }
@@ -756,6 +786,26 @@ image = "matchfarm/bot-botwars-random-py"
         let reseeded = resolve(&BOTWARS.replace("seed = 5", "seed = 6")).expect("valid");
         assert_ne!(first.id, reseeded.id);
         assert!(ids(&first).iter().zip(ids(&reseeded)).all(|(a, b)| a.0 != b.0 && a.1 != b.1));
+    }
+
+    #[test]
+    fn a_tournament_that_sets_its_clock_puts_it_in_every_job_and_others_keep_their_ids() {
+        let plain = resolve(BOTWARS).expect("valid");
+        let timed = "seed = 5\nclock = \"cpu\"\ntime_bank_ms = 2000\nwall_backstop = 3\nponder = true";
+        let cpu = resolve(&BOTWARS.replace("seed = 5", timed)).expect("valid");
+        let expected = MoveClock { kind: ClockKind::Cpu, time_bank_ms: 2000, wall_backstop: 3, ponder: true };
+        assert_eq!(cpu.clock, expected);
+        assert_ne!(cpu.id, plain.id, "a different tournament");
+        let specs = plain.check_launchable(SandboxKind::Local).expect("all local");
+        let first = |t: &Tournament| t.job(&t.plan().expect("plan").next().expect("a job"), &specs);
+        assert_eq!(first(&cpu).clock, expected);
+        assert!(first(&plain).clock.is_default());
+        let content = serde_json::to_string(&plain).expect("serialize");
+        assert!(!content.contains("clock"), "{content}");
+        for (key, value) in [("time_bank_ms", "600001"), ("wall_backstop", "0"), ("clock", "\"sundial\"")] {
+            let error = resolve(&BOTWARS.replace("seed = 5", &format!("seed = 5\n{key} = {value}"))).expect_err(key);
+            assert!(error.to_string().contains(key), "{key}: {error}");
+        }
     }
 
     #[test]

@@ -161,6 +161,8 @@ fn player(seat: usize, score: i64, rank: u32, log_key: Option<String>) -> Player
         timeouts: 0,
         mean_reply_ms: 1.0,
         max_reply_ms: 3.0,
+        p99_reply_ms: 0.0,
+        cpu: None,
         exit_code: None,
         oom_killed: false,
         log_key,
@@ -181,6 +183,7 @@ fn won_by_seat_0(tournament_id: &str, job_id: &str, replay_key: &str, log_key: O
             replay_key: replay_key.to_owned(),
             replay_sha256: "0".repeat(64),
             duration_ms: 25,
+            reproduction: None,
         },
     })
 }

@@ -234,6 +234,7 @@ async fn results_that_do_not_fit_their_job_are_refused_counted_and_set_aside() {
         replay_key,
         replay_sha256: "0".repeat(64),
         duration_ms: 1,
+        reproduction: None,
     };
     let honest_key = AttemptKeys::new(&job.tournament_id, &job.job_id, 1).replay();
 
@@ -382,6 +383,7 @@ async fn a_restart_publishes_nothing_again_and_a_lost_job_comes_back_when_its_le
         seed: 1,
         bots: ["builtin:random", "builtin:gatherer"].iter().map(|spec| spec.parse().expect("spec")).collect(),
         isolation: None,
+        clock: Default::default(),
     };
     let lease = Duration::from_secs(farm_coordinator::leases::lease_secs(&quick) + 1);
     assert!(lease < Duration::from_secs(40), "a quick match's lease: {lease:?}");

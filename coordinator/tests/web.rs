@@ -828,6 +828,7 @@ fn check_match_page(chromium: &Chromium, tournament: &Tournament, details: &Valu
             findings.check(url, &format!("links to seat {}'s log", outcome["seat"]), chromium.links_to(log));
         }
     }
+    findings.check(url, "every seat's time per move is plotted", check_move_times(chromium, details));
     findings.check(url, "the replay steps, plays and scrubs", check_replay_controls(chromium));
     match tournament.game.as_str() {
         "ostibot" => findings.check(url, "View as a team hides what it does not see", check_fog_of_war(chromium)),
@@ -837,6 +838,23 @@ fn check_match_page(chromium: &Chromium, tournament: &Tournament, details: &Valu
             check_maze_copies(chromium, tournament.players_per_match),
         ),
         _ => {}
+    }
+}
+
+/// One time-per-move plot per seat of the match, each over that seat's moves.
+fn check_move_times(chromium: &Chromium, details: &Value) -> Result<(), String> {
+    let plots = chromium.evaluate(
+        r#"[...document.querySelectorAll('[data-testid="move-times"] [data-testid="move-time-plot"]')]
+            .map(plot => [Number(plot.dataset.seat), Number(plot.dataset.moves), plot.querySelectorAll("polyline").length])"#,
+    )?;
+    let plots = plots.as_array().ok_or(format!("no plots: {plots}"))?;
+    let seats = details["outcomes"].as_array().map_or(0, Vec::len);
+    if plots.len() != seats {
+        return Err(format!("{} plots for {seats} seats: {plots:?}", plots.len()));
+    }
+    match plots.iter().find(|plot| plot[1].as_u64().is_none_or(|moves| moves == 0) || plot[2] == 0) {
+        Some(empty) => Err(format!("a plot without moves or lines: {empty}")),
+        None => Ok(()),
     }
 }
 

@@ -18,7 +18,7 @@
     if (!player) {
       return el("tr", { dataset: { testid: "seat-row", seat: String(seat) } },
         el("td", { class: "num" }, seat), el("td", {}, swatch, bot),
-        ...Array.from({ length: 7 }, () => el("td", { class: "num" }, "–")));
+        ...Array.from({ length: 9 }, () => el("td", { class: "num" }, "–")));
     }
     const problems = [];
     if (player.exit_code !== null && player.exit_code !== undefined) problems.push(`exit code ${player.exit_code}`);
@@ -38,8 +38,64 @@
       status,
       el("td", { class: "num" }, fmt.number(player.timeouts)),
       el("td", { class: "num" }, milliseconds(player.mean_reply_ms)),
+      el("td", { class: "num" }, milliseconds(player.p99_reply_ms)),
       el("td", { class: "num" }, milliseconds(player.max_reply_ms)),
+      el("td", { class: "num" }, milliseconds(player.cpu ? player.cpu.p99_ms : null)),
       el("td", {}, log));
+  }
+
+  const SVG = "http://www.w3.org/2000/svg";
+
+  function svg(name, attrs) {
+    const node = document.createElementNS(SVG, name);
+    for (const [key, value] of Object.entries(attrs)) node.setAttribute(key, value);
+    return node;
+  }
+
+  /** Each seat's moves from the replay's frames: `{wall, cpu, timeout}` per reply, in ms. */
+  function movesBySeat(replay, seats) {
+    const moves = Array.from({ length: seats }, () => []);
+    for (const frame of replay.frames) {
+      frame.replies.forEach((entry, index) => {
+        const time = frame.times[index];
+        if (!time || !moves[entry.seat]) return;
+        moves[entry.seat].push({ wall: time[0] / 1000, cpu: time[1] === null ? null : time[1] / 1000, timeout: entry.reply === "timeout" });
+      });
+    }
+    return moves;
+  }
+
+  /** A small plot of one seat's time per move: wall-clock time above, CPU time below. */
+  function movePlot(seat, name, moves, color) {
+    const width = 320;
+    const height = 48;
+    const most = Math.max(0.001, ...moves.map((move) => Math.max(move.wall, move.cpu || 0)));
+    const x = (index) => (moves.length > 1 ? (index / (moves.length - 1)) * (width - 2) + 1 : width / 2);
+    const y = (ms) => height - 1 - (ms / most) * (height - 2);
+    const plot = svg("svg", { width, height, viewBox: `0 0 ${width} ${height}`, role: "img",
+      "aria-label": `seat ${seat}: time per move, up to ${most.toFixed(2)} ms` });
+    const line = (values, attrs) => plot.append(svg("polyline", { fill: "none", ...attrs,
+      points: values.map((ms, index) => (ms === null ? null : `${x(index).toFixed(1)},${y(ms).toFixed(1)}`)).filter(Boolean).join(" ") }));
+    line(moves.map((move) => move.wall), { stroke: color, "stroke-width": 1.5 });
+    if (moves.some((move) => move.cpu !== null)) {
+      line(moves.map((move) => move.cpu), { stroke: color, "stroke-width": 1, "stroke-dasharray": "3 2", opacity: 0.7 });
+    }
+    moves.forEach((move, index) => {
+      if (move.timeout) plot.append(svg("circle", { cx: x(index), cy: y(move.wall), r: 2.5, fill: "#c5221f" }));
+    });
+    const sorted = moves.map((move) => move.wall).sort((a, b) => a - b);
+    const p99 = sorted[Math.max(0, Math.ceil(sorted.length * 0.99) - 1)];
+    return el("figure", { class: "move-plot", dataset: { testid: "move-time-plot", seat: String(seat), moves: String(moves.length) } },
+      plot, el("figcaption", {}, `seat ${seat} ${name}: ${fmt.number(moves.length)} moves, p99 ${p99.toFixed(2)} ms, max ${most.toFixed(2)} ms`));
+  }
+
+  /** The time-per-move section, from a replay whose frames record their replies' times. */
+  function showMoveTimes(replay, names, colors) {
+    const moves = movesBySeat(replay, names.length);
+    if (moves.every((seat) => seat.length === 0)) return;
+    document.querySelector('[data-testid="move-times"]').replaceChildren(
+      ...moves.map((seatMoves, seat) => (seatMoves.length > 0 ? movePlot(seat, names[seat], seatMoves, colors[seat]) : null)).filter(Boolean));
+    document.getElementById("move-times-section").hidden = false;
   }
 
   /** Why there is no replay to show, or null when there is one. */
@@ -98,7 +154,11 @@
       viewer.replaceChildren(el("p", { class: "viewer-status", dataset: { testid: "no-replay" } }, missing));
       return;
     }
-    await MatchFarm.viewReplay(viewer, jobId);
+    const replay = await MatchFarm.viewReplay(viewer, jobId);
+    if (replay) {
+      const names = Array.from({ length: seats }, (_, seat) => (players.find((entry) => entry.seat === seat) || {}).name || match.bots[seat]);
+      showMoveTimes(replay, names, colors);
+    }
   }
 
   MatchFarm.run(async () => {

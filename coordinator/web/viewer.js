@@ -89,7 +89,9 @@
         this.setup = value.setup;
         this.initial = value.state ?? null;
       } else if (value.type === "frame") {
-        this.frames.push({ step: value.step, replies: value.replies || [], state: value.state });
+        // `times` (one [wall µs, CPU µs] per reply, in the order of `replies`): how long
+        // each reply took, in replays written since workers record it.
+        this.frames.push({ step: value.step, replies: value.replies || [], state: value.state, times: value.times || [] });
       } else if (value.type === "footer") {
         this.footer = { steps: value.steps, outcome: value.outcome || [] };
       } else {
@@ -575,6 +577,7 @@
     }
   }
 
+  /** Draws the replay of `jobId` into `container`; returns the replay, or null if it has no frames. */
   MatchFarm.viewReplay = async function (container, jobId) {
     const status = el("p", { class: "viewer-status", attrs: { role: "status" } }, "Loading the replay…");
     container.replaceChildren(status);
@@ -587,7 +590,7 @@
       status.textContent = replay.footer
         ? "This replay has no frames: the match ended before its first step."
         : "This replay has no frames: it stops after its header.";
-      return;
+      return null;
     }
     status.textContent = `Loading the ${replay.setup.game} viewer…`;
     const game = await loadGame(replay.setup.game);
@@ -595,5 +598,6 @@
     viewer.updateButtons();
     viewer.layout();
     await viewer.show(0);
+    return replay;
   };
 })();

@@ -68,3 +68,9 @@ pub use pos::Pos;
 pub use ranking::ranks_by_score;
 pub use reply::{BotReply, java_trim};
 pub use rng::GameRng;
+
+/// This engine, as a result's reproduction bundle names it: its version and the replay
+/// format it writes.
+pub fn engine_version() -> String {
+    format!("farm-engine {} (replay format {})", env!("CARGO_PKG_VERSION"), replay::FORMAT_VERSION)
+}

@@ -6,8 +6,12 @@
 //!    the replies received (as [`BotReply`] values) and the game's state after them;
 //! 3. a footer, `{"type":"footer","steps":N,"outcome":[...]}`.
 //!
-//! Re-simulating the header and the frames' replies reproduces the file byte for byte;
-//! [`verify`] does exactly that, and [`observations`] gives back on the way what one
+//! A frame the worker wrote ends with its replies' clock readings,
+//! `...,"state":{...},"times":[[WALL_US,CPU_US],...]}` (see [`ReplyTime`]): measurements,
+//! not the game, so they are the one part of a replay that re-simulation does not
+//! produce. Everything else, the *play*, is pure: re-simulating the header and the
+//! frames' replies reproduces every line byte for byte once its readings are set
+//! aside ([`untimed`]); [`verify`] does exactly that, and [`observations`] gives back on the way what one
 //! seat was sent at every step (what the viewer's fog of war shows).
 //!
 //! Format 1, written before the header carried the state, is read too: its header has
@@ -113,6 +117,76 @@ pub(crate) mod frame {
     }
 }
 
+/// How long one reply of a frame took: what the frame's `times` holds for it, as
+/// `[WALL_US,CPU_US]` (`CPU_US` `null` when the bot's CPU time could not be read), or
+/// `null` for a reply that was not timed (a seat the match no longer asks).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct ReplyTime {
+    /// Wall-clock time from the request to the reply (to the deadline, for a timeout),
+    /// in microseconds.
+    pub wall_us: u64,
+    /// CPU time the bot used meanwhile, in microseconds, if known.
+    pub cpu_us: Option<u64>,
+}
+
+/// The key that starts a frame's clock readings, its last field.
+const TIMES_KEY: &str = ",\"times\":[";
+
+/// Appends `frame` (a frame line as the match wrote it) to `out` with `times` (one per
+/// reply, in the order of its replies; `None` for an untimed one) as its last field.
+pub fn write_timed(out: &mut String, frame: &str, times: &[Option<ReplyTime>]) {
+    use std::fmt::Write;
+    let Some(open) = frame.strip_suffix('}') else { unreachable!("a frame line is a JSON object: {frame}") };
+    out.push_str(open);
+    out.push_str(TIMES_KEY);
+    for (index, time) in times.iter().enumerate() {
+        if index > 0 {
+            out.push(',');
+        }
+        // Writing to a String cannot fail.
+        let _ = match time {
+            None => write!(out, "null"),
+            Some(ReplyTime { wall_us, cpu_us: Some(cpu) }) => write!(out, "[{wall_us},{cpu}]"),
+            Some(ReplyTime { wall_us, cpu_us: None }) => write!(out, "[{wall_us},null]"),
+        };
+    }
+    out.push_str("]}");
+}
+
+/// A line without its clock readings: what the match itself wrote. Only a frame's
+/// last field can be `times`, and it holds only numbers, commas, brackets and `null`,
+/// so its key is found from the end: a reply or state that contains the same
+/// characters is before it.
+pub fn untimed(line: &str) -> std::borrow::Cow<'_, str> {
+    let Some(start) = line.rfind(TIMES_KEY) else { return line.into() };
+    let readings = &line[start + TIMES_KEY.len()..];
+    let only_readings = readings
+        .strip_suffix("]}")
+        .is_some_and(|inner| inner.bytes().all(|byte| byte.is_ascii_digit() || b",[]nul".contains(&byte)));
+    if !only_readings {
+        return line.into();
+    }
+    let mut play = String::with_capacity(start + 1);
+    play.push_str(&line[..start]);
+    play.push('}');
+    play.into()
+}
+
+/// The clock readings of a frame line: one per reply, `None` for an untimed one; no
+/// readings at all for a line that has none or that cannot be read.
+pub fn times_of(line: &str) -> Vec<Option<ReplyTime>> {
+    #[derive(Deserialize)]
+    struct Times {
+        #[serde(default)]
+        times: Vec<Option<(u64, Option<u64>)>>,
+    }
+    serde_json::from_str::<Times>(line)
+        .map(|parsed| {
+            parsed.times.into_iter().map(|time| time.map(|(wall_us, cpu_us)| ReplyTime { wall_us, cpu_us })).collect()
+        })
+        .unwrap_or_default()
+}
+
 #[derive(Serialize)]
 #[serde(tag = "type", rename = "footer")]
 pub(crate) struct Footer {
@@ -193,12 +267,15 @@ impl Verification {
     }
 }
 
-/// SHA-256 of a replay as it is written, line by line: the replay's identity.
+/// SHA-256 of a replay's play as it is written, line by line, each line without its
+/// clock readings ([`untimed`]): the replay's identity, the same for every play of the
+/// match with the same replies however long they took.
 #[derive(Default)]
 pub struct LineHasher(Sha256);
 
 impl LineHasher {
-    /// Adds one line (a newline is added after it, as in the file).
+    /// Adds one line of play, without clock readings (a newline is added after it, as
+    /// in the file).
     pub fn line(&mut self, line: &str) {
         self.0.update(line.as_bytes());
         self.0.update(b"\n");
@@ -210,10 +287,11 @@ impl LineHasher {
     }
 }
 
-/// Lowercase hex SHA-256 of `lines`, each followed by a newline, as the replay file holds them.
+/// Lowercase hex SHA-256 of a replay's `lines` without their clock readings, each
+/// followed by a newline: the [`LineHasher`] digest of the match that wrote them.
 pub fn digest<'a>(lines: impl IntoIterator<Item = &'a str>) -> String {
     let mut hasher = LineHasher::default();
-    lines.into_iter().for_each(|line| hasher.line(line));
+    lines.into_iter().for_each(|line| hasher.line(&untimed(line)));
     hasher.finish()
 }
 
@@ -292,7 +370,7 @@ where
             "frame" => {
                 let replies = parsed.replies.into_iter().map(|r| (r.seat, r.reply)).collect();
                 let produced = self.game.submit(replies).map_err(|e: StepError| malformed(e.to_string()))?;
-                record(&mut self.hasher, &mut self.first_difference, number, produced, line);
+                record(&mut self.hasher, &mut self.first_difference, number, produced, &untimed(line));
                 Ok(Some(LineKind::Frame))
             }
             "footer" => {

@@ -3,7 +3,7 @@
 //! per-game tables here (`short_rules`, `documented_status`, `stored_format_1_replay`)
 //! make the compiler ask for its entries.
 
-use farm_engine::replay::{self, ObservationError, ReplayError, Verification};
+use farm_engine::replay::{self, ObservationError, ReplayError, ReplyTime, Verification};
 use farm_engine::{AnyGame, BotReply, GameKind, Match, MatchSetup, PlayerStatus, builtin};
 use proptest::prelude::*;
 
@@ -324,6 +324,54 @@ fn format_1_replays_still_verify() {
         assert_eq!(check.outcome, verify(&lines).outcome, "{kind}");
         let observed = replay::observations(&old, 0).expect("format 1 re-simulates");
         assert_eq!(observed, replay::observations(&lines, 0).expect("format 2 re-simulates"), "{kind}");
+    }
+}
+
+/// A replay whose frames carry clock readings verifies as the same play, with the same
+/// identity; the readings read back, and set aside they leave the frame as written.
+/// A frame changed beside them still fails.
+#[test]
+fn clock_readings_are_set_aside_by_verification() {
+    for kind in GameKind::ALL {
+        let lines = play_builtins(setup(kind, 3, serde_json::Value::Null));
+        let timed: Vec<String> = lines
+            .iter()
+            .enumerate()
+            .map(|(index, line)| {
+                if !line.starts_with("{\"type\":\"frame\"") {
+                    return line.clone();
+                }
+                let replies = serde_json::from_str::<serde_json::Value>(line).expect("json")["replies"]
+                    .as_array()
+                    .expect("replies")
+                    .len();
+                let times: Vec<Option<ReplyTime>> = (0..replies)
+                    .map(|seat| {
+                        (seat % 3 != 2)
+                            .then_some(ReplyTime { wall_us: index as u64, cpu_us: (seat % 3 == 0).then_some(7) })
+                    })
+                    .collect();
+                let mut out = String::new();
+                replay::write_timed(&mut out, line, &times);
+                assert_eq!(replay::times_of(&out), times, "{kind}");
+                assert_eq!(replay::untimed(&out), line.as_str(), "{kind}");
+                out
+            })
+            .collect();
+        assert_ne!(timed, lines, "{kind}");
+        let check = verify(&timed);
+        assert!(check.matches(), "{kind}: {check:?}");
+        assert_eq!(check.sha256, verify(&lines).sha256, "{kind}");
+        assert_eq!(replay::digest(timed.iter().map(String::as_str)), check.sha256, "{kind}");
+        assert_eq!(
+            replay::observations(&timed, 0).expect("re-simulates"),
+            replay::observations(&lines, 0).expect("re-simulates"),
+            "{kind}"
+        );
+
+        let mut forged = timed.clone();
+        forged[1] = forged[1].replacen("\"step\":", "\"step\":9", 1);
+        assert_eq!(verify(&forged).first_difference, Some(2), "{kind}");
     }
 }
 

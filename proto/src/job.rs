@@ -1,6 +1,6 @@
 use serde::{Deserialize, Serialize};
 
-use crate::{BotSpec, GameKind, PlayerOutcome};
+use crate::{BotSpec, GameKind, MoveClock, PlayerOutcome};
 
 /// The version of the job and result documents. A consumer rejects other versions
 /// rather than guess at their meaning.
@@ -47,6 +47,10 @@ pub struct MatchJob {
     /// ask read as before.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub isolation: Option<ContainerIsolation>,
+    /// How its moves are timed. Absent from the document when it is the default (the
+    /// wall clock, no bank, idle bots frozen).
+    #[serde(default, skip_serializing_if = "MoveClock::is_default")]
+    pub clock: MoveClock,
 }
 
 /// Whether a container serves several matches of its bot's image (reset and verified
@@ -94,12 +98,78 @@ pub struct PlayerResult {
     pub mean_reply_ms: f64,
     /// Longest time to reply, in milliseconds.
     pub max_reply_ms: f64,
+    /// The 99th percentile of its times to reply, in milliseconds (0 from workers
+    /// older than this field).
+    #[serde(default)]
+    pub p99_reply_ms: f64,
+    /// The CPU time its replies took, when its sandbox measures it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu: Option<TimeSummary>,
     /// The exit code of its process or container, when it exited by itself.
     pub exit_code: Option<i64>,
     /// Whether the kernel killed it for using too much memory.
     pub oom_killed: bool,
     /// Object-store key of its stderr log.
     pub log_key: Option<String>,
+}
+
+/// Mean, 99th percentile and maximum of a seat's per-move times, in milliseconds.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct TimeSummary {
+    /// The mean.
+    pub mean_ms: f64,
+    /// The 99th percentile (nearest rank).
+    pub p99_ms: f64,
+    /// The maximum.
+    pub max_ms: f64,
+}
+
+impl TimeSummary {
+    /// The summary of `times` (in microseconds); `None` for none.
+    pub fn of_micros(times: &[u64]) -> Option<Self> {
+        if times.is_empty() {
+            return None;
+        }
+        let mut sorted = times.to_vec();
+        sorted.sort_unstable();
+        // Nearest rank: the smallest time at or above which lie 1% of the times.
+        let rank = (sorted.len() * 99).div_ceil(100).max(1);
+        let millis = |micros: u64| micros as f64 / 1000.0;
+        Some(TimeSummary {
+            mean_ms: millis(sorted.iter().sum::<u64>()) / sorted.len() as f64,
+            p99_ms: millis(sorted[rank - 1]),
+            max_ms: millis(sorted[sorted.len() - 1]),
+        })
+    }
+}
+
+/// What playing a match again exactly takes: the job as it was given, the image each
+/// seat's bot ran by content (a tag may since name other content), and the engine that
+/// played it. With the match's replay hash, it is the match's reproduction bundle.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Reproduction {
+    /// The engine that played it, with its replay format.
+    pub engine: String,
+    /// The job as it was played (its seeds, rules, map, limits and clock).
+    pub job: MatchJob,
+    /// Per seat (seats the worker filled included), the image id (`sha256:...`) its
+    /// bot ran; none for a bot that did not run in a container.
+    pub images: Vec<Option<String>>,
+}
+
+impl Reproduction {
+    /// The job with each container bot pinned to the image it ran: the match again,
+    /// with the very same bots.
+    pub fn pinned_job(&self) -> MatchJob {
+        let mut job = self.job.clone();
+        for (bot, image) in job.bots.iter_mut().zip(&self.images) {
+            if let (crate::BotLaunch::Image(_), Some(id)) = (&bot.launch, image) {
+                bot.launch = crate::BotLaunch::Image(id.clone());
+            }
+        }
+        job
+    }
 }
 
 /// What came of a job.
@@ -118,6 +188,10 @@ pub enum MatchResult {
         replay_sha256: String,
         /// Wall-clock duration of the match.
         duration_ms: u64,
+        /// What playing it again with the very same bots takes (from workers that
+        /// record it).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        reproduction: Option<Box<Reproduction>>,
     },
     /// The job cannot be played as written (bad rules, map or bots); retrying would
     /// not help.
@@ -184,6 +258,7 @@ mod tests {
             seed: 3,
             bots: vec!["builtin:random".parse().expect("bot"), "image:matchfarm/x".parse().expect("bot")],
             isolation: None,
+            clock: MoveClock::default(),
         };
         let text = serde_json::to_string(&JobEnvelope::new(job.clone())).expect("serialize");
         let back: JobEnvelope = serde_json::from_str(&text).expect("deserialize");
@@ -197,6 +272,22 @@ mod tests {
         let text = serde_json::to_string(&fresh).expect("serialize");
         assert!(text.contains("\"isolation\":\"fresh-container\""), "{text}");
         assert_eq!(serde_json::from_str::<MatchJob>(&text).expect("deserialize"), fresh);
+        assert!(!text.contains("clock"), "{text}");
+        let cpu = MatchJob { clock: MoveClock { kind: crate::ClockKind::Cpu, ..MoveClock::default() }, ..fresh };
+        let text = serde_json::to_string(&cpu).expect("serialize");
+        assert!(text.contains("\"clock\":{\"kind\":\"cpu\""), "{text}");
+        assert_eq!(serde_json::from_str::<MatchJob>(&text).expect("deserialize"), cpu);
+    }
+
+    #[test]
+    fn a_summary_has_the_mean_the_nearest_rank_p99_and_the_max() {
+        assert_eq!(TimeSummary::of_micros(&[]), None);
+        let one = TimeSummary::of_micros(&[1500]).expect("one time");
+        assert_eq!((one.mean_ms, one.p99_ms, one.max_ms), (1.5, 1.5, 1.5));
+        // 1..=200 ms: the 198th of 200 is the p99.
+        let times: Vec<u64> = (1..=200).rev().map(|ms| ms * 1000).collect();
+        let summary = TimeSummary::of_micros(&times).expect("times");
+        assert_eq!((summary.mean_ms, summary.p99_ms, summary.max_ms), (100.5, 198.0, 200.0));
     }
 
     #[test]
@@ -214,6 +305,8 @@ mod tests {
             timeouts: 1,
             mean_reply_ms: 0.5,
             max_reply_ms: 1.0,
+            p99_reply_ms: 1.0,
+            cpu: None,
             exit_code: None,
             oom_killed: false,
             log_key: None,

@@ -5,6 +5,7 @@
 //! - [`GameKind`]: the closed set of games the engine plays.
 //! - [`BotSpec`], [`BotLaunch`], [`Transport`]: how to start a bot and talk to it.
 //! - [`PlayerStatus`], [`PlayerOutcome`]: the per-seat part of a match result.
+//! - [`MoveClock`]: how a match times its bots' moves.
 //! - [`JobEnvelope`], [`MatchJob`], [`ResultEnvelope`], [`MatchResult`]: what travels on
 //!   the `farm.jobs` and `farm.results` queues, with [`SCHEMA_VERSION`].
 //!
@@ -12,6 +13,7 @@
 #![deny(missing_docs)]
 
 mod bot;
+mod clock;
 mod game;
 mod job;
 mod outcome;
@@ -19,10 +21,11 @@ mod outcome;
 pub use bot::{
     BotLaunch, BotLimits, BotSpec, BotSpecError, MAX_IMAGE_ARG_BYTES, MAX_IMAGE_ARGS, Transport, check_image_args,
 };
+pub use clock::{ClockKind, ClockProblem, DEFAULT_WALL_BACKSTOP, MAX_TIME_BANK_MS, MAX_WALL_BACKSTOP, MoveClock};
 pub use game::{GameKind, UnknownGame};
 pub use job::{
-    ContainerIsolation, JOBS_QUEUE, JobEnvelope, MatchJob, MatchResult, PlayerResult, RESULTS_QUEUE, ResultEnvelope,
-    SCHEMA_VERSION, schema_of,
+    ContainerIsolation, JOBS_QUEUE, JobEnvelope, MatchJob, MatchResult, PlayerResult, RESULTS_QUEUE, Reproduction,
+    ResultEnvelope, SCHEMA_VERSION, TimeSummary, schema_of,
 };
 pub use outcome::{PlayerOutcome, PlayerStatus};
 

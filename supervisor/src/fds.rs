@@ -33,6 +33,19 @@ pub fn send_line(stream: &UnixStream, line: &str, fds: &[BorrowedFd<'_>]) -> io:
     Ok(())
 }
 
+/// Sends `line` and its newline without waiting: an error (`WouldBlock`) rather than
+/// a wait when the socket's buffer is full, which only a wedged peer lets happen.
+pub fn try_send_line(stream: &UnixStream, line: &str) -> io::Result<()> {
+    let mut bytes = Vec::with_capacity(line.len() + 1);
+    bytes.extend_from_slice(line.as_bytes());
+    bytes.push(b'\n');
+    let sent = rustix::net::send(stream, &bytes, SendFlags::NOSIGNAL | SendFlags::DONTWAIT)?;
+    if sent < bytes.len() {
+        return Err(io::Error::new(io::ErrorKind::WouldBlock, "the peer is not reading"));
+    }
+    Ok(())
+}
+
 /// Reads lines from one stream, keeping the descriptors that arrive with them.
 #[derive(Debug, Default)]
 pub struct LineReader {
@@ -73,6 +86,12 @@ impl LineReader {
             }
             self.buffer.extend_from_slice(&chunk[..received.bytes]);
         }
+    }
+
+    /// Whether a whole line is already buffered: [`LineReader::read_line`] would
+    /// return it without reading the stream.
+    pub fn has_line(&self) -> bool {
+        self.buffer.contains(&b'\n')
     }
 
     /// The descriptors received so far, in order; the reader keeps none.

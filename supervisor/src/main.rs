@@ -7,8 +7,10 @@
 //! It listens on `/farm/run/supervisor.sock` (the run directory the worker bind-mounts)
 //! and serves one match at a time (see `farm_supervisor::protocol`): on `start` it runs
 //! PROGRAM as UID:GID in DIR with the descriptors it was handed as stdin, stdout and
-//! stderr, so turns pass between worker and bot without it or the Docker daemon; on
-//! `end` it kills every process but itself, empties every `--clean` directory and the
+//! stderr, so turns pass between worker and bot without it or the Docker daemon (and
+//! hands the worker its cgroup's CPU usage file, to time the bot's moves by); on
+//! `pause` and `resume` it stops and continues every process of the bot; on `end` it
+//! kills every process but itself, empties every `--clean` directory and the
 //! System V IPC objects, checks that nothing is left, and says whether the container
 //! can serve again. It runs as root with only the capabilities that takes (kill, change
 //! user, open the run directory); the bot runs with none, and cannot open the run
@@ -31,8 +33,9 @@ use std::process::{Command, ExitCode, Stdio};
 use std::time::Duration;
 
 use farm_supervisor::fds::{LineReader, send_line};
-use farm_supervisor::protocol::{self, Exit, Reply, Request};
+use farm_supervisor::protocol::{self, CpuUsageFile, Exit, Reply, Request};
 use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
+use nix::sys::signal::{Signal, kill};
 use nix::sys::socket::getsockopt;
 use nix::sys::socket::sockopt::PeerCredentials;
 use nix::sys::wait::{WaitPidFlag, WaitStatus, waitpid};
@@ -126,7 +129,9 @@ fn serve(options: &Options) -> io::Result<()> {
         match request {
             Ok(Request::Start { env }) => play(options, &listener, &connection, &mut reader, &env),
             Ok(Request::Connect { port }) => connect(&connection, port),
-            Ok(Request::End) => reply(&connection, &Reply::Failed { reason: "no match is running".to_owned() }),
+            Ok(Request::End | Request::Pause | Request::Resume) => {
+                reply(&connection, &Reply::Failed { reason: "no match is running".to_owned() })
+            }
             Err(error) => reply(&connection, &Reply::Failed { reason: error.to_string() }),
         }
     }
@@ -189,7 +194,10 @@ fn play(
         }
     };
     reset::lower_priority_for_oom(bot);
-    reply(connection, &Reply::Started { pid: bot.as_raw() });
+    let usage = cpu_usage_file();
+    let started = Reply::Started { pid: bot.as_raw(), cpu: usage.as_ref().map(|(_, kind)| *kind) };
+    let usage_fd: Vec<_> = usage.iter().map(|(file, _)| file.as_fd()).collect();
+    let _ = send_line(connection, &started.to_string(), &usage_fd);
 
     let mut ended = None;
     loop {
@@ -210,9 +218,7 @@ fn play(
                 _ => reply(&other, &Reply::Failed { reason: "a match is running".to_owned() }),
             }
         }
-        // `end`, or the worker hung up (or sent nonsense): the match is over either way.
-        if has(&fds[0]) {
-            let _ = reader.read_line(connection);
+        if has(&fds[0]) && !follow_turns(connection, reader) {
             break;
         }
     }
@@ -232,6 +238,29 @@ fn play(
         Err(reason) => Reply::Dirty { reason },
     };
     reply(connection, &verdict);
+}
+
+/// The container's cgroup CPU usage file, opened for the worker to read the bot's CPU
+/// time from (the supervisor's own is in it too: it sleeps while the bot plays).
+fn cpu_usage_file() -> Option<(std::fs::File, CpuUsageFile)> {
+    CpuUsageFile::PLACES.iter().find_map(|(path, kind)| std::fs::File::open(path).ok().map(|file| (file, *kind)))
+}
+
+/// Reads the match connection's lines that have arrived: `pause` and `resume` stop and
+/// continue every process but this one (signal -1 from a PID namespace's init). `false`
+/// at `end`, or when the worker hung up or sent nonsense: the match is over either way.
+fn follow_turns(connection: &UnixStream, reader: &mut LineReader) -> bool {
+    loop {
+        let signal = match reader.read_line(connection).map(|line| line.as_deref().map(Request::parse)) {
+            Ok(Some(Ok(Request::Pause))) => Signal::SIGSTOP,
+            Ok(Some(Ok(Request::Resume))) => Signal::SIGCONT,
+            _ => return false,
+        };
+        let _ = kill(Pid::from_raw(-1), signal);
+        if !reader.has_line() {
+            return true;
+        }
+    }
 }
 
 /// Starts the bot: its own process group, the bot's user, a clean environment (the

@@ -3,8 +3,10 @@
 //! directory. File descriptors travel beside the line (`SCM_RIGHTS`, see [`crate::fds`]).
 //!
 //! One match is one connection: `start` (carrying the bot's stdin, stdout and stderr)
-//! is answered `started` or `failed`; `end` is answered `exited`, then, once the
-//! container is reset, `ready` or `dirty`. An `http` bot's server is reached by
+//! is answered `started` (carrying the container's CPU usage file, when it has one) or
+//! `failed`; while the match runs, `pause` and `resume` (unanswered) stop and continue
+//! every process of the bot; `end` is answered `exited`, then, once the container is
+//! reset, `ready` or `dirty`. An `http` bot's server is reached by
 //! `connect` on connections of their own, answered `connected` (carrying a socket
 //! connected to the bot's port inside the container) or `refused`.
 
@@ -35,6 +37,11 @@ pub enum Request {
     },
     /// The match is over: end every process of the bot and reset the container.
     End,
+    /// Stop every process of the bot (SIGSTOP) until `resume`: it is not its turn.
+    /// Not answered: it is sent on every turn and must cost the worker no wait.
+    Pause,
+    /// Continue every process of the bot (SIGCONT). Not answered.
+    Resume,
     /// Connect to the bot's server on this TCP port inside the container.
     Connect {
         /// The port.
@@ -58,10 +65,14 @@ pub struct Exit {
 /// A reply from the supervisor.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Reply {
-    /// The bot runs, as this process (in the container's PID namespace).
+    /// The bot runs, as this process (in the container's PID namespace). The
+    /// container's CPU usage file travels with the line, opened for reading, when the
+    /// supervisor found one.
     Started {
         /// Its process id.
         pid: i32,
+        /// Which usage file travels with it, if any.
+        cpu: Option<CpuUsageFile>,
     },
     /// The bot could not be started.
     Failed {
@@ -86,6 +97,50 @@ pub enum Reply {
     },
 }
 
+/// A cgroup file that gives a cgroup's cumulative CPU time, in one of the two
+/// hierarchies' dialects: what the worker reads a container bot's CPU time from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CpuUsageFile {
+    /// cgroup v2's `cpu.stat`, whose `usage_usec` line counts microseconds.
+    CpuStat,
+    /// cgroup v1's `cpuacct.usage`, one number of nanoseconds.
+    CpuacctUsage,
+}
+
+impl CpuUsageFile {
+    /// Its file name, as the protocol names it too.
+    pub fn name(self) -> &'static str {
+        match self {
+            CpuUsageFile::CpuStat => "cpu.stat",
+            CpuUsageFile::CpuacctUsage => "cpuacct.usage",
+        }
+    }
+
+    /// Where a container finds its own cgroup's usage file, in order of preference: a
+    /// private cgroup namespace (v2) shows its own cgroup at the root; v1 bind-mounts
+    /// its cgroup of each controller.
+    pub const PLACES: [(&'static str, CpuUsageFile); 3] = [
+        ("/sys/fs/cgroup/cpu.stat", CpuUsageFile::CpuStat),
+        ("/sys/fs/cgroup/cpuacct/cpuacct.usage", CpuUsageFile::CpuacctUsage),
+        ("/sys/fs/cgroup/cpu,cpuacct/cpuacct.usage", CpuUsageFile::CpuacctUsage),
+    ];
+
+    /// The cumulative CPU time in a read of this file, in microseconds; `None` if the
+    /// text is not what the file holds.
+    pub fn parse_micros(self, text: &str) -> Option<u64> {
+        match self {
+            CpuUsageFile::CpuStat => {
+                text.lines().find_map(|line| line.strip_prefix("usage_usec ")).and_then(|n| n.trim().parse().ok())
+            }
+            CpuUsageFile::CpuacctUsage => text.trim().parse::<u64>().ok().map(|nanos| nanos / 1000),
+        }
+    }
+
+    fn from_name(name: &str) -> Option<Self> {
+        [CpuUsageFile::CpuStat, CpuUsageFile::CpuacctUsage].into_iter().find(|file| file.name() == name)
+    }
+}
+
 /// A free-text field on one line: whitespace runs become single spaces.
 fn one_line(text: &str) -> String {
     text.split_whitespace().collect::<Vec<_>>().join(" ")
@@ -102,6 +157,8 @@ impl fmt::Display for Request {
                 Ok(())
             }
             Request::End => f.write_str("end"),
+            Request::Pause => f.write_str("pause"),
+            Request::Resume => f.write_str("resume"),
             Request::Connect { port } => write!(f, "connect {port}"),
         }
     }
@@ -121,6 +178,8 @@ impl Request {
                 Ok(Request::Start { env })
             }
             Some("end") if words.next().is_none() => Ok(Request::End),
+            Some("pause") if words.next().is_none() => Ok(Request::Pause),
+            Some("resume") if words.next().is_none() => Ok(Request::Resume),
             Some("connect") => match (words.next().and_then(|port| port.parse().ok()), words.next()) {
                 (Some(port), None) => Ok(Request::Connect { port }),
                 _ => Err(bad()),
@@ -134,7 +193,7 @@ impl fmt::Display for Reply {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let number = |value: Option<i32>| value.map_or("-".to_owned(), |value| value.to_string());
         match self {
-            Reply::Started { pid } => write!(f, "started {pid}"),
+            Reply::Started { pid, cpu } => write!(f, "started {pid} {}", cpu.map_or("-", CpuUsageFile::name)),
             Reply::Failed { reason } => write!(f, "failed {}", one_line(reason)),
             Reply::Exited(exit) => write!(
                 f,
@@ -162,7 +221,16 @@ impl Reply {
             text => text.parse().map(Some).map_err(|_| bad()),
         };
         match word {
-            "started" => Ok(Reply::Started { pid: rest.parse().map_err(|_| bad())? }),
+            "started" => match rest.split(' ').collect::<Vec<_>>()[..] {
+                [pid, cpu] => Ok(Reply::Started {
+                    pid: pid.parse().map_err(|_| bad())?,
+                    cpu: match cpu {
+                        "-" => None,
+                        name => Some(CpuUsageFile::from_name(name).ok_or_else(bad)?),
+                    },
+                }),
+                _ => Err(bad()),
+            },
             "failed" => Ok(Reply::Failed { reason: rest.to_owned() }),
             "exited" => match rest.split(' ').collect::<Vec<_>>()[..] {
                 [code, signal, early @ ("early" | "ended"), oom @ ("oom" | "-")] => Ok(Reply::Exited(Exit {
@@ -192,13 +260,17 @@ mod tests {
             Request::Start { env: vec![("FARM_SEED".into(), "42".into()), ("FARM_SEAT".into(), "1".into())] },
             Request::Start { env: vec![] },
             Request::End,
+            Request::Pause,
+            Request::Resume,
             Request::Connect { port: 8080 },
         ];
         for request in requests {
             assert_eq!(Request::parse(&request.to_string()), Ok(request));
         }
         let replies = [
-            Reply::Started { pid: 7 },
+            Reply::Started { pid: 7, cpu: None },
+            Reply::Started { pid: 8, cpu: Some(CpuUsageFile::CpuStat) },
+            Reply::Started { pid: 9, cpu: Some(CpuUsageFile::CpuacctUsage) },
             Reply::Failed { reason: "no such file".into() },
             Reply::Exited(Exit { code: Some(3), signal: None, early: true, oom_killed: false }),
             Reply::Exited(Exit { code: None, signal: Some(9), early: false, oom_killed: true }),
@@ -213,13 +285,31 @@ mod tests {
     }
 
     #[test]
+    fn usage_files_give_microseconds_in_their_dialect() {
+        let stat = "usage_usec 12345\nuser_usec 10000\nsystem_usec 2345\n";
+        assert_eq!(CpuUsageFile::CpuStat.parse_micros(stat), Some(12345));
+        assert_eq!(CpuUsageFile::CpuacctUsage.parse_micros("98765432\n"), Some(98765));
+        assert_eq!(CpuUsageFile::CpuStat.parse_micros("nr_periods 0\n"), None);
+        assert_eq!(CpuUsageFile::CpuacctUsage.parse_micros("x"), None);
+    }
+
+    #[test]
     fn free_text_stays_on_one_line_and_malformed_lines_are_refused() {
         let reply = Reply::Failed { reason: "cannot\nexec\t x".into() };
         assert_eq!(reply.to_string(), "failed cannot exec x");
-        for line in ["", "start FARM_SEED", "end now", "connect", "connect 70000", "connect 1 2"] {
+        for line in ["", "start FARM_SEED", "end now", "pause 1", "connect", "connect 70000", "connect 1 2"] {
             assert!(Request::parse(line).is_err(), "{line:?}");
         }
-        for line in ["", "started x", "exited 1 2", "exited 1 - maybe -", "ready now", "hello"] {
+        for line in [
+            "",
+            "started x",
+            "started 7",
+            "started 7 cpu.max",
+            "exited 1 2",
+            "exited 1 - maybe -",
+            "ready now",
+            "hello",
+        ] {
             assert!(Reply::parse(line).is_err(), "{line:?}");
         }
     }

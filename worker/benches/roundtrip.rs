@@ -46,7 +46,7 @@ async fn launch(sandbox: &impl Sandbox, spec: &BotSpec) -> Result<BotSession, St
     let mut session = sandbox.launch(spec, &context).await.map_err(|error| error.to_string())?;
     // The first request also waits for the bot to start: not part of a turn.
     session.send(&first_step(), 0);
-    session.receive(Instant::now() + Duration::from_secs(60)).await;
+    session.receive_until(Instant::now() + Duration::from_secs(60)).await;
     Ok(session)
 }
 
@@ -56,8 +56,8 @@ fn round_trips(runtime: &Runtime, session: &mut BotSession, request: &Match, ite
         let start = Instant::now();
         for _ in 0..iters {
             assert!(session.send(request, 0), "the bot takes its request");
-            let received = session.receive(Instant::now() + REPLY_LIMIT).await;
-            assert!(matches!(received.reply, farm_engine::BotReply::Line(_)), "{:?}", received.reply);
+            let received = session.receive_until(Instant::now() + REPLY_LIMIT).await.map(|received| received.reply);
+            assert!(matches!(received, Some(farm_engine::BotReply::Line(_))), "{received:?}");
         }
         start.elapsed()
     })
@@ -71,10 +71,36 @@ fn bench_session(c: &mut Criterion, runtime: &Runtime, name: &str, session: Resu
             group.throughput(Throughput::Elements(1));
             group.bench_function(name, |b| b.iter_custom(|iters| round_trips(runtime, &mut session, &request, iters)));
             group.finish();
+            if session.is_external() {
+                bench_cpu_accounting(c, runtime, name, &mut session);
+            }
             runtime.block_on(session.finish());
         }
         Err(why) => eprintln!("round_trip/{name}: skipped: {why}"),
     }
+}
+
+/// One reading of the bot's CPU time, and one freeze and thaw of its processes.
+fn bench_cpu_accounting(c: &mut Criterion, runtime: &Runtime, name: &str, session: &mut BotSession) {
+    if session.cpu_used().is_none() {
+        eprintln!("cpu_reading/{name}: skipped: this sandbox cannot read the bot's CPU time here");
+        return;
+    }
+    let mut group = c.benchmark_group("cpu_reading");
+    group.bench_function(name, |b| b.iter(|| session.cpu_used()));
+    group.finish();
+    let mut group = c.benchmark_group("freeze_thaw");
+    // Inside the runtime, as the runner does it (a container's supervisor is told through
+    // its socket).
+    group.bench_function(name, |b| {
+        b.iter(|| {
+            runtime.block_on(async {
+                session.freeze(true);
+                session.freeze(false);
+            })
+        })
+    });
+    group.finish();
 }
 
 fn transports(c: &mut Criterion) {

@@ -46,6 +46,7 @@ impl JobError {
                 RunError::Setup(_)
                 | RunError::Engine(_)
                 | RunError::InvalidBot { .. }
+                | RunError::InvalidClock(_)
                 | RunError::TooLong(_)
                 | RunError::ReplayTooLarge(_),
             ) => false,

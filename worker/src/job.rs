@@ -69,7 +69,7 @@ impl<S: Sandbox> JobPlayer<S> {
         stop: impl Future<Output = ()>,
     ) -> Result<MatchResult, JobError> {
         let started = self.start(job).await?;
-        self.play_started(started, keys, stop).await
+        self.play_started(job, started, keys, stop).await
     }
 
     /// Prepares the sandboxes of `job`'s bots, for a job waiting for a slot (see
@@ -102,13 +102,14 @@ impl<S: Sandbox> JobPlayer<S> {
         let bots = fill_seats(job.game, self.bots(job));
         let players = bots.iter().map(|bot| bot.name.clone()).collect();
         let setup = MatchSetup::new(job.game, &job.rules, job.map.clone(), job.seed, players)?;
-        start_match(&self.sandbox, &job.job_id, job.isolation, setup, &bots).await
+        start_match(&self.sandbox, &job.job_id, job.isolation, job.clock, setup, &bots).await
     }
 
     /// Plays a job's match whose bots [`JobPlayer::start`] started: the second half of
     /// [`JobPlayer::play`].
     pub async fn play_started(
         &self,
+        job: &MatchJob,
         started: StartedMatch,
         keys: &AttemptKeys,
         stop: impl Future<Output = ()>,
@@ -124,6 +125,7 @@ impl<S: Sandbox> JobPlayer<S> {
         if let Ok(size) = self.storage.size(&replay_key).await {
             metrics::REPLAY_BYTES.with_label_values(&[game]).inc_by(size);
         }
+        let reproduction = report.reproduction(job);
         let mut players = Vec::with_capacity(report.seats.len());
         for seat in report.seats {
             let oom_killed = seat.exit.is_some_and(|exit| exit.oom_killed);
@@ -148,8 +150,10 @@ impl<S: Sandbox> JobPlayer<S> {
                 name: seat.name,
                 outcome: seat.outcome,
                 timeouts: seat.timeouts,
-                mean_reply_ms: seat.mean_reply_ms,
-                max_reply_ms: seat.max_reply_ms,
+                mean_reply_ms: seat.reply.mean_ms,
+                max_reply_ms: seat.reply.max_ms,
+                p99_reply_ms: seat.reply.p99_ms,
+                cpu: seat.cpu,
                 exit_code: seat.exit.and_then(|exit| exit.code).map(i64::from),
                 oom_killed,
                 log_key,
@@ -159,6 +163,7 @@ impl<S: Sandbox> JobPlayer<S> {
             steps: report.steps,
             players,
             replay_key,
+            reproduction: Some(Box::new(reproduction)),
             replay_sha256: report.replay_sha256,
             duration_ms: report.elapsed_ms,
         })
@@ -224,6 +229,7 @@ mod tests {
             seed: 1,
             bots,
             isolation: None,
+            clock: Default::default(),
         }
     }
 

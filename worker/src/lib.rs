@@ -21,11 +21,13 @@
 #![deny(missing_docs)]
 
 pub mod bots;
+mod clock;
 pub mod config;
 pub mod error;
 pub mod http;
 pub mod job;
 pub mod metrics;
+pub mod reproduce;
 pub mod runner;
 pub mod service;
 pub mod warm;

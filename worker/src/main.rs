@@ -7,10 +7,11 @@ use std::process::ExitCode;
 use anyhow::{Context, Result};
 use clap::{Parser, Subcommand};
 use farm_engine::{GameKind, MatchSetup, replay};
-use farm_proto::BotSpec;
+use farm_proto::{BotSpec, ClockKind, MoveClock};
 use farm_runtime::config::StorageArgs;
 use farm_runtime::storage::Storage;
 use farm_worker::bots::{DockerSandbox, DockerSettings, IsolatedSandbox, LocalSandbox};
+use farm_worker::reproduce;
 use farm_worker::runner::RunnerArgs;
 use farm_worker::{MatchIo, MatchReport, SandboxKind, WarmPool, WorkerConfig, fill_seats, play_match};
 use indicatif::{ProgressBar, ProgressStyle};
@@ -37,6 +38,17 @@ enum Command {
     /// Example: farm-worker play --game vindinium --map maps/vindinium/m1.txt --seed 7
     ///   --bot builtin:greedy --bot 'cmd:python3 bots/vindinium/random_bot.py'
     Play(PlayArgs),
+    /// Play a finished match again with the very bots it had, and say whether its
+    /// replay is identical.
+    ///
+    /// The match's reproduction bundle (its job, the image id each container bot ran,
+    /// the engine) comes from the coordinator's API or from a result file. Container
+    /// bots run the recorded image ids, whatever their tags name now. Exit status: 0
+    /// identical, 1 different, 2 the match cannot be played again (an image is gone).
+    ///
+    /// Example: farm-worker reproduce j-0123abcd --api http://127.0.0.1:8000
+    ///          farm-worker reproduce --result farm-out/botwars-seed7/result.json
+    Reproduce(ReproduceArgs),
     /// Work with replay files.
     Replay {
         #[command(subcommand)]
@@ -94,9 +106,72 @@ struct PlayArgs {
     out: Option<PathBuf>,
     #[command(flatten)]
     runner: RunnerArgs,
+    #[command(flatten)]
+    clock: ClockArgs,
     /// Bytes of each bot's stderr to keep.
     #[arg(long, default_value_t = 64 * 1024, value_name = "BYTES")]
     stderr_cap: usize,
+}
+
+#[derive(clap::Args)]
+struct ReproduceArgs {
+    /// The match's job id, looked up through the coordinator's API (--api).
+    #[arg(required_unless_present = "result", conflicts_with = "result")]
+    job: Option<String>,
+    /// The coordinator's API.
+    #[arg(long, env = "FARM_API", default_value = "http://127.0.0.1:8000")]
+    api: String,
+    /// A result document instead of the API: a stored result, the API's match
+    /// detail, or `farm-worker play`'s result.json.
+    #[arg(long, value_name = "FILE")]
+    result: Option<PathBuf>,
+    /// Where to write the new replay. Default: farm-out/reproduce-JOB.
+    #[arg(long, value_name = "DIR")]
+    out: Option<PathBuf>,
+    /// The OCI runtime container bots run in (for example runsc).
+    #[arg(long, value_name = "NAME")]
+    docker_runtime: Option<String>,
+    #[command(flatten)]
+    runner: RunnerArgs,
+}
+
+/// How the match times its bots' moves (a tournament's `clock`, `time_bank_ms`,
+/// `wall_backstop` and `ponder`).
+#[derive(clap::Args)]
+struct ClockArgs {
+    /// The clock a move's budget is counted on: wall (time to the reply) or cpu (the
+    /// CPU time the bot uses meanwhile, the same on a busy machine).
+    #[arg(long = "clock", value_enum, default_value = "wall")]
+    kind: ClockChoice,
+    /// Milliseconds each bot may spend beyond its moves' budgets over the match.
+    #[arg(long, default_value_t = 0, value_name = "MS")]
+    time_bank_ms: u64,
+    /// With --clock cpu, how many times its budget a move may take on the wall clock.
+    #[arg(long, default_value_t = farm_proto::DEFAULT_WALL_BACKSTOP, value_name = "TIMES")]
+    wall_backstop: u32,
+    /// Let bots run between their turns (by default they are frozen until asked).
+    #[arg(long)]
+    ponder: bool,
+}
+
+/// [`ClockKind`] on the command line.
+#[derive(Clone, Copy, clap::ValueEnum)]
+enum ClockChoice {
+    Wall,
+    Cpu,
+}
+
+impl ClockArgs {
+    fn clock(&self) -> Result<MoveClock> {
+        let kind = match self.kind {
+            ClockChoice::Wall => ClockKind::Wall,
+            ClockChoice::Cpu => ClockKind::Cpu,
+        };
+        let clock =
+            MoveClock { kind, time_bank_ms: self.time_bank_ms, wall_backstop: self.wall_backstop, ponder: self.ponder };
+        clock.check().context("the match's clock")?;
+        Ok(clock)
+    }
 }
 
 #[derive(clap::Args)]
@@ -217,6 +292,7 @@ async fn main() -> ExitCode {
     let result = match Cli::parse().command {
         Command::Serve(args) => serve(args).await,
         Command::Play(args) => play(args).await,
+        Command::Reproduce(args) => reproduce(args).await,
         Command::Replay { command: ReplayCommand::Verify { file } } => verify(&file),
         Command::Map { command: MapCommand::Generate { game, seed, out } } => generate_map(game, seed, out.as_deref()),
     };
@@ -286,7 +362,8 @@ async fn play(args: PlayArgs) -> Result<ExitCode> {
         eprintln!("{} seats filled with {}", bots.len() - given, bots[given].launch);
     }
     let players = bots.iter().map(|bot| bot.name.clone()).collect();
-    let setup = MatchSetup::new(args.game, &rules, map, seed, players)?;
+    let setup = MatchSetup::new(args.game, &rules, map.clone(), seed, players)?;
+    let clock = args.clock.clock()?;
 
     let out = args.out.unwrap_or_else(|| PathBuf::from(format!("farm-out/{}-seed{seed}", args.game)));
     std::fs::create_dir_all(&out).with_context(|| format!("creating {}", out.display()))?;
@@ -311,15 +388,15 @@ async fn play(args: PlayArgs) -> Result<ExitCode> {
     };
     let io = MatchIo { replay: replay_file, on_step, stop };
     let report = match args.sandbox {
-        SandboxKind::Local => play_match(&LocalSandbox, &job_id, setup, &bots, &options, io).await?,
+        SandboxKind::Local => play_match(&LocalSandbox, &job_id, setup, clock, &bots, &options, io).await?,
         SandboxKind::Isolated => {
             let isolated = IsolatedSandbox::new().map_err(anyhow::Error::msg).context("the isolated sandbox")?;
-            play_match(&isolated, &job_id, setup, &bots, &options, io).await?
+            play_match(&isolated, &job_id, setup, clock, &bots, &options, io).await?
         }
         SandboxKind::Docker => {
             let settings = DockerSettings { runtime: args.docker_runtime.clone(), ..DockerSettings::default() };
             let docker = DockerSandbox::connect(&job_id, &settings).await.context("the Docker sandbox")?;
-            let report = play_match(&docker, &job_id, setup, &bots, &options, io).await;
+            let report = play_match(&docker, &job_id, setup, clock, &bots, &options, io).await;
             docker.shutdown().await.context("removing the match's containers")?;
             report?
         }
@@ -330,11 +407,84 @@ async fn play(args: PlayArgs) -> Result<ExitCode> {
         let path = out.join(format!("seat-{}.stderr.log", seat.seat));
         std::fs::write(&path, &seat.log.bytes).with_context(|| format!("writing {}", path.display()))?;
     }
+    // The result with its reproduction bundle: `farm-worker reproduce --result` plays
+    // it again.
+    let job = farm_proto::MatchJob {
+        job_id,
+        tournament_id: "play".to_owned(),
+        game: args.game,
+        rules,
+        map,
+        seed,
+        bots: bots[..given].to_vec(),
+        isolation: None,
+        clock,
+    };
+    let mut result = serde_json::to_value(&report)?;
+    result["reproduction"] = serde_json::to_value(report.reproduction(&job))?;
     let result_path = out.join("result.json");
-    std::fs::write(&result_path, serde_json::to_vec_pretty(&report)?)
+    std::fs::write(&result_path, serde_json::to_vec_pretty(&result)?)
         .with_context(|| format!("writing {}", result_path.display()))?;
     print_report(&report, &replay_path);
     Ok(ExitCode::SUCCESS)
+}
+
+async fn reproduce(args: ReproduceArgs) -> Result<ExitCode> {
+    let recorded = match (&args.result, &args.job) {
+        (Some(path), _) => reproduce::read_document(path)?,
+        (None, Some(job)) => reproduce::Recorded::from_api(&args.api, job).await?,
+        (None, None) => anyhow::bail!("name the match (its job id) or give --result FILE"),
+    };
+    let bundle = &recorded.reproduction;
+    let job = &bundle.job;
+    println!(
+        "reproducing {}: {} seed {}, {} bots, played by {}{}",
+        job.job_id,
+        job.game,
+        job.seed,
+        job.bots.len(),
+        bundle.engine,
+        if bundle.engine == farm_engine::engine_version() { "" } else { " (this worker has another engine)" }
+    );
+    let out = args.out.unwrap_or_else(|| PathBuf::from(format!("farm-out/reproduce-{}", job.job_id)));
+    std::fs::create_dir_all(&out).with_context(|| format!("creating {}", out.display()))?;
+    let replay_path = out.join("replay.jsonl");
+    let replay_file =
+        tokio::fs::File::create(&replay_path).await.with_context(|| format!("creating {}", replay_path.display()))?;
+    let reproduced =
+        match reproduce::reproduce(&recorded, args.docker_runtime, &args.runner.options(), replay_file).await {
+            Ok(reproduced) => reproduced,
+            Err(error @ reproduce::ReproduceError::ImageGone { .. }) => {
+                eprintln!("cannot reproduce: {error}");
+                return Ok(ExitCode::from(2));
+            }
+            Err(error) => return Err(error.into()),
+        };
+    for (seat, image_id) in bundle.images.iter().enumerate() {
+        if let Some(image_id) = image_id {
+            println!("seat {seat}: ran image {image_id}, as recorded");
+        }
+    }
+    for (seat, tag, now) in &reproduced.moved_tags {
+        let now = now.as_deref().unwrap_or("nothing");
+        println!("seat {seat}: {tag} now names {now}; the recorded image was played, not that");
+    }
+    if reproduced.is_identical(&recorded) {
+        println!(
+            "identical: the replay's play has sha256 {}, as recorded ({})",
+            recorded.replay_sha256,
+            replay_path.display()
+        );
+        Ok(ExitCode::SUCCESS)
+    } else {
+        println!(
+            "DIFFERENT: recorded sha256 {}, reproduced {} ({})",
+            recorded.replay_sha256,
+            reproduced.report.replay_sha256,
+            replay_path.display()
+        );
+        Ok(ExitCode::from(1))
+    }
 }
 
 fn clock_seed() -> u64 {
@@ -351,13 +501,13 @@ fn print_report(report: &MatchReport, replay_path: &Path) {
     );
     let name_width = report.seats.iter().map(|seat| seat.name.len()).max().unwrap_or(0).max(3);
     println!(
-        "{:>4}  {:<name_width$}  {:<12}  {:>7}  {:>4}  {:>8}  {:>8}  {:>8}  {:>8}",
-        "seat", "bot", "status", "score", "rank", "requests", "timeouts", "mean ms", "max ms"
+        "{:>4}  {:<name_width$}  {:<12}  {:>7}  {:>4}  {:>8}  {:>8}  {:>8}  {:>8}  {:>8}  {:>8}",
+        "seat", "bot", "status", "score", "rank", "requests", "timeouts", "mean ms", "p99 ms", "max ms", "cpu p99"
     );
     for seat in &report.seats {
         let status = serde_json::to_value(seat.outcome.status).ok();
         println!(
-            "{:>4}  {:<name_width$}  {:<12}  {:>7}  {:>4}  {:>8}  {:>8}  {:>8.2}  {:>8.2}",
+            "{:>4}  {:<name_width$}  {:<12}  {:>7}  {:>4}  {:>8}  {:>8}  {:>8.2}  {:>8.2}  {:>8.2}  {:>8}",
             seat.seat,
             seat.name,
             status.as_ref().and_then(|s| s.as_str()).unwrap_or("?"),
@@ -365,8 +515,10 @@ fn print_report(report: &MatchReport, replay_path: &Path) {
             seat.outcome.rank,
             seat.requests,
             seat.timeouts,
-            seat.mean_reply_ms,
-            seat.max_reply_ms,
+            seat.reply.mean_ms,
+            seat.reply.p99_ms,
+            seat.reply.max_ms,
+            seat.cpu.map_or("-".to_owned(), |cpu| format!("{:.2}", cpu.p99_ms)),
         );
     }
     println!("replay: {} (sha256 {})", replay_path.display(), report.replay_sha256);

@@ -60,6 +60,17 @@ pub static TURN_LATENCY: LazyLock<HistogramVec> = LazyLock::new(|| {
     )
 });
 
+/// CPU time a bot used for one move (from its request to its reply), where its
+/// sandbox measures it: what the CPU clock counts.
+pub static MOVE_CPU: LazyLock<HistogramVec> = LazyLock::new(|| {
+    histogram_vec(
+        "farm_worker_move_cpu_seconds",
+        "CPU time a bot used from a request until its reply.",
+        &["game"],
+        prometheus::exponential_buckets(0.0001, 2.0, 18).unwrap_or_default(),
+    )
+});
+
 /// Time to start one container bot for its match: taking a prepared container (or
 /// preparing one) and starting the bot in it.
 pub static CONTAINER_START: LazyLock<Histogram> = LazyLock::new(|| {
@@ -314,6 +325,7 @@ pub fn init() {
     LazyLock::force(&MATCHES);
     LazyLock::force(&MATCH_DURATION);
     LazyLock::force(&TURN_LATENCY);
+    LazyLock::force(&MOVE_CPU);
     LazyLock::force(&CONTAINER_START);
     LazyLock::force(&BOT_FAILURES);
     LazyLock::force(&JOBS_IN_FLIGHT);

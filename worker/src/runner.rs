@@ -4,14 +4,17 @@
 use std::time::Duration;
 
 use farm_engine::builtin;
-use farm_engine::replay::{self, LineHasher};
+use farm_engine::replay::{self, LineHasher, ReplyTime};
 use farm_engine::{BotReply, GameKind, Match, MatchSetup, PlayerOutcome, Seat, SetupError, StepError};
-use farm_proto::{BotLaunch, BotLimits, BotSpec, ContainerIsolation, MatchJob, Transport};
+use farm_proto::{
+    BotLaunch, BotLimits, BotSpec, ContainerIsolation, MatchJob, MoveClock, Reproduction, TimeSummary, Transport,
+};
 use serde::Serialize;
 use tokio::io::{AsyncWrite, AsyncWriteExt, BufWriter};
 use tokio::time::Instant;
 
-use crate::bots::{BotExit, BotLaunchError, BotSession, CappedLog, LaunchContext, Received, Sandbox};
+use crate::bots::{BotExit, BotLaunchError, BotSession, CappedLog, LaunchContext, Sandbox};
+use crate::clock::SeatClock;
 use crate::metrics::{self, SandboxPhase};
 
 /// Knobs of the runner that are not rules of the game.
@@ -83,16 +86,20 @@ impl Default for RunnerOptions {
 }
 
 impl RunnerOptions {
-    /// How long `game`, played by `seats` bots, may take: every seat's first reply
-    /// with its start-up grace, every step at its deadline, a tenth more and a second
-    /// for the runner's own work, capped by [`RunnerOptions::max_match`]. Bots kept
-    /// to their deadlines never reach it unless the operator's cap is lower.
-    pub fn match_limit(&self, game: &Match, seats: usize) -> Duration {
+    /// How long `game`, played by `seats` bots timed by `clock`, may take: every
+    /// seat's first reply with its start-up grace, every step at its deadline, every
+    /// seat's time bank (each on the wall clock, so times the CPU clock's backstop), a
+    /// tenth more and a second for the runner's own work, capped by
+    /// [`RunnerOptions::max_match`]. Bots kept to their deadlines never reach it unless
+    /// the operator's cap is lower.
+    pub fn match_limit(&self, game: &Match, seats: usize, clock: &MoveClock) -> Duration {
         let deadlines = game.deadlines();
-        let first = self.startup_grace.saturating_add(Duration::from_millis(deadlines.first_ms));
-        let firsts = first.saturating_mul(u32::try_from(seats).unwrap_or(u32::MAX));
-        let steps = Duration::from_millis(deadlines.turn_ms.saturating_mul(game.game().max_steps()));
-        let worst = firsts.saturating_add(steps);
+        let seats = u32::try_from(seats).unwrap_or(u32::MAX);
+        let first_ms = duration_ms(self.startup_grace).saturating_add(deadlines.first_ms);
+        let first_and_bank = Duration::from_millis(clock.wall_limit_ms(first_ms, clock.time_bank_ms));
+        let turn = clock.wall_limit_ms(deadlines.turn_ms, 0);
+        let steps = Duration::from_millis(turn.saturating_mul(game.game().max_steps()));
+        let worst = first_and_bank.saturating_mul(seats).saturating_add(steps);
         worst.saturating_add(worst / 10).saturating_add(Duration::from_secs(1)).min(self.max_match)
     }
 
@@ -102,7 +109,7 @@ impl RunnerOptions {
         let players: Vec<String> = fill_seats(job.game, job.bots.clone()).into_iter().map(|bot| bot.name).collect();
         let seats = players.len();
         let game = Match::new(MatchSetup::new(job.game, &job.rules, job.map.clone(), job.seed, players)?)?;
-        Ok(self.match_limit(&game, seats))
+        Ok(self.match_limit(&game, seats, &job.clock))
     }
 }
 
@@ -144,6 +151,9 @@ pub enum RunError {
         .0.as_secs_f64()
     )]
     TooLong(Duration),
+    /// The match's clock settings are out of bounds.
+    #[error("the match's clock: {0}")]
+    InvalidClock(String),
     /// A bot's sandbox limits or image arguments are out of bounds.
     #[error("seat {seat}: {problem}")]
     InvalidBot {
@@ -170,10 +180,13 @@ pub struct SeatReport {
     pub requests: u64,
     /// Requests that timed out.
     pub timeouts: u64,
-    /// Mean time to reply, over the replies that arrived.
-    pub mean_reply_ms: f64,
-    /// Longest time to reply.
-    pub max_reply_ms: f64,
+    /// Wall-clock time to reply: mean, 99th percentile and maximum over the replies
+    /// that came in time (zero if none did).
+    pub reply: TimeSummary,
+    /// CPU time to reply, over the same replies, where its sandbox measures it.
+    pub cpu: Option<TimeSummary>,
+    /// The image its bot ran, by content (`sha256:...`), if it ran in a container.
+    pub image_id: Option<String>,
     /// How its process ended (none for built-in bots).
     pub exit: Option<BotExit>,
     /// Its stderr, capped.
@@ -184,6 +197,8 @@ pub struct SeatReport {
 /// The result of one match.
 #[derive(Debug, Clone, Serialize)]
 pub struct MatchReport {
+    /// The engine that played it ([`farm_engine::engine_version`]).
+    pub engine: String,
     /// The game.
     pub game: GameKind,
     /// The match seed.
@@ -198,6 +213,17 @@ pub struct MatchReport {
     pub seats: Vec<SeatReport>,
 }
 
+impl MatchReport {
+    /// The reproduction bundle of this match, played as `job`.
+    pub fn reproduction(&self, job: &MatchJob) -> Reproduction {
+        Reproduction {
+            engine: self.engine.clone(),
+            job: job.clone(),
+            images: self.seats.iter().map(|seat| seat.image_id.clone()).collect(),
+        }
+    }
+}
+
 /// `bots` with the seats the game fills on its own (Vindinium's random heroes, rule
 /// V-5) appended, up to the game's smallest number of seats.
 pub fn fill_seats(game: GameKind, mut bots: Vec<BotSpec>) -> Vec<BotSpec> {
@@ -210,15 +236,6 @@ pub fn fill_seats(game: GameKind, mut bots: Vec<BotSpec>) -> Vec<BotSpec> {
     bots
 }
 
-#[derive(Default)]
-struct SeatClock {
-    requests: u64,
-    timeouts: u64,
-    replies: u64,
-    total: Duration,
-    max: Duration,
-}
-
 /// Writes replay lines, hashes them and counts their bytes as they go.
 struct ReplayWriter<W: AsyncWrite + Unpin> {
     out: BufWriter<W>,
@@ -227,8 +244,15 @@ struct ReplayWriter<W: AsyncWrite + Unpin> {
 }
 
 impl<W: AsyncWrite + Unpin> ReplayWriter<W> {
+    /// Writes and hashes a line of play.
     async fn line(&mut self, line: &str) -> std::io::Result<()> {
         self.hash.line(line);
+        self.write(line).await
+    }
+
+    /// Writes a line without hashing it: a frame with its clock readings, whose play
+    /// was hashed on its own.
+    async fn write(&mut self, line: &str) -> std::io::Result<()> {
         self.written += line.len() as u64 + 1;
         self.out.write_all(line.as_bytes()).await?;
         self.out.write_all(b"\n").await
@@ -280,11 +304,13 @@ pub struct MatchIo<W, P, F> {
     pub stop: F,
 }
 
-/// Plays the match `setup` between `bots` (one per seat), started in `sandbox`.
+/// Plays the match `setup` between `bots` (one per seat), started in `sandbox`, its
+/// moves timed by `clock`.
 pub async fn play_match<S, W, P, F>(
     sandbox: &S,
     job_id: &str,
     setup: MatchSetup,
+    clock: MoveClock,
     bots: &[BotSpec],
     options: &RunnerOptions,
     io: MatchIo<W, P, F>,
@@ -295,21 +321,23 @@ where
     P: FnMut(u64, u64),
     F: Future<Output = ()>,
 {
-    start_match(sandbox, job_id, None, setup, bots).await?.play(options, io).await
+    start_match(sandbox, job_id, None, clock, setup, bots).await?.play(options, io).await
 }
 
-/// Checks `setup` and the bots' limits, then starts `bots` (one per seat) in
-/// `sandbox`, with the container `isolation` the match's tournament asks for, if any.
-/// The match has not begun: no clock runs until [`StartedMatch::play`].
+/// Checks `setup`, the `clock` and the bots' limits, then starts `bots` (one per seat)
+/// in `sandbox`, with the container `isolation` the match's tournament asks for, if
+/// any. The match has not begun: no clock runs until [`StartedMatch::play`].
 pub async fn start_match<S: Sandbox>(
     sandbox: &S,
     job_id: &str,
     isolation: Option<ContainerIsolation>,
+    clock: MoveClock,
     setup: MatchSetup,
     bots: &[BotSpec],
 ) -> Result<StartedMatch, RunError> {
     let (game_kind, seed) = (setup.game, setup.seed);
     let game = Match::new(setup)?;
+    clock.check().map_err(|problem| RunError::InvalidClock(problem.to_string()))?;
     for (seat, bot) in bots.iter().enumerate() {
         bot.check().map_err(|problem| RunError::InvalidBot { seat, problem })?;
     }
@@ -335,7 +363,7 @@ pub async fn start_match<S: Sandbox>(
         end_all(sessions).await;
         return Err(error);
     }
-    Ok(StartedMatch { game, bots: bots.to_vec(), sessions })
+    Ok(StartedMatch { game, clock, bots: bots.to_vec(), sessions })
 }
 
 /// A match whose bots are running and which has not begun: played at once by
@@ -345,6 +373,7 @@ pub async fn start_match<S: Sandbox>(
 /// [`StartedMatch::end`] ends them and waits.
 pub struct StartedMatch {
     game: Match,
+    clock: MoveClock,
     bots: Vec<BotSpec>,
     sessions: Vec<BotSession>,
 }
@@ -373,18 +402,20 @@ impl StartedMatch {
         P: FnMut(u64, u64),
         F: Future<Output = ()>,
     {
-        let StartedMatch { mut game, bots, mut sessions } = self;
+        let StartedMatch { mut game, clock, bots, mut sessions } = self;
         let MatchIo { replay, mut on_step, stop } = io;
         let (game_kind, seed) = (game.setup().game, game.setup().seed);
         let started = Instant::now();
-        let limit = options.match_limit(&game, sessions.len());
+        let limit = options.match_limit(&game, sessions.len(), &clock);
         let result = tokio::select! {
-            result = drive(&mut game, &mut sessions, options, replay, &mut on_step) => result,
+            result = drive(&mut game, &clock, &mut sessions, options, replay, &mut on_step) => result,
             () = stop => Err(RunError::Stopped),
             () = tokio::time::sleep(limit) => Err(RunError::TooLong(limit)),
         };
 
         // Every bot is ended, whether the match finished or failed.
+        let images: Vec<Option<String>> =
+            sessions.iter().map(|session| session.image_id().map(str::to_owned)).collect();
         let mut ended = Vec::with_capacity(sessions.len());
         for session in sessions {
             ended.push(session.finish().await);
@@ -397,21 +428,27 @@ impl StartedMatch {
             .zip(bots)
             .zip(clocks)
             .zip(ended)
+            .zip(images)
             .enumerate()
-            .map(|(seat, (((outcome, spec), clock), (log, exit)))| SeatReport {
-                seat,
-                name: spec.name,
-                launch: spec.launch.to_string(),
-                outcome,
-                requests: clock.requests,
-                timeouts: clock.timeouts,
-                mean_reply_ms: if clock.replies == 0 { 0.0 } else { millis(clock.total) / clock.replies as f64 },
-                max_reply_ms: millis(clock.max),
-                exit,
-                log,
+            .map(|(seat, ((((outcome, spec), clock), (log, exit)), image_id))| {
+                let (reply, cpu) = clock.summaries();
+                SeatReport {
+                    seat,
+                    name: spec.name,
+                    launch: spec.launch.to_string(),
+                    outcome,
+                    requests: clock.requests,
+                    timeouts: clock.timeouts,
+                    reply: reply.unwrap_or_default(),
+                    cpu,
+                    image_id,
+                    exit,
+                    log,
+                }
             })
             .collect();
         Ok(MatchReport {
+            engine: farm_engine::engine_version(),
             game: game_kind,
             seed,
             steps: game.steps(),
@@ -428,12 +465,13 @@ async fn end_all(sessions: Vec<BotSession>) {
     }
 }
 
-fn millis(duration: Duration) -> f64 {
-    duration.as_secs_f64() * 1000.0
+fn duration_ms(duration: Duration) -> u64 {
+    u64::try_from(duration.as_millis()).unwrap_or(u64::MAX)
 }
 
 async fn drive<W: AsyncWrite + Unpin>(
     game: &mut Match,
+    clock: &MoveClock,
     sessions: &mut [BotSession],
     options: &RunnerOptions,
     replay: W,
@@ -441,10 +479,13 @@ async fn drive<W: AsyncWrite + Unpin>(
 ) -> Result<(Vec<SeatClock>, String), RunError> {
     let deadlines = game.deadlines();
     let limit = game.game().max_steps();
-    let latency = metrics::TURN_LATENCY.with_label_values(&[game.setup().game.name()]);
-    let mut clocks: Vec<SeatClock> = sessions.iter().map(|_| SeatClock::default()).collect();
+    let game_name = game.setup().game.name();
+    let latency = metrics::TURN_LATENCY.with_label_values(&[game_name]);
+    let move_cpu = metrics::MOVE_CPU.with_label_values(&[game_name]);
+    let mut clocks: Vec<SeatClock> = sessions.iter().map(|_| SeatClock::new(clock)).collect();
     let mut writer = ReplayWriter { out: BufWriter::new(replay), hash: LineHasher::default(), written: 0 };
     let mut budget = OutputBudget { limit: options.max_replay_bytes, stored: 0, over: vec![false; sessions.len()] };
+    let mut timed_frame = String::new();
     writer.line(&game.header_line()).await?;
 
     while !game.is_over() {
@@ -454,48 +495,56 @@ async fn drive<W: AsyncWrite + Unpin>(
             if budget.is_over(seat) {
                 continue;
             }
-            let clock = &mut clocks[seat];
-            let sent = Instant::now();
-            let allowed = if clock.requests == 0 {
+            let seat_clock = &mut clocks[seat];
+            let allowed = if seat_clock.requests == 0 {
                 options.startup_grace + Duration::from_millis(deadlines.first_ms)
             } else {
                 Duration::from_millis(deadlines.turn_ms)
             };
-            clock.requests += 1;
+            sessions[seat].freeze(false);
+            let timed = seat_clock.start(clock, allowed, &sessions[seat]);
             let accepted = sessions[seat].send(game, seat);
-            asked.push((seat, sent, sent + allowed, accepted));
+            asked.push((seat, timed, accepted));
         }
         let mut replies: Vec<(Seat, BotReply)> =
             to_act.iter().filter(|&&seat| budget.is_over(seat)).map(|&seat| (seat, BotReply::OutputLimit)).collect();
-        for (seat, sent, deadline, accepted) in asked {
-            // A bot not reading its input still gets its full time, then times out.
-            let received = if accepted {
-                sessions[seat].receive(deadline).await
+        let mut times: Vec<Option<ReplyTime>> = vec![None; replies.len()];
+        for (seat, timed, accepted) in asked {
+            let seat_clock = &mut clocks[seat];
+            let (reply, time) = if accepted {
+                seat_clock.reply(clock, timed, &mut sessions[seat]).await
             } else {
-                tokio::time::sleep_until(deadline).await;
-                Received { reply: BotReply::Timeout, at: deadline }
+                seat_clock.unread(timed, &mut sessions[seat]).await
             };
-            let clock = &mut clocks[seat];
-            let reply = received.reply;
-            match reply {
-                BotReply::Timeout => clock.timeouts += 1,
-                _ => {
-                    let took = received.at.saturating_duration_since(sent);
-                    latency.observe(took.as_secs_f64());
-                    if clock.requests == 1 && sessions[seat].is_external() {
-                        SandboxPhase::FirstReply.observe(sessions[seat].sandbox_name(), took);
-                    }
-                    clock.replies += 1;
-                    clock.total += took;
-                    clock.max = clock.max.max(took);
+            if reply != BotReply::Timeout {
+                let took = Duration::from_micros(time.wall_us);
+                latency.observe(took.as_secs_f64());
+                if let Some(cpu_us) = time.cpu_us {
+                    move_cpu.observe(Duration::from_micros(cpu_us).as_secs_f64());
+                }
+                if seat_clock.requests == 1 && sessions[seat].is_external() {
+                    SandboxPhase::FirstReply.observe(sessions[seat].sandbox_name(), took);
                 }
             }
             replies.push((seat, budget.admit(seat, reply)));
+            times.push(Some(time));
         }
         let frame = game.submit(replies)?;
-        writer.line(frame).await?;
+        writer.hash.line(frame);
+        timed_frame.clear();
+        replay::write_timed(&mut timed_frame, frame, &times);
+        writer.write(&timed_frame).await?;
         if writer.written.saturating_sub(budget.stored) > options.max_replay_bytes {
             return Err(RunError::ReplayTooLarge(options.max_replay_bytes));
+        }
+        if !clock.ponder && !game.is_over() {
+            // Bots that have begun and are not asked next wait frozen for their turn.
+            let next = game.to_act();
+            for (seat, session) in sessions.iter_mut().enumerate() {
+                if clocks[seat].requests > 0 && !next.contains(&seat) {
+                    session.freeze(true);
+                }
+            }
         }
         on_step(game.steps(), limit);
     }
@@ -517,11 +566,33 @@ mod tests {
     fn a_matchs_limit_is_its_rules_worst_case_capped_by_the_operator() {
         let options = RunnerOptions { max_match: Duration::from_secs(3600), ..RunnerOptions::default() };
         // Two first replies of 5 + 5 s, then 100 steps of 5 s: 520 s, a tenth more and a second.
-        assert_eq!(options.match_limit(&botwars(serde_json::Value::Null), 2), Duration::from_secs(573));
+        assert_eq!(
+            options.match_limit(&botwars(serde_json::Value::Null), 2, &MoveClock::default()),
+            Duration::from_secs(573)
+        );
         let quick = botwars(serde_json::json!({ "maxTurns": 10, "replyTimeoutMs": 100 }));
-        assert_eq!(options.match_limit(&quick, 2), Duration::from_millis((10_200 + 1_000) * 11 / 10 + 1_000));
+        assert_eq!(
+            options.match_limit(&quick, 2, &MoveClock::default()),
+            Duration::from_millis((10_200 + 1_000) * 11 / 10 + 1_000)
+        );
+        // The CPU clock's backstop and each seat's bank lengthen the worst case: two
+        // first replies of 10 s and a bank of 1 s each, then 100 steps of 5 s, all times 3.
+        let cpu = MoveClock {
+            kind: farm_proto::ClockKind::Cpu,
+            time_bank_ms: 1000,
+            wall_backstop: 3,
+            ..MoveClock::default()
+        };
+        let worst = (2 * 11 + 500) * 3;
+        assert_eq!(
+            options.match_limit(&botwars(serde_json::Value::Null), 2, &cpu),
+            Duration::from_millis(worst * 1000 * 11 / 10 + 1000)
+        );
         let capped = RunnerOptions { max_match: Duration::from_secs(60), ..options.clone() };
-        assert_eq!(capped.match_limit(&botwars(serde_json::Value::Null), 2), Duration::from_secs(60));
+        assert_eq!(
+            capped.match_limit(&botwars(serde_json::Value::Null), 2, &MoveClock::default()),
+            Duration::from_secs(60)
+        );
     }
 
     #[test]
@@ -536,6 +607,7 @@ mod tests {
             seed: 1,
             bots: bots.iter().map(|spec| spec.parse().expect("a bot spec")).collect(),
             isolation: None,
+            clock: MoveClock::default(),
         };
         let botwars = job(GameKind::Botwars, &["builtin:random", "builtin:gatherer"], serde_json::Value::Null);
         assert_eq!(options.job_limit(&botwars).expect("a valid job"), Duration::from_secs(573));

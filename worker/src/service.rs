@@ -412,7 +412,7 @@ async fn play<S: Sandbox + Clone + Send + 'static>(
         let _ = abort.wait_for(|stop| *stop).await;
     };
     let played = match turn.bots {
-        Ok(started) => context.player.play_started(started, &keys, stop).await,
+        Ok(started) => context.player.play_started(job, started, &keys, stop).await,
         Err(error) => Err(error.into()),
     };
     drop(in_flight);

@@ -25,6 +25,7 @@ async fn the_worker_reconnects_after_a_broker_restart_and_the_remaining_jobs_fin
             seed: n,
             bots: vec!["image:matchfarm/hostile sleepy".parse().expect("bot")],
             isolation: None,
+            clock: Default::default(),
         })
         .collect();
     let expected: BTreeSet<String> = jobs.iter().map(|job| job.job_id.clone()).collect();

@@ -55,6 +55,7 @@ fn slow_job(tournament: &str, job_id: &str) -> MatchJob {
         seed: 3,
         bots: vec!["builtin:random".parse().expect("bot spec"), slow],
         isolation: None,
+        clock: Default::default(),
     }
 }
 

@@ -43,7 +43,9 @@ async fn play_asking(
     let rules = serde_json::json!({ "maxTurns": 20, "moveTimeoutMs": 20000 });
     let setup = MatchSetup::new(GameKind::Vindinium, &rules, None, seed, players).expect("setup");
     let io = MatchIo { replay: tokio::io::sink(), on_step: |_, _| {}, stop: std::future::pending() };
-    let started = start_match(docker, &format!("reuse-{seed}"), isolation, setup, &bots).await.expect("started");
+    let started = start_match(docker, &format!("reuse-{seed}"), isolation, Default::default(), setup, &bots)
+        .await
+        .expect("started");
     started.play(&RunnerOptions::default(), io).await.expect("played")
 }
 

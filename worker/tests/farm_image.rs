@@ -67,6 +67,7 @@ async fn the_farm_image_runs_a_worker_that_plays_and_acks_a_job() {
             .map(|spec| spec.parse::<BotSpec>().expect("bot spec"))
             .collect(),
         isolation: None,
+        clock: Default::default(),
     };
     publish_jobs(&connection, 5, &[job]).await;
     let mut results = results_consumer(&connection).await;

@@ -23,6 +23,7 @@ fn vindinium_job(tournament: &str, job_id: &str, seed: u64, rules: serde_json::V
         seed,
         bots: bots.iter().map(|spec| bot(spec)).collect(),
         isolation: None,
+        clock: Default::default(),
     }
 }
 

@@ -26,6 +26,7 @@ fn job(tournament: &str, job_id: &str, seed: u64, rules: serde_json::Value, bots
         seed,
         bots: bots.iter().map(|spec| spec.parse().expect("bot spec")).collect(),
         isolation: None,
+        clock: Default::default(),
     }
 }
 

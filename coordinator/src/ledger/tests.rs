@@ -52,6 +52,8 @@ fn envelope(tournament: &Tournament, job_id: &str, worker: &str, scores: [i64; 2
             timeouts: seat as u64,
             mean_reply_ms: 1.0,
             max_reply_ms: 2.0,
+            p99_reply_ms: 0.0,
+            cpu: None,
             exit_code: None,
             oom_killed: false,
             log_key: None,
@@ -69,6 +71,7 @@ fn envelope(tournament: &Tournament, job_id: &str, worker: &str, scores: [i64; 2
             replay_key: farm_runtime::storage::AttemptKeys::new(&tournament.id, job_id, 1).replay(),
             replay_sha256: "0".repeat(64),
             duration_ms: 7,
+            reproduction: None,
         },
     }
 }

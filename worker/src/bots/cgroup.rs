@@ -15,7 +15,10 @@ use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use farm_proto::BotLimits;
+use farm_supervisor::protocol::CpuUsageFile;
 use tokio::time::{Duration, Instant, sleep};
+
+use super::cpu::CpuMeter;
 
 const ROOT: &str = "/sys/fs/cgroup";
 /// The CFS period the CPU quota is expressed in.
@@ -114,7 +117,10 @@ impl CgroupHost {
         let name = format!("bot-{}", self.next.fetch_add(1, Ordering::Relaxed));
         let membership = self.membership.join(&name);
         std::fs::create_dir(&membership)?;
-        let mut cgroup = BotCgroup { membership, limit_dirs: Vec::new(), memory: None };
+        // Freezing is the v2 hierarchy's own (no controller): every bot cgroup has it
+        // from Linux 5.2.
+        let freezer = std::fs::OpenOptions::new().write(true).open(membership.join("cgroup.freeze")).ok();
+        let mut cgroup = BotCgroup { membership, limit_dirs: Vec::new(), memory: None, freezer };
         let Some(limits) = limits else { return Ok(cgroup) };
         let memory_bytes = limits.memory_mib.saturating_mul(1024 * 1024);
         for (controller, apply) in [
@@ -256,6 +262,8 @@ pub struct BotCgroup {
     limit_dirs: Vec<PathBuf>,
     /// Where its memory is accounted, for the OOM count.
     memory: Option<Controller>,
+    /// Its `cgroup.freeze`, open for writing, where the kernel has one.
+    freezer: Option<std::fs::File>,
 }
 
 impl BotCgroup {
@@ -270,6 +278,21 @@ impl BotCgroup {
     /// How many processes are in it now.
     pub fn process_count(&self) -> usize {
         std::fs::read_to_string(self.membership.join("cgroup.procs")).map(|procs| procs.lines().count()).unwrap_or(0)
+    }
+
+    /// A meter of the CPU time of all its processes: the v2 hierarchy counts it in
+    /// every cgroup, with or without the cpu controller.
+    pub fn cpu_meter(&self) -> Option<CpuMeter> {
+        let file = std::fs::File::open(self.membership.join(CpuUsageFile::CpuStat.name())).ok()?;
+        let meter = CpuMeter::Cgroup { file, kind: CpuUsageFile::CpuStat };
+        meter.used().is_some().then_some(meter)
+    }
+
+    /// Freezes every process in it (they stay as they are, using no CPU, until thawed)
+    /// or thaws them. `false` if this kernel cannot.
+    pub fn freeze(&self, frozen: bool) -> bool {
+        use std::os::unix::fs::FileExt;
+        self.freezer.as_ref().is_some_and(|file| file.write_at(if frozen { b"1" } else { b"0" }, 0).is_ok())
     }
 
     /// Whether the kernel killed one of its processes for exceeding the memory limit.

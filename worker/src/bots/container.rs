@@ -51,9 +51,10 @@ use tokio::time::{Duration, Instant, timeout};
 use tokio_util::task::TaskTracker;
 
 use super::capped::{CappedLog, read_capped};
+use super::cpu::CpuMeter;
 use super::http::{BOT_PORT, BotServer};
 use super::supervisor::{Control, Resetting, Supervisor};
-use super::{BOT_GID, BOT_OPEN_FILES, BOT_UID, BotChannel, BotExit, BotLaunchError, LaunchContext, Received, Sandbox};
+use super::{BOT_GID, BOT_OPEN_FILES, BOT_UID, BotChannel, BotExit, BotLaunchError, LaunchContext, Sandbox};
 use crate::metrics::{self, SandboxPhase};
 
 /// Label carrying the id of the worker that started the container.
@@ -262,6 +263,8 @@ impl Shape {
 #[derive(Debug)]
 struct Prepared {
     id: String,
+    /// The image it runs, by content (`sha256:...`): what its tag named when it was made.
+    image_id: String,
     run_dir: PathBuf,
     /// Matches it has served.
     matches: u32,
@@ -487,6 +490,16 @@ impl DockerSandbox {
         shapes
     }
 
+    /// The id (`sha256:...`) of the image `image` (a tag or an id) names on this
+    /// engine; `None` if it has none.
+    pub async fn image_id(&self, image: &str) -> Result<Option<String>, DockerError> {
+        match self.docker.inspect_image(image).await {
+            Ok(inspected) => Ok(inspected.id),
+            Err(bollard::errors::Error::DockerResponseServerError { status_code: 404, .. }) => Ok(None),
+            Err(error) => Err(error.into()),
+        }
+    }
+
     /// Starts `image` (with `args` in place of its `CMD`, if any) for one seat of a
     /// match, in a prepared container (one is prepared now if none waits).
     pub async fn start_container(
@@ -543,11 +556,12 @@ impl DockerSandbox {
                 return Err(BotLaunchError::Spawn { command: image.to_owned(), source: error });
             }
         };
+        let meter = bot.cpu.map(Arc::new);
         let channel = match BotChannel::http_body(transport) {
-            None => BotChannel::lines(bot.stdout, bot.stdin),
+            None => BotChannel::lines(bot.stdout, bot.stdin, meter.clone()),
             Some(body) => {
                 let server = BotServer::Supervised { supervisor, port: BOT_PORT };
-                BotChannel::http(body, server, bot.stdout, bot.stdin)
+                BotChannel::http(body, server, bot.stdout, bot.stdin, meter.clone())
             }
         };
         metrics::CONTAINER_START.observe(started.elapsed().as_secs_f64());
@@ -558,6 +572,8 @@ impl DockerSandbox {
             container: Some(container),
             control: Some(bot.control),
             channel: Some(channel),
+            meter,
+            frozen: false,
             stderr: tokio::spawn(read_capped(bot.stderr, limits.stderr_bytes)),
         })
     }
@@ -720,6 +736,12 @@ impl DockerSandbox {
     /// Creates and starts a container of `shape` and waits for its supervisor.
     async fn create_prepared(&self, shape: &Shape) -> Result<Prepared, BotLaunchError> {
         let image = self.docker.inspect_image(&shape.image).await.map_err(|error| image_error(&shape.image, error))?;
+        // The container is made from the image the tag names now, by its id: a tag
+        // moved meanwhile cannot put other content in it than the result records.
+        let image_id = image.id.ok_or_else(|| BotLaunchError::ImageMissing {
+            image: shape.image.clone(),
+            message: "the engine gave the image no id".to_owned(),
+        })?;
         let config = image.config.unwrap_or_default();
         // As `docker run IMAGE ARGS...`: the arguments, if given, replace the CMD.
         let command = if shape.args.is_empty() { config.cmd.unwrap_or_default() } else { shape.args.clone() };
@@ -738,7 +760,7 @@ impl DockerSandbox {
             .create(&run_dir)
             .map_err(|error| DockerError::Setup(format!("cannot make {}: {error}", run_dir.display())))?;
         let workdir = config.working_dir.filter(|dir| !dir.is_empty()).unwrap_or_else(|| "/".to_owned());
-        let body = self.container_body(shape, &run_dir, &workdir, &volumes, &program);
+        let body = self.container_body(&image_id, shape, &run_dir, &workdir, &volumes, &program);
         let created = SandboxPhase::Create
             .timed(
                 Self::NAME,
@@ -752,7 +774,7 @@ impl DockerSandbox {
                 return Err(image_error(&shape.image, error));
             }
         };
-        let container = Prepared { id, run_dir, matches: 0, idle_since: Instant::now() };
+        let container = Prepared { id, image_id, run_dir, matches: 0, idle_since: Instant::now() };
         match SandboxPhase::Start.timed(Self::NAME, self.start_supervisor(&container)).await {
             Ok(()) => Ok(container),
             Err(error) => {
@@ -781,6 +803,7 @@ impl DockerSandbox {
 
     fn container_body(
         &self,
+        image_id: &str,
         shape: &Shape,
         run_dir: &Path,
         workdir: &str,
@@ -842,7 +865,7 @@ impl DockerSandbox {
         cmd.push("--".to_owned());
         cmd.extend(program.iter().cloned());
         ContainerCreateBody {
-            image: Some(shape.image.clone()),
+            image: Some(image_id.to_owned()),
             user: Some("0:0".to_owned()),
             entrypoint: Some(vec![supervisor_protocol::BINARY.to_owned()]),
             cmd: Some(cmd),
@@ -1165,6 +1188,10 @@ pub struct ContainerBot {
     control: Option<Control>,
     /// `None` once the bot is being ended.
     channel: Option<BotChannel>,
+    /// Its container's CPU usage, if the supervisor found the file.
+    meter: Option<Arc<CpuMeter>>,
+    /// Whether it is frozen between its turns.
+    frozen: bool,
     stderr: JoinHandle<CappedLog>,
 }
 
@@ -1174,11 +1201,30 @@ impl ContainerBot {
         self.channel.as_mut().is_some_and(|channel| channel.send(request))
     }
 
-    /// The reply to the last request and when it arrived, or `Timeout` at `deadline`.
-    pub async fn receive(&mut self, deadline: Instant) -> Received {
-        match &mut self.channel {
-            Some(channel) => channel.receive(deadline).await,
-            None => Received { reply: farm_engine::BotReply::Crashed, at: Instant::now() },
+    /// The conversation with the bot, until it is being ended.
+    pub(super) fn channel(&mut self) -> Option<&mut BotChannel> {
+        self.channel.as_mut()
+    }
+
+    /// Where its CPU time is read, if anywhere.
+    pub fn cpu_meter(&self) -> Option<&CpuMeter> {
+        self.meter.as_deref()
+    }
+
+    /// The image it runs, by content (`sha256:...`).
+    pub fn image_id(&self) -> Option<&str> {
+        self.container.as_ref().map(|container| container.image_id.as_str())
+    }
+
+    /// Freezes or thaws every process of the bot, through its supervisor (which stops
+    /// or continues them): a line sent, no answer waited for.
+    pub fn freeze(&mut self, frozen: bool) {
+        if self.frozen == frozen {
+            return;
+        }
+        self.frozen = frozen;
+        if let Some(control) = &self.control {
+            control.freeze(frozen);
         }
     }
 

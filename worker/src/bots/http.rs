@@ -10,12 +10,14 @@ use http_body_util::{BodyExt, Full, Limited};
 use hyper::client::conn::http1::SendRequest;
 use hyper_util::rt::TokioIo;
 use std::net::SocketAddr;
+use std::sync::Arc;
 use tokio::net::TcpStream;
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 use tokio::time::{Duration, Instant, timeout_at};
 
 use super::Received;
+use super::cpu::CpuMeter;
 use super::supervisor::Supervisor;
 
 /// The port an `http` bot listens on inside its container (also given as `FARM_PORT`).
@@ -31,6 +33,7 @@ pub struct HttpChannel {
     /// The connection of the last answered request, ready for the next.
     idle: Option<Connection>,
     pending: Option<(oneshot::Receiver<Answered>, JoinHandle<()>)>,
+    meter: Option<Arc<CpuMeter>>,
 }
 
 /// Where a bot's HTTP server is reached.
@@ -74,9 +77,10 @@ impl BotServer {
 type Answered = (Received, Option<Connection>);
 
 impl HttpChannel {
-    /// A channel to the bot serving at `server`, sending requests encoded as `body`.
-    pub fn new(server: BotServer, body: HttpBody) -> Self {
-        HttpChannel { server, body, idle: None, pending: None }
+    /// A channel to the bot serving at `server`, sending requests encoded as `body`;
+    /// the bot's CPU time is read from `meter` as each reply arrives.
+    pub fn new(server: BotServer, body: HttpBody, meter: Option<Arc<CpuMeter>>) -> Self {
+        HttpChannel { server, body, idle: None, pending: None, meter }
     }
 
     /// Starts posting `request`. A request still unanswered is abandoned with its
@@ -85,33 +89,38 @@ impl HttpChannel {
         self.abandon();
         let (reply_tx, reply_rx) = oneshot::channel();
         let body = wire::http_request(request, self.body);
-        let (server, idle) = (self.server.clone(), self.idle.take());
+        let (server, idle, meter) = (self.server.clone(), self.idle.take(), self.meter.clone());
         let task = tokio::spawn(async move {
             let (reply, connection) = post(&server, idle, body).await;
-            let _ = reply_tx.send((Received { reply, at: Instant::now() }, connection));
+            let _ = reply_tx.send((Received::now(reply, meter.as_deref()), connection));
         });
         self.pending = Some((reply_rx, task));
         true
     }
 
-    /// The reply to the last request and when it arrived, or `Timeout` at `deadline`.
-    pub async fn receive(&mut self, deadline: Instant) -> Received {
-        let Some((reply, task)) = self.pending.take() else {
-            return Received { reply: BotReply::Timeout, at: deadline };
+    /// The reply to the last request, when it arrived and the bot's CPU time then, if
+    /// it arrives by `until`; `None` if not, the request still pending: wait again, or
+    /// [`HttpChannel::give_up`] on it.
+    pub async fn receive_until(&mut self, until: Instant) -> Option<Received> {
+        let Some((reply, _)) = &mut self.pending else {
+            // Nothing asked: nothing comes.
+            tokio::time::sleep_until(until).await;
+            return None;
         };
-        match timeout_at(deadline, reply).await {
-            // Arrived after the deadline, while the runner was reading another seat.
-            Ok(Ok((received, _))) if received.at > deadline => Received { reply: BotReply::Timeout, at: deadline },
-            Ok(Ok((received, connection))) => {
+        let answered = timeout_at(until, reply).await.ok()?;
+        self.pending = None;
+        Some(match answered {
+            Ok((received, connection)) => {
                 self.idle = connection;
                 received
             }
-            Ok(Err(_)) => Received { reply: BotReply::Crashed, at: Instant::now() },
-            Err(_) => {
-                task.abort();
-                Received { reply: BotReply::Timeout, at: deadline }
-            }
-        }
+            Err(_) => Received::now(BotReply::Crashed, self.meter.as_deref()),
+        })
+    }
+
+    /// Abandons the pending request with its connection.
+    pub fn give_up(&mut self) {
+        self.abandon();
     }
 
     fn abandon(&mut self) {
@@ -290,14 +299,14 @@ mod tests {
 
     async fn ask(channel: &mut HttpChannel) -> BotReply {
         assert!(channel.send("{}"));
-        channel.receive(Instant::now() + Duration::from_secs(10)).await.reply
+        channel.receive_until(Instant::now() + Duration::from_secs(10)).await.expect("an answer in time").reply
     }
 
     #[tokio::test]
     async fn requests_share_one_connection_while_the_bot_keeps_it() {
         let (address, accepted) = bot(false).await;
         let (_run_dir, supervisor) = supervisor_of(address);
-        let mut channel = HttpChannel::new(BotServer::Supervised { supervisor, port: 8080 }, HttpBody::Json);
+        let mut channel = HttpChannel::new(BotServer::Supervised { supervisor, port: 8080 }, HttpBody::Json, None);
         for _ in 0..3 {
             assert_eq!(ask(&mut channel).await, BotReply::Line("ok".into()));
         }
@@ -308,7 +317,7 @@ mod tests {
     async fn a_bot_that_closes_after_each_answer_gets_a_connection_per_request() {
         let (address, accepted) = bot(true).await;
         let (_run_dir, supervisor) = supervisor_of(address);
-        let mut channel = HttpChannel::new(BotServer::Supervised { supervisor, port: 8080 }, HttpBody::Json);
+        let mut channel = HttpChannel::new(BotServer::Supervised { supervisor, port: 8080 }, HttpBody::Json, None);
         for _ in 0..3 {
             assert_eq!(ask(&mut channel).await, BotReply::Line("ok".into()));
         }
@@ -322,11 +331,14 @@ mod tests {
         let address = listener.local_addr().expect("bound");
         let silent = listener.accept();
         let (_run_dir, supervisor) = supervisor_of(address);
-        let mut channel = HttpChannel::new(BotServer::Supervised { supervisor, port: 8080 }, HttpBody::Json);
+        let mut channel = HttpChannel::new(BotServer::Supervised { supervisor, port: 8080 }, HttpBody::Json, None);
         assert!(channel.send("{}"));
         let _held = silent.await.expect("the first connection");
-        let late = channel.receive(Instant::now() + Duration::from_millis(50)).await;
-        assert_eq!(late.reply, BotReply::Timeout);
-        assert!(channel.idle.is_none(), "the silent connection is not kept for the next turn");
+        assert_eq!(channel.receive_until(Instant::now() + Duration::from_millis(50)).await, None);
+        channel.give_up();
+        assert!(
+            channel.idle.is_none() && channel.pending.is_none(),
+            "the silent connection is not kept for the next turn"
+        );
     }
 }

@@ -8,6 +8,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use super::Received;
+use super::cpu::CpuMeter;
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::sync::mpsc;
 use tokio::time::{Instant, timeout_at};
@@ -32,25 +33,28 @@ pub struct LineChannel {
     requests: mpsc::UnboundedSender<Vec<u8>>,
     /// Bytes sent to the writer task and not yet written to the bot.
     unwritten: Arc<AtomicUsize>,
-    replies: mpsc::Receiver<(BotReply, Instant)>,
-    /// Replies still owed for requests that timed out: they are skipped when they
-    /// arrive, so a slow bot's late answer is never taken for the next turn's.
+    replies: mpsc::Receiver<Received>,
+    /// Replies still owed for requests given up on: they are skipped when they arrive,
+    /// so a slow bot's late answer is never taken for the next turn's.
     late: usize,
+    meter: Option<Arc<CpuMeter>>,
 }
 
 impl LineChannel {
     /// Starts the reader and writer tasks over `output` (what the bot writes) and
-    /// `input` (what it reads).
+    /// `input` (what it reads). The bot's CPU time is read from `meter` as each reply
+    /// arrives.
     pub fn new(
         output: impl AsyncRead + Unpin + Send + 'static,
         input: impl AsyncWrite + Unpin + Send + 'static,
+        meter: Option<Arc<CpuMeter>>,
     ) -> Self {
         let (request_tx, request_rx) = mpsc::unbounded_channel();
         let (reply_tx, reply_rx) = mpsc::channel(PENDING_REPLIES);
         let unwritten = Arc::new(AtomicUsize::new(0));
         tokio::spawn(write_requests(input, request_rx, Arc::clone(&unwritten)));
-        tokio::spawn(read_replies(output, reply_tx));
-        LineChannel { requests: request_tx, unwritten, replies: reply_rx, late: 0 }
+        tokio::spawn(read_replies(output, reply_tx, meter.clone()));
+        LineChannel { requests: request_tx, unwritten, replies: reply_rx, late: 0, meter }
     }
 
     /// Queues one request line. Returns `false` when the bot is not keeping up with
@@ -64,23 +68,28 @@ impl LineChannel {
         self.requests.send(line).is_ok()
     }
 
-    /// The reply to the oldest unanswered request and when it arrived; or `Timeout`
-    /// at `deadline`, or `Crashed` once the bot has closed its output.
-    pub async fn receive(&mut self, deadline: Instant) -> Received {
+    /// The reply to the oldest unanswered request, when it arrived and the bot's CPU
+    /// time then, if it arrives by `until` (`Crashed` once the bot has closed its
+    /// output); `None` if not, the request still unanswered: wait again, or
+    /// [`LineChannel::give_up`] on it.
+    pub async fn receive_until(&mut self, until: Instant) -> Option<Received> {
         loop {
-            match timeout_at(deadline, self.replies.recv()).await {
-                Err(_) => {
-                    self.late += 1;
-                    return Received { reply: BotReply::Timeout, at: deadline };
+            match timeout_at(until, self.replies.recv()).await {
+                Err(_) => return None,
+                Ok(None) => {
+                    let cpu = self.meter.as_ref().and_then(|meter| meter.used());
+                    return Some(Received { reply: BotReply::Crashed, at: Instant::now(), cpu });
                 }
-                Ok(None) => return Received { reply: BotReply::Crashed, at: Instant::now() },
                 Ok(Some(_)) if self.late > 0 => self.late -= 1,
-                // Arrived after the deadline, while the runner was reading another
-                // seat: late is late, whoever was read first.
-                Ok(Some((_, at))) if at > deadline => return Received { reply: BotReply::Timeout, at: deadline },
-                Ok(Some((reply, at))) => return Received { reply, at },
+                Ok(Some(received)) => return Some(received),
             }
         }
+    }
+
+    /// Stops waiting for the reply to the oldest unanswered request: it is skipped
+    /// when it comes.
+    pub fn give_up(&mut self) {
+        self.late += 1;
     }
 }
 
@@ -100,7 +109,7 @@ async fn write_requests(
 /// Splits the bot's output into replies. A line over [`MAX_REPLY_BYTES`] is reported
 /// as `Unreadable` as soon as it passes the cap (a bot writing endlessly without a
 /// newline gets its answer at once) and the rest of it is skipped.
-async fn read_replies(output: impl AsyncRead + Unpin, replies: mpsc::Sender<(BotReply, Instant)>) {
+async fn read_replies(output: impl AsyncRead + Unpin, replies: mpsc::Sender<Received>, meter: Option<Arc<CpuMeter>>) {
     let mut output = BufReader::new(output);
     let mut line = Vec::new();
     let mut skipping = false;
@@ -133,7 +142,7 @@ async fn read_replies(output: impl AsyncRead + Unpin, replies: mpsc::Sender<(Bot
             None
         };
         if let Some(reply) = reply
-            && replies.send((reply, Instant::now())).await.is_err()
+            && replies.send(Received::now(reply, meter.as_deref())).await.is_err()
         {
             return;
         }
@@ -146,44 +155,56 @@ mod tests {
     use std::time::Duration;
     use tokio::io::duplex;
 
-    fn far() -> Instant {
-        Instant::now() + Duration::from_secs(30)
+    async fn reply(channel: &mut LineChannel) -> BotReply {
+        channel.receive_until(Instant::now() + Duration::from_secs(30)).await.expect("a reply in time").reply
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_reply_not_given_up_on_is_still_the_one_waited_for() {
+        let (bot_side, our_side) = duplex(1 << 16);
+        let (our_read, our_write) = tokio::io::split(our_side);
+        let mut channel = LineChannel::new(our_read, our_write, None);
+        let (_bot_read, mut bot_write) = tokio::io::split(bot_side);
+        assert_eq!(channel.receive_until(Instant::now() + Duration::from_millis(5)).await, None);
+        bot_write.write_all(b"after a while\n").await.expect("write");
+        assert_eq!(reply(&mut channel).await, BotReply::Line("after a while".into()));
     }
 
     #[tokio::test]
     async fn replies_come_back_in_order_and_eof_means_crashed() {
         let (bot_side, our_side) = duplex(1 << 16);
         let (our_read, our_write) = tokio::io::split(our_side);
-        let mut channel = LineChannel::new(our_read, our_write);
+        let mut channel = LineChannel::new(our_read, our_write, None);
         let (mut bot_read, mut bot_write) = tokio::io::split(bot_side);
         assert!(channel.send("hello"));
         let mut request = vec![0u8; 6];
         tokio::io::AsyncReadExt::read_exact(&mut bot_read, &mut request).await.expect("request arrives");
         assert_eq!(request, b"hello\n");
         bot_write.write_all(b"North\r\nSouth\n").await.expect("write");
-        assert_eq!(channel.receive(far()).await.reply, BotReply::Line("North".into()));
-        assert_eq!(channel.receive(far()).await.reply, BotReply::Line("South".into()));
+        assert_eq!(reply(&mut channel).await, BotReply::Line("North".into()));
+        assert_eq!(reply(&mut channel).await, BotReply::Line("South".into()));
         drop(bot_write);
         drop(bot_read);
-        assert_eq!(channel.receive(far()).await.reply, BotReply::Crashed);
+        assert_eq!(reply(&mut channel).await, BotReply::Crashed);
     }
 
     #[tokio::test(start_paused = true)]
     async fn a_late_reply_is_skipped_not_taken_for_the_next_turn() {
         let (bot_side, our_side) = duplex(1 << 16);
         let (our_read, our_write) = tokio::io::split(our_side);
-        let mut channel = LineChannel::new(our_read, our_write);
+        let mut channel = LineChannel::new(our_read, our_write, None);
         let (_bot_read, mut bot_write) = tokio::io::split(bot_side);
-        assert_eq!(channel.receive(Instant::now() + Duration::from_millis(50)).await.reply, BotReply::Timeout);
+        assert_eq!(channel.receive_until(Instant::now() + Duration::from_millis(50)).await, None);
+        channel.give_up();
         bot_write.write_all(b"late\nfresh\n").await.expect("write");
-        assert_eq!(channel.receive(far()).await.reply, BotReply::Line("fresh".into()));
+        assert_eq!(reply(&mut channel).await, BotReply::Line("fresh".into()));
     }
 
     #[tokio::test]
     async fn an_endless_line_is_unreadable_as_soon_as_it_passes_the_cap() {
         let (bot_side, our_side) = duplex(1 << 16);
         let (our_read, our_write) = tokio::io::split(our_side);
-        let mut channel = LineChannel::new(our_read, our_write);
+        let mut channel = LineChannel::new(our_read, our_write, None);
         let (_bot_read, mut bot_write) = tokio::io::split(bot_side);
         let writer = tokio::spawn(async move {
             let block = vec![b'x'; 64 * 1024];
@@ -192,8 +213,8 @@ mod tests {
             }
             bot_write.write_all(b"\nok\n").await.expect("write");
         });
-        assert_eq!(channel.receive(far()).await.reply, BotReply::Unreadable);
-        assert_eq!(channel.receive(far()).await.reply, BotReply::Line("ok".into()));
+        assert_eq!(reply(&mut channel).await, BotReply::Unreadable);
+        assert_eq!(reply(&mut channel).await, BotReply::Line("ok".into()));
         writer.await.expect("writer finishes");
     }
 }

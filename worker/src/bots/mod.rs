@@ -4,6 +4,7 @@
 mod capped;
 mod cgroup;
 mod container;
+mod cpu;
 mod http;
 mod lines;
 mod process;
@@ -14,6 +15,7 @@ use farm_engine::wire::HttpBody;
 use farm_engine::{BotReply, GameKind, GameRng, Match, Seat};
 use farm_proto::{BotLaunch, BotSpec, Transport};
 use serde::Serialize;
+use std::sync::Arc;
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::time::Instant;
 
@@ -23,6 +25,7 @@ use lines::LineChannel;
 
 pub use capped::CappedLog;
 pub use container::{ContainerBot, DockerError, DockerSandbox, DockerSettings, IMAGE_LABEL, WORKER_LABEL};
+pub use cpu::CpuMeter;
 pub use farm_proto::ContainerIsolation;
 pub use process::{Isolation, ProcessBot, ProcessLaunch, namespaces_available};
 
@@ -92,14 +95,23 @@ pub enum BotLaunchError {
     },
 }
 
-/// A reply and when it arrived: a bot's time is measured to its own reply, not to
-/// the moment the runner got round to reading it.
+/// A reply, when it arrived and the bot's CPU time then: a bot's time is measured to
+/// its own reply, not to the moment the runner got round to reading it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Received {
     /// The reply.
     pub reply: BotReply,
-    /// When it arrived (the deadline, for a timeout).
+    /// When it arrived.
     pub at: Instant,
+    /// The bot's cumulative CPU time when it arrived, if its sandbox measures it.
+    pub cpu: Option<std::time::Duration>,
+}
+
+impl Received {
+    /// `reply`, arrived now, with the CPU time `meter` reads now.
+    pub fn now(reply: BotReply, meter: Option<&CpuMeter>) -> Self {
+        Received { reply, at: Instant::now(), cpu: meter.and_then(CpuMeter::used) }
+    }
 }
 
 /// How the worker talks with an external bot: by its transport.
@@ -112,8 +124,12 @@ enum BotChannel {
 
 impl BotChannel {
     /// Lines over the bot's stdout (`output`) and stdin (`input`).
-    fn lines(output: impl AsyncRead + Unpin + Send + 'static, input: impl AsyncWrite + Unpin + Send + 'static) -> Self {
-        BotChannel::Lines(LineChannel::new(output, input))
+    fn lines(
+        output: impl AsyncRead + Unpin + Send + 'static,
+        input: impl AsyncWrite + Unpin + Send + 'static,
+        meter: Option<Arc<CpuMeter>>,
+    ) -> Self {
+        BotChannel::Lines(LineChannel::new(output, input, meter))
     }
 
     /// Requests encoded as `body` to the bot's server. Its stdout is not its
@@ -124,10 +140,11 @@ impl BotChannel {
         server: BotServer,
         output: impl AsyncRead + Unpin + Send + 'static,
         input: impl AsyncWrite + Unpin + Send + 'static,
+        meter: Option<Arc<CpuMeter>>,
     ) -> Self {
         tokio::spawn(read_capped(output, 0));
         drop(input);
-        BotChannel::Http(HttpChannel::new(server, body))
+        BotChannel::Http(HttpChannel::new(server, body, meter))
     }
 
     /// How requests are encoded for a bot speaking `transport`, if it serves HTTP.
@@ -147,11 +164,19 @@ impl BotChannel {
         }
     }
 
-    /// The reply to the last request and when it arrived, or `Timeout` at `deadline`.
-    async fn receive(&mut self, deadline: Instant) -> Received {
+    /// The reply to the last request if it arrives by `until`; `None` if not.
+    async fn receive_until(&mut self, until: Instant) -> Option<Received> {
         match self {
-            BotChannel::Lines(lines) => lines.receive(deadline).await,
-            BotChannel::Http(http) => http.receive(deadline).await,
+            BotChannel::Lines(lines) => lines.receive_until(until).await,
+            BotChannel::Http(http) => http.receive_until(until).await,
+        }
+    }
+
+    /// Stops waiting for the reply to the last request.
+    fn give_up(&mut self) {
+        match self {
+            BotChannel::Lines(lines) => lines.give_up(),
+            BotChannel::Http(http) => http.give_up(),
         }
     }
 }
@@ -363,15 +388,64 @@ impl BotSession {
         }
     }
 
-    /// The reply to the last request, waiting at most until `deadline`.
-    pub async fn receive(&mut self, deadline: Instant) -> Received {
+    /// The reply to the last request if it arrives by `until`; `None` if not, the
+    /// request still pending: wait again, or [`BotSession::give_up`] on it.
+    pub async fn receive_until(&mut self, until: Instant) -> Option<Received> {
         match self {
             BotSession::Builtin { answer, .. } => match answer.take() {
-                Some((line, at)) => Received { reply: BotReply::Line(line), at },
-                None => Received { reply: BotReply::Timeout, at: deadline },
+                Some((line, at)) => Some(Received { reply: BotReply::Line(line), at, cpu: None }),
+                None => {
+                    tokio::time::sleep_until(until).await;
+                    None
+                }
             },
-            BotSession::Process(process) => process.receive(deadline).await,
-            BotSession::Container(container) => container.receive(deadline).await,
+            BotSession::Process(process) => process.channel().receive_until(until).await,
+            BotSession::Container(container) => match container.channel() {
+                Some(channel) => channel.receive_until(until).await,
+                None => Some(Received { reply: BotReply::Crashed, at: Instant::now(), cpu: None }),
+            },
+        }
+    }
+
+    /// Stops waiting for the reply to the last request: a reply that comes later is
+    /// never taken for another request's.
+    pub fn give_up(&mut self) {
+        match self {
+            BotSession::Builtin { answer, .. } => *answer = None,
+            BotSession::Process(process) => process.channel().give_up(),
+            BotSession::Container(container) => {
+                if let Some(channel) = container.channel() {
+                    channel.give_up();
+                }
+            }
+        }
+    }
+
+    /// The image the bot runs, by content (`sha256:...`), if it runs in a container.
+    pub fn image_id(&self) -> Option<&str> {
+        match self {
+            BotSession::Container(container) => container.image_id(),
+            BotSession::Builtin { .. } | BotSession::Process(_) => None,
+        }
+    }
+
+    /// The bot's CPU time so far, where its sandbox measures it (not for built-in
+    /// bots, which answer at once).
+    pub fn cpu_used(&self) -> Option<std::time::Duration> {
+        match self {
+            BotSession::Builtin { .. } => None,
+            BotSession::Process(process) => process.cpu_meter()?.used(),
+            BotSession::Container(container) => container.cpu_meter()?.used(),
+        }
+    }
+
+    /// Freezes every process of the bot between its turns (`true`), or lets them run
+    /// again (`false`). Built-in bots do not run between turns.
+    pub fn freeze(&mut self, frozen: bool) {
+        match self {
+            BotSession::Builtin { .. } => {}
+            BotSession::Process(process) => process.freeze(frozen),
+            BotSession::Container(container) => container.freeze(frozen),
         }
     }
 

@@ -9,7 +9,7 @@ use std::collections::BTreeSet;
 use std::net::{Ipv4Addr, SocketAddr};
 use std::os::fd::OwnedFd;
 use std::process::Stdio;
-use std::sync::{Mutex, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use farm_engine::Seat;
 use farm_proto::{BotLimits, Transport};
@@ -18,14 +18,14 @@ use nix::unistd::{Pid, Uid};
 use tokio::io::AsyncWriteExt;
 use tokio::process::{Child, Command};
 use tokio::task::JoinHandle;
-use tokio::time::{Duration, Instant, timeout};
+use tokio::time::{Duration, timeout};
 
 use super::capped::{CappedLog, read_capped};
 use super::cgroup::{BotCgroup, CgroupHost};
+use super::cpu::CpuMeter;
 use super::http::BotServer;
 use super::{
-    BOT_GID, BOT_OPEN_FILES, BOT_UID, BotChannel, BotExit, BotLaunchError, IsolatedSandbox, LocalSandbox, Received,
-    Sandbox,
+    BOT_GID, BOT_OPEN_FILES, BOT_UID, BotChannel, BotExit, BotLaunchError, IsolatedSandbox, LocalSandbox, Sandbox,
 };
 use crate::metrics::SandboxPhase;
 
@@ -85,6 +85,11 @@ pub struct ProcessBot {
     /// Whether it runs in a PID namespace of its own (bubblewrap's).
     pid_namespace: bool,
     channel: BotChannel,
+    /// Where its CPU time is read: its cgroup, else (without a PID namespace between)
+    /// its own process's clock.
+    meter: Option<Arc<CpuMeter>>,
+    /// Whether it is frozen between its turns.
+    frozen: bool,
     /// The port an `http` bot serves on, held until the bot is gone (after the
     /// [`Drop`] below has killed it).
     _port: Option<LoopbackPort>,
@@ -187,9 +192,19 @@ impl ProcessBot {
             });
         }
         let stderr = tokio::spawn(read_capped(stderr, launch.limits.stderr_bytes));
+        let meter = match &cgroup {
+            Some(cgroup) => cgroup.cpu_meter(),
+            None if !pid_namespace => child.id().and_then(CpuMeter::of_process),
+            // The process started is bubblewrap's, not the bot's.
+            None => None,
+        }
+        .map(Arc::new);
         let (channel, port) = match http {
-            Some((body, port)) => (BotChannel::http(body, BotServer::Loopback(port.0), stdout, stdin), Some(port)),
-            None => (BotChannel::lines(stdout, stdin), None),
+            Some((body, port)) => {
+                let server = BotServer::Loopback(port.0);
+                (BotChannel::http(body, server, stdout, stdin, meter.clone()), Some(port))
+            }
+            None => (BotChannel::lines(stdout, stdin, meter.clone()), None),
         };
         Ok(ProcessBot {
             child,
@@ -197,6 +212,8 @@ impl ProcessBot {
             cgroup,
             pid_namespace,
             channel,
+            meter,
+            frozen: false,
             _port: port,
             stderr,
             sandbox: launch.isolation.sandbox_name(),
@@ -208,9 +225,30 @@ impl ProcessBot {
         self.channel.send(request)
     }
 
-    /// The reply to the oldest unanswered request; see [`LineChannel::receive`].
-    pub async fn receive(&mut self, deadline: Instant) -> Received {
-        self.channel.receive(deadline).await
+    /// The conversation with the bot.
+    pub(super) fn channel(&mut self) -> &mut BotChannel {
+        &mut self.channel
+    }
+
+    /// Where its CPU time is read, if anywhere.
+    pub fn cpu_meter(&self) -> Option<&CpuMeter> {
+        self.meter.as_deref()
+    }
+
+    /// Freezes or thaws every process of the bot: through its cgroup's freezer, else
+    /// by stopping or continuing its process group (which a bot that starts a session
+    /// of its own leaves).
+    pub fn freeze(&mut self, frozen: bool) {
+        if self.frozen == frozen {
+            return;
+        }
+        self.frozen = frozen;
+        if self.cgroup.as_ref().is_some_and(|cgroup| cgroup.freeze(frozen)) {
+            return;
+        }
+        if let Some(group) = self.group {
+            let _ = killpg(group, if frozen { Signal::SIGSTOP } else { Signal::SIGCONT });
+        }
     }
 
     /// How many processes the bot has now, where its cgroup can tell.

@@ -12,9 +12,11 @@ use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use farm_supervisor::fds::{LineReader, send_line};
+use farm_supervisor::fds::{LineReader, send_line, try_send_line};
 use farm_supervisor::protocol::{self, Exit, Reply, Request};
 use tokio::net::unix::pipe;
+
+use super::cpu::CpuMeter;
 
 /// How long the supervisor may take to answer. Its answers take milliseconds; past
 /// this it is wedged (or its container gone) and the container is replaced.
@@ -37,6 +39,8 @@ pub struct StartedBot {
     pub stdout: pipe::Receiver,
     /// Its log.
     pub stderr: pipe::Receiver,
+    /// Its container's CPU usage, when the supervisor found the file.
+    pub cpu: Option<CpuMeter>,
 }
 
 /// The connection a match was started on: `end` goes there.
@@ -64,7 +68,7 @@ impl Supervisor {
     /// Starts the bot with `env` added to its environment.
     pub async fn start(&self, env: Vec<(String, String)>) -> io::Result<StartedBot> {
         let socket = self.socket.clone();
-        let (control, [stdin, stdout, stderr]) = tokio::task::spawn_blocking(move || {
+        let (control, [stdin, stdout, stderr], cpu) = tokio::task::spawn_blocking(move || {
             let (bot_stdin, stdin) = std::io::pipe()?;
             let (stdout, bot_stdout) = std::io::pipe()?;
             let (stderr, bot_stderr) = std::io::pipe()?;
@@ -76,7 +80,11 @@ impl Supervisor {
                 &[bot_stdin.as_fd(), bot_stdout.as_fd(), bot_stderr.as_fd()],
             )?;
             match control.reply()? {
-                Reply::Started { .. } => Ok((control, [OwnedFd::from(stdin), stdout.into(), stderr.into()])),
+                Reply::Started { cpu, .. } => {
+                    let usage = control.reader.take_fds().into_iter().next();
+                    let cpu = cpu.zip(usage).map(|(kind, fd)| CpuMeter::Cgroup { file: fd.into(), kind });
+                    Ok((control, [OwnedFd::from(stdin), stdout.into(), stderr.into()], cpu))
+                }
                 Reply::Failed { reason } => Err(io::Error::other(reason)),
                 other => Err(unexpected(&other)),
             }
@@ -88,6 +96,7 @@ impl Supervisor {
             stdin: pipe::Sender::from_owned_fd(stdin)?,
             stdout: pipe::Receiver::from_owned_fd(stdout)?,
             stderr: pipe::Receiver::from_owned_fd(stderr)?,
+            cpu,
         })
     }
 
@@ -132,6 +141,13 @@ impl Control {
             .read_line(&self.stream)?
             .ok_or_else(|| io::Error::new(io::ErrorKind::UnexpectedEof, "the supervisor hung up"))?;
         Reply::parse(&line).map_err(|error| io::Error::new(io::ErrorKind::InvalidData, error))
+    }
+
+    /// Asks the supervisor to stop (`true`) or continue every process of the bot. Not
+    /// waited for; a supervisor not reading (wedged) is found out at the match's end.
+    pub fn freeze(&self, frozen: bool) {
+        let request = if frozen { Request::Pause } else { Request::Resume };
+        let _ = try_send_line(&self.stream, &request.to_string());
     }
 
     /// Ends the match: the supervisor kills every process of the bot and says how the

@@ -10,45 +10,103 @@
 //!   after its request, as a bot that thinks: matches that last, whose outcome does not
 //!   depend on the time (the chaos test, coordinator/tests/chaos.rs, spreads its faults
 //!   over a tournament of them).
+//! - `bench-echo-bot --burn-ms N`: each reply after N milliseconds of this bot's own
+//!   CPU time, spun, however long that takes on a busy machine: the CPU clock's tests.
+//! - `bench-echo-bot --ponder`: a second thread spins all the time, thinking between
+//!   turns; at each request the bot writes to stderr `idle-cpu-us N`, the CPU time it
+//!   used since its last reply: what freezing idle bots takes away.
 //!
-//! Standard library only, so that its image is one static binary (see
-//! deploy/build-images.sh).
+//! The stdio flags combine. Standard library and nix only (for CPU clocks), so that
+//! its image is one static binary (see deploy/build-images.sh).
 
 use std::io::{self, BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::time::Duration;
 
+use nix::time::{ClockId, clock_gettime};
+
 /// The reply to every request.
 const REPLY: &[u8] = b"[]";
+const USAGE: &str = "usage: bench-echo-bot [--http | [--think-ms N] [--burn-ms N] [--ponder]]";
+
+/// How a stdio bot answers.
+#[derive(Debug, Default, Clone, Copy)]
+struct Answering {
+    /// Slept before each reply.
+    think: Duration,
+    /// CPU time spun before each reply.
+    burn: Duration,
+    /// Whether a thread spins between turns, and idle CPU time is reported.
+    ponder: bool,
+}
 
 fn main() -> io::Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    match args.iter().map(String::as_str).collect::<Vec<_>>().as_slice() {
-        ["--http"] => {
-            let port = std::env::var("FARM_PORT").ok().and_then(|port| port.parse().ok()).unwrap_or(8080u16);
-            serve_http(TcpListener::bind(("127.0.0.1", port))?)
-        }
-        ["--think-ms", millis] => {
-            let think = millis.parse().map(Duration::from_millis).map_err(|_| {
-                io::Error::new(io::ErrorKind::InvalidInput, format!("--think-ms {millis}: not a number of ms"))
-            })?;
-            serve_lines(io::stdin().lock(), io::stdout().lock(), think)
-        }
-        [] => serve_lines(io::stdin().lock(), io::stdout().lock(), Duration::ZERO),
-        _ => Err(io::Error::new(io::ErrorKind::InvalidInput, "usage: bench-echo-bot [--http | --think-ms N]")),
+    if args == ["--http"] {
+        let port = std::env::var("FARM_PORT").ok().and_then(|port| port.parse().ok()).unwrap_or(8080u16);
+        return serve_http(TcpListener::bind(("127.0.0.1", port))?);
     }
+    let answering = parse(&args).map_err(|problem| io::Error::new(io::ErrorKind::InvalidInput, problem))?;
+    if answering.ponder {
+        std::thread::spawn(|| {
+            loop {
+                std::hint::black_box(0u64);
+            }
+        });
+    }
+    serve_lines(io::stdin().lock(), io::stdout().lock(), io::stderr(), answering)
 }
 
-/// One reply line per request line, `think` after it, flushed at once.
-fn serve_lines(input: impl BufRead, mut output: impl Write, think: Duration) -> io::Result<()> {
+fn parse(args: &[String]) -> Result<Answering, String> {
+    let mut answering = Answering::default();
+    let mut args = args.iter();
+    while let Some(flag) = args.next() {
+        let mut millis = || {
+            let value = args.next().ok_or_else(|| format!("{flag} needs a number of ms; {USAGE}"))?;
+            value.parse().map(Duration::from_millis).map_err(|_| format!("{flag} {value}: not a number of ms"))
+        };
+        match flag.as_str() {
+            "--think-ms" => answering.think = millis()?,
+            "--burn-ms" => answering.burn = millis()?,
+            "--ponder" => answering.ponder = true,
+            _ => return Err(USAGE.to_owned()),
+        }
+    }
+    Ok(answering)
+}
+
+/// A CPU clock of the kernel's: this thread's or this process's time on a CPU.
+fn cpu_time(clock: ClockId) -> Duration {
+    clock_gettime(clock).map(Duration::from).unwrap_or_default()
+}
+
+/// One reply line per request line, after `answering`'s thinking, flushed at once.
+fn serve_lines(
+    input: impl BufRead,
+    mut output: impl Write,
+    mut log: impl Write,
+    answering: Answering,
+) -> io::Result<()> {
+    let mut replied_at = None;
     for line in input.split(b'\n') {
         line?;
-        if !think.is_zero() {
-            std::thread::sleep(think);
+        if answering.ponder
+            && let Some(replied_at) = replied_at
+        {
+            let idle = cpu_time(ClockId::CLOCK_PROCESS_CPUTIME_ID).saturating_sub(replied_at);
+            writeln!(log, "idle-cpu-us {}", idle.as_micros())?;
+        }
+        if !answering.think.is_zero() {
+            std::thread::sleep(answering.think);
+        }
+        let burn_from = cpu_time(ClockId::CLOCK_THREAD_CPUTIME_ID);
+        while cpu_time(ClockId::CLOCK_THREAD_CPUTIME_ID) - burn_from < answering.burn {
+            std::hint::black_box(0u64);
         }
         output.write_all(REPLY)?;
         output.write_all(b"\n")?;
         output.flush()?;
+        replied_at = Some(cpu_time(ClockId::CLOCK_PROCESS_CPUTIME_ID));
     }
     Ok(())
 }
@@ -110,7 +168,8 @@ mod tests {
     #[test]
     fn answers_every_line_with_one_reply_line() {
         let mut output = Vec::new();
-        serve_lines(&b"{\"player\":\"r\"}\nsecond\n"[..], &mut output, Duration::ZERO).expect("in memory");
+        serve_lines(&b"{\"player\":\"r\"}\nsecond\n"[..], &mut output, io::sink(), Answering::default())
+            .expect("in memory");
         assert_eq!(output, b"[]\n[]\n");
     }
 
@@ -118,9 +177,43 @@ mod tests {
     fn a_thinking_bot_answers_each_line_after_its_time() {
         let mut output = Vec::new();
         let started = std::time::Instant::now();
-        serve_lines(&b"a\nb\nc\n"[..], &mut output, Duration::from_millis(20)).expect("in memory");
+        let thinking = Answering { think: Duration::from_millis(20), ..Answering::default() };
+        serve_lines(&b"a\nb\nc\n"[..], &mut output, io::sink(), thinking).expect("in memory");
         assert_eq!(output, b"[]\n[]\n[]\n");
         assert!(started.elapsed() >= Duration::from_millis(60), "three replies, 20 ms each at least");
+    }
+
+    #[test]
+    fn a_burning_bot_spends_its_cpu_time_before_each_reply() {
+        let burning = Answering { burn: Duration::from_millis(20), ..Answering::default() };
+        let before = cpu_time(ClockId::CLOCK_THREAD_CPUTIME_ID);
+        let mut output = Vec::new();
+        serve_lines(&b"a\nb\n"[..], &mut output, io::sink(), burning).expect("in memory");
+        assert_eq!(output, b"[]\n[]\n");
+        assert!(cpu_time(ClockId::CLOCK_THREAD_CPUTIME_ID) - before >= Duration::from_millis(40));
+    }
+
+    #[test]
+    fn a_pondering_bot_reports_its_idle_cpu_time_from_the_second_request() {
+        let pondering = Answering { ponder: true, ..Answering::default() };
+        let mut log = Vec::new();
+        serve_lines(&b"a\nb\nc\n"[..], io::sink(), &mut log, pondering).expect("in memory");
+        let log = String::from_utf8(log).expect("text");
+        assert_eq!(log.lines().count(), 2, "{log}");
+        assert!(log.lines().all(|line| line.strip_prefix("idle-cpu-us ").is_some_and(|n| n.parse::<u64>().is_ok())));
+    }
+
+    #[test]
+    fn flags_combine_and_bad_ones_show_the_usage() {
+        let args = |text: &str| text.split(' ').map(str::to_owned).collect::<Vec<_>>();
+        let answering = parse(&args("--burn-ms 40 --ponder --think-ms 5")).expect("valid");
+        assert_eq!(
+            (answering.burn, answering.think, answering.ponder),
+            (Duration::from_millis(40), Duration::from_millis(5), true)
+        );
+        assert!(parse(&args("--burn-ms")).expect_err("no number").contains("needs a number"));
+        assert!(parse(&args("--burn-ms x")).expect_err("not a number").contains("not a number"));
+        assert!(parse(&args("--fast")).expect_err("unknown").contains("usage"));
     }
 
     #[test]

@@ -68,6 +68,8 @@ fn result_for(job: &MatchJob) -> Answer {
             timeouts: 0,
             mean_reply_ms: 0.1,
             max_reply_ms: 0.2,
+            p99_reply_ms: 0.2,
+            cpu: None,
             exit_code: None,
             oom_killed: false,
             log_key: None,
@@ -85,6 +87,7 @@ fn result_for(job: &MatchJob) -> Answer {
             replay_key: farm_runtime::storage::AttemptKeys::new(&job.tournament_id, &job.job_id, 1).replay(),
             replay_sha256: "0".repeat(64),
             duration_ms: 10,
+            reproduction: None,
         },
     })
 }

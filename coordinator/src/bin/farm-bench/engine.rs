@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use farm_engine::builtin;
 use farm_engine::{AnyGame, GameKind, MatchSetup};
-use farm_proto::{BotLaunch, BotSpec, Transport};
+use farm_proto::{BotLaunch, BotSpec, MoveClock, Transport};
 use farm_worker::bots::LocalSandbox;
 use farm_worker::{MatchIo, RunnerOptions, play_match};
 
@@ -34,7 +34,8 @@ pub fn run(budget: Duration) -> anyhow::Result<Figures> {
         let started = Instant::now();
         while matches == 0 || started.elapsed() < budget {
             let io = MatchIo { replay: tokio::io::sink(), on_step: |_, _| {}, stop: std::future::pending() };
-            let play = play_match(&LocalSandbox, "bench-engine", setup.clone(), &bots, &options, io);
+            let play =
+                play_match(&LocalSandbox, "bench-engine", setup.clone(), MoveClock::default(), &bots, &options, io);
             steps += runtime.block_on(play)?.steps;
             matches += 1;
         }

@@ -11,7 +11,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use farm_engine::{GameKind, MatchSetup};
-use farm_proto::{BotLaunch, BotSpec, Transport};
+use farm_proto::{BotLaunch, BotSpec, MoveClock, Transport};
 use farm_worker::bots::{ContainerIsolation, DockerSettings, LocalSandbox, Sandbox};
 use farm_worker::metrics::{SANDBOX_PHASE, SandboxPhase};
 use farm_worker::warm::{MatchBots, Slots};
@@ -64,7 +64,9 @@ where
             let prepare = || sandbox.prepare(&bots);
             let start = || async {
                 let since = Instant::now();
-                start_match(&sandbox, &job_id, None, setup.clone(), &bots).await.map(|started| Timed { started, since })
+                start_match(&sandbox, &job_id, None, MoveClock::default(), setup.clone(), &bots)
+                    .await
+                    .map(|started| Timed { started, since })
             };
             let turn =
                 slots.turn(prepare, start, std::future::pending()).await.ok_or_else(|| anyhow::anyhow!("no slot"))?;

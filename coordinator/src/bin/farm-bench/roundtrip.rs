@@ -53,9 +53,10 @@ async fn measure(
 
 async fn ask(session: &mut BotSession, request: &Match, limit: Duration) -> anyhow::Result<()> {
     anyhow::ensure!(session.send(request, 0), "the bot does not take its request");
-    match session.receive(Instant::now() + limit).await.reply {
-        BotReply::Line(_) => Ok(()),
-        other => anyhow::bail!("the bot answered {other:?}"),
+    match session.receive_until(Instant::now() + limit).await.map(|received| received.reply) {
+        Some(BotReply::Line(_)) => Ok(()),
+        Some(other) => anyhow::bail!("the bot answered {other:?}"),
+        None => anyhow::bail!("the bot did not answer within {limit:?}"),
     }
 }
 
