@@ -12,7 +12,7 @@ use axum::extract::{MatchedPath, Path, Query, Request, State};
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
-use axum::routing::{get, post};
+use axum::routing::{delete, get, post};
 use axum::{Json, Router};
 use farm_engine::replay::ObservationError;
 use farm_proto::{MatchResult, PlayerStatus};
@@ -74,6 +74,8 @@ pub fn app(state: ApiState) -> Router {
         .route("/api/matches/{job_id}/replay", get(replay))
         .route("/api/matches/{job_id}/observations/{seat}", get(observations))
         .route("/api/matches/{job_id}/logs/{seat}", get(log))
+        .route("/api/workers", get(workers))
+        .route("/api/workers/{worker_id}/quarantine", delete(release_worker))
         .route("/metrics", get(render_metrics))
         .route("/healthz", get(|| async { Json(serde_json::json!({ "ok": true })) }))
         .merge(web::routes())
@@ -361,13 +363,36 @@ async fn find_match(
 
 async fn match_detail(State(state): State<ApiState>, Path(job_id): Path<String>) -> Result<Response, ApiError> {
     let (tournament, row, envelope) = find_match(&state, &job_id).await?;
+    let audit = state.ledger.audit_of(&job_id).await?;
     Ok(Json(serde_json::json!({
         "tournament_id": tournament.id,
         "match": view(&tournament, row),
         "worker_id": envelope.as_ref().map(|envelope| &envelope.worker_id),
+        "instance": envelope.as_ref().and_then(|envelope| envelope.instance.as_ref()),
+        "audit": audit,
         "result": envelope.map(|envelope| envelope.result),
     }))
     .into_response())
+}
+
+/// Every worker's record: matches, bot failures by status, faults, audits,
+/// mismatches, and why it is quarantined, if it is.
+async fn workers(State(state): State<ApiState>) -> Result<Response, ApiError> {
+    Ok(Json(serde_json::json!({ "workers": state.ledger.workers().await? })).into_response())
+}
+
+/// Releases a quarantined worker (its record starts over).
+async fn release_worker(
+    State(state): State<ApiState>,
+    headers: HeaderMap,
+    Path(worker_id): Path<String>,
+) -> Result<Response, ApiError> {
+    authorize(&headers, &state.submissions)?;
+    if !state.ledger.release_worker(&worker_id).await? {
+        return Err(ApiError::NotFound(format!("worker {worker_id} is not quarantined")));
+    }
+    tracing::info!(worker = %worker_id, "released from quarantine");
+    Ok(Json(serde_json::json!({ "released": worker_id })).into_response())
 }
 
 async fn replay(State(state): State<ApiState>, Path(job_id): Path<String>) -> Result<Response, ApiError> {

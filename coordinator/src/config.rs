@@ -9,6 +9,7 @@ use farm_runtime::storage::StorageConfig;
 use farm_worker::SandboxKind;
 use serde::{Deserialize, Serialize};
 
+use crate::audits::AuditSettings;
 use crate::leases::LeaseSettings;
 use crate::observations::ObservationLimits;
 use crate::token;
@@ -48,6 +49,10 @@ pub struct CoordinatorConfig {
     /// When a published job unanswered for too long is published again (`[leases]`:
     /// margin_secs, sweep_secs, batch; see [`crate::leases`]).
     pub leases: LeaseSettings,
+    /// Which completed matches other workers audit, and when a worker is quarantined
+    /// (`[audits]`: fraction, min_audits, max_mismatch_rate, min_matches,
+    /// max_fault_rate, sweep_secs, batch; see [`crate::audits`]).
+    pub audits: AuditSettings,
 }
 
 impl Default for CoordinatorConfig {
@@ -65,6 +70,7 @@ impl Default for CoordinatorConfig {
             max_tournament_jobs: TournamentLimits::default().max_jobs,
             observations: ObservationLimits::default(),
             leases: LeaseSettings::default(),
+            audits: AuditSettings::default(),
         }
     }
 }
@@ -89,6 +95,7 @@ impl CoordinatorConfig {
         }
         config.observations.check().map_err(ConfigError::invalid)?;
         config.leases.check().map_err(ConfigError::invalid)?;
+        config.audits.check().map_err(ConfigError::invalid)?;
         Ok(config)
     }
 }

@@ -114,6 +114,7 @@ impl Recorder {
                     tracing::warn!(%problem, "dropped a result that does not fit its job");
                 }
                 Recorded::Returned => metrics::DELIVERIES_RETURNED.inc(),
+                Recorded::Audited { verdict } => metrics::AUDIT_VERDICTS.with_label_values(&[verdict]).inc(),
                 Recorded::Restarted => {
                     restarted = true;
                     metrics::JOBS_RESTARTED.inc();

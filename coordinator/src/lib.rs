@@ -8,6 +8,8 @@
 //! - [`farm`]: the [`farm::Publisher`] (ledger to queue, a bounded window at a time) and
 //!   the [`farm::Recorder`] (answers to the ledger), over any [`farm::JobQueue`].
 //! - [`broker`]: that queue on RabbitMQ, with confirms; result and dead-letter ingest.
+//! - [`audits`]: a share of completed matches re-verified by other workers, each
+//!   worker's record, and the quarantine of the untrustworthy.
 //! - [`standings`] and [`ratings`]: per-bot results, Elo, Weng-Lin and mean scores.
 //! - [`api`]: the HTTP API; [`web`]: the web pages it serves; [`api_error`]: the error
 //!   answers of both; [`service`]: `serve`;
@@ -22,6 +24,7 @@
 
 pub mod api;
 pub mod api_error;
+pub mod audits;
 pub mod broker;
 pub mod client;
 pub mod config;

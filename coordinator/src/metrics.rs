@@ -1,5 +1,6 @@
 //! Every metric the coordinator exports, defined once. Labels come from small fixed
-//! sets (game, outcome, state, route template, status code), never from ids.
+//! sets (game, outcome, state, route template, status code), never from ids but the
+//! workers' (at most [`MAX_WORKERS_SHOWN`] of them).
 
 use std::sync::LazyLock;
 
@@ -158,6 +159,49 @@ pub static OBSERVATIONS: LazyLock<IntCounterVec> = LazyLock::new(|| {
     )
 });
 
+/// Audits published to `farm.audits`.
+pub static AUDITS_PUBLISHED: LazyLock<IntCounter> = LazyLock::new(|| {
+    let name = "farm_coordinator_audits_published_total";
+    register(IntCounter::new(name, "Audits of completed matches published to the audit queue."), name)
+});
+
+/// Audit verdicts recorded, by verdict: `confirmed`, `mismatch`, `skipped`.
+pub static AUDIT_VERDICTS: LazyLock<IntCounterVec> = LazyLock::new(|| {
+    let name = "farm_coordinator_audit_verdicts_total";
+    register(IntCounterVec::new(Opts::new(name, "Audit verdicts recorded, by verdict."), &["verdict"]), name)
+});
+
+/// The most workers whose figures are exported (the first by id): a bound on the
+/// labels a flood of forged worker ids could make.
+pub const MAX_WORKERS_SHOWN: usize = 200;
+
+/// Each worker's record (see [`crate::audits::WorkerRecord`]): `matches`, `faults`,
+/// `audits`, `mismatches`, and `quarantined` (1 or 0).
+pub static WORKER_FIGURES: LazyLock<IntGaugeVec> = LazyLock::new(|| {
+    let name = "farm_coordinator_worker_figures";
+    let help = "Each worker's record: matches, faults, audits, mismatches, quarantined (1 or 0).";
+    register(IntGaugeVec::new(Opts::new(name, help), &["worker", "figure"]), name)
+});
+
+/// Sets [`WORKER_FIGURES`] from `workers`.
+pub fn set_worker_figures(workers: &[crate::audits::WorkerRecord]) {
+    WORKER_FIGURES.reset();
+    for worker in workers.iter().take(MAX_WORKERS_SHOWN) {
+        let figures = [
+            ("matches", worker.matches),
+            ("faults", worker.faults),
+            ("audits", worker.audits),
+            ("mismatches", worker.mismatches),
+            ("quarantined", u64::from(worker.quarantined.is_some())),
+        ];
+        for (figure, value) in figures {
+            WORKER_FIGURES
+                .with_label_values(&[&worker.worker_id, figure])
+                .set(i64::try_from(value).unwrap_or(i64::MAX));
+        }
+    }
+}
+
 /// Registers every metric, so `/metrics` lists them all from the start.
 pub fn init() {
     LazyLock::force(&JOBS_PUBLISHED);
@@ -176,6 +220,9 @@ pub fn init() {
     LazyLock::force(&API_REQUESTS);
     LazyLock::force(&API_SECONDS);
     LazyLock::force(&OBSERVATIONS);
+    LazyLock::force(&AUDITS_PUBLISHED);
+    LazyLock::force(&AUDIT_VERDICTS);
+    LazyLock::force(&WORKER_FIGURES);
 }
 
 /// The text exposition of every metric.

@@ -12,6 +12,7 @@ use tokio::sync::{Notify, watch};
 use tokio::time::Instant;
 
 use crate::api::{self, ApiState, Submissions};
+use crate::audits;
 use crate::broker::{self, AmqpJobQueue};
 use crate::config::CoordinatorConfig;
 use crate::farm::{self, FarmError, Publisher, QueueError, Recorder};
@@ -50,7 +51,7 @@ pub enum ServiceError {
 /// backoff; only the ledger failing ends the service early.
 pub async fn serve(config: CoordinatorConfig, mut shutdown: Shutdown) -> Result<(), ServiceError> {
     metrics::init();
-    let ledger = Ledger::open(&config.ledger_path)?;
+    let ledger = Ledger::open(&config.ledger_path)?.with_audits(config.audits);
     let storage = Storage::open(&config.storage)?;
     // Jobs published before a restart are still in the queue or with workers: nothing
     // is published again for it. Any that were lost come back by their lease.
@@ -131,10 +132,12 @@ async fn broker_sessions(
                 None,
             );
             let (mut publish_stop, mut ingest_stop, mut lease_stop) = (stop.clone(), stop.clone(), stop.clone());
+            let mut audit_stop = stop.clone();
             tokio::try_join!(
                 publisher.run(&mut jobs, &mut publish_stop),
                 broker::ingest(&channel, &set_aside, recorder, &mut ingest_stop),
-                leases::sweep(&channel, ledger, &config.leases, wake_publisher, &mut lease_stop)
+                leases::sweep(&channel, ledger, &config.leases, wake_publisher, &mut lease_stop),
+                audits::run(&connection, ledger, &config.audits, &mut audit_stop)
             )
             .map(drop)
         };

@@ -41,6 +41,29 @@
     return running > 0;
   }
 
+  /** One worker's record (GET /api/workers). */
+  function workerRow(worker) {
+    const failures = Object.entries(worker.bot_failures).map(([status, count]) => `${fmt.status(status)} ${fmt.number(count)}`);
+    const state = worker.quarantined
+      ? el("span", { class: "bad" }, `quarantined: ${worker.quarantined}`)
+      : el("span", { class: "state state-done" }, "trusted");
+    return el("tr", { dataset: { testid: "worker-row", worker: worker.worker_id } },
+      el("td", {}, worker.worker_id),
+      el("td", { class: "num" }, fmt.number(worker.matches)),
+      el("td", {}, failures.length > 0 ? failures.join(", ") : "–"),
+      el("td", { class: "num" }, fmt.number(worker.faults)),
+      el("td", { class: "num" }, fmt.number(worker.audits)),
+      el("td", { class: worker.mismatches > 0 ? "num bad" : "num" }, fmt.number(worker.mismatches)),
+      el("td", {}, state));
+  }
+
+  /** The workers' records, where the farm has workers (not `run`'s in-process ones). */
+  async function drawWorkers() {
+    const { workers } = await MatchFarm.api("/api/workers");
+    document.querySelector('[data-testid="workers"] tbody').replaceChildren(...workers.map(workerRow));
+    document.getElementById("workers-section").hidden = workers.length === 0;
+  }
+
   async function poll() {
     try {
       const { tournaments } = await MatchFarm.api("/api/tournaments");
@@ -55,6 +78,7 @@
   MatchFarm.run(async () => {
     MatchFarm.header([{ text: "Tournaments" }]);
     const { tournaments } = await MatchFarm.api("/api/tournaments");
+    await drawWorkers();
     if (draw(tournaments)) setTimeout(poll, POLL_MS);
   });
 })();

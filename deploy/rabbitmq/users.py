@@ -11,11 +11,14 @@ them); the file holds only their salted SHA-256 hashes, as RabbitMQ stores them.
 - The coordinator declares the topology, publishes jobs and reads results and dead
   letters: every right on the `farm.*` queues and exchanges, and publishing through the
   default exchange (`amq.default`), which reaches farm.jobs.
-- A worker consumes jobs and publishes results, nothing else: it reads `farm.jobs` and
-  writes to the `farm.results` exchange. It can neither publish a job (it may not write
-  to the default exchange), nor read results, nor declare or delete anything; it checks
-  that the topology exists instead of declaring it (farm-runtime's
-  declare_or_check_topology).
+- A worker consumes jobs and audits and publishes results, nothing else: it reads
+  `farm.jobs` and `farm.audits` and writes to the `farm.results` exchange; to hear the
+  coordinator (`farm.control`, a fanout exchange) it declares a server-named queue of
+  its own (`amq.gen-*`) and binds it there. It can neither publish a job or an audit
+  (it may not write to the default exchange), nor read results, nor declare or delete
+  anything of the farm's; it checks that the topology exists instead of declaring it
+  (farm-runtime's declare_or_check_topology). An audit it may not take (it played that
+  match) it rejects, and RabbitMQ itself moves it to `farm.audits.wait`.
 """
 
 import argparse
@@ -29,7 +32,11 @@ import sys
 # The rights of each user, as RabbitMQ's configure / write / read regular expressions.
 PERMISSIONS = {
     "coordinator": {"configure": r"^farm\..*", "write": r"^(amq\.default|farm\..*)$", "read": r"^farm\..*"},
-    "worker": {"configure": r"^$", "write": r"^farm\.results$", "read": r"^farm\.jobs$"},
+    "worker": {
+        "configure": r"^amq\.gen-.*",
+        "write": r"^(farm\.results|amq\.gen-.*)$",
+        "read": r"^(farm\.jobs|farm\.audits|farm\.control|amq\.gen-.*)$",
+    },
 }
 
 

@@ -1,6 +1,6 @@
 use serde::{Deserialize, Serialize};
 
-use crate::{BotSpec, GameKind, MoveClock, PlayerOutcome};
+use crate::{AuditVerdict, BotSpec, GameKind, MoveClock, PlayerOutcome};
 
 /// The version of the job and result documents. A consumer rejects other versions
 /// rather than guess at their meaning.
@@ -206,6 +206,18 @@ pub enum MatchResult {
     Returned {
         /// Why the worker gave it back.
         reason: String,
+        /// Whether the worker's own infrastructure failed (its storage, its Docker
+        /// engine), rather than the worker stopping or losing its broker: what counts
+        /// against the worker (absent from older workers: false).
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        fault: bool,
+    },
+    /// An audit of the job's stored replay by another worker than the one that played
+    /// it (see [`crate::AuditJob`]); `attempt` is 0.
+    Audited {
+        /// What it found.
+        #[serde(flatten)]
+        verdict: AuditVerdict,
     },
 }
 
@@ -221,6 +233,9 @@ pub struct ResultEnvelope {
     pub tournament_id: String,
     /// The worker that played it.
     pub worker_id: String,
+    /// The worker's process (a restarted worker is another instance), when it says.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instance: Option<String>,
     /// Which delivery of the job this was, from 1.
     pub attempt: u32,
     /// The result.
@@ -236,9 +251,16 @@ impl ResultEnvelope {
             job_id: job.job_id.clone(),
             tournament_id: job.tournament_id.clone(),
             worker_id: worker_id.to_owned(),
+            instance: None,
             attempt,
             result,
         }
+    }
+
+    /// This envelope, naming the worker's process `instance`.
+    pub fn from_instance(mut self, instance: &str) -> Self {
+        self.instance = Some(instance.to_owned());
+        self
     }
 }
 
@@ -294,9 +316,13 @@ mod tests {
     fn results_are_tagged_by_status() {
         let failed = MatchResult::Failed { reason: "bad map".into() };
         assert_eq!(serde_json::to_value(&failed).expect("json")["status"], "failed");
-        let returned = MatchResult::Returned { reason: "storage".into() };
+        let returned = MatchResult::Returned { reason: "storage".into(), fault: false };
         let text = serde_json::to_string(&returned).expect("json");
         assert_eq!(text, r#"{"status":"returned","reason":"storage"}"#);
+        let audited = MatchResult::Audited { verdict: AuditVerdict::Mismatch { reason: "line 3".into() } };
+        let audit_text = serde_json::to_string(&audited).expect("json");
+        assert_eq!(audit_text, r#"{"status":"audited","verdict":"mismatch","reason":"line 3"}"#);
+        assert_eq!(serde_json::from_str::<MatchResult>(&audit_text).expect("reads back"), audited);
         assert_eq!(serde_json::from_str::<MatchResult>(&text).expect("reads back"), returned);
         let player = PlayerResult {
             seat: 0,

@@ -6,18 +6,24 @@
 //! - [`BotSpec`], [`BotLaunch`], [`Transport`]: how to start a bot and talk to it.
 //! - [`PlayerStatus`], [`PlayerOutcome`]: the per-seat part of a match result.
 //! - [`MoveClock`]: how a match times its bots' moves.
+//! - [`AuditEnvelope`], [`ControlEnvelope`]: audits of stored replays on `farm.audits`,
+//!   and what the coordinator tells every worker through `farm.control`.
 //! - [`JobEnvelope`], [`MatchJob`], [`ResultEnvelope`], [`MatchResult`]: what travels on
 //!   the `farm.jobs` and `farm.results` queues, with [`SCHEMA_VERSION`].
 //!
 //! This crate holds data only: serde, no IO, no async runtime.
 #![deny(missing_docs)]
 
+mod audit;
 mod bot;
 mod clock;
 mod game;
 mod job;
 mod outcome;
 
+pub use audit::{
+    AUDITS_QUEUE, AuditEnvelope, AuditJob, AuditVerdict, CONTROL_EXCHANGE, ControlEnvelope, ControlMessage,
+};
 pub use bot::{
     BotLaunch, BotLimits, BotSpec, BotSpecError, MAX_IMAGE_ARG_BYTES, MAX_IMAGE_ARGS, Transport, check_image_args,
 };

@@ -8,7 +8,7 @@
 use std::panic::AssertUnwindSafe;
 use std::time::Duration;
 
-use farm_proto::{JOBS_QUEUE, RESULTS_QUEUE};
+use farm_proto::{AUDITS_QUEUE, CONTROL_EXCHANGE, JOBS_QUEUE, RESULTS_QUEUE};
 use futures_util::FutureExt;
 use lapin::options::{
     BasicPublishOptions, BasicRejectOptions, ConfirmSelectOptions, ExchangeDeclareOptions, QueueBindOptions,
@@ -37,6 +37,16 @@ pub const SET_ASIDE_QUEUE: &str = "farm.set-aside";
 pub const SET_ASIDE_MAX_MESSAGES: i64 = 10_000;
 /// The most bytes of message bodies [`SET_ASIDE_QUEUE`] keeps: 256 MiB.
 pub const SET_ASIDE_MAX_BYTES: i64 = 256 * 1024 * 1024;
+/// Where an audit job waits that a worker may not take (it played that match): a
+/// worker rejects it there, and after [`AUDIT_WAIT_MS`] it is back in
+/// [`farm_proto::AUDITS_QUEUE`] for another worker. RabbitMQ's `x-death` header counts
+/// its rounds.
+pub const AUDITS_WAIT_QUEUE: &str = "farm.audits.wait";
+/// How long an audit job waits in [`AUDITS_WAIT_QUEUE`] before another try.
+pub const AUDIT_WAIT_MS: i32 = 2000;
+/// The most audit jobs [`farm_proto::AUDITS_QUEUE`] holds: more are refused to the
+/// coordinator, which publishes them later.
+pub const AUDITS_MAX_MESSAGES: i64 = 100_000;
 /// Persistent delivery mode: messages survive a broker restart.
 const PERSISTENT: u8 = 2;
 /// How long a publish may wait for the broker's confirm.
@@ -84,8 +94,9 @@ impl BrokerError {
 pub const BROKER_CALL: Duration = Duration::from_secs(30);
 
 /// Declares `farm.jobs` (a quorum queue with a delivery limit that dead-letters to
-/// [`DEAD_LETTER_QUEUE`]), the dead-letter queue, `farm.results` and
-/// [`SET_ASIDE_QUEUE`]. Idempotent.
+/// [`DEAD_LETTER_QUEUE`]), the dead-letter queue, `farm.results`,
+/// [`SET_ASIDE_QUEUE`], `farm.audits` with [`AUDITS_WAIT_QUEUE`], and the exchanges
+/// (`farm.results`, `farm.control`). Idempotent.
 pub async fn declare_topology(channel: &Channel, delivery_limit: u32) -> Result<(), BrokerError> {
     let durable = QueueDeclareOptions { durable: true, ..Default::default() };
     let mut jobs = quorum();
@@ -100,8 +111,21 @@ pub async fn declare_topology(channel: &Channel, delivery_limit: u32) -> Result<
     set_aside.insert("x-max-length-bytes".into(), AMQPValue::LongLongInt(SET_ASIDE_MAX_BYTES));
     set_aside.insert("x-overflow".into(), AMQPValue::LongString(LongString::from("drop-head")));
     channel.queue_declare(SET_ASIDE_QUEUE.into(), durable, set_aside).await?;
+    // Audits: a rejected one waits, then comes back (each queue dead-letters to the other).
+    let mut audits = quorum();
+    audits.insert("x-max-length".into(), AMQPValue::LongLongInt(AUDITS_MAX_MESSAGES));
+    audits.insert("x-overflow".into(), AMQPValue::LongString(LongString::from("reject-publish")));
+    audits.insert("x-dead-letter-exchange".into(), AMQPValue::LongString(LongString::from("")));
+    audits.insert("x-dead-letter-routing-key".into(), AMQPValue::LongString(LongString::from(AUDITS_WAIT_QUEUE)));
+    channel.queue_declare(AUDITS_QUEUE.into(), durable, audits).await?;
+    let mut waiting = FieldTable::default();
+    waiting.insert("x-message-ttl".into(), AMQPValue::LongInt(AUDIT_WAIT_MS));
+    waiting.insert("x-dead-letter-exchange".into(), AMQPValue::LongString(LongString::from("")));
+    waiting.insert("x-dead-letter-routing-key".into(), AMQPValue::LongString(LongString::from(AUDITS_QUEUE)));
+    channel.queue_declare(AUDITS_WAIT_QUEUE.into(), durable, waiting).await?;
     let exchange = ExchangeDeclareOptions { durable: true, ..Default::default() };
     channel.exchange_declare(RESULTS_EXCHANGE.into(), ExchangeKind::Direct, exchange, FieldTable::default()).await?;
+    channel.exchange_declare(CONTROL_EXCHANGE.into(), ExchangeKind::Fanout, exchange, FieldTable::default()).await?;
     channel
         .queue_bind(
             RESULTS_QUEUE.into(),
@@ -126,9 +150,13 @@ pub async fn declare_or_check_topology(connection: &Connection, delivery_limit: 
             let channel = connection.create_channel().await?;
             let passive = QueueDeclareOptions { passive: true, ..Default::default() };
             channel.queue_declare(JOBS_QUEUE.into(), passive, FieldTable::default()).await?;
+            channel.queue_declare(AUDITS_QUEUE.into(), passive, FieldTable::default()).await?;
             let passive = ExchangeDeclareOptions { passive: true, ..Default::default() };
             channel
                 .exchange_declare(RESULTS_EXCHANGE.into(), ExchangeKind::Direct, passive, FieldTable::default())
+                .await?;
+            channel
+                .exchange_declare(CONTROL_EXCHANGE.into(), ExchangeKind::Fanout, passive, FieldTable::default())
                 .await?;
             let _ = tokio::time::timeout(BROKER_CALL, channel.close(200, "topology checked".into())).await;
             Ok(())
@@ -149,7 +177,12 @@ pub fn is_access_refused(error: &lapin::Error) -> bool {
 /// The exchange and routing key that reach `queue`: [`RESULTS_EXCHANGE`] for the
 /// results, the default exchange for every other queue.
 fn route(queue: &'static str) -> (&'static str, &'static str) {
-    if queue == RESULTS_QUEUE { (RESULTS_EXCHANGE, RESULTS_QUEUE) } else { ("", queue) }
+    match queue {
+        RESULTS_QUEUE => (RESULTS_EXCHANGE, RESULTS_QUEUE),
+        // A fanout exchange: every worker's own queue bound there gets the message.
+        CONTROL_EXCHANGE => (CONTROL_EXCHANGE, ""),
+        queue => ("", queue),
+    }
 }
 
 fn quorum() -> FieldTable {
@@ -236,6 +269,27 @@ impl ConfirmedPublisher {
         }
         Ok(())
     }
+}
+
+/// How many times `properties`' message has been rejected from `queue` and come back
+/// (RabbitMQ's `x-death` count for it).
+pub fn rounds_through(properties: &BasicProperties, queue: &str) -> u64 {
+    let Some(headers) = properties.headers() else { return 0 };
+    let Some(AMQPValue::FieldArray(deaths)) = headers.inner().get("x-death") else { return 0 };
+    deaths
+        .as_slice()
+        .iter()
+        .filter_map(|death| match death {
+            AMQPValue::FieldTable(death) => Some(death.inner()),
+            _ => None,
+        })
+        .filter(|death| matches!(death.get("queue"), Some(AMQPValue::LongString(name)) if name.to_string() == queue))
+        .filter_map(|death| match death.get("count") {
+            Some(AMQPValue::LongLongInt(count)) => u64::try_from(*count).ok(),
+            Some(AMQPValue::LongInt(count)) => u64::try_from(*count).ok(),
+            _ => None,
+        })
+        .sum()
 }
 
 /// Which delivery of a message this is, from 1: quorum queues count redeliveries in

@@ -97,6 +97,15 @@ pub enum StorageError {
     /// The store failed or could not be reached.
     #[error("object storage: {0}")]
     Store(#[source] object_store::Error),
+    /// A replay's decompressed text passed the limit its reader set, or is not
+    /// zstd.
+    #[error("replay {key}: {problem}")]
+    Replay {
+        /// The key.
+        key: String,
+        /// What is wrong.
+        problem: String,
+    },
     /// A local directory could not be created.
     #[error("creating {path}: {source}")]
     Directory {
@@ -117,6 +126,8 @@ impl StorageError {
             | StorageError::NotFound { .. }
             | StorageError::Store(_)
             | StorageError::Directory { .. } => true,
+            // The object is what it is: reading it again gives the same.
+            StorageError::Replay { .. } => false,
         }
     }
 }
@@ -260,6 +271,25 @@ impl Storage {
         Ok(self.store.get(&Path::from(key)).await?.bytes().await?.to_vec())
     }
 
+    /// The replay [`Storage::replay_upload`] wrote at `key`, decompressed: at most
+    /// `limit` bytes of it, past which it is an error.
+    pub async fn read_replay(&self, key: &str, limit: u64) -> Result<Vec<u8>, StorageError> {
+        use tokio::io::AsyncReadExt;
+        let compressed = self.read(key).await?;
+        let decoder = async_compression::tokio::bufread::ZstdDecoder::new(compressed.as_slice());
+        let mut text = Vec::new();
+        let problem = |problem: String| StorageError::Replay { key: key.to_owned(), problem };
+        decoder
+            .take(limit.saturating_add(1))
+            .read_to_end(&mut text)
+            .await
+            .map_err(|error| problem(error.to_string()))?;
+        if text.len() as u64 > limit {
+            return Err(problem(format!("longer than {limit} bytes")));
+        }
+        Ok(text)
+    }
+
     /// The object at `key` as a stream of chunks, for serving it without holding it.
     pub async fn stream(
         &self,
@@ -339,9 +369,8 @@ mod tests {
         upload.shutdown().await.expect("finish upload");
         let compressed = storage.read("a/replay.jsonl.zst").await.expect("read replay");
         assert!(compressed.len() < line.len() / 20, "zstd compresses a repetitive replay");
-        let mut decoded = Vec::new();
-        let mut decoder = async_compression::tokio::bufread::ZstdDecoder::new(compressed.as_slice());
-        tokio::io::AsyncReadExt::read_to_end(&mut decoder, &mut decoded).await.expect("decode");
-        assert_eq!(decoded, line);
+        assert_eq!(storage.read_replay("a/replay.jsonl.zst", line.len() as u64).await.expect("decode"), line);
+        let capped = storage.read_replay("a/replay.jsonl.zst", line.len() as u64 - 1).await;
+        assert!(matches!(capped, Err(StorageError::Replay { .. })), "{capped:?}");
     }
 }

@@ -56,6 +56,13 @@ impl JobError {
             JobError::Encode(_) => true,
         }
     }
+
+    /// Whether a retryable failure is the worker's own infrastructure failing (its
+    /// storage, its sandbox), which counts against the worker, rather than its
+    /// stopping or its broker.
+    pub fn is_the_workers_fault(&self) -> bool {
+        self.is_retryable() && !matches!(self, JobError::Run(RunError::Stopped) | JobError::Broker(_))
+    }
 }
 
 #[cfg(test)]

@@ -188,7 +188,7 @@ impl<S: Sandbox> JobPlayer<S> {
             Err(error) if error.is_retryable() => return retry(error),
             Err(error) => MatchResult::Failed { reason: error.to_string() },
         };
-        let envelope = ResultEnvelope::new(job, worker_id, keys.attempt(), result);
+        let envelope = ResultEnvelope::new(job, worker_id, keys.attempt(), result).from_instance(crate::instance());
         match self.store_result(keys, &envelope).await {
             Ok(body) => Disposition::Report { envelope, body },
             Err(error) => retry(error),
@@ -246,7 +246,10 @@ mod tests {
         let Disposition::Report { envelope, body } = player.answer(&job, &keys, "w-1", Err(too_long)).await else {
             panic!("a failed match is a result");
         };
-        assert_eq!(envelope, ResultEnvelope::new(&job, "w-1", 3, MatchResult::Failed { reason }));
+        assert_eq!(
+            envelope,
+            ResultEnvelope::new(&job, "w-1", 3, MatchResult::Failed { reason }).from_instance(crate::instance())
+        );
         assert_eq!(player.storage.read(&keys.result()).await.expect("stored"), body);
         assert_eq!(serde_json::from_slice::<ResultEnvelope>(&body).expect("a result document"), envelope);
 

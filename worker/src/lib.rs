@@ -11,6 +11,9 @@
 //!   replays and logs to object storage ([`farm_runtime::storage`]), results published
 //!   with confirms, then the ack; [`error`] decides what is retried; [`warm`] starts the
 //!   bots of jobs waiting for a slot while other matches play.
+//! - [`audit`]: other workers' matches re-verified from their stored replays;
+//!   [`quarantine`]: what the coordinator imposes on a worker whose results it no
+//!   longer trusts; [`reproduce`]: a finished match played again from its bundle.
 //! - [`config`], [`metrics`], [`http`]: the worker's configuration, every metric,
 //!   `/metrics`.
 //!
@@ -20,6 +23,7 @@
 //! and calls into these.
 #![deny(missing_docs)]
 
+pub mod audit;
 pub mod bots;
 mod clock;
 pub mod config;
@@ -27,6 +31,7 @@ pub mod error;
 pub mod http;
 pub mod job;
 pub mod metrics;
+pub mod quarantine;
 pub mod reproduce;
 pub mod runner;
 pub mod service;
@@ -38,3 +43,11 @@ pub use runner::{
     MatchIo, MatchReport, RunError, RunnerOptions, SeatReport, StartedMatch, fill_seats, play_match, start_match,
 };
 pub use service::run;
+
+/// This worker process: results name it beside the worker's id, so that a restarted
+/// worker (another instance) is told apart.
+pub fn instance() -> &'static str {
+    static INSTANCE: std::sync::LazyLock<String> =
+        std::sync::LazyLock::new(|| uuid::Uuid::new_v4().simple().to_string()[..12].to_owned());
+    &INSTANCE
+}

@@ -263,6 +263,23 @@ pub static BOT_FAILURES: LazyLock<IntCounterVec> = LazyLock::new(|| {
     )
 });
 
+/// Audits of other workers' matches this worker did, by verdict.
+pub static AUDITS: LazyLock<IntCounterVec> = LazyLock::new(|| {
+    counter_vec("farm_worker_audits_total", "Audits of other workers' stored replays, by verdict.", &["verdict"])
+});
+
+/// 1 with the reason once the coordinator has quarantined this worker (it takes no
+/// more match or audit jobs).
+pub static QUARANTINED: LazyLock<prometheus::IntGaugeVec> = LazyLock::new(|| {
+    register(
+        prometheus::IntGaugeVec::new(
+            Opts::new("farm_worker_quarantined", "1 once the coordinator has quarantined this worker, with why."),
+            &["reason"],
+        )
+        .unwrap_or_else(|e| panic!("{e}")),
+    )
+});
+
 /// Jobs being played right now.
 pub static JOBS_IN_FLIGHT: LazyLock<IntGauge> = LazyLock::new(|| {
     register(IntGauge::new("farm_worker_jobs_in_flight", "Match jobs being played.").unwrap_or_else(|e| panic!("{e}")))
@@ -326,6 +343,8 @@ pub fn init() {
     LazyLock::force(&MATCH_DURATION);
     LazyLock::force(&TURN_LATENCY);
     LazyLock::force(&MOVE_CPU);
+    LazyLock::force(&AUDITS);
+    LazyLock::force(&QUARANTINED);
     LazyLock::force(&CONTAINER_START);
     LazyLock::force(&BOT_FAILURES);
     LazyLock::force(&JOBS_IN_FLIGHT);

@@ -6,7 +6,9 @@ use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use farm_proto::{JOBS_QUEUE, JobEnvelope, MatchJob, MatchResult, RESULTS_QUEUE, ResultEnvelope, SCHEMA_VERSION};
+use farm_proto::{
+    AUDITS_QUEUE, JOBS_QUEUE, JobEnvelope, MatchJob, MatchResult, RESULTS_QUEUE, ResultEnvelope, SCHEMA_VERSION,
+};
 use farm_runtime::Shutdown;
 use farm_runtime::backoff::ReconnectPacing;
 use farm_runtime::queue::{self, BROKER_CALL, BrokerError, ConfirmedPublisher};
@@ -20,12 +22,14 @@ use tokio::sync::watch;
 use tokio::task::JoinSet;
 use tokio::time::{Instant, timeout};
 
+use crate::audit::Auditor;
 use crate::bots::Sandbox;
 use crate::config::WorkerConfig;
 use crate::error::JobError;
 use crate::http::{self, Health};
 use crate::job::{Disposition, JobPlayer, retry_delay};
 use crate::metrics;
+use crate::quarantine::{self, Quarantine};
 use crate::warm::Slots;
 
 /// A failure that stops the service itself (not one job).
@@ -54,6 +58,8 @@ struct JobContext<S> {
     stop_matches: Arc<watch::Sender<bool>>,
     /// The deliveries in hand, across broker sessions.
     held: Arc<Held>,
+    /// Set when the coordinator quarantines the worker: it takes no more jobs.
+    quarantine: Quarantine,
 }
 
 /// The deliveries the worker holds, each with the notice that reports it returned
@@ -89,7 +95,8 @@ impl Drop for HeldJob<'_> {
 impl Held {
     fn hold(&self, job: &MatchJob, attempt: u32, worker_id: &str) -> HeldJob<'_> {
         let reason = "the worker lost its broker connection while it held the job".to_owned();
-        let notice = ResultEnvelope::new(job, worker_id, attempt, MatchResult::Returned { reason });
+        let returned = MatchResult::Returned { reason, fault: false };
+        let notice = ResultEnvelope::new(job, worker_id, attempt, returned).from_instance(crate::instance());
         let key = (job.job_id.clone(), attempt);
         self.lock().held.insert(key.clone(), notice);
         HeldJob { held: self, key }
@@ -200,6 +207,7 @@ pub async fn run<S: Sandbox + Clone + Send + 'static>(
                     drain: drain.clone(),
                     stop_matches: Arc::clone(&stop_matches),
                     held: Arc::clone(&held),
+                    quarantine: health.quarantine.clone(),
                 };
                 consume(&connection, Arc::new(context), &health, &mut drain).await
             }
@@ -240,24 +248,40 @@ async fn consume<S: Sandbox + Clone + Send + 'static>(
 ) -> Result<(), BrokerError> {
     let config = &context.config;
     queue::declare_or_check_topology(connection, config.delivery_limit).await?;
+    let listener =
+        tokio::spawn(quarantine::listen(Arc::clone(connection), config.worker_id.clone(), context.quarantine.clone()));
+    let _listener = AbortOnDrop(listener);
+    let mut quarantined = context.quarantine.subscribe();
+    if quarantined.borrow().is_some() {
+        return quarantine_until_drained(health, drain).await;
+    }
     // Beyond the slots, the jobs prepared for while they wait (the warm pool).
     let mut lanes = JoinSet::new();
     for lane in 0..config.prefetch() {
         lanes.spawn(run_lane(Arc::clone(connection), lane, Arc::clone(&context)));
     }
+    lanes.spawn(run_audit_lane(Arc::clone(connection), Arc::clone(&context)));
     health.consuming.store(true, Ordering::Relaxed);
-    tokio::select! {
-        _ = drain.wait_for(|stop| *stop) => {}
-        Some(ended) = lanes.join_next() => {
-            // A lane ends before a drain only when it cannot open a channel: the
-            // connection is gone. The other lanes go with it (dropping the set), and
-            // the deliveries they held are back in the queue.
-            context.held.lose_all();
-            return Err(match ended {
-                Ok(Err(error)) => error,
-                Ok(Ok(())) | Err(_) => BrokerError::TaskFailed,
-            });
-        }
+    let lane_ended = tokio::select! {
+        _ = drain.wait_for(|stop| *stop) => None,
+        _ = quarantined.wait_for(Option::is_some) => None,
+        Some(ended) = lanes.join_next() => Some(ended),
+    };
+    if context.quarantine.reason().is_some() {
+        // Every lane stops taking deliveries; the matches in flight finish.
+        health.consuming.store(false, Ordering::Relaxed);
+        while lanes.join_next().await.is_some() {}
+        return quarantine_until_drained(health, drain).await;
+    }
+    if let Some(ended) = lane_ended {
+        // A lane ends before a drain only when it cannot open a channel: the
+        // connection is gone. The other lanes go with it (dropping the set), and
+        // the deliveries they held are back in the queue.
+        context.held.lose_all();
+        return Err(match ended {
+            Ok(Err(error)) => error,
+            Ok(Ok(())) | Err(_) => BrokerError::TaskFailed,
+        });
     }
 
     // Draining: every lane stops taking deliveries; the jobs waiting for a slot are
@@ -281,6 +305,64 @@ async fn consume<S: Sandbox + Clone + Send + 'static>(
     Ok(())
 }
 
+/// A quarantined worker takes nothing more; it stays up (saying why on `/healthz`)
+/// until it is told to stop.
+async fn quarantine_until_drained(health: &Health, drain: &mut watch::Receiver<bool>) -> Result<(), BrokerError> {
+    health.consuming.store(false, Ordering::Relaxed);
+    let _ = drain.wait_for(|stop| *stop).await;
+    Ok(())
+}
+
+/// Aborts its task when dropped: the control listener ends with its broker session.
+struct AbortOnDrop(tokio::task::JoinHandle<Result<(), BrokerError>>);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
+/// Audits of other workers' matches ([`crate::audit`]), one at a time on a channel of
+/// their own, until the worker drains or is quarantined.
+async fn run_audit_lane<S: Sandbox + Clone + Send + 'static>(
+    connection: Arc<Connection>,
+    context: Arc<JobContext<S>>,
+) -> Result<(), BrokerError> {
+    let mut drain = context.drain.clone();
+    let mut quarantined = context.quarantine.subscribe();
+    let tag = format!("{}-{}-audit", context.config.worker_id, std::process::id());
+    let auditor = Auditor {
+        worker_id: &context.config.worker_id,
+        storage: &context.player.storage,
+        max_replay_bytes: context.player.options.max_replay_bytes,
+        publisher: &context.publisher,
+    };
+    let channel = connection.create_channel().await?;
+    channel.basic_qos(1, BasicQosOptions::default()).await?;
+    let mut consumer = channel
+        .basic_consume(AUDITS_QUEUE.into(), tag.as_str().into(), BasicConsumeOptions::default(), FieldTable::default())
+        .await?;
+    loop {
+        let next = tokio::select! {
+            biased;
+            _ = drain.wait_for(|stop| *stop) => None,
+            _ = quarantined.wait_for(Option::is_some) => None,
+            delivery = consumer.next() => Some(delivery),
+        };
+        match next {
+            Some(Some(Ok(delivery))) => auditor.handle(delivery).await,
+            Some(Some(Err(error))) => return Err(error.into()),
+            Some(None) => return Err(BrokerError::TaskFailed),
+            None => {
+                let _ = timeout(BROKER_CALL, channel.basic_cancel(tag.as_str().into(), BasicCancelOptions::default()))
+                    .await;
+                let _ = timeout(BROKER_CALL, channel.close(200, "worker draining".into())).await;
+                return Ok(());
+            }
+        }
+    }
+}
+
 /// One delivery at a time, on a channel of its own (prefetch 1), until the worker
 /// drains. When the channel closes under it, the lane opens another on the same
 /// connection; it fails only when it cannot, the connection being gone.
@@ -290,6 +372,7 @@ async fn run_lane<S: Sandbox + Clone + Send + 'static>(
     context: Arc<JobContext<S>>,
 ) -> Result<(), BrokerError> {
     let mut drain = context.drain.clone();
+    let mut quarantined = context.quarantine.subscribe();
     let tag = format!("{}-{}-{lane}", context.config.worker_id, std::process::id());
     loop {
         let channel = connection.create_channel().await?;
@@ -303,8 +386,13 @@ async fn run_lane<S: Sandbox + Clone + Send + 'static>(
             )
             .await?;
         loop {
+            // Biased: once the worker drains, a delivery that arrived meanwhile (a job
+            // it just gave back, say) is not taken up again; it goes back with the
+            // channel.
             let next = tokio::select! {
+                biased;
                 _ = drain.wait_for(|stop| *stop) => None,
+                _ = quarantined.wait_for(Option::is_some) => None,
                 delivery = consumer.next() => Some(delivery),
             };
             let Some(delivery) = next else {
@@ -322,7 +410,7 @@ async fn run_lane<S: Sandbox + Clone + Send + 'static>(
                 Some(Err(_)) | None => break,
             }
         }
-        if *drain.borrow() {
+        if *drain.borrow() || context.quarantine.reason().is_some() {
             return Ok(());
         }
         metrics::JOB_CHANNELS_REOPENED.inc();
@@ -402,7 +490,7 @@ async fn play<S: Sandbox + Clone + Send + 'static>(
         // The worker stopped before this job's turn: another worker plays it.
         tracing::info!(job = %job.job_id, "requeueing a job that had not begun");
         metrics::MATCHES.with_label_values(&[game, "requeued"]).inc();
-        notify_returned(context, job, attempt, "the worker stopped before the match began".to_owned()).await;
+        notify_returned(context, job, attempt, "the worker stopped before the match began".to_owned(), false).await;
         queue::requeue(&delivery.acker).await;
         return;
     };
@@ -431,7 +519,7 @@ async fn play<S: Sandbox + Clone + Send + 'static>(
         Disposition::Retry { error, delay } => {
             tracing::warn!(job = %job.job_id, attempt, %error, "requeueing job");
             metrics::MATCHES.with_label_values(&[game, "requeued"]).inc();
-            notify_returned(context, job, attempt, error.to_string()).await;
+            notify_returned(context, job, attempt, error.to_string(), error.is_the_workers_fault()).await;
             requeue_after(delivery, context, delay).await;
             drop(held_slot);
             return;
@@ -452,16 +540,19 @@ async fn play<S: Sandbox + Clone + Send + 'static>(
         Err(error) => {
             tracing::warn!(job = %job.job_id, %error, "publishing the result failed; requeueing");
             metrics::MATCHES.with_label_values(&[game, "requeued"]).inc();
-            notify_returned(context, job, attempt, format!("publishing its result failed: {error}")).await;
+            notify_returned(context, job, attempt, format!("publishing its result failed: {error}"), false).await;
             requeue_after(delivery, context, retry_delay(attempt)).await;
         }
     }
 }
 
 /// Tells the coordinator that this delivery of `job` goes back to the queue for
-/// `reason`, a cause outside the job.
-async fn notify_returned<S>(context: &JobContext<S>, job: &MatchJob, attempt: u32, reason: String) {
-    let notice = ResultEnvelope::new(job, &context.config.worker_id, attempt, MatchResult::Returned { reason });
+/// `reason`, a cause outside the job (a `fault` of the worker's own infrastructure, or
+/// not).
+async fn notify_returned<S>(context: &JobContext<S>, job: &MatchJob, attempt: u32, reason: String, fault: bool) {
+    let returned = MatchResult::Returned { reason, fault };
+    let notice =
+        ResultEnvelope::new(job, &context.config.worker_id, attempt, returned).from_instance(crate::instance());
     send_notice(&context.publisher, &notice).await;
 }
 

@@ -59,12 +59,12 @@ async fn the_worker_reconnects_after_a_broker_restart_and_the_remaining_jobs_fin
             MatchResult::Completed { .. } => {
                 seen.insert(result.job_id);
             }
-            MatchResult::Returned { reason } => {
+            MatchResult::Returned { reason, .. } => {
                 assert!(reason.contains("lost its broker connection"), "{reason}");
                 assert!(expected.contains(&result.job_id), "{result:?}");
                 notices += 1;
             }
-            MatchResult::Failed { .. } => panic!("{result:?}"),
+            MatchResult::Failed { .. } | MatchResult::Audited { .. } => panic!("{result:?}"),
         }
     }
     assert!(notices >= 1, "the worker held a job when the broker went (3 were left), and said so");

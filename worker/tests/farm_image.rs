@@ -143,9 +143,7 @@ async fn the_farm_image_runs_a_worker_that_plays_and_acks_a_job() {
             assert_eq!(players.len(), 4, "{players:?}");
             assert!(players[2].log_key.is_some(), "the container bot ran and has a log: {players:?}");
         }
-        MatchResult::Failed { reason } | MatchResult::Returned { reason } => {
-            panic!("the match was not played: {reason}\n{}", container.logs())
-        }
+        other => panic!("the match was not played: {other:?}\n{}", container.logs()),
     }
     let metrics_text = http_get(metrics, "/metrics").map(|(_, body)| body).unwrap_or_default();
     assert!(metrics_text.contains("farm_"), "the worker serves its metrics:\n{metrics_text}");

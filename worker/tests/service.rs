@@ -30,9 +30,7 @@ fn vindinium_job(tournament: &str, job_id: &str, seed: u64, rules: serde_json::V
 fn completed(result: &MatchResult) -> (&Vec<farm_proto::PlayerResult>, &str, &str) {
     match result {
         MatchResult::Completed { players, replay_key, replay_sha256, .. } => (players, replay_key, replay_sha256),
-        MatchResult::Failed { reason } | MatchResult::Returned { reason } => {
-            panic!("the match was not played: {reason}")
-        }
+        other => panic!("the match was not played: {other:?}"),
     }
 }
 

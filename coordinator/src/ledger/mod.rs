@@ -34,6 +34,9 @@ mod results;
 mod schema;
 #[cfg(test)]
 mod tests;
+mod workers;
+
+pub use workers::AuditState;
 
 /// A ledger operation that failed. Every one is an infrastructure error: retrying
 /// after the cause is fixed (disk space, permissions) may succeed.
@@ -183,6 +186,12 @@ pub enum Recorded {
     /// back for outages: it is pending again, to be published afresh (at most
     /// [`MAX_RESTARTS`] times).
     Restarted,
+    /// An audit's verdict on the job's stored replay ([`MatchResult::Audited`]):
+    /// recorded on the audit and on the record of the worker that played it.
+    Audited {
+        /// The verdict's name.
+        verdict: &'static str,
+    },
 }
 
 /// The most times a dead-lettered job some of whose deliveries were given back for
@@ -295,6 +304,8 @@ pub struct Ledger {
     /// waits for a write transaction, so inserting a big tournament, a batch at a
     /// time, does not hold them up.
     reader: Arc<Mutex<Connection>>,
+    /// Which completed matches are audited, and when a worker is quarantined.
+    audits: crate::audits::AuditSettings,
 }
 
 /// Runs `call` with `connection` on the blocking pool.
@@ -361,7 +372,16 @@ impl Ledger {
         let reader = Connection::open(path)?;
         reader.busy_timeout(std::time::Duration::from_secs(10))?;
         reader.pragma_update(None, "query_only", "ON")?;
-        Ok(Ledger { writer: Arc::new(Mutex::new(connection)), reader: Arc::new(Mutex::new(reader)) })
+        // No audits unless asked: `farm-coordinator run`'s in-process workers share
+        // one engine, and have no other worker to audit them.
+        let audits = crate::audits::AuditSettings { fraction: 0.0, ..crate::audits::AuditSettings::default() };
+        Ok(Ledger { writer: Arc::new(Mutex::new(connection)), reader: Arc::new(Mutex::new(reader)), audits })
+    }
+
+    /// This ledger, auditing and quarantining as `settings` say.
+    pub fn with_audits(mut self, settings: crate::audits::AuditSettings) -> Self {
+        self.audits = settings;
+        self
     }
 
     /// Runs `call` with the writing connection on the blocking pool.

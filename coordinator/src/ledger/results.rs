@@ -8,11 +8,12 @@ impl Ledger {
     /// Records a batch of answers in one transaction, each once per job id; returns
     /// what became of each, in order. Only after this returns may they be acked.
     pub async fn record(&self, answers: Vec<Answer>) -> Result<Vec<Recorded>, LedgerError> {
+        let audits = self.audits;
         self.with(move |connection| {
             let transaction = connection.transaction()?;
             let mut recorded = Vec::with_capacity(answers.len());
             for answer in &answers {
-                recorded.push(record_one(&transaction, answer)?);
+                recorded.push(record_one(&transaction, answer, &audits)?);
             }
             transaction.commit()?;
             Ok(recorded)
@@ -40,7 +41,11 @@ fn matches_its_job(envelope: &ResultEnvelope, tournament_id: &str) -> Result<(),
     Ok(())
 }
 
-fn record_one(transaction: &rusqlite::Transaction<'_>, answer: &Answer) -> Result<Recorded, LedgerError> {
+fn record_one(
+    transaction: &rusqlite::Transaction<'_>,
+    answer: &Answer,
+    audits: &crate::audits::AuditSettings,
+) -> Result<Recorded, LedgerError> {
     let job: Option<(String, String, String)> = transaction
         .query_row("SELECT tournament_id, seats, state FROM jobs WHERE job_id = ?1", [answer.job_id()], |row| {
             Ok((row.get(0)?, row.get(1)?, row.get(2)?))
@@ -53,11 +58,17 @@ fn record_one(transaction: &rusqlite::Transaction<'_>, answer: &Answer) -> Resul
         return Ok(Recorded::Refused { problem: format!("the result of job {:?}: {problem}", envelope.job_id) });
     }
     let answered = matches!(known(2, "job state", &state, JobState::from_name)?, JobState::Done | JobState::Failed);
-    if let Answer::Result(ResultEnvelope { result: MatchResult::Returned { .. }, .. }) = answer {
+    if let Answer::Result(envelope @ ResultEnvelope { result: MatchResult::Returned { fault, .. }, .. }) = answer {
         if !answered {
             transaction.execute("UPDATE jobs SET returns = returns + 1 WHERE job_id = ?1", [answer.job_id()])?;
         }
+        if *fault {
+            workers::count_fault(transaction, envelope, audits)?;
+        }
         return Ok(Recorded::Returned);
+    }
+    if let Answer::Result(envelope @ ResultEnvelope { result: MatchResult::Audited { verdict }, .. }) = answer {
+        return workers::record_verdict(transaction, envelope, verdict, audits);
     }
     if answered {
         transaction.execute("UPDATE tournaments SET duplicates = duplicates + 1 WHERE id = ?1", [&tournament_id])?;
@@ -89,6 +100,7 @@ fn record_one(transaction: &rusqlite::Transaction<'_>, answer: &Answer) -> Resul
             )?;
             match &envelope.result {
                 MatchResult::Completed { players, .. } => {
+                    workers::count_completed(transaction, envelope, audits)?;
                     let mut insert = transaction.prepare_cached(
                         "INSERT OR REPLACE INTO result_seats (job_id, seat, bot, score, rank, status, timeouts)
                          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
@@ -119,7 +131,9 @@ fn record_one(transaction: &rusqlite::Transaction<'_>, answer: &Answer) -> Resul
                     )?;
                     false
                 }
-                MatchResult::Returned { .. } => unreachable!("a notice is recorded above, never as an answer"),
+                MatchResult::Returned { .. } | MatchResult::Audited { .. } => {
+                    unreachable!("notices and audits are recorded above, never as answers")
+                }
             }
         }
         Answer::Failed { job_id, attempts, reason, dead_letter } => {

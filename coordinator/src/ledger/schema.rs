@@ -84,6 +84,35 @@ CREATE TABLE IF NOT EXISTS result_seats (
     timeouts INTEGER NOT NULL,
     PRIMARY KEY (job_id, seat)
 );
+-- Each worker's record: what it played and what went wrong with it
+-- (crate::audits). A quarantined one has its reason.
+CREATE TABLE IF NOT EXISTS workers (
+    worker_id TEXT PRIMARY KEY,
+    instance TEXT,
+    matches INTEGER NOT NULL DEFAULT 0,
+    faults INTEGER NOT NULL DEFAULT 0,
+    audits INTEGER NOT NULL DEFAULT 0,
+    mismatches INTEGER NOT NULL DEFAULT 0,
+    quarantined TEXT,
+    last_seen INTEGER NOT NULL DEFAULT 0
+);
+CREATE TABLE IF NOT EXISTS worker_bot_failures (
+    worker_id TEXT NOT NULL REFERENCES workers(worker_id),
+    status TEXT NOT NULL,
+    count INTEGER NOT NULL,
+    PRIMARY KEY (worker_id, status)
+);
+-- Audits of stored replays: pending (to publish), published, then a verdict
+-- (confirmed, mismatch, skipped). `document` is the audit job as published.
+CREATE TABLE IF NOT EXISTS audits (
+    job_id TEXT PRIMARY KEY REFERENCES jobs(job_id),
+    played_by TEXT NOT NULL,
+    state TEXT NOT NULL,
+    audited_by TEXT,
+    detail TEXT,
+    document TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS audits_by_state ON audits(state);
 ";
 
 /// Creates what is missing of the schema in `connection` and migrates what an earlier

@@ -64,6 +64,7 @@ fn envelope(tournament: &Tournament, job_id: &str, worker: &str, scores: [i64; 2
         job_id: job_id.to_owned(),
         tournament_id: tournament.id.clone(),
         worker_id: worker.to_owned(),
+        instance: None,
         attempt: 1,
         result: MatchResult::Completed {
             steps: 42,
@@ -644,7 +645,7 @@ async fn leases_expire_in_publishing_order_up_to_the_mark_per_lease_and_batch() 
 /// A worker's notice that it gave attempt 1 of `job_id` back for an outage.
 fn returned(tournament: &Tournament, job_id: &str) -> Answer {
     let mut notice = envelope(tournament, job_id, "w1", [0, 0]);
-    notice.result = MatchResult::Returned { reason: "storage unreachable".to_owned() };
+    notice.result = MatchResult::Returned { reason: "storage unreachable".to_owned(), fault: true };
     Answer::Result(notice)
 }
 
@@ -746,4 +747,115 @@ fn seats_and_states_round_trip_through_their_text() {
     let unknown = known(3, "player status", "a_status_from_a_newer_build", PlayerStatus::from_name);
     let error = unknown.expect_err("an unknown status is an error").to_string();
     assert!(error.contains("unknown player status \"a_status_from_a_newer_build\""), "{error}");
+}
+
+fn verdict(tournament: &Tournament, job_id: &str, auditor: &str, verdict: farm_proto::AuditVerdict) -> Answer {
+    Answer::Result(ResultEnvelope {
+        schema: SCHEMA_VERSION,
+        job_id: job_id.to_owned(),
+        tournament_id: tournament.id.clone(),
+        worker_id: auditor.to_owned(),
+        instance: None,
+        attempt: 0,
+        result: MatchResult::Audited { verdict },
+    })
+}
+
+/// Audited matches wait to be published, take one verdict each (never from the worker
+/// that played them), and count on that worker's record; past the mismatch rate it is
+/// quarantined, until released.
+#[tokio::test]
+async fn audits_count_on_the_record_of_the_worker_that_played_and_quarantine_it() {
+    use farm_proto::AuditVerdict;
+    let dir = tempfile::tempdir().expect("temp dir");
+    let settings = crate::audits::AuditSettings {
+        fraction: 1.0,
+        min_audits: 2,
+        max_mismatch_rate: 0.5,
+        ..crate::audits::AuditSettings::default()
+    };
+    let ledger = open(&dir).with_audits(settings);
+    let tournament = botwars("audited", 1);
+    ledger.insert_tournament(tournament.clone()).await.expect("insert");
+    let jobs: Vec<String> = jobs(&tournament).into_iter().map(|job| job.job_id).collect();
+    let mut failing = envelope(&tournament, &jobs[0], "bad", [1, 2]);
+    if let MatchResult::Completed { players, .. } = &mut failing.result {
+        players[1].outcome.status = PlayerStatus::Crashed;
+    }
+    let mut answers = vec![Answer::Result(failing)];
+    answers.extend(jobs[1..3].iter().map(|job| completed(&tournament, job, "bad", [1, 2])));
+    answers.push(completed(&tournament, &jobs[3], "good", [1, 2]));
+    ledger.record(answers).await.expect("record");
+
+    let pending = ledger.pending_audits(100).await.expect("pending");
+    assert_eq!(pending.len(), 4, "every completed match is audited at fraction 1");
+    let document: farm_proto::AuditEnvelope = serde_json::from_str(&pending[0].1).expect("an audit job");
+    assert_eq!(document.audit.replay_sha256, "0".repeat(64));
+    ledger.mark_audits_published(pending.iter().map(|(job, _)| job.clone()).collect()).await.expect("published");
+    assert!(ledger.pending_audits(100).await.expect("pending").is_empty());
+
+    let mismatch = || AuditVerdict::Mismatch { reason: "line 3 differs".into() };
+    let recorded = ledger
+        .record(vec![
+            verdict(&tournament, &jobs[0], "bad", AuditVerdict::Confirmed),
+            verdict(&tournament, &jobs[0], "good", mismatch()),
+            verdict(&tournament, &jobs[0], "good", AuditVerdict::Confirmed),
+            verdict(&tournament, &jobs[3], "bad", AuditVerdict::Confirmed),
+            verdict(&tournament, &jobs[4], "good", AuditVerdict::Confirmed),
+        ])
+        .await
+        .expect("record verdicts");
+    assert!(matches!(&recorded[0], Recorded::Refused { problem } if problem.contains("its own match")), "{recorded:?}");
+    assert_eq!(recorded[1], Recorded::Audited { verdict: "mismatch" });
+    assert_eq!(recorded[2], Recorded::Duplicate, "one verdict per audit");
+    assert_eq!(recorded[3], Recorded::Audited { verdict: "confirmed" });
+    assert!(matches!(&recorded[4], Recorded::Refused { .. }), "job 4 has no result, so no audit");
+    let audit = ledger.audit_of(&jobs[0]).await.expect("audit").expect("audited");
+    assert_eq!((audit.state.as_str(), audit.audited_by.as_deref()), ("mismatch", Some("good")));
+
+    let workers = ledger.workers().await.expect("workers");
+    let bad = workers.iter().find(|worker| worker.worker_id == "bad").expect("bad's record");
+    assert_eq!((bad.matches, bad.audits, bad.mismatches), (3, 1, 1));
+    assert_eq!(bad.bot_failures.get("crashed"), Some(&1));
+    assert!(bad.quarantined.is_none(), "one audit is fewer than min_audits");
+
+    ledger.record(vec![verdict(&tournament, &jobs[1], "good", mismatch())]).await.expect("record");
+    let workers = ledger.workers().await.expect("workers");
+    let bad = workers.iter().find(|worker| worker.worker_id == "bad").expect("bad's record");
+    assert!(bad.quarantined.as_deref().is_some_and(|reason| reason.contains("2 of its 2 audited matches")), "{bad:?}");
+    let good = workers.iter().find(|worker| worker.worker_id == "good").expect("good's record");
+    assert_eq!((good.matches, good.audits, good.quarantined.as_deref()), (1, 1, None));
+
+    assert!(ledger.release_worker("bad").await.expect("release"));
+    assert!(!ledger.release_worker("bad").await.expect("release again"), "no longer quarantined");
+    let workers = ledger.workers().await.expect("workers");
+    let bad = workers.iter().find(|worker| worker.worker_id == "bad").expect("bad's record");
+    assert_eq!((bad.audits, bad.mismatches, bad.quarantined.as_deref()), (0, 0, None));
+}
+
+/// Deliveries a worker gives back for its own infrastructure's faults count against
+/// it; others (it stopped, it lost the broker) do not.
+#[tokio::test]
+async fn only_a_workers_own_faults_count_against_it() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let settings =
+        crate::audits::AuditSettings { min_matches: 2, max_fault_rate: 0.5, ..crate::audits::AuditSettings::default() };
+    let ledger = open(&dir).with_audits(settings);
+    let tournament = botwars("faults", 1);
+    ledger.insert_tournament(tournament.clone()).await.expect("insert");
+    let job = jobs(&tournament)[0].job_id.clone();
+    let notice = |fault: bool| {
+        let mut notice = envelope(&tournament, &job, "w", [0, 0]);
+        notice.result = MatchResult::Returned { reason: "storage unreachable".to_owned(), fault };
+        Answer::Result(notice)
+    };
+    ledger.record(vec![notice(false), notice(false), notice(true)]).await.expect("record");
+    let workers = ledger.workers().await.expect("workers");
+    assert_eq!((workers[0].faults, workers[0].quarantined.as_deref()), (1, None), "{workers:?}");
+    ledger.record(vec![notice(true)]).await.expect("record");
+    let workers = ledger.workers().await.expect("workers");
+    assert!(
+        workers[0].quarantined.as_deref().is_some_and(|reason| reason.contains("failed 2 of its 2")),
+        "{workers:?}"
+    );
 }

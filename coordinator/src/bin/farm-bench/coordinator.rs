@@ -80,6 +80,7 @@ fn result_for(job: &MatchJob) -> Answer {
         job_id: job.job_id.clone(),
         tournament_id: job.tournament_id.clone(),
         worker_id: "bench".to_owned(),
+        instance: None,
         attempt: 1,
         result: MatchResult::Completed {
             steps: 100,
