@@ -2,7 +2,7 @@
 //! every coordinator chooses the same) is re-verified from its stored replay by a
 //! worker other than the one that played it (`farm.audits`; the worker's side is
 //! `farm_worker::audit`). Each worker's record (matches, bot failures by status,
-//! faults of its own infrastructure, audits and mismatches) is kept in the ledger; a
+//! faults of its own sandbox, audits and mismatches) is kept in the ledger; a
 //! worker whose mismatch rate or fault rate passes its threshold is quarantined: every
 //! few seconds the coordinator tells the workers through `farm.control` (a restarted
 //! worker with that id hears it again), until an operator releases it
@@ -34,8 +34,8 @@ pub struct AuditSettings {
     pub max_mismatch_rate: f64,
     /// Matches (and faults) of a worker before its fault rate counts.
     pub min_matches: u64,
-    /// The share of a worker's deliveries its own infrastructure may fail (storage,
-    /// sandbox); past it, quarantine.
+    /// The share of a worker's deliveries its own sandbox may fail (the Docker engine,
+    /// starting bots); past it, quarantine.
     pub max_fault_rate: f64,
     /// How often pending audits are published and quarantines announced.
     pub sweep_secs: u64,
@@ -101,7 +101,7 @@ impl AuditSettings {
         let deliveries = record.matches + record.faults;
         if deliveries >= self.min_matches && rate(record.faults, deliveries) > self.max_fault_rate {
             return Some(format!(
-                "its own infrastructure failed {} of its {} deliveries (at most {}% may)",
+                "its own sandbox failed {} of its {} deliveries (at most {}% may)",
                 record.faults,
                 deliveries,
                 self.max_fault_rate * 100.0
@@ -120,7 +120,7 @@ pub struct WorkerRecord {
     pub instance: Option<String>,
     /// Matches it completed.
     pub matches: u64,
-    /// Deliveries it gave back because its own infrastructure failed.
+    /// Deliveries it gave back because its own sandbox failed.
     pub faults: u64,
     /// Its matches audited by other workers (confirmed or mismatched).
     pub audits: u64,
@@ -210,7 +210,7 @@ mod tests {
         assert!(mismatching.contains("2 of its 4 audited matches"), "{mismatching}");
         assert_eq!(settings.quarantine_reason(&record(0, 0, 4, 5)), None, "too few deliveries yet");
         let faulty = settings.quarantine_reason(&record(0, 0, 4, 6)).expect("6 of 10 failed");
-        assert!(faulty.contains("failed 6 of its 10 deliveries"), "{faulty}");
+        assert!(faulty.contains("sandbox failed 6 of its 10 deliveries"), "{faulty}");
         assert!(AuditSettings { fraction: 1.5, ..settings }.check().expect_err("over 1").contains("audits.fraction"));
     }
 }

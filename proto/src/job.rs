@@ -206,8 +206,8 @@ pub enum MatchResult {
     Returned {
         /// Why the worker gave it back.
         reason: String,
-        /// Whether the worker's own infrastructure failed (its storage, its Docker
-        /// engine), rather than the worker stopping or losing its broker: what counts
+        /// Whether the worker's own sandbox failed (its Docker engine, starting a bot),
+        /// rather than shared storage, the broker, or the worker stopping: what counts
         /// against the worker (absent from older workers: false).
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         fault: bool,

@@ -57,11 +57,18 @@ impl JobError {
         }
     }
 
-    /// Whether a retryable failure is the worker's own infrastructure failing (its
-    /// storage, its sandbox), which counts against the worker, rather than its
-    /// stopping or its broker.
+    /// Whether the failure is the worker's own: its sandbox failing (the Docker
+    /// engine, starting a bot, containing it), which counts against the worker. Object
+    /// storage and the broker are shared by every worker: their outages are not one
+    /// worker's fault, and must not quarantine the whole farm.
     pub fn is_the_workers_fault(&self) -> bool {
-        self.is_retryable() && !matches!(self, JobError::Run(RunError::Stopped) | JobError::Broker(_))
+        matches!(
+            self,
+            JobError::Run(RunError::Launch {
+                source: BotLaunchError::Docker(_) | BotLaunchError::Spawn { .. } | BotLaunchError::Contain { .. },
+                ..
+            })
+        )
     }
 }
 

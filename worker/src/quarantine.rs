@@ -1,5 +1,5 @@
 //! Quarantine: the coordinator, finding a worker's results untrustworthy (its audits
-//! mismatch, or its infrastructure keeps failing its matches), tells every worker
+//! mismatch, or its sandbox keeps failing its matches), tells every worker
 //! through the `farm.control` fanout exchange; the one named stops taking match and
 //! audit jobs, finishes what it holds, and says why on `/healthz` and in
 //! `farm_worker_quarantined`. It stays so until it is restarted.

@@ -846,7 +846,7 @@ async fn only_a_workers_own_faults_count_against_it() {
     let job = jobs(&tournament)[0].job_id.clone();
     let notice = |fault: bool| {
         let mut notice = envelope(&tournament, &job, "w", [0, 0]);
-        notice.result = MatchResult::Returned { reason: "storage unreachable".to_owned(), fault };
+        notice.result = MatchResult::Returned { reason: "docker: connection refused".to_owned(), fault };
         Answer::Result(notice)
     };
     ledger.record(vec![notice(false), notice(false), notice(true)]).await.expect("record");

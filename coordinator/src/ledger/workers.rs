@@ -45,7 +45,7 @@ pub(super) fn count_completed(
     Ok(())
 }
 
-/// A delivery `envelope`'s worker gave back because its own infrastructure failed.
+/// A delivery `envelope`'s worker gave back because its own sandbox failed.
 pub(super) fn count_fault(
     transaction: &rusqlite::Transaction<'_>,
     envelope: &ResultEnvelope,
