@@ -2,7 +2,8 @@
 //! (`deploy/build-images.sh`: RabbitMQ and Prometheus from Debian's packages, s3s-fs;
 //! `deploy/build-farm-image.sh`: the farm): the stack comes up with two workers, a
 //! tournament with bots in containers is submitted through the API and played to the
-//! end, its replays and logs read back from S3 through the API, Prometheus scrapes the
+//! end, its replays and logs read back from S3 through the API, one match played again
+//! from its reproduction bundle (`farm-worker reproduce`), Prometheus scrapes the
 //! coordinator and the workers, and `down` leaves no container behind, not even a bot's.
 //! The coordinator and the workers connect to RabbitMQ as users of their own.
 
@@ -71,6 +72,20 @@ fn the_compose_stack_comes_up_plays_a_tournament_in_containers_and_goes_down_cle
         assert_eq!(status, 200, "seat {seat}: {log}");
         assert!(log.contains("seed"), "the bot's own stderr (it logs its seed): {log}");
     }
+    // The same match played again on this machine from its bundle in the ledger (read
+    // through the API): the images the workers ran, by id, and the same replay.
+    let reproduced = std::process::Command::new(farm_testkit::worker_binary())
+        .args(["reproduce", job, "--api", &url, "--out"])
+        .arg(dir.path().join("reproduced"))
+        .output()
+        .expect("farm-worker runs");
+    let said = String::from_utf8_lossy(&reproduced.stdout);
+    assert!(
+        reproduced.status.success() && said.contains("identical"),
+        "{said}{}",
+        String::from_utf8_lossy(&reproduced.stderr)
+    );
+    assert_eq!(said.matches("ran image sha256:").count(), 2, "both container bots by image id: {said}");
 
     // Prometheus (Debian's, in its image) scrapes the coordinator and both workers.
     let prometheus = farm.address("prometheus", 9090);

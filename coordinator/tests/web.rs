@@ -112,8 +112,10 @@ fn visit_on_laptop(
         pages.push((label, path));
     };
 
+    let workers = server.get_json("/api/workers");
     visit("index".to_owned(), "/".to_owned(), &mut |findings, url| {
         findings.check(url, "one row per tournament", check_tournament_rows(chromium, tournaments));
+        findings.check(url, "one row per worker, with its matches", check_worker_rows(chromium, &workers));
         for tournament in tournaments {
             findings.check(url, &format!("lists {}", tournament.name), chromium.links_to(&tournament.page()));
         }
@@ -661,6 +663,28 @@ fn check_tournament_rows(chromium: &Chromium, tournaments: &[Tournament]) -> Res
         Ok(())
     } else {
         Err(format!("tournament-row data-id {shown:?}, the fixture has {expected:?}"))
+    }
+}
+
+/// The workers table shows every worker of `GET /api/workers` (the in-process workers
+/// that played the fixture's tournaments), each with its matches.
+fn check_worker_rows(chromium: &Chromium, workers: &Value) -> Result<(), String> {
+    let shown = chromium.evaluate(
+        r#"[...document.querySelectorAll('[data-testid="worker-row"]')].map(row => [row.dataset.worker, row.cells[1].innerText])"#,
+    )?;
+    let expected: Vec<Value> = workers["workers"]
+        .as_array()
+        .ok_or("no workers in the API")?
+        .iter()
+        .map(|worker| serde_json::json!([worker["worker_id"], worker["matches"].to_string()]))
+        .collect();
+    if expected.is_empty() {
+        return Err("the API has no worker records: the fixture's matches were played by someone".to_owned());
+    }
+    if shown.as_array() == Some(&expected) {
+        Ok(())
+    } else {
+        Err(format!("worker rows {shown}, the API has {expected:?}"))
     }
 }
 
