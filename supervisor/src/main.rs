@@ -200,11 +200,17 @@ fn play(
     let _ = send_line(connection, &started.to_string(), &usage_fd);
 
     let mut ended = None;
+    let mut paused = false;
     loop {
         let mut fds =
             [PollFd::new(connection.as_fd(), PollFlags::POLLIN), PollFd::new(listener.as_fd(), PollFlags::POLLIN)];
         let ready = poll(&mut fds, PollTimeout::from(REAP_EVERY_MS)).unwrap_or(0);
         reap(bot, &mut ended);
+        if !paused {
+            // A stop that outlived its `resume` (seen, rarely, with a bot that forks on
+            // every turn) costs its turn at most this loop's period, not the turn.
+            reset::continue_stopped();
+        }
         if ready == 0 {
             continue;
         }
@@ -218,8 +224,11 @@ fn play(
                 _ => reply(&other, &Reply::Failed { reason: "a match is running".to_owned() }),
             }
         }
-        if has(&fds[0]) && !follow_turns(connection, reader) {
-            break;
+        if has(&fds[0]) {
+            match follow_turns(connection, reader) {
+                Some(now_paused) => paused = now_paused,
+                None => break,
+            }
         }
     }
 
@@ -247,18 +256,19 @@ fn cpu_usage_file() -> Option<(std::fs::File, CpuUsageFile)> {
 }
 
 /// Reads the match connection's lines that have arrived: `pause` and `resume` stop and
-/// continue every process but this one (signal -1 from a PID namespace's init). `false`
-/// at `end`, or when the worker hung up or sent nonsense: the match is over either way.
-fn follow_turns(connection: &UnixStream, reader: &mut LineReader) -> bool {
+/// continue every process but this one (signal -1 from a PID namespace's init).
+/// Whether the bot is paused after them; `None` at `end`, or when the worker hung up
+/// or sent nonsense: the match is over either way.
+fn follow_turns(connection: &UnixStream, reader: &mut LineReader) -> Option<bool> {
     loop {
-        let signal = match reader.read_line(connection).map(|line| line.as_deref().map(Request::parse)) {
-            Ok(Some(Ok(Request::Pause))) => Signal::SIGSTOP,
-            Ok(Some(Ok(Request::Resume))) => Signal::SIGCONT,
-            _ => return false,
+        let (signal, paused) = match reader.read_line(connection).map(|line| line.as_deref().map(Request::parse)) {
+            Ok(Some(Ok(Request::Pause))) => (Signal::SIGSTOP, true),
+            Ok(Some(Ok(Request::Resume))) => (Signal::SIGCONT, false),
+            _ => return None,
         };
         let _ = kill(Pid::from_raw(-1), signal);
         if !reader.has_line() {
-            return true;
+            return Some(paused);
         }
     }
 }

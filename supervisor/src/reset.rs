@@ -49,6 +49,26 @@ fn others() -> Vec<i32> {
         .collect()
 }
 
+/// Continues every process of the container that is stopped (state `T`), and says
+/// how many were. Between `pause` and `resume` nothing is; outside them, a stopped
+/// process is a stop that outlived its `resume`, which must not hold a bot up.
+pub fn continue_stopped() -> usize {
+    let stopped: Vec<i32> = others()
+        .into_iter()
+        .filter(|pid| {
+            fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
+                // The state follows the command name, which is in parentheses and may
+                // hold anything: read it after the last `)`.
+                stat.rsplit_once(')').is_some_and(|(_, rest)| rest.trim_start().starts_with('T'))
+            })
+        })
+        .collect();
+    for &pid in &stopped {
+        let _ = kill(Pid::from_raw(pid), Signal::SIGCONT);
+    }
+    stopped.len()
+}
+
 /// Kills every process but the supervisor (as PID 1, `kill(-1)` reaches them all,
 /// whatever session or group they made) and reaps them, passing each status to
 /// `reaped`, until none is left; or says which were still there at the deadline.
