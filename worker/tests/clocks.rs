@@ -123,18 +123,24 @@ impl Drop for Load {
     }
 }
 
+/// The tests that load the machine, or measure CPU time against it, one at a time: the
+/// load would change what the freezing tests measure, and their pondering bots the
+/// load.
+static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
 /// A container bot that spends 40 ms of CPU time on each move of a 50 ms budget plays
 /// 100 moves on a machine whose cores another program keeps busy: on the CPU clock
 /// without a timeout, on the wall clock timed out (a Botwars timeout disqualifies).
 #[tokio::test(flavor = "multi_thread")]
 async fn the_cpu_clock_is_the_same_on_a_loaded_machine_and_the_wall_clock_is_not() {
+    let _serial = SERIAL.lock().await;
     let docker = DockerSandbox::connect(&unique("w-clocks"), &DockerSettings::default()).await.expect("Docker");
     let rules = serde_json::json!({ "maxTurns": 100, "replyTimeoutMs": 50 });
     let bots = [container_echo("--burn-ms 40"), container_echo("")];
     let load = Load::start();
-    // A generous backstop: this test is about the CPU budget, and the load leaves the
-    // bot a fifth of a core or less.
-    let cpu = MoveClock { wall_backstop: 20, ..cpu_clock() };
+    // The longest backstop (5 s a move): this test is about the CPU budget, and the load
+    // leaves the bot a fifth of a core or less, less still while other tests run.
+    let cpu = MoveClock { wall_backstop: farm_proto::MAX_WALL_BACKSTOP, ..cpu_clock() };
     let on_cpu = play(&docker, GameKind::Botwars, rules.clone(), cpu, &bots).await;
     let on_wall = play(&docker, GameKind::Botwars, rules, MoveClock::default(), &bots).await;
     drop(load);
@@ -216,6 +222,7 @@ fn median(mut values: Vec<f64>) -> f64 {
 /// bot that spins between its turns is frozen, unless the match lets it ponder. The
 /// bots are `echo`'s (local or container echo bots).
 async fn freezes_idle_bots(sandbox: &impl Sandbox, echo: fn(&str) -> String) {
+    let _serial = SERIAL.lock().await;
     let rules = serde_json::json!({ "maxTurns": 40, "moveTimeoutMs": 1000 });
     let thinker = echo("--think-ms 50");
     let bots = [echo("--ponder"), thinker.clone(), thinker.clone(), thinker];
