@@ -324,8 +324,8 @@ pub static BOT_LIMITS_CLAMPED: LazyLock<IntCounterVec> = LazyLock::new(|| {
     )
 });
 
-/// Job channels closed under a delivery (a consumer timeout, a refused ack) and
-/// opened again; the other matches go on.
+/// Job channels (match or audit jobs) closed under a delivery (a consumer timeout, a
+/// refused ack) and opened again; the other matches go on.
 pub static JOB_CHANNELS_REOPENED: LazyLock<IntCounter> = LazyLock::new(|| {
     register(
         IntCounter::new(

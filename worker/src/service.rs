@@ -328,8 +328,6 @@ async fn run_audit_lane<S: Sandbox + Clone + Send + 'static>(
     connection: Arc<Connection>,
     context: Arc<JobContext<S>>,
 ) -> Result<(), BrokerError> {
-    let mut drain = context.drain.clone();
-    let mut quarantined = context.quarantine.subscribe();
     let tag = format!("{}-{}-audit", context.config.worker_id, std::process::id());
     let auditor = Auditor {
         worker_id: &context.config.worker_id,
@@ -337,53 +335,41 @@ async fn run_audit_lane<S: Sandbox + Clone + Send + 'static>(
         max_replay_bytes: context.player.options.max_replay_bytes,
         publisher: &context.publisher,
     };
-    let channel = connection.create_channel().await?;
-    channel.basic_qos(1, BasicQosOptions::default()).await?;
-    let mut consumer = channel
-        .basic_consume(AUDITS_QUEUE.into(), tag.as_str().into(), BasicConsumeOptions::default(), FieldTable::default())
-        .await?;
-    loop {
-        let next = tokio::select! {
-            biased;
-            _ = drain.wait_for(|stop| *stop) => None,
-            _ = quarantined.wait_for(Option::is_some) => None,
-            delivery = consumer.next() => Some(delivery),
-        };
-        match next {
-            Some(Some(Ok(delivery))) => auditor.handle(delivery).await,
-            Some(Some(Err(error))) => return Err(error.into()),
-            Some(None) => return Err(BrokerError::TaskFailed),
-            None => {
-                let _ = timeout(BROKER_CALL, channel.basic_cancel(tag.as_str().into(), BasicCancelOptions::default()))
-                    .await;
-                let _ = timeout(BROKER_CALL, channel.close(200, "worker draining".into())).await;
-                return Ok(());
-            }
-        }
-    }
+    one_at_a_time(&connection, AUDITS_QUEUE, &tag, &context, |delivery| auditor.handle(delivery)).await
 }
 
-/// One delivery at a time, on a channel of its own (prefetch 1), until the worker
-/// drains. When the channel closes under it, the lane opens another on the same
-/// connection; it fails only when it cannot, the connection being gone.
+/// One job at a time, on a lane of its own ([`one_at_a_time`]).
 async fn run_lane<S: Sandbox + Clone + Send + 'static>(
     connection: Arc<Connection>,
     lane: u16,
     context: Arc<JobContext<S>>,
 ) -> Result<(), BrokerError> {
+    let tag = format!("{}-{}-{lane}", context.config.worker_id, std::process::id());
+    one_at_a_time(&connection, JOBS_QUEUE, &tag, &context, |delivery| handle_contained(delivery, &context)).await
+}
+
+/// Hands the deliveries of `queue` to `handle` one at a time, on a channel of its own
+/// (prefetch 1), until the worker drains or is quarantined. When the channel closes
+/// under a delivery (a consumer timeout, a refused ack), another is opened on the
+/// same connection; this fails only when it cannot, the connection being gone.
+async fn one_at_a_time<S, H, F>(
+    connection: &Connection,
+    queue: &'static str,
+    tag: &str,
+    context: &JobContext<S>,
+    mut handle: H,
+) -> Result<(), BrokerError>
+where
+    H: FnMut(Delivery) -> F,
+    F: Future<Output = ()>,
+{
     let mut drain = context.drain.clone();
     let mut quarantined = context.quarantine.subscribe();
-    let tag = format!("{}-{}-{lane}", context.config.worker_id, std::process::id());
     loop {
         let channel = connection.create_channel().await?;
         channel.basic_qos(1, BasicQosOptions::default()).await?;
         let mut consumer = channel
-            .basic_consume(
-                JOBS_QUEUE.into(),
-                tag.as_str().into(),
-                BasicConsumeOptions::default(),
-                FieldTable::default(),
-            )
+            .basic_consume(queue.into(), tag.into(), BasicConsumeOptions::default(), FieldTable::default())
             .await?;
         loop {
             // Biased: once the worker drains, a delivery that arrived meanwhile (a job
@@ -398,13 +384,12 @@ async fn run_lane<S: Sandbox + Clone + Send + 'static>(
             let Some(delivery) = next else {
                 // A delivery that arrived meanwhile, never handled, goes back to the
                 // queue with the channel.
-                let cancel = channel.basic_cancel(tag.as_str().into(), BasicCancelOptions::default());
-                let _ = timeout(BROKER_CALL, cancel).await;
+                let _ = timeout(BROKER_CALL, channel.basic_cancel(tag.into(), BasicCancelOptions::default())).await;
                 let _ = timeout(BROKER_CALL, channel.close(200, "worker draining".into())).await;
                 return Ok(());
             };
             match delivery {
-                Some(Ok(delivery)) => handle_contained(delivery, &context).await,
+                Some(Ok(delivery)) => handle(delivery).await,
                 // The channel is closed: by the broker (a consumer timeout, a refused
                 // ack) or with the connection.
                 Some(Err(_)) | None => break,
@@ -414,7 +399,7 @@ async fn run_lane<S: Sandbox + Clone + Send + 'static>(
             return Ok(());
         }
         metrics::JOB_CHANNELS_REOPENED.inc();
-        tracing::warn!(lane, "a job channel was closed; opening another");
+        tracing::warn!(queue, tag, "a channel was closed; opening another");
     }
 }
 
