@@ -23,12 +23,17 @@ use lapin::{Connection, ConnectionProperties, Consumer};
 pub mod compose;
 pub mod images;
 
-/// The `farm-worker` binary, beside the test's executable in `target/<profile>/`:
-/// cargo builds it for the worker's own tests, and `scripts/test` builds the whole
-/// workspace before the coordinator's.
+/// The `farm-worker` binary (see [`workspace_binary`]).
 pub fn worker_binary() -> std::path::PathBuf {
+    workspace_binary("farm-worker")
+}
+
+/// A binary of the workspace, beside the test's executable in `target/<profile>/`:
+/// cargo builds a package's own binaries for its tests, and `scripts/test` builds the
+/// whole workspace before any test, so other packages' (a bot's) are there too.
+pub fn workspace_binary(name: &str) -> std::path::PathBuf {
     let exe = std::env::current_exe().expect("the test's own path");
-    let path = exe.parent().and_then(Path::parent).expect("target/<profile>").join("farm-worker");
+    let path = exe.parent().and_then(Path::parent).expect("target/<profile>").join(name);
     assert!(path.exists(), "{} is missing: build the workspace first (scripts/test does)", path.display());
     path
 }

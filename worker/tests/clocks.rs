@@ -8,27 +8,16 @@
 //! of its own CPU time on each reply, `--think-ms N` sleeps N ms, `--ponder` spins a
 //! thread between turns and reports the CPU time it used while idle (`idle-cpu-us N`).
 
-use std::path::{Path, PathBuf};
-
 use farm_engine::replay::{self, ReplyTime};
 use farm_engine::{BotReply, GameKind, MatchSetup};
 use farm_proto::{BotSpec, ClockKind, MoveClock, PlayerStatus};
-use farm_testkit::unique;
+use farm_testkit::{unique, workspace_binary};
 use farm_worker::bots::{DockerSandbox, DockerSettings, LocalSandbox, Sandbox};
 use farm_worker::runner::{MatchIo, MatchReport, RunnerOptions, fill_seats, play_match};
 
-/// bench-echo-bot, built beside the tests by `cargo build --workspace`.
-fn echo_bot() -> PathBuf {
-    let dir =
-        std::env::current_exe().expect("test path").parent().and_then(Path::parent).expect("target dir").to_owned();
-    let path = dir.join("bench-echo-bot");
-    assert!(path.exists(), "{} is missing: run `cargo build --workspace` first (scripts/test does)", path.display());
-    path
-}
-
 /// A local echo bot with `flags`.
 fn local_echo(flags: &str) -> String {
-    format!("cmd:{} {flags}", echo_bot().display())
+    format!("cmd:{} {flags}", workspace_binary("bench-echo-bot").display())
 }
 
 /// The echo bot's image with `flags` (its arguments replace its command).

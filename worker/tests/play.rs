@@ -4,21 +4,13 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+use farm_testkit::workspace_binary;
 use serde_json::Value;
 
 const WORKER: &str = env!("CARGO_BIN_EXE_farm-worker");
 
 fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
-}
-
-/// A binary of another workspace package, built by `cargo build --workspace`.
-fn workspace_binary(name: &str) -> PathBuf {
-    let dir =
-        std::env::current_exe().expect("test path").parent().and_then(Path::parent).expect("target dir").to_owned();
-    let path = dir.join(name);
-    assert!(path.exists(), "{} is missing: run `cargo build --workspace` first (scripts/test does)", path.display());
-    path
 }
 
 fn run(args: &[&str]) -> Output {
