@@ -158,18 +158,30 @@ pub fn write_timed(out: &mut String, frame: &str, times: &[Option<ReplyTime>]) {
 /// so its key is found from the end: a reply or state that contains the same
 /// characters is before it.
 pub fn untimed(line: &str) -> std::borrow::Cow<'_, str> {
-    let Some(start) = line.rfind(TIMES_KEY) else { return line.into() };
-    let readings = &line[start + TIMES_KEY.len()..];
-    let only_readings = readings
-        .strip_suffix("]}")
-        .is_some_and(|inner| inner.bytes().all(|byte| byte.is_ascii_digit() || b",[]nul".contains(&byte)));
-    if !only_readings {
-        return line.into();
-    }
+    let Some(start) = times_start(line) else { return line.into() };
     let mut play = String::with_capacity(start + 1);
     play.push_str(&line[..start]);
     play.push('}');
     play.into()
+}
+
+/// Where a frame line's clock readings begin (their `,"times":[` key), if it has any.
+fn times_start(line: &str) -> Option<usize> {
+    let start = line.rfind(TIMES_KEY)?;
+    let readings = &line[start + TIMES_KEY.len()..];
+    let only_readings = readings
+        .strip_suffix("]}")
+        .is_some_and(|inner| inner.bytes().all(|byte| byte.is_ascii_digit() || b",[]nul".contains(&byte)));
+    only_readings.then_some(start)
+}
+
+/// Whether `original`, set aside its clock readings, is the line `produced`: what
+/// [`untimed`] compares, without copying the line.
+fn is_play_of(produced: &str, original: &str) -> bool {
+    match times_start(original) {
+        Some(start) => produced.strip_suffix('}') == Some(&original[..start]),
+        None => produced == original,
+    }
 }
 
 /// The clock readings of a frame line: one per reply, `None` for an untimed one; no
@@ -347,12 +359,13 @@ where
         // In the file's own format: a format 1 replay re-simulates to itself.
         let state = (format >= 2).then(|| replay.game.game().snapshot());
         let produced = Header::line(format, replay.game.setup(), state.as_deref());
-        replay.record(&produced, first.as_ref());
+        let same = produced == first.as_ref();
+        replay.record(&produced, same);
         Ok(replay)
     }
 
-    fn record(&mut self, produced: &str, original: &str) {
-        record(&mut self.hasher, &mut self.first_difference, self.number, produced, original);
+    fn record(&mut self, produced: &str, same: bool) {
+        record(&mut self.hasher, &mut self.first_difference, self.number, produced, same);
     }
 
     /// Re-simulates the next line; `None` once the file has no more.
@@ -370,12 +383,14 @@ where
             "frame" => {
                 let replies = parsed.replies.into_iter().map(|r| (r.seat, r.reply)).collect();
                 let produced = self.game.submit(replies).map_err(|e: StepError| malformed(e.to_string()))?;
-                record(&mut self.hasher, &mut self.first_difference, number, produced, &untimed(line));
+                // Only a frame has clock readings to set aside.
+                let same = is_play_of(produced, line);
+                record(&mut self.hasher, &mut self.first_difference, number, produced, same);
                 Ok(Some(LineKind::Frame))
             }
             "footer" => {
                 let produced = self.game.footer_line();
-                self.record(&produced, line);
+                self.record(&produced, produced == line);
                 self.saw_footer = true;
                 Ok(Some(LineKind::Footer))
             }
@@ -403,16 +418,10 @@ where
 }
 
 /// Hashes the line `produced` as line `number` and notes it as the first difference
-/// when it is not the file's `original`.
-fn record(
-    hasher: &mut LineHasher,
-    first_difference: &mut Option<usize>,
-    number: usize,
-    produced: &str,
-    original: &str,
-) {
+/// unless it is the `same` as the file's.
+fn record(hasher: &mut LineHasher, first_difference: &mut Option<usize>, number: usize, produced: &str, same: bool) {
     hasher.line(produced);
-    if first_difference.is_none() && produced != original {
+    if first_difference.is_none() && !same {
         *first_difference = Some(number);
     }
 }
