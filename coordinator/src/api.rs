@@ -22,11 +22,12 @@ use serde::{Deserialize, Serialize};
 use tokio::sync::Notify;
 
 use crate::api_error::ApiError;
+use crate::director::{self, Director, RosterError};
 use crate::ledger::{JobState, Ledger, MatchFilter, MatchRow};
 use crate::metrics;
 use crate::observations::{Answer, ObserveError, Observer};
 use crate::standings::{Pairings, Standings};
-use crate::tournament::{Tournament, TournamentError, TournamentFile, TournamentLimits};
+use crate::tournament::{BotEntry, Tournament, TournamentError, TournamentFile, TournamentLimits};
 use crate::web;
 
 /// Largest tournament body accepted: maps included, 1 MiB is generous.
@@ -45,6 +46,9 @@ pub struct ApiState {
     pub submissions: Submissions,
     /// Woken when a tournament is submitted.
     pub wake_publisher: Arc<Notify>,
+    /// Directs the tournaments scheduled as they go: woken by submissions; stops
+    /// tournaments and changes ladders' bots.
+    pub director: Arc<Director>,
     /// What a submitted tournament may ask for.
     pub tournament_limits: TournamentLimits,
     /// Re-simulates replays for the observations route, within bounds.
@@ -67,6 +71,9 @@ pub fn app(state: ApiState) -> Router {
         .route("/api/tournaments", post(submit).get(list))
         .route("/api/tournaments/{id}", get(tournament))
         .route("/api/tournaments/{id}/retry", post(retry))
+        .route("/api/tournaments/{id}/stop", post(stop))
+        .route("/api/tournaments/{id}/bots", post(add_bot))
+        .route("/api/tournaments/{id}/bots/{name}", delete(retire_bot))
         .route("/api/tournaments/{id}/standings", get(standings))
         .route("/api/tournaments/{id}/pairings", get(pairings))
         .route("/api/tournaments/{id}/matches", get(matches))
@@ -153,6 +160,7 @@ async fn submit(State(state): State<ApiState>, headers: HeaderMap, body: Body) -
     if inserted.created {
         tracing::info!(tournament = %id, jobs = inserted.jobs, "tournament submitted");
         state.wake_publisher.notify_one();
+        state.director.wake();
     }
     let status = if inserted.created { StatusCode::CREATED } else { StatusCode::OK };
     Ok((status, Json(Submitted { id, created: inserted.created, jobs: inserted.jobs })).into_response())
@@ -182,6 +190,63 @@ async fn retry(
     Ok(Json(retried).into_response())
 }
 
+async fn stop(State(state): State<ApiState>, headers: HeaderMap, Path(id): Path<String>) -> Result<Response, ApiError> {
+    authorize(&headers, &state.submissions)?;
+    load(&state, &id).await?;
+    let cancelled =
+        state.director.stop(&id).await?.ok_or_else(|| ApiError::Conflict(format!("{id} has ended already")))?;
+    tracing::info!(tournament = %id, cancelled, "tournament stopped");
+    Ok(Json(serde_json::json!({ "id": id, "cancelled": cancelled })).into_response())
+}
+
+/// A bot for a running ladder: `{"bot": {...as in a tournament file...}, "replaces": "old"}`.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NewBot {
+    /// The bot.
+    pub bot: BotEntry,
+    /// The bot it is a new version of, which retires.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replaces: Option<String>,
+}
+
+impl From<RosterError> for ApiError {
+    fn from(error: RosterError) -> Self {
+        match error {
+            RosterError::NoTournament(_) => ApiError::NotFound(error.to_string()),
+            RosterError::Refused(message) => ApiError::Conflict(message),
+            RosterError::Bot(error) => ApiError::BadRequest(error.to_string()),
+            RosterError::Ledger(error) => error.into(),
+        }
+    }
+}
+
+async fn add_bot(
+    State(state): State<ApiState>,
+    headers: HeaderMap,
+    Path(id): Path<String>,
+    body: Body,
+) -> Result<Response, ApiError> {
+    authorize(&headers, &state.submissions)?;
+    let bytes = axum::body::to_bytes(body, MAX_BODY).await.map_err(|_| ApiError::TooLarge(MAX_BODY))?;
+    let new: NewBot = serde_json::from_slice(&bytes).map_err(|error| ApiError::BadRequest(error.to_string()))?;
+    let name = new.bot.name.clone();
+    let index = state.director.add_bot(&id, new.bot, new.replaces.as_deref()).await?;
+    tracing::info!(tournament = %id, bot = %name, replaces = ?new.replaces, "bot added");
+    Ok((StatusCode::CREATED, Json(serde_json::json!({ "id": id, "bot": name, "index": index }))).into_response())
+}
+
+async fn retire_bot(
+    State(state): State<ApiState>,
+    headers: HeaderMap,
+    Path((id, name)): Path<(String, String)>,
+) -> Result<Response, ApiError> {
+    authorize(&headers, &state.submissions)?;
+    let index = state.director.retire_bot(&id, &name).await?;
+    tracing::info!(tournament = %id, bot = %name, "bot retired");
+    Ok(Json(serde_json::json!({ "id": id, "bot": name, "index": index })).into_response())
+}
+
 async fn list(State(state): State<ApiState>) -> Result<Response, ApiError> {
     Ok(Json(serde_json::json!({ "tournaments": state.ledger.tournaments().await? })).into_response())
 }
@@ -193,6 +258,13 @@ async fn load(state: &ApiState, id: &str) -> Result<Tournament, ApiError> {
 async fn tournament(State(state): State<ApiState>, Path(id): Path<String>) -> Result<Response, ApiError> {
     let tournament = load(&state, &id).await?;
     let progress = state.ledger.progress(&id).await?.unwrap_or_default();
+    let status = if tournament.format.is_directed() {
+        director::status(&tournament, &state.ledger.schedule(&id).await?)
+    } else {
+        None
+    };
+    let conclusion = state.ledger.conclusion(&id).await?;
+    let retired = director::ladder::retired(&tournament);
     Ok(Json(serde_json::json!({
         "id": tournament.id,
         "name": tournament.name,
@@ -204,8 +276,11 @@ async fn tournament(State(state): State<ApiState>, Path(id): Path<String>) -> Re
         "rules": tournament.rules,
         "bots": tournament.bots.iter().map(|bot| &bot.name).collect::<Vec<_>>(),
         "maps": tournament.maps.iter().map(|map| &map.name).collect::<Vec<_>>(),
+        "retired": retired.iter().map(|&bot| &tournament.bots[bot].name).collect::<Vec<_>>(),
         "progress": progress,
         "finished": progress.finished(),
+        "status": status,
+        "conclusion": conclusion,
     }))
     .into_response())
 }

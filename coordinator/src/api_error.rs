@@ -24,6 +24,9 @@ pub enum ApiError {
     NotFound(String),
     /// The route exists, but not with this method.
     MethodNotAllowed,
+    /// The request cannot be done in the thing's present state (a bot retired
+    /// already, a tournament that is not a ladder); the message says why.
+    Conflict(String),
     /// The body is over this many bytes ([`crate::api::MAX_BODY`]).
     TooLarge(usize),
     /// A well-formed request for more than this farm allows; the message names the
@@ -84,6 +87,7 @@ impl IntoResponse for ApiError {
                 "method_not_allowed",
                 "this route does not take that method (the Allow header lists those it takes)".to_owned(),
             ),
+            ApiError::Conflict(message) => (StatusCode::CONFLICT, "conflict", message),
             ApiError::TooLarge(limit) => {
                 (StatusCode::PAYLOAD_TOO_LARGE, "too_large", format!("the body is over {limit} bytes"))
             }

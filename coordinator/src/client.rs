@@ -10,7 +10,7 @@ use hyper::{Method, Request, StatusCode, header};
 use hyper_util::rt::TokioIo;
 use serde::de::DeserializeOwned;
 
-use crate::api::Submitted;
+use crate::api::{NewBot, Submitted};
 use crate::ledger::Retried;
 use crate::tournament::{TournamentError, TournamentFile};
 
@@ -55,6 +55,16 @@ pub enum ClientError {
     Tournament(#[from] TournamentError),
 }
 
+/// `text` as one URL path segment: every byte but unreserved ones percent-encoded.
+fn percent_encode(text: &str) -> String {
+    text.bytes()
+        .map(|byte| match byte {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' => char::from(byte).to_string(),
+            _ => format!("%{byte:02X}"),
+        })
+        .collect()
+}
+
 /// A coordinator's API.
 #[derive(Debug, Clone)]
 pub struct Client {
@@ -86,6 +96,23 @@ impl Client {
     /// failed ones too with `failed`.
     pub async fn retry(&self, id: &str, failed: bool) -> Result<Retried, ClientError> {
         self.request(Method::POST, &format!("/api/tournaments/{id}/retry?failed={failed}"), None).await
+    }
+
+    /// Ends tournament `id` now: its jobs not yet published are cancelled.
+    pub async fn stop(&self, id: &str) -> Result<serde_json::Value, ClientError> {
+        self.request(Method::POST, &format!("/api/tournaments/{id}/stop"), None).await
+    }
+
+    /// Adds a bot to ladder `id` (as `replaces`' new version, if given).
+    pub async fn add_bot(&self, id: &str, bot: &NewBot) -> Result<serde_json::Value, ClientError> {
+        let body = serde_json::to_vec(bot).map_err(|error| ClientError::Decode(error.to_string()))?;
+        self.request(Method::POST, &format!("/api/tournaments/{id}/bots"), Some(body)).await
+    }
+
+    /// Retires bot `name` of ladder `id`.
+    pub async fn retire_bot(&self, id: &str, name: &str) -> Result<serde_json::Value, ClientError> {
+        let name = percent_encode(name);
+        self.request(Method::DELETE, &format!("/api/tournaments/{id}/bots/{name}"), None).await
     }
 
     /// GETs `path` and decodes its JSON.

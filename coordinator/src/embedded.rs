@@ -18,6 +18,7 @@ use farm_worker::{JobPlayer, RunnerOptions};
 use tokio::sync::{Mutex, Notify, mpsc, watch};
 use tokio::task::JoinSet;
 
+use crate::director::{self, Director, FormatStatus};
 use crate::farm::{FarmError, JobQueue, Publisher, QueueError, Recorder};
 use crate::ledger::{Answer, Ledger, LedgerError, Progress};
 use crate::standings::Standings;
@@ -70,6 +71,23 @@ pub struct RunReport {
     pub end: RunEnd,
     /// The standings at the end.
     pub standings: Standings,
+    /// A directed format's state at the end (an SPRT's test, a Swiss's rounds).
+    pub status: Option<FormatStatus>,
+    /// Why its director ended it, if it did.
+    pub conclusion: Option<String>,
+}
+
+impl RunReport {
+    async fn of(end: RunEnd, ledger: &Ledger, tournament: &Tournament) -> Result<Self, LedgerError> {
+        let standings = Standings::load(ledger, tournament).await?;
+        let status = if tournament.format.is_directed() {
+            director::status(tournament, &ledger.schedule(&tournament.id).await?)
+        } else {
+            None
+        };
+        let conclusion = ledger.conclusion(&tournament.id).await?;
+        Ok(RunReport { end, standings, status, conclusion })
+    }
 }
 
 /// A run that could not go on.
@@ -160,15 +178,14 @@ async fn run_in<S: Sandbox + Clone + Send + Sync + 'static>(
     ledger.insert_tournament(tournament.clone()).await?;
     let progress = ledger.progress(&id).await?.unwrap_or_default();
     if progress.finished() {
-        let standings = Standings::load(&ledger, &tournament).await?;
-        return Ok(RunReport { end: RunEnd::AlreadyFinished, standings });
+        return Ok(RunReport::of(RunEnd::AlreadyFinished, &ledger, &tournament).await?);
     }
     ledger.requeue_unanswered().await?;
     on_progress(progress);
 
     let workers = options.workers.max(1);
     let wake = Arc::new(Notify::new());
-    let recorder = Recorder::new(ledger.clone(), wake);
+    let recorder = Recorder::new(ledger.clone(), Arc::clone(&wake));
     let mut recorded = recorder.subscribe();
     let (stop_tx, stop) = watch::channel(false);
     let (jobs_tx, jobs_rx) = mpsc::channel::<MatchJob>(workers);
@@ -183,6 +200,14 @@ async fn run_in<S: Sandbox + Clone + Send + Sync + 'static>(
         (workers * 2) as u64,
         Some(id.clone()),
     );
+    // The director adds an adaptive tournament's matches as results come, and ends it.
+    let director = Director::new(ledger.clone(), options.sandbox, Arc::clone(&wake));
+    let mut directed = director.subscribe();
+    let mut directing = {
+        let (recorded, mut stop) = (recorder.subscribe(), stop.clone());
+        let director = Arc::clone(&director);
+        tokio::spawn(async move { director.run(recorded, &mut stop).await })
+    };
     let mut publisher_stop = stop.clone();
     let mut publishing = tokio::spawn(async move {
         let mut queue = ChannelQueue(jobs_tx);
@@ -206,7 +231,7 @@ async fn run_in<S: Sandbox + Clone + Send + Sync + 'static>(
 
     let end = loop {
         tokio::select! {
-            changed = recorded.changed() => {
+            changed = either_changed(&mut recorded, &mut directed) => {
                 if changed.is_err() {
                     break RunEnd::Interrupted;
                 }
@@ -215,6 +240,11 @@ async fn run_in<S: Sandbox + Clone + Send + Sync + 'static>(
                 if progress.finished() {
                     break RunEnd::Finished;
                 }
+            }
+            done = &mut directing => {
+                // The director only ends by itself when it fails.
+                done.map_err(|error| LedgerError::Task(error.to_string()))??;
+                break RunEnd::Interrupted;
             }
             () = shutdown.drained() => break RunEnd::Interrupted,
             published = &mut publishing => {
@@ -234,6 +264,7 @@ async fn run_in<S: Sandbox + Clone + Send + Sync + 'static>(
     // again: the queue closes (its last receiver goes with the workers) before the
     // publisher is awaited, so that send fails instead of waiting forever.
     stop_tx.send_replace(true);
+    directing.abort();
     drop(jobs_rx);
     while pool.join_next().await.is_some() {}
     if !publishing.is_finished() {
@@ -242,8 +273,19 @@ async fn run_in<S: Sandbox + Clone + Send + Sync + 'static>(
     if !ingesting.is_finished() {
         ingesting.await.map_err(|error| LedgerError::Task(error.to_string()))??;
     }
-    let standings = Standings::load(&ledger, &tournament).await?;
-    Ok(RunReport { end, standings })
+    Ok(RunReport::of(end, &ledger, &tournament).await?)
+}
+
+/// Waits for a result to be recorded (`recorded`) or for the director to add matches
+/// or end the tournament (`directed`).
+async fn either_changed(
+    recorded: &mut watch::Receiver<u64>,
+    directed: &mut watch::Receiver<u64>,
+) -> Result<(), watch::error::RecvError> {
+    tokio::select! {
+        changed = recorded.changed() => changed,
+        changed = directed.changed() => changed,
+    }
 }
 
 /// One in-process worker: takes jobs until the queue closes or a drain, plays each.

@@ -238,7 +238,12 @@ impl Publisher {
     /// that job's).
     async fn prepare(&mut self, job: &PendingJob) -> Result<Option<&Prepared>, LedgerError> {
         let tournament_id = job.tournament_id.as_str();
-        if !self.prepared.contains_key(tournament_id) {
+        // A ladder's bots grow while it runs: a job seating one this copy lacks reloads it.
+        let stale = self
+            .prepared
+            .get(tournament_id)
+            .is_some_and(|prepared| job.planned.seats.iter().any(|&bot| bot >= prepared.tournament.bots.len()));
+        if stale || !self.prepared.contains_key(tournament_id) {
             let Some(tournament) = self.ledger.tournament(tournament_id).await? else { return Ok(None) };
             let bots = tournament.check_launchable(self.launch).map_err(|error| error.to_string());
             if let Err(reason) = &bots {

@@ -4,6 +4,9 @@
 //! - [`tournament`]: tournament files, strictly validated, resolved into a
 //!   [`tournament::Tournament`] whose content decides its id and its jobs' ids and seeds;
 //!   [`schedule`] expands its format into fixtures.
+//! - [`director`]: the formats decided as results come (SPRT, Swiss, ladder, a round
+//!   robin that stops once settled), on [`sprt`] (the sequential test), [`swiss`]
+//!   (pairing rounds) and [`matchmaking`] (a ladder's next match).
 //! - [`ledger`]: tournaments, jobs and results in SQLite; one result per job id.
 //! - [`farm`]: the [`farm::Publisher`] (ledger to queue, a bounded window at a time) and
 //!   the [`farm::Recorder`] (answers to the ledger), over any [`farm::JobQueue`].
@@ -28,16 +31,20 @@ pub mod audits;
 pub mod broker;
 pub mod client;
 pub mod config;
+pub mod director;
 pub mod embedded;
 pub mod farm;
 pub mod leases;
 pub mod ledger;
+pub mod matchmaking;
 pub mod metrics;
 pub mod observations;
 pub mod ratings;
 pub mod schedule;
 pub mod service;
+pub mod sprt;
 pub mod standings;
+pub mod swiss;
 pub mod token;
 pub mod tournament;
 pub mod view;

@@ -6,13 +6,16 @@ use std::time::Duration;
 
 use anyhow::{Context, Result};
 use clap::{Parser, Subcommand, ValueEnum};
+use farm_coordinator::api::NewBot;
 use farm_coordinator::client::Client;
+use farm_coordinator::director::FormatStatus;
 use farm_coordinator::embedded::{self, RunEnd, RunOptions};
 use farm_coordinator::ledger::Progress;
 use farm_coordinator::standings::Standings;
-use farm_coordinator::tournament::{TournamentFile, TournamentLimits};
+use farm_coordinator::tournament::{BotEntry, TournamentFile, TournamentLimits};
 use farm_coordinator::view::{View, ViewError};
 use farm_coordinator::{CoordinatorConfig, serve};
+use farm_proto::{BotLimits, Transport};
 use farm_runtime::config::StorageArgs;
 use farm_worker::SandboxKind;
 use farm_worker::runner::RunnerArgs;
@@ -85,6 +88,19 @@ enum Command {
         #[command(flatten)]
         api: ApiArgs,
     },
+    /// End a tournament now: its matches not yet handed to workers are cancelled; those
+    /// being played finish and count. Works for any format; a ladder ends only so.
+    ///
+    /// Example: farm-coordinator stop t-44876f57cc4d05c5
+    Stop {
+        /// The tournament id.
+        id: String,
+        #[command(flatten)]
+        api: ApiArgs,
+    },
+    /// Change a running ladder's bots.
+    #[command(subcommand)]
+    Bots(BotsCommand),
     /// Print a tournament's standings.
     Standings {
         /// The tournament id.
@@ -92,6 +108,51 @@ enum Command {
         /// Output format.
         #[arg(long, value_enum, default_value_t = Format::Table)]
         format: Format,
+        #[command(flatten)]
+        api: ApiArgs,
+    },
+}
+
+#[derive(Subcommand)]
+enum BotsCommand {
+    /// Add a bot to a ladder while it runs: the next matches start including it. With
+    /// --replaces, it is that bot's new version: the old one retires, and the new one
+    /// starts from its rating with a wider uncertainty.
+    ///
+    /// Examples: farm-coordinator bots add t-44876f57cc4d05c5 --name greedy2 --builtin greedy;
+    /// farm-coordinator bots add t-44876f57cc4d05c5 --from bot.toml --replaces greedy
+    Add {
+        /// The ladder's id.
+        id: String,
+        /// A TOML file with the bot's keys, as one [[bots]] entry of a tournament file
+        /// (name, builtin or command and image, transport, limits, args).
+        #[arg(long, value_name = "FILE", conflicts_with_all = ["name", "builtin", "command", "image"])]
+        from: Option<PathBuf>,
+        /// The bot's name.
+        #[arg(long, required_unless_present = "from")]
+        name: Option<String>,
+        /// A bot compiled into the engine.
+        #[arg(long)]
+        builtin: Option<String>,
+        /// How to run it as a local process.
+        #[arg(long)]
+        command: Option<String>,
+        /// Its Docker image.
+        #[arg(long)]
+        image: Option<String>,
+        /// The bot it replaces, which retires.
+        #[arg(long, value_name = "BOT")]
+        replaces: Option<String>,
+        #[command(flatten)]
+        api: ApiArgs,
+    },
+    /// Retire a ladder's bot: it is scheduled no more; its matches not yet handed to
+    /// workers are cancelled. It stays in the standings.
+    Retire {
+        /// The ladder's id.
+        id: String,
+        /// The bot's name.
+        name: String,
         #[command(flatten)]
         api: ApiArgs,
     },
@@ -234,6 +295,8 @@ async fn main() -> ExitCode {
         Command::Status { id, once, api } => status(&id, once, &api).await,
         Command::Standings { id, format, api } => standings(&id, format, &api).await,
         Command::Retry { id, failed, api } => retry(&id, failed, &api).await,
+        Command::Stop { id, api } => stop(&id, &api).await,
+        Command::Bots(command) => bots(command).await,
     };
     match result {
         Ok(code) => code,
@@ -264,7 +327,7 @@ fn progress_bar(total: u64) -> ProgressBar {
 
 fn show(bar: &ProgressBar, progress: &Progress) {
     bar.set_length(progress.total);
-    bar.set_position(progress.done + progress.failed);
+    bar.set_position(progress.done + progress.failed + progress.cancelled);
     bar.set_message(if progress.failed > 0 { format!("({} failed)", progress.failed) } else { String::new() });
 }
 
@@ -319,6 +382,12 @@ async fn run(args: RunArgs) -> Result<ExitCode> {
         ),
     }
     print_standings(&report.standings, args.format)?;
+    for line in report.status.iter().flat_map(FormatStatus::lines).filter(|line| !line.is_empty()) {
+        eprintln!("{line}");
+    }
+    if let Some(conclusion) = &report.conclusion {
+        eprintln!("ended: {conclusion}");
+    }
     if let Some(web) = web {
         if args.keep_serving && report.end != RunEnd::Interrupted {
             eprintln!("still serving {}: Ctrl-C stops", web.url);
@@ -426,6 +495,20 @@ async fn submit(file: &Path, api: &ApiArgs) -> Result<ExitCode> {
 struct TournamentView {
     name: String,
     progress: Progress,
+    #[serde(default)]
+    status: Option<FormatStatus>,
+    #[serde(default)]
+    conclusion: Option<String>,
+}
+
+impl TournamentView {
+    /// The format's state and how it ended, a line each.
+    fn lines(&self) -> Vec<String> {
+        let mut lines = self.status.as_ref().map(FormatStatus::lines).unwrap_or_default();
+        lines.extend(self.conclusion.as_ref().map(|conclusion| format!("ended: {conclusion}")));
+        lines.retain(|line| !line.is_empty());
+        lines
+    }
 }
 
 async fn status(id: &str, once: bool, api: &ApiArgs) -> Result<ExitCode> {
@@ -435,34 +518,44 @@ async fn status(id: &str, once: bool, api: &ApiArgs) -> Result<ExitCode> {
     if once {
         let p = view.progress;
         println!(
-            "{} {}: {}/{} answered, {} done, {} failed, {} running, {} pending, {} duplicates dropped",
+            "{} {}: {}/{} answered, {} done, {} failed, {} running, {} pending, {} cancelled, {} duplicates dropped",
             id,
             view.name,
-            p.done + p.failed,
+            p.done + p.failed + p.cancelled,
             p.total,
             p.done,
             p.failed,
             p.running,
             p.pending,
+            p.cancelled,
             p.duplicates
         );
+        for line in view.lines() {
+            println!("{line}");
+        }
         return Ok(ExitCode::SUCCESS);
     }
     let bar = progress_bar(view.progress.total);
-    bar.set_prefix(view.name);
-    let mut progress = view.progress;
+    bar.set_prefix(view.name.clone());
+    let mut view = view;
     loop {
-        show(&bar, &progress);
-        if progress.finished() {
+        show(&bar, &view.progress);
+        if let Some(summary) = view.lines().first() {
+            bar.set_message(summary.clone());
+        }
+        if view.progress.finished() {
             break;
         }
         tokio::select! {
             () = tokio::time::sleep(Duration::from_secs(1)) => {}
             _ = tokio::signal::ctrl_c() => break,
         }
-        progress = client.get::<TournamentView>(&path).await?.progress;
+        view = client.get::<TournamentView>(&path).await?;
     }
     bar.finish();
+    for line in view.lines() {
+        println!("{line}");
+    }
     Ok(ExitCode::SUCCESS)
 }
 
@@ -473,6 +566,47 @@ async fn retry(id: &str, failed: bool, api: &ApiArgs) -> Result<ExitCode> {
         println!("{id}: {} unanswered and {} failed jobs published again", retried.unanswered, retried.failed);
     } else {
         println!("{id}: {} unanswered jobs published again", retried.unanswered);
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+async fn stop(id: &str, api: &ApiArgs) -> Result<ExitCode> {
+    let client = Client::new(&api.url, api.token.clone())?;
+    let stopped = client.stop(id).await?;
+    println!("{id}: stopped; {} matches not yet handed out were cancelled", stopped["cancelled"]);
+    Ok(ExitCode::SUCCESS)
+}
+
+async fn bots(command: BotsCommand) -> Result<ExitCode> {
+    match command {
+        BotsCommand::Add { id, from, name, builtin, command, image, replaces, api } => {
+            let bot = match from {
+                Some(path) => {
+                    let text = std::fs::read_to_string(&path).with_context(|| format!("reading {}", path.display()))?;
+                    toml::from_str(&text).with_context(|| format!("{} is not a bot entry", path.display()))?
+                }
+                None => BotEntry {
+                    name: name.unwrap_or_default(),
+                    builtin,
+                    command,
+                    image,
+                    args: Vec::new(),
+                    transport: Transport::default(),
+                    limits: BotLimits::default(),
+                },
+            };
+            let client = Client::new(&api.url, api.token.clone())?;
+            let added = client.add_bot(&id, &NewBot { bot, replaces: replaces.clone() }).await?;
+            match replaces {
+                Some(old) => println!("{id}: {} added, replacing {old} (retired)", added["bot"]),
+                None => println!("{id}: {} added", added["bot"]),
+            }
+        }
+        BotsCommand::Retire { id, name, api } => {
+            let client = Client::new(&api.url, api.token.clone())?;
+            client.retire_bot(&id, &name).await?;
+            println!("{id}: {name} retired");
+        }
     }
     Ok(ExitCode::SUCCESS)
 }

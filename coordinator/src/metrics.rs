@@ -112,6 +112,22 @@ pub static TOURNAMENTS_ACTIVE: LazyLock<IntGauge> = LazyLock::new(|| {
     register(IntGauge::new(name, "Tournaments with jobs not yet answered."), name)
 });
 
+/// Unanswered jobs of the tournaments directors schedule as they go, by format.
+pub static DIRECTED_UNANSWERED: LazyLock<IntGaugeVec> = LazyLock::new(|| {
+    let name = "farm_coordinator_directed_unanswered_jobs";
+    let help = "Jobs scheduled and not yet answered of open SPRT, Swiss, ladder and stopping round-robin \
+                tournaments, by format.";
+    register(IntGaugeVec::new(Opts::new(name, help), &["format"]), name)
+});
+
+/// What the directors keep unanswered, by format: the sum of the open tournaments'
+/// `queue_depth`s (0 for formats that schedule by round).
+pub static DIRECTED_TARGET: LazyLock<IntGaugeVec> = LazyLock::new(|| {
+    let name = "farm_coordinator_directed_target_jobs";
+    let help = "The queue depth the open SPRT and ladder tournaments are kept at, summed by format.";
+    register(IntGaugeVec::new(Opts::new(name, help), &["format"]), name)
+});
+
 /// Time to compute one tournament's standings.
 pub static STANDINGS_SECONDS: LazyLock<Histogram> = LazyLock::new(|| {
     let name = "farm_coordinator_standings_compute_seconds";
@@ -217,6 +233,8 @@ pub fn init() {
     LazyLock::force(&JOBS);
     LazyLock::force(&TOURNAMENTS_ACTIVE);
     LazyLock::force(&STANDINGS_SECONDS);
+    LazyLock::force(&DIRECTED_UNANSWERED);
+    LazyLock::force(&DIRECTED_TARGET);
     LazyLock::force(&API_REQUESTS);
     LazyLock::force(&API_SECONDS);
     LazyLock::force(&OBSERVATIONS);

@@ -373,8 +373,27 @@ pub type RankedMatch = Vec<(usize, u32)>;
 /// Matches with fewer than 2 valid participants are skipped; out-of-range indices (debug-asserted)
 /// are ignored, and so is a player's second appearance in one match.
 pub fn weng_lin(players: usize, matches: &[RankedMatch]) -> Vec<Rating> {
+    weng_lin_with_predecessors(players, matches, &[])
+}
+
+/// [`weng_lin`] where new versions of bots start from their predecessors' ratings (see
+/// [`weng_lin_states`]).
+pub fn weng_lin_with_predecessors(
+    players: usize,
+    matches: &[RankedMatch],
+    predecessors: &[Option<usize>],
+) -> Vec<Rating> {
+    weng_lin_states(players, matches, predecessors).iter().map(|&(mu, sigma)| Rating::around(mu, 3.0 * sigma)).collect()
+}
+
+/// [`weng_lin`]'s ratings as (mu, sigma), where a player with a predecessor
+/// (`predecessors[p]`: a ladder's new version of a bot) starts, at its first match, from
+/// its predecessor's rating at that point with sigma widened
+/// ([`crate::matchmaking::successor_rating`]) instead of from a new player's.
+pub fn weng_lin_states(players: usize, matches: &[RankedMatch], predecessors: &[Option<usize>]) -> Vec<(f64, f64)> {
     let config = WengLinConfig::new();
     let mut ratings = vec![WengLinRating::new(); players];
+    let mut started = vec![false; players];
     for ranked in matches {
         let mut seen: Vec<(usize, u32)> = Vec::with_capacity(ranked.len());
         for &(p, rank) in ranked {
@@ -385,6 +404,17 @@ pub fn weng_lin(players: usize, matches: &[RankedMatch]) -> Vec<Rating> {
         }
         if seen.len() < 2 {
             continue;
+        }
+        for &(p, _) in &seen {
+            if !started[p] {
+                started[p] = true;
+                if let Some(&Some(old)) = predecessors.get(p)
+                    && let Some(previous) = ratings.get(old)
+                {
+                    let (mu, sigma) = crate::matchmaking::successor_rating(previous.rating, previous.uncertainty);
+                    ratings[p] = WengLinRating { rating: mu, uncertainty: sigma };
+                }
+            }
         }
         let teams: Vec<[WengLinRating; 1]> = seen.iter().map(|&(p, _)| [ratings[p]]).collect();
         let input: Vec<(&[WengLinRating], MultiTeamOutcome)> = teams
@@ -398,7 +428,7 @@ pub fn weng_lin(players: usize, matches: &[RankedMatch]) -> Vec<Rating> {
             }
         }
     }
-    ratings.iter().map(|r| Rating::around(r.rating, 3.0 * r.uncertainty)).collect()
+    ratings.iter().map(|rating| (rating.rating, rating.uncertainty)).collect()
 }
 
 /// Two-sided 95% critical values of Student's t for 1..=30 degrees of freedom.

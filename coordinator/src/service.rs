@@ -15,6 +15,7 @@ use crate::api::{self, ApiState, Submissions};
 use crate::audits;
 use crate::broker::{self, AmqpJobQueue};
 use crate::config::CoordinatorConfig;
+use crate::director::Director;
 use crate::farm::{self, FarmError, Publisher, QueueError, Recorder};
 use crate::leases;
 use crate::ledger::{Ledger, LedgerError};
@@ -64,11 +65,13 @@ pub async fn serve(config: CoordinatorConfig, mut shutdown: Shutdown) -> Result<
     let address = listener.local_addr().map_or_else(|_| config.listen.clone(), |address| address.to_string());
     tracing::info!(%address, ledger = %config.ledger_path.display(), storage = %storage.describe(), "coordinator started");
     let (stop_tx, stop) = watch::channel(false);
+    let director = Director::new(ledger.clone(), config.bot_launch, Arc::clone(&wake));
     let state = ApiState {
         ledger: ledger.clone(),
         storage,
         submissions: Submissions::Token(Arc::from(config.api_token.as_str())),
         wake_publisher: Arc::clone(&wake),
+        director: Arc::clone(&director),
         tournament_limits: TournamentLimits { max_jobs: config.max_tournament_jobs },
         observer: Observer::new(config.observations),
     };
@@ -95,8 +98,25 @@ pub async fn serve(config: CoordinatorConfig, mut shutdown: Shutdown) -> Result<
         shutdown.drained().await;
         stop_tx.send_replace(true);
     });
+    // Directing needs only the ledger: it goes on while the broker is away.
+    let mut directing = {
+        let (recorded, mut stop) = (recorder.subscribe(), stop.clone());
+        tokio::spawn(async move { director.run(recorded, &mut stop).await })
+    };
 
-    let outcome = broker_sessions(&config, &ledger, &recorder, &wake, stop.clone()).await;
+    let sessions = broker_sessions(&config, &ledger, &recorder, &wake, stop.clone());
+    tokio::pin!(sessions);
+    let outcome = tokio::select! {
+        outcome = &mut sessions => outcome,
+        directed = &mut directing => match directed {
+            // It ends by itself only when stopped: so are the sessions.
+            Ok(Ok(())) => sessions.await,
+            // The ledger failing ends the service, as it does from the publisher.
+            Ok(Err(error)) => Err(error.into()),
+            Err(error) => Err(LedgerError::Task(error.to_string()).into()),
+        },
+    };
+    directing.abort();
     gauges.abort();
     forward.abort();
     // The API goes last: it answers while the loops wind down.

@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 use crate::ledger::{Ledger, LedgerError, Progress, SeatOutcome};
 use crate::metrics;
 use crate::ratings::{self, PairGame, RankedMatch, Rating};
-use crate::tournament::Tournament;
+use crate::tournament::{Format, Tournament};
 
 /// How a tournament's bots are rated.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -32,6 +32,15 @@ impl RatingMethod {
             GameKind::Vindinium => RatingMethod::WengLin,
             GameKind::Ostibot => RatingMethod::WengLin,
             GameKind::Maze => RatingMethod::MeanScore,
+        }
+    }
+
+    /// The method for `tournament`: its game's, but Weng-Lin for a ladder, whose bots
+    /// come and go and whose new versions start from their predecessors' ratings.
+    pub fn for_tournament(tournament: &Tournament) -> Self {
+        match tournament.format {
+            Format::Ladder { .. } => RatingMethod::WengLin,
+            _ => RatingMethod::for_game(tournament.game),
         }
     }
 
@@ -107,7 +116,7 @@ impl Standings {
     /// Computes standings from `matches` (completed, in schedule order).
     pub fn compute(tournament: &Tournament, progress: Progress, matches: &[Vec<SeatOutcome>]) -> Self {
         let bots = tournament.bots.len();
-        let method = RatingMethod::for_game(tournament.game);
+        let method = RatingMethod::for_tournament(tournament);
         let mut rows: Vec<StandingRow> = tournament
             .bots
             .iter()
@@ -162,7 +171,9 @@ impl Standings {
         }
         let ratings = match method {
             RatingMethod::Elo => ratings::bradley_terry(bots, &pairs),
-            RatingMethod::WengLin => ratings::weng_lin(bots, &ranked),
+            RatingMethod::WengLin => {
+                ratings::weng_lin_with_predecessors(bots, &ranked, &crate::director::ladder::predecessors(tournament))
+            }
             RatingMethod::MeanScore => ratings::mean_scores(&scores),
         };
         for (row, rating) in rows.iter_mut().zip(ratings) {

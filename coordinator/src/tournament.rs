@@ -5,7 +5,8 @@
 //! ```toml
 //! name = "vindinium weekly"
 //! game = "vindinium"
-//! format = "round-robin"      # or "gauntlet" (with candidates = [...]) or "single"
+//! format = "round-robin"      # or "gauntlet" (with candidates = [...]), "single",
+//!                             # "sprt", "swiss" or "ladder" (see [`FormatKind`])
 //! games_per_pairing = 2
 //! seed = 7
 //! maps = [{ file = "../maps/vindinium/m1.txt" }, { seed = 3 }]
@@ -29,6 +30,7 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use crate::schedule::{self, Fixture, ScheduleError};
+use crate::sprt::{EloModel, SprtParams};
 
 /// The most fixtures an N-player round robin or gauntlet schedules when the file
 /// does not say (`max_matches`): all combinations of 40 bots in groups of 4 would be
@@ -51,7 +53,15 @@ impl Default for TournamentLimits {
     }
 }
 /// Longest tournament and bot name.
-const MAX_NAME: usize = 100;
+pub(crate) const MAX_NAME: usize = 100;
+/// Jobs an SPRT or a ladder keeps unanswered (pending or being played) at once when
+/// the file does not say (`queue_depth`): enough to keep a few workers busy, few
+/// enough that an SPRT stopping plays little beyond its verdict.
+const DEFAULT_QUEUE_DEPTH: u32 = 16;
+/// The deepest `queue_depth` a file may ask for.
+const MAX_QUEUE_DEPTH: u32 = 10_000;
+/// The most rounds a Swiss tournament may ask for.
+const MAX_ROUNDS: u32 = 1_000;
 
 /// A tournament file as written. Unknown keys are errors.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -109,6 +119,38 @@ pub struct TournamentFile {
     /// their reply until they are asked again.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ponder: Option<bool>,
+    /// SPRT: the bot under test.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub candidate: Option<String>,
+    /// SPRT: the bot it is tested against.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub baseline: Option<String>,
+    /// SPRT: the candidate's Elo advantage under H0 (default 0).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub elo0: Option<f64>,
+    /// SPRT: the candidate's Elo advantage under H1 (default 5).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub elo1: Option<f64>,
+    /// SPRT: the chance of accepting H1 when H0 holds (default 0.05).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub alpha: Option<f64>,
+    /// SPRT: the chance of accepting H0 when H1 holds (default 0.05).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub beta: Option<f64>,
+    /// SPRT: what `elo0` and `elo1` are measured in: `normalized` (the default) or
+    /// `logistic` Elo.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub elo_model: Option<EloModel>,
+    /// Swiss: how many rounds (default: enough to single out a winner).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rounds: Option<u32>,
+    /// SPRT and ladder: how many of its matches are kept unanswered at once.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub queue_depth: Option<u32>,
+    /// Round robin: `"ranking-settled"` ends it once the bots' rating intervals no
+    /// longer overlap from one place to the next.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stop_when: Option<StopWhen>,
     /// The bots.
     pub bots: Vec<BotEntry>,
 }
@@ -128,6 +170,41 @@ pub enum FormatKind {
     Gauntlet,
     /// One match, bots seated in the order listed.
     Single,
+    /// A sequential test of `candidate` against `baseline`: matches in pairs, until the
+    /// log-likelihood ratio crosses a bound or `max_matches` are played.
+    Sprt,
+    /// Rounds of tables of bots with similar scores, each round paired from the results
+    /// of the ones before.
+    Swiss,
+    /// No fixed schedule: matches chosen by rating, as bots come and go, until stopped.
+    Ladder,
+}
+
+impl FormatKind {
+    /// Whether its director chooses its matches as results come ([`Format::is_adaptive`]).
+    pub fn is_adaptive(self) -> bool {
+        matches!(self, FormatKind::Sprt | FormatKind::Swiss | FormatKind::Ladder)
+    }
+
+    /// Its name in files.
+    pub fn name(self) -> &'static str {
+        match self {
+            FormatKind::RoundRobin => "round-robin",
+            FormatKind::Gauntlet => "gauntlet",
+            FormatKind::Single => "single",
+            FormatKind::Sprt => "sprt",
+            FormatKind::Swiss => "swiss",
+            FormatKind::Ladder => "ladder",
+        }
+    }
+}
+
+/// When a round robin may end before its schedule does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum StopWhen {
+    /// Once every bot's rating interval is clear of its neighbours' in the standings.
+    RankingSettled,
 }
 
 /// One map of a tournament file: exactly one of `file`, `seed` or `text`.
@@ -226,7 +303,7 @@ fn over_jobs(key: &str, problem: String, limits: TournamentLimits) -> Tournament
 }
 
 /// How a tournament pairs its bots, resolved.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case", tag = "kind")]
 pub enum Format {
     /// See [`FormatKind::RoundRobin`].
@@ -235,6 +312,10 @@ pub enum Format {
         seats: usize,
         /// The most fixtures of an N-player round robin.
         max_matches: u64,
+        /// When it may end early; absent from the content (and so from the id) when
+        /// not asked.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        stop_when: Option<StopWhen>,
     },
     /// See [`FormatKind::Gauntlet`].
     Gauntlet {
@@ -247,9 +328,58 @@ pub enum Format {
     },
     /// See [`FormatKind::Single`].
     Single,
+    /// See [`FormatKind::Sprt`] and [`crate::director::sprt`].
+    Sprt {
+        /// Tournament bots per match: 2 with only the candidate and the baseline
+        /// (head to head), else the candidate or the baseline and `seats - 1` others.
+        seats: usize,
+        /// The cap: the most matches it plays.
+        max_matches: u64,
+        /// Index of the candidate bot.
+        candidate: usize,
+        /// Index of the baseline bot.
+        baseline: usize,
+        /// The hypotheses and error rates.
+        test: SprtParams,
+        /// Matches kept unanswered at once.
+        queue_depth: u32,
+    },
+    /// See [`FormatKind::Swiss`] and [`crate::director::swiss`].
+    Swiss {
+        /// Bots per table.
+        seats: usize,
+        /// The fewest bots a table may seat: `seats`, or 2 in games that fill empty
+        /// seats themselves; fewer bots left over sit the round out (a bye).
+        smallest_table: usize,
+        /// Rounds.
+        rounds: u32,
+    },
+    /// See [`FormatKind::Ladder`] and [`crate::director::ladder`].
+    Ladder {
+        /// Bots per match.
+        seats: usize,
+        /// The fewest active bots a match may seat, as for Swiss.
+        smallest_table: usize,
+        /// The most matches it plays.
+        max_matches: u64,
+        /// Matches kept unanswered at once.
+        queue_depth: u32,
+    },
 }
 
 impl Format {
+    /// Whether its schedule is decided as results come ([`crate::director`]) rather
+    /// than planned whole when it is submitted.
+    pub fn is_adaptive(&self) -> bool {
+        matches!(self, Format::Sprt { .. } | Format::Swiss { .. } | Format::Ladder { .. })
+    }
+
+    /// Whether the director watches it: an adaptive format, or a round robin that may
+    /// stop early.
+    pub fn is_directed(&self) -> bool {
+        self.is_adaptive() || matches!(self, Format::RoundRobin { stop_when: Some(_), .. })
+    }
+
     /// The most fixtures the format schedules for `bots`, without scheduling them: a
     /// two-seat round robin plays every ordered pair; N-player formats stay within
     /// `max_matches` but always play at least one orbit (every bot in every seat of
@@ -258,20 +388,28 @@ impl Format {
         let bots = bots as u64;
         match self {
             Format::RoundRobin { seats: 2, .. } => bots.saturating_mul(bots.saturating_sub(1)),
-            Format::RoundRobin { seats, max_matches } => (*max_matches).max(bots.saturating_mul(*seats as u64)),
+            Format::RoundRobin { seats, max_matches, .. } => (*max_matches).max(bots.saturating_mul(*seats as u64)),
             Format::Gauntlet { seats, max_matches, candidates } => {
                 let pool = bots.saturating_sub(candidates.len() as u64);
                 let orbit = (candidates.len() as u64).saturating_mul(pool).saturating_mul(*seats as u64);
                 (*max_matches).max(orbit)
             }
             Format::Single => 1,
+            Format::Sprt { max_matches, .. } | Format::Ladder { max_matches, .. } => *max_matches,
+            Format::Swiss { smallest_table, rounds, .. } => {
+                u64::from(*rounds).saturating_mul(bots.div_ceil(*smallest_table as u64))
+            }
         }
     }
 
     /// How many of a tournament's `bots` each match seats.
     pub fn bots_per_match(&self, bots: usize) -> usize {
         match self {
-            Format::RoundRobin { seats, .. } | Format::Gauntlet { seats, .. } => *seats,
+            Format::RoundRobin { seats, .. }
+            | Format::Gauntlet { seats, .. }
+            | Format::Sprt { seats, .. }
+            | Format::Swiss { seats, .. }
+            | Format::Ladder { seats, .. } => *seats,
             Format::Single => bots,
         }
     }
@@ -316,6 +454,30 @@ pub struct Tournament {
     /// when it is the default.
     #[serde(default, skip_serializing_if = "MoveClock::is_default")]
     pub clock: MoveClock,
+    /// A ladder's bots added and retired while it runs, in order (`bots` holds every
+    /// bot it ever had; jobs refer to them by index). Not part of its id, which its
+    /// submitted content decided.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub roster: Vec<RosterChange>,
+}
+
+/// A change to a running ladder's bots.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case", tag = "change")]
+pub enum RosterChange {
+    /// `bot` joined; with `replaces`, as that bot's new version, which retired then.
+    Added {
+        /// The new bot's index.
+        bot: usize,
+        /// The bot it replaces.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        replaces: Option<usize>,
+    },
+    /// `bot` left: it is scheduled no more.
+    Retired {
+        /// Its index.
+        bot: usize,
+    },
 }
 
 /// One match of a tournament, before it becomes a [`MatchJob`].
@@ -379,6 +541,7 @@ impl TournamentFile {
         self.check_bots()?;
         let bot_index = |candidate: &str| self.bots.iter().position(|bot| bot.name == candidate);
 
+        self.check_format_keys()?;
         let seat_range = AnyGame::seats(game);
         // A game that fills empty seats itself (Vindinium's random heroes) can be
         // played by fewer tournament bots than it has seats.
@@ -389,20 +552,31 @@ impl TournamentFile {
                 return Err(invalid("seats", format!("{game} matches seat {fewest} to {most} bots, not {seats}")));
             }
             Some(seats) => seats,
+            // An SPRT's matches seat the candidate (or the baseline) with the others.
+            None if self.format == FormatKind::Sprt && self.bots.len() > 2 => most.min(self.bots.len() - 1).max(fewest),
             None => most.min(self.bots.len()).max(fewest),
         };
-        let max_matches = self.max_matches.unwrap_or(DEFAULT_MAX_MATCHES.min(limits.max_jobs));
+        let default_cap = if self.format == FormatKind::Ladder { limits.max_jobs } else { DEFAULT_MAX_MATCHES };
+        let max_matches = self.max_matches.unwrap_or(default_cap.min(limits.max_jobs));
         if max_matches == 0 {
             return Err(invalid("max_matches", "must be at least 1"));
         }
         if max_matches > limits.max_jobs {
             return Err(over_jobs("max_matches", format!("{max_matches} matches"), limits));
         }
-        if self.format != FormatKind::Gauntlet && !self.candidates.is_empty() {
-            return Err(invalid("candidates", "only a gauntlet has candidates"));
+        let queue_depth = self.queue_depth.unwrap_or(DEFAULT_QUEUE_DEPTH);
+        if !(1..=MAX_QUEUE_DEPTH).contains(&queue_depth) {
+            return Err(invalid("queue_depth", format!("must be 1 to {MAX_QUEUE_DEPTH}, not {queue_depth}")));
         }
+        if self.format.is_adaptive() && self.games_per_pairing != 1 {
+            return Err(invalid(
+                "games_per_pairing",
+                format!("a {} tournament chooses its own matches: leave games_per_pairing out", self.format.name()),
+            ));
+        }
+        let smallest_table = fewest.max(2).min(seats);
         let format = match self.format {
-            FormatKind::RoundRobin => Format::RoundRobin { seats, max_matches },
+            FormatKind::RoundRobin => Format::RoundRobin { seats, max_matches, stop_when: self.stop_when },
             FormatKind::Gauntlet => {
                 if self.candidates.is_empty() {
                     return Err(invalid("candidates", "a gauntlet needs at least one candidate"));
@@ -431,6 +605,58 @@ impl TournamentFile {
                 }
                 Format::Single
             }
+            FormatKind::Sprt => {
+                let named = |key: &str, name: &Option<String>| {
+                    let name = name.as_deref().ok_or_else(|| invalid(key, "an sprt needs one"))?;
+                    bot_index(name).ok_or_else(|| invalid(key, format!("no bot is named {name:?}")))
+                };
+                let candidate = named("candidate", &self.candidate)?;
+                let baseline = named("baseline", &self.baseline)?;
+                if candidate == baseline {
+                    return Err(invalid("baseline", "is the candidate: test a bot against another"));
+                }
+                let others = self.bots.len() - 2;
+                if others == 0 && seats != 2 {
+                    return Err(invalid(
+                        "seats",
+                        format!("with only the candidate and the baseline, matches seat both: 2, not {seats}"),
+                    ));
+                }
+                if others > 0 && others < seats - 1 {
+                    return Err(invalid(
+                        "bots",
+                        format!(
+                            "matches of {seats} seat the candidate (or the baseline) with {} others, \
+                             but only {others} other bots are listed",
+                            seats - 1
+                        ),
+                    ));
+                }
+                if max_matches < 2 {
+                    return Err(invalid("max_matches", "an sprt plays pairs of matches: at least 2"));
+                }
+                // fishtest's usual bounds: is it at least 5 normalized Elo stronger?
+                let test = SprtParams {
+                    elo0: self.elo0.unwrap_or(0.0),
+                    elo1: self.elo1.unwrap_or(5.0),
+                    alpha: self.alpha.unwrap_or(0.05),
+                    beta: self.beta.unwrap_or(0.05),
+                    model: self.elo_model.unwrap_or(EloModel::Normalized),
+                };
+                test.check().map_err(|error| invalid(error.key(), error.to_string()))?;
+                Format::Sprt { seats, max_matches, candidate, baseline, test, queue_depth }
+            }
+            FormatKind::Swiss | FormatKind::Ladder if seats < 2 => {
+                return Err(invalid("seats", format!("a {} table seats at least 2 bots", self.format.name())));
+            }
+            FormatKind::Swiss => {
+                let rounds = self.rounds.unwrap_or_else(|| crate::swiss::default_rounds(self.bots.len(), seats));
+                if !(1..=MAX_ROUNDS).contains(&rounds) {
+                    return Err(invalid("rounds", format!("must be 1 to {MAX_ROUNDS}, not {rounds}")));
+                }
+                Format::Swiss { seats, smallest_table, rounds }
+            }
+            FormatKind::Ladder => Format::Ladder { seats, smallest_table, max_matches, queue_depth },
         };
         if self.games_per_pairing == 0 {
             return Err(invalid("games_per_pairing", "must be at least 1"));
@@ -475,11 +701,38 @@ impl TournamentFile {
             seed: self.seed,
             isolation: self.isolation,
             clock,
+            roster: Vec::new(),
         };
         // Checks the schedule now, so that a bad format is the file's error, not the ledger's.
         drop(tournament.fixtures().map_err(|error| invalid("format", error))?);
         tournament.id = tournament.content_id();
         Ok(tournament)
+    }
+
+    /// Refuses the keys of formats other than its own, rather than ignore them.
+    fn check_format_keys(&self) -> Result<(), TournamentError> {
+        use FormatKind::{Gauntlet, Ladder, RoundRobin, Sprt, Swiss};
+        let keys: [(&str, bool, &[FormatKind]); 12] = [
+            ("candidates", !self.candidates.is_empty(), &[Gauntlet]),
+            ("candidate", self.candidate.is_some(), &[Sprt]),
+            ("baseline", self.baseline.is_some(), &[Sprt]),
+            ("elo0", self.elo0.is_some(), &[Sprt]),
+            ("elo1", self.elo1.is_some(), &[Sprt]),
+            ("alpha", self.alpha.is_some(), &[Sprt]),
+            ("beta", self.beta.is_some(), &[Sprt]),
+            ("elo_model", self.elo_model.is_some(), &[Sprt]),
+            ("rounds", self.rounds.is_some(), &[Swiss]),
+            ("queue_depth", self.queue_depth.is_some(), &[Sprt, Ladder]),
+            ("stop_when", self.stop_when.is_some(), &[RoundRobin]),
+            ("max_matches", self.max_matches.is_some(), &[RoundRobin, Gauntlet, Sprt, Ladder]),
+        ];
+        for (key, given, formats) in keys {
+            if given && !formats.contains(&self.format) {
+                let names: Vec<String> = formats.iter().map(|format| format!("{:?}", format.name())).collect();
+                return Err(invalid(key, format!("only format = {} takes {key}", names.join(" or "))));
+            }
+        }
+        Ok(())
     }
 
     fn resolve_rules(&self) -> Result<serde_json::Value, TournamentError> {
@@ -496,40 +749,7 @@ impl TournamentFile {
             return Err(invalid("bots", format!("a tournament needs at least 2 bots, not {}", self.bots.len())));
         }
         for (index, bot) in self.bots.iter().enumerate() {
-            let key = |field: &str| format!("bots[{index}].{field}");
-            check_name(&key("name"), &bot.name)?;
-            if self.bots[..index].iter().any(|other| other.name == bot.name) {
-                return Err(invalid(key("name"), format!("{:?} is used by an earlier bot", bot.name)));
-            }
-            match (&bot.builtin, &bot.command, &bot.image) {
-                (Some(name), None, None) => {
-                    if !builtin::names(self.game).contains(&name.as_str()) {
-                        return Err(invalid(
-                            key("builtin"),
-                            format!(
-                                "{} has no builtin {name:?}: expected one of {}",
-                                self.game,
-                                builtin::names(self.game).join(", ")
-                            ),
-                        ));
-                    }
-                }
-                (Some(_), _, _) => return Err(invalid(key("builtin"), "a builtin has no command or image")),
-                (None, None, None) => return Err(invalid(key("command"), "give a builtin, a command or an image")),
-                (None, command, image) => {
-                    if command.as_deref().is_some_and(|c| c.trim().is_empty()) {
-                        return Err(invalid(key("command"), "is empty"));
-                    }
-                    if image.as_deref().is_some_and(|i| i.trim().is_empty() || i.contains(char::is_whitespace)) {
-                        return Err(invalid(key("image"), "is not an image name"));
-                    }
-                }
-            }
-            if !bot.args.is_empty() && bot.image.is_none() {
-                return Err(invalid(key("args"), "only an image takes args (a command has its own)"));
-            }
-            farm_proto::check_image_args(&bot.args).map_err(|problem| invalid(key("args"), problem))?;
-            bot.limits.check().map_err(|problem| invalid(key("limits"), problem))?;
+            check_bot(self.game, &self.bots[..index], &format!("bots[{index}]"), bot)?;
         }
         Ok(())
     }
@@ -598,6 +818,41 @@ impl TournamentFile {
     }
 }
 
+/// Checks `bot`, to join `earlier` bots of a `game` tournament; errors name its
+/// fields under `key` (`bots[2]`).
+pub fn check_bot(game: GameKind, earlier: &[BotEntry], key: &str, bot: &BotEntry) -> Result<(), TournamentError> {
+    let key = |field: &str| format!("{key}.{field}");
+    check_name(&key("name"), &bot.name)?;
+    if earlier.iter().any(|other| other.name == bot.name) {
+        return Err(invalid(key("name"), format!("{:?} is used by an earlier bot", bot.name)));
+    }
+    match (&bot.builtin, &bot.command, &bot.image) {
+        (Some(name), None, None) => {
+            if !builtin::names(game).contains(&name.as_str()) {
+                return Err(invalid(
+                    key("builtin"),
+                    format!("{game} has no builtin {name:?}: expected one of {}", builtin::names(game).join(", ")),
+                ));
+            }
+        }
+        (Some(_), _, _) => return Err(invalid(key("builtin"), "a builtin has no command or image")),
+        (None, None, None) => return Err(invalid(key("command"), "give a builtin, a command or an image")),
+        (None, command, image) => {
+            if command.as_deref().is_some_and(|c| c.trim().is_empty()) {
+                return Err(invalid(key("command"), "is empty"));
+            }
+            if image.as_deref().is_some_and(|i| i.trim().is_empty() || i.contains(char::is_whitespace)) {
+                return Err(invalid(key("image"), "is not an image name"));
+            }
+        }
+    }
+    if !bot.args.is_empty() && bot.image.is_none() {
+        return Err(invalid(key("args"), "only an image takes args (a command has its own)"));
+    }
+    farm_proto::check_image_args(&bot.args).map_err(|problem| invalid(key("args"), problem))?;
+    bot.limits.check().map_err(|problem| invalid(key("limits"), problem))
+}
+
 fn file_label(file: &Path) -> String {
     file.file_stem().map_or_else(|| file.display().to_string(), |stem| stem.to_string_lossy().into_owned())
 }
@@ -637,12 +892,13 @@ impl Tournament {
         format!("t-{:016x}", hash64(&[b"matchfarm tournament v1", &bytes]))
     }
 
-    /// The fixtures of the format, before maps and repetitions.
+    /// The fixtures of the format, before maps and repetitions (none for an adaptive
+    /// format, whose director chooses its matches as it goes).
     fn fixtures(&self) -> Result<Box<dyn Iterator<Item = Fixture> + Send>, ScheduleError> {
         let bots = self.bots.len();
         Ok(match &self.format {
             Format::RoundRobin { seats: 2, .. } => Box::new(schedule::round_robin_pairs(bots)),
-            Format::RoundRobin { seats, max_matches } => {
+            Format::RoundRobin { seats, max_matches, .. } => {
                 Box::new(schedule::round_robin_groups(bots, *seats, *max_matches, self.seed)?.into_iter())
             }
             Format::Gauntlet { seats, max_matches, candidates } => {
@@ -650,41 +906,71 @@ impl Tournament {
                 Box::new(schedule::gauntlet(candidates, &pool, *seats, *max_matches, self.seed)?.into_iter())
             }
             Format::Single => Box::new(std::iter::once(Fixture { seats: (0..bots).collect() })),
+            Format::Sprt { .. } | Format::Swiss { .. } | Format::Ladder { .. } => Box::new(std::iter::empty()),
         })
     }
 
-    /// Every job, in schedule order: each fixture on each map, `games_per_pairing`
-    /// times. Lazy, so a million-job round robin is never held whole.
+    /// Every job planned at submission, in schedule order: each fixture on each map,
+    /// `games_per_pairing` times. Lazy, so a million-job round robin is never held
+    /// whole. A round robin that may stop early plays every fixture once before any
+    /// twice (repetition first), so that wherever it stops every pairing has played
+    /// about as often. Adaptive formats plan nothing here.
     pub fn plan(&self) -> Result<impl Iterator<Item = PlannedJob> + Send + use<>, ScheduleError> {
-        let fixtures = self.fixtures()?;
         let maps = self.maps.len();
         let repetitions = self.games_per_pairing;
+        let slots: Box<dyn Iterator<Item = (Fixture, usize, u32)> + Send> =
+            if matches!(self.format, Format::RoundRobin { stop_when: Some(_), .. }) {
+                drop(self.fixtures()?);
+                // The fixtures again for every repetition and map, rather than held whole.
+                let this = std::sync::Arc::new(self.clone());
+                Box::new((0..repetitions).flat_map(move |repetition| {
+                    let this = std::sync::Arc::clone(&this);
+                    (0..maps).flat_map(move |map| {
+                        this.fixtures().into_iter().flatten().map(move |fixture| (fixture, map, repetition))
+                    })
+                }))
+            } else {
+                Box::new(self.fixtures()?.flat_map(move |fixture| {
+                    (0..maps).flat_map(move |map| {
+                        let fixture = fixture.clone();
+                        (0..repetitions).map(move |repetition| (fixture.clone(), map, repetition))
+                    })
+                }))
+            };
         let id = self.id.clone();
         let seed = self.seed;
-        let plan = fixtures
-            .flat_map(move |fixture| {
-                (0..maps).flat_map(move |map| {
-                    let fixture = fixture.clone();
-                    (0..repetitions).map(move |repetition| (fixture.clone(), map, repetition))
-                })
-            })
-            .enumerate()
-            .map(move |(position, (fixture, map, repetition))| {
-                let map_and_repetition = [(map as u64).to_le_bytes(), u64::from(repetition).to_le_bytes()].concat();
-                let job = hash64(&[b"job", id.as_bytes(), &seat_bytes(&fixture.seats), &map_and_repetition]);
-                let mut bots = fixture.seats.clone();
-                bots.sort_unstable();
-                let match_seed = hash64(&[b"seed", &seed.to_le_bytes(), &seat_bytes(&bots), &map_and_repetition]);
-                PlannedJob {
-                    position: position as u64,
-                    job_id: format!("j-{job:016x}"),
-                    seats: fixture.seats,
-                    map,
-                    repetition,
-                    seed: match_seed,
-                }
-            });
+        let plan = slots.enumerate().map(move |(position, (fixture, map, repetition))| {
+            let map_and_repetition = [(map as u64).to_le_bytes(), u64::from(repetition).to_le_bytes()].concat();
+            let job = hash64(&[b"job", id.as_bytes(), &seat_bytes(&fixture.seats), &map_and_repetition]);
+            let mut bots = fixture.seats.clone();
+            bots.sort_unstable();
+            let match_seed = hash64(&[b"seed", &seed.to_le_bytes(), &seat_bytes(&bots), &map_and_repetition]);
+            PlannedJob {
+                position: position as u64,
+                job_id: format!("j-{job:016x}"),
+                seats: fixture.seats,
+                map,
+                repetition,
+                seed: match_seed,
+            }
+        });
         Ok(plan)
+    }
+
+    /// The job at `position` of an adaptive format, seating `seats` on map `map` with
+    /// the seed `seed` (which the director derives with [`Tournament::derived_seed`]);
+    /// `repetition` is the format's round (the pair of an SPRT, the round of a Swiss).
+    pub fn adaptive_job(&self, position: u64, seats: Vec<usize>, repetition: u32, seed: u64) -> PlannedJob {
+        let job = hash64(&[b"adaptive job", self.id.as_bytes(), &position.to_le_bytes()]);
+        let map = if self.maps.is_empty() { 0 } else { (u64::from(repetition) % self.maps.len() as u64) as usize };
+        PlannedJob { position, job_id: format!("j-{job:016x}"), seats, map, repetition, seed }
+    }
+
+    /// A match seed for an adaptive format, from the tournament's seed, a label of
+    /// what it seeds and its numbers.
+    pub fn derived_seed(&self, label: &str, numbers: &[u64]) -> u64 {
+        let numbers: Vec<u8> = numbers.iter().flat_map(|number| number.to_le_bytes()).collect();
+        hash64(&[b"seed", &self.seed.to_le_bytes(), label.as_bytes(), &numbers])
     }
 
     /// The bot at `index` as a worker runs it under `mode`.
@@ -861,7 +1147,7 @@ image = "matchfarm/bot-botwars-random-py"
     #[test]
     fn errors_name_the_key_and_the_problem() {
         let cases: &[(&str, &str, &str)] = &[
-            ("format = \"round-robin\"", "format = \"swiss\"", "unknown variant `swiss`"),
+            ("format = \"round-robin\"", "format = \"knockout\"", "unknown variant `knockout`"),
             ("seed = 5", "seed = 5\ncolour = 1", "unknown field `colour`"),
             ("seed = 5", "seed = \"five\"", "seed"),
             ("name = \"b\"", "name = \"a\"", "bots[1].name: \"a\" is used by an earlier bot"),
@@ -874,7 +1160,7 @@ image = "matchfarm/bot-botwars-random-py"
             ("seed = 5", "seed = 5\nmaps = [{ seed = 1 }]", "maps: botwars has no maps"),
             ("seed = 5", "seed = 5\nseats = 3", "seats: botwars matches seat 2 to 2 bots, not 3"),
             ("format = \"round-robin\"", "format = \"gauntlet\"", "candidates: a gauntlet needs at least one"),
-            ("seed = 5", "seed = 5\ncandidates = [\"a\"]", "candidates: only a gauntlet has candidates"),
+            ("seed = 5", "seed = 5\ncandidates = [\"a\"]", "candidates: only format = \"gauntlet\" takes candidates"),
             (
                 "[[bots]]\nname = \"c\"",
                 "[bots.limits]\nmemory_mib = 1\n[[bots]]\nname = \"c\"",
@@ -922,7 +1208,10 @@ builtin = "greedy"
         let tournament = file.clone().resolve(Some(&root), TournamentLimits::default()).expect("valid");
         assert_eq!(tournament.maps.iter().map(|m| m.name.as_str()).collect::<Vec<_>>(), ["m1", "seed-3"]);
         assert!(tournament.maps.iter().all(|map| map.text.is_some()));
-        assert_eq!(tournament.format, Format::RoundRobin { seats: 2, max_matches: DEFAULT_MAX_MATCHES });
+        assert_eq!(
+            tournament.format,
+            Format::RoundRobin { seats: 2, max_matches: DEFAULT_MAX_MATCHES, stop_when: None }
+        );
         let mut inlined = file;
         inlined.inline_maps(&root).expect("inline");
         assert_eq!(
@@ -950,7 +1239,7 @@ builtin = "greedy"
     #[test]
     fn n_player_round_robins_seat_every_bot_equally_and_a_cap_picks_a_balanced_subset() {
         let full = resolve(&vindinium(5, "format = \"round-robin\"")).expect("valid");
-        assert_eq!(full.format, Format::RoundRobin { seats: 4, max_matches: DEFAULT_MAX_MATCHES });
+        assert_eq!(full.format, Format::RoundRobin { seats: 4, max_matches: DEFAULT_MAX_MATCHES, stop_when: None });
         let jobs: Vec<PlannedJob> = full.plan().expect("plan").collect();
         assert_eq!(jobs.len(), 5 * 4, "C(5,4) groups in 4 rotations");
         for bot in 0..5 {
@@ -1008,12 +1297,12 @@ builtin = "greedy"
         );
         // Without a cap in the file, the default stays within a lower ceiling.
         let capped = resolve(&vindinium(12, "format = \"round-robin\"")).expect("valid");
-        assert_eq!(capped.format, Format::RoundRobin { seats: 4, max_matches: DEFAULT_MAX_MATCHES });
+        assert_eq!(capped.format, Format::RoundRobin { seats: 4, max_matches: DEFAULT_MAX_MATCHES, stop_when: None });
         let small = TournamentFile::from_toml(&vindinium(12, "format = \"round-robin\""))
             .expect("parses")
             .resolve(None, TournamentLimits { max_jobs: 1000 })
             .expect("the default cap shrinks to the ceiling");
-        assert_eq!(small.format, Format::RoundRobin { seats: 4, max_matches: 1000 });
+        assert_eq!(small.format, Format::RoundRobin { seats: 4, max_matches: 1000, stop_when: None });
     }
 
     #[test]

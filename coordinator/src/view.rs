@@ -10,10 +10,12 @@ use std::path::Path;
 use std::sync::Arc;
 
 use farm_runtime::storage::{Storage, StorageConfig, StorageError};
+use farm_worker::SandboxKind;
 use tokio::net::TcpListener;
 use tokio::sync::Notify;
 
 use crate::api::{self, ApiState, Submissions};
+use crate::director::Director;
 use crate::embedded;
 use crate::ledger::{Ledger, LedgerError};
 use crate::observations::{ObservationLimits, Observer};
@@ -56,12 +58,16 @@ impl View {
         let listener = TcpListener::bind(address)
             .await
             .map_err(|source| ViewError::Listen { address: address.to_owned(), source })?;
+        let wake_publisher = Arc::new(Notify::new());
+        // Never run: its writes (stop, bots) are refused with every other write.
+        let director = Director::new(ledger.clone(), SandboxKind::Local, Arc::clone(&wake_publisher));
         let state = ApiState {
             ledger,
             storage,
             submissions: Submissions::Closed,
             // Nothing publishes: nobody listens.
-            wake_publisher: Arc::new(Notify::new()),
+            wake_publisher,
+            director,
             tournament_limits: TournamentLimits::default(),
             observer: Observer::new(ObservationLimits::default()),
         };

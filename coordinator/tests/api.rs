@@ -6,12 +6,14 @@ use std::sync::Arc;
 use axum::body::{Body, Bytes};
 use axum::http::{HeaderMap, Request, StatusCode, header};
 use farm_coordinator::api::{self, ApiState, Submissions};
+use farm_coordinator::director::Director;
 use farm_coordinator::ledger::{Answer, Ledger};
 use farm_coordinator::metrics;
 use farm_coordinator::observations::{ObservationLimits, Observer};
 use farm_coordinator::tournament::{TournamentFile, TournamentLimits};
 use farm_proto::{MatchResult, PlayerOutcome, PlayerResult, PlayerStatus, ResultEnvelope, SCHEMA_VERSION};
 use farm_runtime::storage::{Storage, StorageConfig};
+use farm_worker::SandboxKind;
 use futures_util::FutureExt;
 use http_body_util::BodyExt;
 use serde_json::Value;
@@ -52,11 +54,14 @@ fn fixture_with(submissions: Submissions) -> Fixture {
     let dir = tempfile::tempdir().expect("temp dir");
     let ledger = Ledger::open(&dir.path().join("ledger.sqlite")).expect("open the ledger");
     let storage = Storage::open(&StorageConfig::Local { path: dir.path().join("objects") }).expect("open storage");
+    let wake_publisher = Arc::new(Notify::new());
+    let director = Director::new(ledger.clone(), SandboxKind::Local, Arc::clone(&wake_publisher));
     let state = ApiState {
         ledger,
         storage,
         submissions,
-        wake_publisher: Arc::new(Notify::new()),
+        wake_publisher,
+        director,
         tournament_limits: TournamentLimits::default(),
         observer: Observer::new(ObservationLimits::default()),
     };

@@ -1,5 +1,7 @@
 // A tournament: live progress (every 2 s until it finishes, with a rate and an ETA),
-// standings, the pairing matrix (tournaments of 2-bot matches) and its failures.
+// the state of a directed format (an SPRT's test, a Swiss's rounds, a ladder's bots,
+// a stopping round robin's ranking), standings, the pairing matrix (tournaments of
+// 2-bot matches) and its failures.
 "use strict";
 
 (function () {
@@ -28,7 +30,9 @@
     const format = tournament.format.kind === "single"
       ? "a single match"
       : `${tournament.format.kind}, ${tournament.bots_per_match} bots a match`;
-    const perPairing = `${tournament.games_per_pairing} game${tournament.games_per_pairing === 1 ? "" : "s"} a pairing`;
+    const perPairing = ["sprt", "swiss", "ladder"].includes(tournament.format.kind)
+      ? "matches chosen as results come"
+      : `${tournament.games_per_pairing} game${tournament.games_per_pairing === 1 ? "" : "s"} a pairing`;
     document.getElementById("meta").replaceChildren(
       el("span", {}, tournament.game),
       el("span", {}, format),
@@ -49,7 +53,7 @@
     failed.style.width = share(progress.failed);
     running.style.width = share(progress.running);
     const bar = box.querySelector(".bar");
-    const answered = progress.done + progress.failed;
+    const answered = progress.done + progress.failed + progress.cancelled;
     bar.setAttribute("aria-valuemin", "0");
     bar.setAttribute("aria-valuemax", String(progress.total));
     bar.setAttribute("aria-valuenow", String(answered));
@@ -62,7 +66,8 @@
       `${fmt.number(progress.done)} done`,
       `${fmt.number(progress.failed)} failed`,
     ];
-    const finished = answered === progress.total;
+    if (progress.cancelled > 0) parts.push(`${fmt.number(progress.cancelled)} cancelled`);
+    const finished = answered === progress.total && !progress.open;
     if (!finished) {
       parts.push(`${fmt.number(progress.running)} playing`, `${fmt.number(progress.pending)} waiting`);
       const [firstTime, firstAnswered] = samples[0];
@@ -165,10 +170,94 @@
       : "");
   }
 
+  /** A row of label and value cells, the value under `data-field`. */
+  function fieldRow(label, field, value) {
+    return el("tr", {}, el("th", { attrs: { scope: "row" } }, label), el("td", { dataset: { field } }, value));
+  }
+
+  function drawSprt(report) {
+    const status = report.status || { llr: 0, lower: 0, upper: 0, verdict: null, elo: { value: 0, low: 0, high: 0 },
+      normalized_elo: { value: 0, low: 0, high: 0 } };
+    const span = status.upper - status.lower;
+    const where = span > 0 ? Math.min(1, Math.max(0, (status.llr - status.lower) / span)) : 0.5;
+    const gauge = el("div", { class: "llr-gauge", title: `LLR ${status.llr.toFixed(3)} between ${status.lower.toFixed(3)} and ${status.upper.toFixed(3)}` },
+      el("span", { class: "llr-mark" }));
+    gauge.firstChild.style.left = `${(100 * where).toFixed(1)}%`;
+    const interval = (estimate) => `${estimate.value.toFixed(1)} [${estimate.low.toFixed(1)}, ${estimate.high.toFixed(1)}]`;
+    const counts = report.pentanomial
+      ? `pentanomial ${report.pentanomial.join(" · ")} (pairs scoring 0, ½, 1, 1½, 2)`
+      : `${report.trinomial.join(" · ")} (candidate worse, level, better than the baseline)`;
+    const verdict = status.verdict === "accepted-h1" ? "H1 accepted: the candidate is stronger"
+      : status.verdict === "accepted-h0" ? "H0 accepted: the candidate is not shown to be stronger" : "no verdict yet";
+    return [
+      el("table", { class: "fields" }, el("tbody", {},
+        fieldRow("Candidate vs baseline", "bots", `${report.candidate} vs ${report.baseline} (${report.design.replace(/-/g, " ")})`),
+        fieldRow("Hypotheses", "hypotheses",
+          `H0: elo ≤ ${report.test.elo0}, H1: elo ≥ ${report.test.elo1} (${report.test.model}), α ${report.test.alpha}, β ${report.test.beta}`),
+        fieldRow("LLR", "llr", `${status.llr.toFixed(3)} in [${status.lower.toFixed(3)}, ${status.upper.toFixed(3)}]: ${verdict}`),
+        fieldRow("Elo (95%)", "elo", interval(status.elo)),
+        fieldRow("Normalized Elo (95%)", "nelo", interval(status.normalized_elo)),
+        fieldRow("Pairs", "pairs", `${fmt.number(report.pairs)}: ${counts}`),
+        fieldRow("Matches", "matches", `${fmt.number(report.matches)} scheduled of at most ${fmt.number(report.max_matches)}`))),
+      gauge,
+    ];
+  }
+
+  function drawSwiss(report) {
+    const rows = report.scores.map((entry) => el("tr", { dataset: { testid: "swiss-row", bot: entry.bot } },
+      el("td", {}, entry.bot), numberCell("swiss-points", entry.points, entry.points.toFixed(2)), numberCell("byes", entry.byes)));
+    return [
+      el("p", { dataset: { field: "round" } }, `Round ${report.round} of ${report.rounds}`),
+      el("table", {}, el("thead", {}, el("tr", {}, el("th", {}, "Bot"), el("th", { class: "num" }, "Swiss points"), el("th", { class: "num" }, "Byes"))),
+        el("tbody", {}, rows)),
+    ];
+  }
+
+  function drawLadder(report) {
+    const rows = report.bots.map((entry) => el("tr", { dataset: { testid: "ladder-row", bot: entry.bot } },
+      el("td", {}, entry.bot + (entry.replaces ? ` (replaces ${entry.replaces})` : "")),
+      el("td", {}, entry.active ? "active" : "retired"),
+      numberCell("mu", entry.mu, entry.mu.toFixed(2)), numberCell("sigma", entry.sigma, entry.sigma.toFixed(2)),
+      numberCell("scheduled", entry.scheduled)));
+    return [
+      el("p", { dataset: { field: "queue" } }, `${fmt.number(report.unanswered)} matches queued or playing, target ${fmt.number(report.queue_depth)}`),
+      el("table", {}, el("thead", {}, el("tr", {}, el("th", {}, "Bot"), el("th", {}, "State"), el("th", { class: "num" }, "μ"),
+        el("th", { class: "num" }, "σ"), el("th", { class: "num" }, "Unplayed"))), el("tbody", {}, rows)),
+    ];
+  }
+
+  function drawSettled(report) {
+    const text = report.settled
+      ? `Every bot's interval is clear of its neighbours' after ${fmt.number(report.played)} matches.`
+      : `Not settled after ${fmt.number(report.played)} matches: ${report.overlapping.map((pair) => pair.join(" / ")).join(", ")} overlap.`;
+    return [el("p", { dataset: { field: "settled", value: String(report.settled) } }, text)];
+  }
+
+  const FORMATS = {
+    sprt: ["Sequential test", drawSprt],
+    swiss: ["Swiss rounds", drawSwiss],
+    ladder: ["Ladder", drawLadder],
+    "round-robin": ["Stopping when the ranking settles", drawSettled],
+  };
+
+  function drawFormat(tournament) {
+    const section = document.getElementById("format-section");
+    const status = tournament.status;
+    section.hidden = !status && !tournament.conclusion;
+    const conclusion = document.getElementById("conclusion");
+    conclusion.hidden = !tournament.conclusion;
+    conclusion.textContent = tournament.conclusion ? `Ended: ${tournament.conclusion}` : "";
+    if (!status) return;
+    const [title, draw] = FORMATS[status.format];
+    document.getElementById("format-title").textContent = title;
+    document.getElementById("format-body").replaceChildren(...draw(status));
+  }
+
   /** Draws the tournament; the rest only when new answers came in. Returns whether it finished. */
   async function refresh() {
     const tournament = await MatchFarm.api(base);
     drawProgress(tournament.progress);
+    drawFormat(tournament);
     const answered = tournament.progress.done + tournament.progress.failed;
     if (answered !== lastAnswered) {
       const twoBots = tournament.bots_per_match === 2;

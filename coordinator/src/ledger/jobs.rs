@@ -19,6 +19,8 @@ impl Ledger {
         let definition =
             serde_json::to_string(&tournament).map_err(|source| LedgerError::Corrupt { what: "tournament", source })?;
         let row = (tournament.name.clone(), tournament.game.name());
+        let adaptive = tournament.format.is_adaptive();
+        let directed = tournament.format.is_directed();
         let finished = self
             .with({
                 let id = id.clone();
@@ -30,16 +32,17 @@ impl Ledger {
                     // that a crash cut short (or one under way). Inserting again finishes
                     // it (the jobs already there are ignored), rather than leave it
                     // without half its jobs for good.
-                    if let Some(jobs) = existing.filter(|&jobs| jobs > 0) {
+                    // An adaptive tournament starts without jobs: its director adds them.
+                    if let Some(jobs) = existing.filter(|&jobs| jobs > 0 || adaptive) {
                         return Ok(Some(jobs as u64));
                     }
                     // The tournament row first, with a job count of 0; the count is
                     // written last, once every job is in, so a crash half-way leaves a
                     // count of 0, which the check above resumes from.
                     connection.execute(
-                        "INSERT OR IGNORE INTO tournaments (id, name, game, definition, created_at, jobs)
-                         VALUES (?1, ?2, ?3, ?4, ?5, 0)",
-                        params![id, row.0, row.1, definition, now()],
+                        "INSERT OR IGNORE INTO tournaments (id, name, game, definition, created_at, jobs, open)
+                         VALUES (?1, ?2, ?3, ?4, ?5, 0, ?6)",
+                        params![id, row.0, row.1, definition, now(), directed],
                     )?;
                     Ok(None)
                 }

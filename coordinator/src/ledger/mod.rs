@@ -28,6 +28,7 @@ use serde::Serialize;
 
 use crate::tournament::{PlannedJob, Tournament};
 
+mod direction;
 mod jobs;
 mod queries;
 mod results;
@@ -79,11 +80,14 @@ pub enum JobState {
     Done,
     /// Cannot be played, or dead-lettered; its reason is recorded.
     Failed,
+    /// Never published: its tournament stopped first ([`Ledger::conclude`]).
+    Cancelled,
 }
 
 impl JobState {
     /// Every state, in order.
-    pub const ALL: [JobState; 4] = [JobState::Pending, JobState::Running, JobState::Done, JobState::Failed];
+    pub const ALL: [JobState; 5] =
+        [JobState::Pending, JobState::Running, JobState::Done, JobState::Failed, JobState::Cancelled];
 
     /// The name stored and shown.
     pub fn name(self) -> &'static str {
@@ -92,6 +96,7 @@ impl JobState {
             JobState::Running => "running",
             JobState::Done => "done",
             JobState::Failed => "failed",
+            JobState::Cancelled => "cancelled",
         }
     }
 
@@ -114,15 +119,20 @@ pub struct Progress {
     pub done: u64,
     /// Failed.
     pub failed: u64,
+    /// Never played: the tournament stopped before they were published.
+    pub cancelled: u64,
     /// Results dropped because the job already had one.
     pub duplicates: u64,
+    /// Whether its director may still add jobs or stop it ([`crate::director`]).
+    pub open: bool,
 }
 
 impl Progress {
-    /// Whether every job has its result. A tournament has at least one job: with none
-    /// counted yet it is still being inserted, not finished.
+    /// Whether it is over: its director has no more to add, and every job has its
+    /// result or was cancelled. A tournament has at least one job: with none counted
+    /// yet it is still being inserted, not finished.
     pub fn finished(&self) -> bool {
-        self.total > 0 && self.done + self.failed == self.total
+        !self.open && self.total > 0 && self.done + self.failed + self.cancelled == self.total
     }
 }
 

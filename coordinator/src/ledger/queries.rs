@@ -157,7 +157,7 @@ impl Ledger {
     }
 }
 
-fn match_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<MatchRow> {
+pub(super) fn match_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<MatchRow> {
     Ok(MatchRow {
         job_id: row.get(0)?,
         position: row.get::<_, i64>(1)? as u64,
@@ -220,7 +220,7 @@ fn outcomes_of(connection: &Connection, row: &MatchRow) -> Result<Vec<SeatOutcom
 
 /// A seat's outcome from the columns `bot, score, rank, status, timeouts` of
 /// `result_seats`, the first at index `from`.
-fn seat_outcome(row: &rusqlite::Row<'_>, from: usize) -> rusqlite::Result<SeatOutcome> {
+pub(super) fn seat_outcome(row: &rusqlite::Row<'_>, from: usize) -> rusqlite::Result<SeatOutcome> {
     Ok(SeatOutcome {
         bot: row.get::<_, Option<i64>>(from)?.map(|bot| bot as usize),
         score: row.get(from + 1)?,
@@ -231,11 +231,13 @@ fn seat_outcome(row: &rusqlite::Row<'_>, from: usize) -> rusqlite::Result<SeatOu
 }
 
 fn progress_of(connection: &Connection, id: &str) -> Result<Option<Progress>, LedgerError> {
-    let header: Option<(i64, i64)> = connection
-        .query_row("SELECT jobs, duplicates FROM tournaments WHERE id = ?1", [id], |row| Ok((row.get(0)?, row.get(1)?)))
+    let header: Option<(i64, i64, bool)> = connection
+        .query_row("SELECT jobs, duplicates, open FROM tournaments WHERE id = ?1", [id], |row| {
+            Ok((row.get(0)?, row.get(1)?, row.get(2)?))
+        })
         .optional()?;
-    let Some((total, duplicates)) = header else { return Ok(None) };
-    let mut progress = Progress { total: total as u64, duplicates: duplicates as u64, ..Progress::default() };
+    let Some((total, duplicates, open)) = header else { return Ok(None) };
+    let mut progress = Progress { total: total as u64, duplicates: duplicates as u64, open, ..Progress::default() };
     let mut select = connection.prepare_cached("SELECT state, count FROM job_counts WHERE tournament_id = ?1")?;
     let mut rows = select.query([id])?;
     while let Some(row) = rows.next()? {
@@ -245,6 +247,7 @@ fn progress_of(connection: &Connection, id: &str) -> Result<Option<Progress>, Le
             JobState::Running => progress.running = count,
             JobState::Done => progress.done = count,
             JobState::Failed => progress.failed = count,
+            JobState::Cancelled => progress.cancelled = count,
         }
     }
     Ok(Some(progress))

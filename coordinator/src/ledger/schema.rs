@@ -11,6 +11,9 @@ const LEASED_VERSION: i64 = 2;
 /// The `user_version` from which jobs count the deliveries their workers gave back
 /// for outages (`returns`) and their fresh starts after a dead letter (`restarts`).
 const RETURNS_VERSION: i64 = 3;
+/// The `user_version` from which tournaments say whether their director may still
+/// schedule (`open`) and how they ended when it stopped them (`conclusion`).
+const DIRECTED_VERSION: i64 = 4;
 /// The lease given to jobs a ledger from before leases had published: the workers'
 /// default cap on a match, twice (see [`super::Ledger::mark_running`]).
 const LEGACY_LEASE_SECS: i64 = 2 * 20 * 60;
@@ -23,7 +26,11 @@ CREATE TABLE IF NOT EXISTS tournaments (
     definition TEXT NOT NULL,
     created_at INTEGER NOT NULL,
     jobs INTEGER NOT NULL,
-    duplicates INTEGER NOT NULL DEFAULT 0
+    duplicates INTEGER NOT NULL DEFAULT 0,
+    -- 1 while its director (crate::director) may still add or cancel jobs; then
+    -- why it stopped, if it stopped before its schedule ran out.
+    open INTEGER NOT NULL DEFAULT 0,
+    conclusion TEXT
 );
 CREATE TABLE IF NOT EXISTS jobs (
     job_id TEXT PRIMARY KEY,
@@ -144,6 +151,10 @@ pub(super) fn apply(connection: &Connection) -> rusqlite::Result<()> {
         let columns = [("returns", "INTEGER NOT NULL DEFAULT 0"), ("restarts", "INTEGER NOT NULL DEFAULT 0")];
         add_job_columns(connection, RETURNS_VERSION, &columns, "")?;
     }
+    if version < DIRECTED_VERSION {
+        let columns = [("open", "INTEGER NOT NULL DEFAULT 0"), ("conclusion", "TEXT")];
+        add_columns(connection, "tournaments", DIRECTED_VERSION, &columns, "")?;
+    }
     // After the columns exist, whichever way they came.
     connection.execute_batch(
         "CREATE INDEX IF NOT EXISTS jobs_by_publication ON jobs(published_seq);
@@ -152,21 +163,32 @@ pub(super) fn apply(connection: &Connection) -> rusqlite::Result<()> {
     Ok(())
 }
 
-/// Brings the ledger to `version` in one transaction: adds `columns` (name, type) to
-/// `jobs` unless they are there (a ledger made by this build has them from [`SCHEMA`];
-/// they come together, so the first one tells), then runs the statements `then`.
+/// [`add_columns`] to `jobs`.
 fn add_job_columns(
     connection: &Connection,
     version: i64,
     columns: &[(&str, &str)],
     then: &str,
 ) -> rusqlite::Result<()> {
+    add_columns(connection, "jobs", version, columns, then)
+}
+
+/// Brings the ledger to `version` in one transaction: adds `columns` (name, type) to
+/// `table` unless they are there (a ledger made by this build has them from [`SCHEMA`];
+/// they come together, so the first one tells), then runs the statements `then`.
+fn add_columns(
+    connection: &Connection,
+    table: &str,
+    version: i64,
+    columns: &[(&str, &str)],
+    then: &str,
+) -> rusqlite::Result<()> {
     let present =
-        connection.prepare("SELECT 1 FROM pragma_table_info('jobs') WHERE name = ?1")?.exists([columns[0].0])?;
+        connection.prepare("SELECT 1 FROM pragma_table_info(?1) WHERE name = ?2")?.exists([table, columns[0].0])?;
     let add: String = if present {
         String::new()
     } else {
-        columns.iter().map(|(name, kind)| format!("ALTER TABLE jobs ADD COLUMN {name} {kind}; ")).collect()
+        columns.iter().map(|(name, kind)| format!("ALTER TABLE {table} ADD COLUMN {name} {kind}; ")).collect()
     };
     connection.execute_batch(&format!("BEGIN; {add}{then} PRAGMA user_version = {version}; COMMIT;"))
 }

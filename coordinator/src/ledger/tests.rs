@@ -410,7 +410,16 @@ async fn pending_jobs_come_in_schedule_order_and_unanswered_ones_are_requeued() 
     assert_eq!(positions, [0, 2, 3, 4, 5]);
     assert_eq!(ledger.requeue_unanswered().await.expect("requeue"), 0);
     let totals = ledger.totals().await.expect("totals");
-    assert_eq!(totals, [(JobState::Pending, 11), (JobState::Running, 0), (JobState::Done, 1), (JobState::Failed, 0)]);
+    assert_eq!(
+        totals,
+        [
+            (JobState::Pending, 11),
+            (JobState::Running, 0),
+            (JobState::Done, 1),
+            (JobState::Failed, 0),
+            (JobState::Cancelled, 0)
+        ]
+    );
     assert_eq!(ledger.active_tournaments().await.expect("active"), 2);
 }
 
@@ -570,7 +579,7 @@ async fn a_reopened_ledger_has_everything() {
     assert_eq!(ledger.tournament(&tournament.id).await.expect("read"), Some(tournament.clone()));
     assert_eq!(
         progress(&ledger, &tournament).await,
-        Progress { total: 6, pending: 3, running: 1, done: 1, failed: 1, duplicates: 1 }
+        Progress { total: 6, pending: 3, running: 1, done: 1, failed: 1, duplicates: 1, ..Progress::default() }
     );
     assert_eq!(standings(&ledger, &tournament).await, before);
     let reopened = ledger.matches(&tournament.id, all(100)).await.expect("matches");
@@ -597,7 +606,7 @@ async fn a_ledger_from_before_the_job_counts_is_counted_once_when_opened() {
     raw.execute_batch("DELETE FROM job_counts; PRAGMA user_version = 0;").expect("wind back");
     drop(raw);
     let ledger = open(&dir);
-    let expected = Progress { total: 6, pending: 4, running: 1, done: 0, failed: 1, duplicates: 0 };
+    let expected = Progress { total: 6, pending: 4, running: 1, done: 0, failed: 1, ..Progress::default() };
     assert_eq!(progress(&ledger, &tournament).await, expected);
     // And the triggers keep them from there.
     ledger.record(vec![dead_letter(&jobs[0].job_id, "y")]).await.expect("record");
