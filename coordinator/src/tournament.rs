@@ -1306,6 +1306,62 @@ builtin = "greedy"
     }
 
     #[test]
+    fn directed_formats_take_their_own_keys_with_defaults_and_refuse_the_others() {
+        let sprt = "format = \"sprt\"\ncandidate = \"b\"\nbaseline = \"a\"";
+        let two = |extra: &str| {
+            let mut text = format!("name = \"t\"\ngame = \"botwars\"\n{extra}\n");
+            for bot in ["a", "b"] {
+                text.push_str(&format!("[[bots]]\nname = \"{bot}\"\nbuiltin = \"random\"\n"));
+            }
+            text
+        };
+        let tournament = resolve(&two(sprt)).expect("valid");
+        let Format::Sprt { seats, max_matches, candidate, baseline, test, queue_depth } = tournament.format else {
+            panic!("{:?}", tournament.format)
+        };
+        assert_eq!((seats, max_matches, candidate, baseline, queue_depth), (2, DEFAULT_MAX_MATCHES, 1, 0, 16));
+        assert_eq!(
+            (test.elo0, test.elo1, test.alpha, test.beta, test.model),
+            (0.0, 5.0, 0.05, 0.05, EloModel::Normalized)
+        );
+        assert_eq!(tournament.plan().expect("plan").count(), 0, "its director schedules it");
+        let cases: &[(&str, &str)] = &[
+            ("format = \"sprt\"\nbaseline = \"a\"", "candidate: an sprt needs one"),
+            ("format = \"sprt\"\ncandidate = \"b\"\nbaseline = \"b\"", "baseline: is the candidate"),
+            ("format = \"sprt\"\ncandidate = \"x\"\nbaseline = \"a\"", "candidate: no bot is named \"x\""),
+            (&format!("{sprt}\nelo0 = 5\nelo1 = 5"), "elo1: `elo1` = 5 must be above `elo0` = 5"),
+            (&format!("{sprt}\nalpha = 0.7"), "alpha: `alpha` = 0.7 must be in (0, 0.5]"),
+            (&format!("{sprt}\nmax_matches = 1"), "max_matches: an sprt plays pairs of matches"),
+            (&format!("{sprt}\nqueue_depth = 0"), "queue_depth: must be 1 to 10000, not 0"),
+            (&format!("{sprt}\ngames_per_pairing = 2"), "games_per_pairing: a sprt tournament chooses its own matches"),
+            ("format = \"round-robin\"\nrounds = 3", "rounds: only format = \"swiss\" takes rounds"),
+            ("format = \"swiss\"\nelo0 = 1", "elo0: only format = \"sprt\" takes elo0"),
+            ("format = \"ladder\"\nstop_when = \"ranking-settled\"", "stop_when: only format = \"round-robin\""),
+            ("format = \"single\"\nqueue_depth = 3", "queue_depth: only format = \"sprt\" or \"ladder\" takes"),
+        ];
+        for (extra, expected) in cases {
+            let error = resolve(&two(extra)).expect_err(extra).to_string();
+            assert!(error.starts_with(expected), "{extra:?} gave {error:?}, expected {expected:?}");
+        }
+        let swiss = resolve(&two("format = \"swiss\"")).expect("valid");
+        assert_eq!(swiss.format, Format::Swiss { seats: 2, smallest_table: 2, rounds: 1 });
+        let ladder = TournamentFile::from_toml(&two("format = \"ladder\""))
+            .expect("parses")
+            .resolve(None, TournamentLimits { max_jobs: 500 })
+            .expect("valid");
+        assert_eq!(ladder.format, Format::Ladder { seats: 2, smallest_table: 2, max_matches: 500, queue_depth: 16 });
+        // Vindinium fills empty seats: its Swiss tables may be short, its N-player SPRT
+        // seats the candidate with the others.
+        let text = vindinium(5, "format = \"sprt\"\ncandidate = \"bot1\"\nbaseline = \"bot0\"");
+        assert!(matches!(resolve(&text).expect("valid").format, Format::Sprt { seats: 4, .. }));
+        let swiss = resolve(&vindinium(6, "format = \"swiss\"")).expect("valid");
+        assert_eq!(swiss.format, Format::Swiss { seats: 4, smallest_table: 2, rounds: 2 });
+        let error = resolve(&vindinium(3, "format = \"sprt\"\ncandidate = \"bot1\"\nbaseline = \"bot0\"\nseats = 3"))
+            .expect_err("one other bot for two places");
+        assert!(error.to_string().starts_with("bots: matches of 3 seat the candidate"), "{error}");
+    }
+
+    #[test]
     fn a_gauntlet_never_pits_candidates_against_each_other() {
         let text = vindinium(6, "format = \"gauntlet\"\nseats = 2\ncandidates = [\"bot0\", \"bot1\"]");
         let tournament = resolve(&text).expect("valid");

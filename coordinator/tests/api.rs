@@ -917,3 +917,81 @@ async fn a_retry_publishes_unanswered_and_failed_jobs_again_and_needs_the_token(
         "the retried job is answered anew: {recorded:?}"
     );
 }
+
+#[tokio::test]
+async fn a_ladder_takes_and_retires_bots_and_any_tournament_can_be_stopped_once() {
+    let fixture = fixture();
+    let bearer = format!("Bearer {TOKEN}");
+    let send = |method: &str, uri: &str, body: &str, token: bool| {
+        let mut request = Request::builder().method(method).uri(uri).header(header::CONTENT_TYPE, "application/json");
+        if token {
+            request = request.header(header::AUTHORIZATION, bearer.as_str());
+        }
+        request.body(Body::from(body.to_owned())).expect("request")
+    };
+    let ladder = "name = \"l\"\ngame = \"botwars\"\nformat = \"ladder\"\nqueue_depth = 2\n\
+                  [[bots]]\nname = \"a\"\nbuiltin = \"random\"\n[[bots]]\nname = \"b\"\nbuiltin = \"gatherer\"\n";
+    let submitted = fixture.submit(ladder).await;
+    assert_eq!(submitted.status, StatusCode::CREATED, "{}", submitted.text());
+    assert_eq!(submitted.json()["jobs"], 0, "its director schedules as it goes");
+    let id = submitted.json()["id"].as_str().expect("id").to_owned();
+    let bots = format!("/api/tournaments/{id}/bots");
+    let new_bot = r#"{"bot": {"name": "c", "builtin": "gatherer"}}"#;
+
+    fixture.send(send("POST", &bots, new_bot, false)).await.error(StatusCode::UNAUTHORIZED, "unauthorized");
+    let added = fixture.send(send("POST", &bots, new_bot, true)).await;
+    assert_eq!(added.status, StatusCode::CREATED, "{}", added.text());
+    assert_eq!(added.json()["index"], 2);
+    let message = fixture.send(send("POST", &bots, new_bot, true)).await.error(StatusCode::BAD_REQUEST, "bad_request");
+    assert!(message.contains("bot.name: \"c\" is used by an earlier bot"), "{message}");
+    let unknown = r#"{"bot": {"name": "d", "builtin": "smart"}}"#;
+    let message = fixture.send(send("POST", &bots, unknown, true)).await.error(StatusCode::BAD_REQUEST, "bad_request");
+    assert!(message.contains("bot.builtin: botwars has no builtin \"smart\""), "{message}");
+    let replacing = r#"{"bot": {"name": "b2", "builtin": "gatherer"}, "replaces": "b"}"#;
+    assert_eq!(fixture.send(send("POST", &bots, replacing, true)).await.status, StatusCode::CREATED);
+
+    let view = fixture.get(&format!("/api/tournaments/{id}")).await.json();
+    assert_eq!(view["bots"], serde_json::json!(["a", "b", "c", "b2"]));
+    assert_eq!(view["retired"], serde_json::json!(["b"]));
+    assert_eq!(view["status"]["format"], "ladder");
+    assert_eq!(view["status"]["queue_depth"], 2);
+
+    let retired = fixture.send(send("DELETE", &format!("{bots}/a"), "", true)).await;
+    assert_eq!(retired.status, StatusCode::OK, "{}", retired.text());
+    let again =
+        fixture.send(send("DELETE", &format!("{bots}/a"), "", true)).await.error(StatusCode::CONFLICT, "conflict");
+    assert!(again.contains("a has retired already"), "{again}");
+    // Two bots are left, the fewest a table seats: the last ones cannot go.
+    let last =
+        fixture.send(send("DELETE", &format!("{bots}/c"), "", true)).await.error(StatusCode::CONFLICT, "conflict");
+    assert!(last.contains("add another before retiring it"), "{last}");
+    fixture.send(send("DELETE", &format!("{bots}/nobody"), "", true)).await.error(StatusCode::CONFLICT, "conflict");
+
+    // A round robin is not a ladder.
+    let round_robin = fixture.submit_botwars().await;
+    let message = fixture
+        .send(send("POST", &format!("/api/tournaments/{round_robin}/bots"), new_bot, true))
+        .await
+        .error(StatusCode::CONFLICT, "conflict");
+    assert!(message.contains("is not a ladder"), "{message}");
+
+    // Stopping ends it once: its unpublished jobs are cancelled.
+    let stop = format!("/api/tournaments/{round_robin}/stop");
+    fixture.send(send("POST", &stop, "", false)).await.error(StatusCode::UNAUTHORIZED, "unauthorized");
+    let stopped = fixture.send(send("POST", &stop, "", true)).await;
+    assert_eq!(stopped.status, StatusCode::OK, "{}", stopped.text());
+    let cancelled = stopped.json()["cancelled"].as_u64().expect("cancelled");
+    let view = fixture.get(&format!("/api/tournaments/{round_robin}")).await.json();
+    assert_eq!(view["progress"]["cancelled"].as_u64(), Some(cancelled));
+    assert!(cancelled > 0 && view["finished"] == true, "{view}");
+    assert_eq!(view["conclusion"], "stopped by the operator");
+    fixture.send(send("POST", &stop, "", true)).await.error(StatusCode::CONFLICT, "conflict");
+    fixture
+        .send(send("POST", "/api/tournaments/t-nope/stop", "", true))
+        .await
+        .error(StatusCode::NOT_FOUND, "not_found");
+    // A stopped ladder takes no more bots.
+    fixture.send(send("POST", &format!("/api/tournaments/{id}/stop"), "", true)).await;
+    let ended = fixture.send(send("POST", &bots, r#"{"bot": {"name": "e", "builtin": "random"}}"#, true)).await;
+    assert!(ended.error(StatusCode::CONFLICT, "conflict").contains("has ended"));
+}

@@ -62,6 +62,8 @@ const PHONE: Screen = Screen { name: "phone", width: 390, height: 844, pixel_rat
 fn the_pages_show_four_finished_tournaments_in_chromium() {
     let data = tempfile::tempdir().expect("temp dir");
     let tournaments: Vec<Tournament> = GAMES.iter().map(|game| Tournament::play(game, data.path())).collect();
+    let sprt = repo().join("coordinator/tests/web/sprt.toml");
+    cli(&["run", sprt.to_str().expect("UTF-8 path"), "--data", data.path().to_str().expect("UTF-8 path")]);
     let server = ViewServer::start(data.path());
     let screenshots = Screenshots::new();
     let chromium = Chromium::launch();
@@ -112,9 +114,18 @@ fn visit_on_laptop(
         pages.push((label, path));
     };
 
+    let listed = server.get_json("/api/tournaments");
+    let sprt = listed["tournaments"].as_array().and_then(|all| {
+        all.iter().find(|tournament| tournament["name"] == "web sprt").and_then(|tournament| tournament["id"].as_str())
+    });
+    let sprt = sprt.expect("the SPRT fixture is listed").to_owned();
+    let view = server.get_json(&format!("/api/tournaments/{sprt}"));
+    visit("sprt-tournament".to_owned(), format!("/tournaments/{sprt}"), &mut |findings, url| {
+        findings.check(url, "the test's state equals the API's", check_sprt(chromium, &view));
+    });
     let workers = server.get_json("/api/workers");
     visit("index".to_owned(), "/".to_owned(), &mut |findings, url| {
-        findings.check(url, "one row per tournament", check_tournament_rows(chromium, tournaments));
+        findings.check(url, "one row per tournament", check_tournament_rows(chromium, tournaments, &sprt));
         findings.check(url, "one row per worker, with its matches", check_worker_rows(chromium, &workers));
         for tournament in tournaments {
             findings.check(url, &format!("lists {}", tournament.name), chromium.links_to(&tournament.page()));
@@ -646,7 +657,7 @@ fn describe_problem(event: &Event) -> Option<String> {
 
 /// The tournament list has a `tournament-row` for each tournament of the fixture and
 /// no other.
-fn check_tournament_rows(chromium: &Chromium, tournaments: &[Tournament]) -> Result<(), String> {
+fn check_tournament_rows(chromium: &Chromium, tournaments: &[Tournament], sprt: &str) -> Result<(), String> {
     let shown = chromium.evaluate(
         r#"[...document.querySelectorAll('[data-testid="tournament-row"]')].map(row => row.dataset.id ?? null)"#,
     )?;
@@ -657,6 +668,7 @@ fn check_tournament_rows(chromium: &Chromium, tournaments: &[Tournament]) -> Res
         .map(|id| id.as_str().unwrap_or("(none)").to_owned())
         .collect();
     let mut expected: Vec<String> = tournaments.iter().map(|tournament| tournament.id.clone()).collect();
+    expected.push(sprt.to_owned());
     shown.sort();
     expected.sort();
     if shown == expected {
@@ -771,6 +783,34 @@ fn check_progress(chromium: &Chromium, progress: &Value) -> Result<(), String> {
         "total": progress["total"].to_string(),
     });
     if shown == expected { Ok(()) } else { Err(format!("progress shows {shown}, the API has {expected}")) }
+}
+
+/// The SPRT section shows the API's log-likelihood ratio, bounds, verdict and pairs,
+/// and how the test ended.
+fn check_sprt(chromium: &Chromium, view: &Value) -> Result<(), String> {
+    let status = &view["status"]["status"];
+    let shown = chromium.evaluate(&format!(
+        r#"(() => {{
+            const section = document.querySelector({});
+            const field = (name) => section.querySelector(`[data-field="${{name}}"]`)?.textContent ?? "";
+            return {{ hidden: section.hidden, llr: field("llr"), pairs: field("pairs"),
+                      conclusion: section.querySelector('[data-testid="conclusion"]').textContent }};
+        }})()"#,
+        js(&testid("format-status"))
+    ))?;
+    let llr = format!(
+        "{:.3} in [{:.3}, {:.3}]: H1 accepted",
+        status["llr"].as_f64().unwrap_or_default(),
+        status["lower"].as_f64().unwrap_or_default(),
+        status["upper"].as_f64().unwrap_or_default()
+    );
+    let pairs = view["status"]["pairs"].to_string();
+    let conclusion = view["conclusion"].as_str().unwrap_or_default();
+    let fine = shown["hidden"] == false
+        && shown["llr"].as_str().is_some_and(|text| text.starts_with(&llr))
+        && shown["pairs"].as_str().is_some_and(|text| text.starts_with(&pairs))
+        && shown["conclusion"].as_str().is_some_and(|text| conclusion.starts_with("H1") && text.ends_with(conclusion));
+    if fine { Ok(()) } else { Err(format!("the SPRT section shows {shown}; the API has {view}")) }
 }
 
 /// Every cell of the pairing matrix (row bot against column bot) carries the API's

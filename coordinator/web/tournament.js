@@ -193,7 +193,7 @@
       el("table", { class: "fields" }, el("tbody", {},
         fieldRow("Candidate vs baseline", "bots", `${report.candidate} vs ${report.baseline} (${report.design.replace(/-/g, " ")})`),
         fieldRow("Hypotheses", "hypotheses",
-          `H0: elo ≤ ${report.test.elo0}, H1: elo ≥ ${report.test.elo1} (${report.test.model}), α ${report.test.alpha}, β ${report.test.beta}`),
+          `H0: elo ≤ ${report.test.elo0}, H1: elo ≥ ${report.test.elo1} (${report.test.elo_model}), α ${report.test.alpha}, β ${report.test.beta}`),
         fieldRow("LLR", "llr", `${status.llr.toFixed(3)} in [${status.lower.toFixed(3)}, ${status.upper.toFixed(3)}]: ${verdict}`),
         fieldRow("Elo (95%)", "elo", interval(status.elo)),
         fieldRow("Normalized Elo (95%)", "nelo", interval(status.normalized_elo)),

@@ -258,7 +258,6 @@ mod tests {
         assert!(!next.is_empty());
         assert!(next.iter().all(|job| !job.seats.contains(&1)), "the old version is not scheduled");
         assert!(next.iter().any(|job| job.seats.contains(&3)), "the new one is, being the least certain");
-        let mut jobs = jobs;
         jobs.extend(pending(&next));
         let first = jobs.iter().position(|job| job.seats.contains(&3)).expect("b2 plays");
         play(&mut jobs[first..first + 1], strength);

@@ -42,7 +42,7 @@ pub struct Decision {
 #[serde(rename_all = "kebab-case", tag = "format")]
 pub enum FormatStatus {
     /// An SPRT's test.
-    Sprt(sprt::SprtReport),
+    Sprt(Box<sprt::SprtReport>),
     /// A Swiss tournament's rounds and scores.
     Swiss(swiss::SwissReport),
     /// A ladder's bots and queue.
@@ -78,7 +78,7 @@ pub fn decide(tournament: &Tournament, jobs: &[MatchRow]) -> Decision {
 /// The state of a directed tournament, or `None` for a fixed schedule.
 pub fn status(tournament: &Tournament, jobs: &[MatchRow]) -> Option<FormatStatus> {
     Some(match &tournament.format {
-        Format::Sprt { .. } => FormatStatus::Sprt(sprt::report(tournament, jobs)),
+        Format::Sprt { .. } => FormatStatus::Sprt(Box::new(sprt::report(tournament, jobs))),
         Format::Swiss { .. } => FormatStatus::Swiss(swiss::report(tournament, jobs)),
         Format::Ladder { .. } => FormatStatus::Ladder(ladder::report(tournament, jobs)),
         Format::RoundRobin { stop_when: Some(_), .. } => FormatStatus::RoundRobin(settled::report(tournament, jobs)),

@@ -348,7 +348,7 @@ mod tests {
         // Pairs won and lost in turn keep the ratio near 0: the cap ends the test.
         let capped = head_to_head("elo0 = -10\nelo1 = 10\nelo_model = \"logistic\"\nmax_matches = 11");
         let alternate = |job: &MatchRow| {
-            let candidate_wins = job.repetition % 2 == 0;
+            let candidate_wins = job.repetition.is_multiple_of(2);
             if (job.seats[0] == 1) == candidate_wins { vec![1, 2] } else { vec![2, 1] }
         };
         let (jobs, conclusion) = run_to_the_end(&capped, alternate);
