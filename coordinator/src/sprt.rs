@@ -74,14 +74,21 @@ const SCORE_CLAMP: f64 = 1e-3;
 const Z95: f64 = 1.959_963_984_540_054;
 /// The t-value fixed point stops once no probability moves by more than this (fishtest's 1e-9).
 const FIXED_POINT_TOLERANCE: f64 = 1e-9;
-/// Fixed-point steps before giving up on a start. Fishtest stops after 10; a few inputs
-/// (hundreds of thousands of outcomes in one bin) need about 20 to reach the tolerance.
+/// Below this share of the outcomes a bin is sparse, and the t-value likelihood may have several
+/// maxima (see `mle_t_value`).
+const SPARSE_BIN: f64 = 1e-3;
+/// Fixed-point steps before giving up. Fishtest stops after 10; some inputs need more (`[0, 1, 100,
+/// 3, 1]` at 100 nElo: about 30).
 const FIXED_POINT_STEPS: usize = 60;
 /// A t-value MLE is accepted once its t-value is this close to the target (fishtest asserts 1e-5).
 const T_TOLERANCE: f64 = 1e-6;
-/// Attempts of the continuation in t before it gives up (each success doubles the next step, each
-/// failure halves it).
-const CONTINUATION_ATTEMPTS: usize = 200;
+/// Points of the scan for t-value MLEs, geometric in σ over the range a distribution with that
+/// t-value can have (see `t_scan`): 4.2% apart at 5 nElo on pairs (|t| = 0.02), 13% at |t| = 1e-6,
+/// closer than the fixed points of any input we tried (35% apart or more).
+const SCAN_POINTS: usize = 128;
+/// Bisection steps refining a fixed point found by the scan, at most: σ is down to adjacent floats
+/// after about 50.
+const SCAN_BISECTIONS: usize = 100;
 /// The outcomes a [`PairedModel`]'s true paired Elo is measured on.
 pub const TRUTH_PAIRS: u32 = 200_000;
 /// The random stream of that measurement: the runs use streams 0, 1, 2, …, so it is never theirs.
@@ -136,8 +143,7 @@ impl SprtParams {
     /// (0, 0.5]. The first problem found is returned, naming its key.
     pub fn check(&self) -> Result<(), SprtParamError> {
         for (key, value) in [("elo0", self.elo0), ("elo1", self.elo1)] {
-            // Written so that NaN fails too.
-            if !(value.abs() <= ELO_LIMIT) {
+            if value.is_nan() || value.abs() > ELO_LIMIT {
                 return Err(SprtParamError::EloOutOfRange { key, value });
             }
         }
@@ -249,7 +255,8 @@ impl Counts {
 /// How a test ended.
 ///
 /// Serialised as `"accepted-h0"` (the candidate is not shown to be stronger: fishtest's "rejected",
-/// the patch fails) and `"accepted-h1"` (it is `elo1` stronger or more: fishtest's "accepted").
+/// the patch fails) and `"accepted-h1"` (it is shown to be stronger: fishtest's "accepted", the
+/// patch passes).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum Verdict {
     /// The LLR fell below the lower bound: H0 accepted.
@@ -304,10 +311,10 @@ pub struct SprtStatus {
 /// over the bins whose mean score (logistic model) or t-value (normalized model) is that
 /// hypothesis', then LLR = Σ nᵢ ln(p1ᵢ/p0ᵢ). Empty bins count 1e-3 outcomes, as in fishtest, except
 /// that no outcomes at all give an LLR of exactly 0. So a single non-empty bin is evidence, as it
-/// should be: after n pairs of draws and nothing else, a mean of ½ + δ needs about 2δ of the pairs
-/// to have been won twice, none of which showed, and the LLR falls as about −2δn (−0.014 per pair
-/// at `elo1` = 5 logistic Elo: H0 after some 200 pairs); n pairs won twice make any mean-½
-/// distribution at most ½ likely per pair, and the LLR rises by about ln 2 per pair.
+/// should be, and weighs about as much as the test's hypotheses differ: after n pairs of draws and
+/// nothing else, H1's mean of ½ + δ needs about 2δ of the pairs to have been won twice, none of
+/// which showed, and the LLR falls by about 2δ per pair (0.0145 at `elo0` = 0, `elo1` = 5
+/// logistic Elo: H0 after 204 pairs); after n pairs won twice, it rises by about as much (0.0143).
 pub fn status(params: &SprtParams, counts: &Counts) -> Result<SprtStatus, SprtParamError> {
     params.check()?;
     let (llr, elo, normalized_elo) = match counts {
@@ -353,21 +360,23 @@ impl<const K: usize> Sample<K> {
     /// The generalised log-likelihood ratio of `params.elo1` against `params.elo0`.
     fn llr(&self, params: &SprtParams) -> f64 {
         if self.empty {
-            // No evidence: fishtest would give about 1e-3 from the regularised bins alone.
+            // No evidence. Fishtest computes its LLR from the regularised bins alone: about −1e-6.
             return 0.0;
         }
-        let v = scores::<K>();
-        let mle = |elo: f64| match params.model {
-            EloModel::Logistic => mle_mean(&v, &self.p, logistic_score(elo)),
-            EloModel::Normalized => mle_t_value(&v, &self.p, self.t_value(elo)),
+        let (v, p_hat) = (scores::<K>(), &self.p);
+        let mles = match params.model {
+            EloModel::Logistic => {
+                let mle = |elo: f64| mle_mean(&v, p_hat, logistic_score(elo));
+                mle(params.elo0).zip(mle(params.elo1))
+            }
+            EloModel::Normalized => {
+                let mle = |nelo: f64| mle_t_value(&v, p_hat, self.t_value(nelo));
+                mle(params.elo0).zip(mle(params.elo1))
+            }
         };
-        let exact = match (mle(params.elo0), mle(params.elo1)) {
-            (Some(p0), Some(p1)) => Some(self.n * (0..K).map(|i| self.p[i] * (p1[i].ln() - p0[i].ln())).sum::<f64>()),
-            _ => None,
-        };
-        // Every solver failure falls back on fishtest's Brownian approximation (`LLR_alt2`, the
-        // one `sprt.py` uses for its estimates). The solvers only fail on extreme inputs (see
-        // `mle_t_value`), where the two agree in sign.
+        let exact = mles.map(|(p0, p1)| self.n * (0..K).map(|i| p_hat[i] * (p1[i].ln() - p0[i].ln())).sum::<f64>());
+        // If even the scan finds nothing (no input we know of), fishtest's Brownian approximation
+        // (`LLR_alt2`, which `sprt.py` uses for its estimates) still gives the test a direction.
         finite(exact.filter(|llr| llr.is_finite()).unwrap_or_else(|| self.llr_approximation(params)))
     }
 
@@ -431,54 +440,72 @@ fn logistic_elo(score: f64) -> f64 {
 
 /// NaN becomes 0 and ±infinity the largest finite number, so no output ever breaks JSON.
 fn finite(x: f64) -> f64 {
-    if x.is_nan() { 0.0 } else { x.clamp(-f64::MAX, f64::MAX) }
+    // Adding 0 also turns −0 (the Elo of an even score) into 0.
+    if x.is_nan() { 0.0 } else { x.clamp(-f64::MAX, f64::MAX) + 0.0 }
 }
 
-/// The root of the secular equation Σ pᵢaᵢ/(1 + x·aᵢ) = 0 between its poles −1/max a and −1/min a,
-/// where the left side falls from +∞ to −∞, so there is exactly one (fishtest's `secular`). None
-/// when the a's do not straddle zero, as then there is no root.
+/// p̂ᵢ/(1 + x·aᵢ) for the root x of the secular equation Σ p̂ᵢaᵢ/(1 + x·aᵢ) = 0 (fishtest's
+/// `secular`): the distribution most likely to have produced `p_hat` among those with Σ pᵢaᵢ = 0.
+/// None when the a's do not straddle zero, as then there is no root, or if rounding spoilt a
+/// probability.
 ///
-/// Safeguarded Newton: a Newton step when it lands inside the bracket, else bisection, until the
-/// bracket cannot shrink. Fishtest uses Brent's method to the same end.
-fn secular<const K: usize>(p: &[f64; K], a: &[f64; K]) -> Option<f64> {
-    let (a_min, a_max) = a.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), &x| (lo.min(x), hi.max(x)));
-    if !(a_min < 0.0 && a_max > 0.0) {
+/// The left side falls from +∞ to −∞ between the poles −1/max a and −1/min a, so there is exactly
+/// one root. Safeguarded Newton finds it (a Newton step when it lands inside the bracket, else
+/// bisection; fishtest uses Brent's method), working in the distance δ = x − x₀ from the pole x₀
+/// the root is nearer to, with 1 + x·aᵢ computed as (1 + x₀·aᵢ) + δ·aᵢ. A probability far above its
+/// p̂ᵢ (an empty bin's 1e-3 given real weight) has a denominator near 0, which 1 + x·aᵢ would give to
+/// a few digits only, a difference of numbers near 1; at the pole's own bin (1 + x₀·aᵢ) is exactly
+/// 0 and δ·aᵢ keeps every digit.
+fn tilted<const K: usize>(p_hat: &[f64; K], a: &[f64; K]) -> Option<[f64; K]> {
+    let (lowest, highest) =
+        (0..K).fold((0, 0), |(lo, hi), i| (if a[i] < a[lo] { i } else { lo }, if a[i] > a[hi] { i } else { hi }));
+    if !(a[lowest] < 0.0 && a[highest] > 0.0) {
         return None;
     }
-    let (mut lo, mut hi) = (-1.0 / a_max, -1.0 / a_min);
-    // 0 lies strictly between the poles.
-    let mut x = 0.0;
+    let pole = |i: usize| -1.0 / a[i];
+    let middle = (pole(highest) + pole(lowest)) / 2.0;
+    let sum_at_middle: f64 = (0..K).map(|i| p_hat[i] * a[i] / (1.0 + middle * a[i])).sum();
+    // The sum is already negative at the middle when the root is in the lower half.
+    let nearer = if sum_at_middle < 0.0 { highest } else { lowest };
+    let inner = middle - pole(nearer);
+    let (mut lo, mut hi) = if inner > 0.0 { (0.0, inner) } else { (inner, 0.0) };
+    // 1 + x₀·aᵢ, written so that an a close to the pole's keeps its digits.
+    let offset: [f64; K] = std::array::from_fn(|i| (a[nearer] - a[i]) / a[nearer]);
+    // Start at x = 0, p = p̂: the root itself when p̂ already meets the constraint, as in most
+    // tests, so it is near. When 0 is in the other half, the middle is nearer still.
+    let zero = -pole(nearer);
+    let mut delta = if zero > lo && zero < hi { zero } else { inner };
     for _ in 0..200 {
         let (mut f, mut slope) = (0.0, 0.0);
         for i in 0..K {
-            let q = a[i] / (1.0 + x * a[i]);
-            f += p[i] * q;
-            slope -= p[i] * q * q;
+            let q = a[i] / (offset[i] + delta * a[i]);
+            f += p_hat[i] * q;
+            slope -= p_hat[i] * q * q;
         }
         if f == 0.0 {
-            return Some(x);
+            break;
         }
         if f > 0.0 {
-            lo = x;
+            lo = delta;
         } else {
-            hi = x;
+            hi = delta;
         }
-        let newton = x - f / slope;
-        let next = if newton > lo && newton < hi { newton } else { lo + (hi - lo) / 2.0 };
+        let newton = delta - f / slope;
+        let inside = newton > lo && newton < hi;
+        // The error after a Newton step is about its square over |δ|, the scale on which the
+        // nearest term changes: a step below 1e-10·|δ| leaves about 1e-20·|δ|.
+        if inside && (newton - delta).abs() <= 1e-10 * delta.abs() {
+            delta = newton;
+            break;
+        }
+        let next = if inside { newton } else { lo + (hi - lo) / 2.0 };
         // The bracket is down to adjacent floats, or Newton has stopped moving.
-        if next <= lo || next >= hi || next == x {
-            return Some(x);
+        if next <= lo || next >= hi || next == delta {
+            break;
         }
-        x = next;
+        delta = next;
     }
-    Some(x)
-}
-
-/// p̂ᵢ/(1 + x·aᵢ) for the root x of the secular equation: the distribution nearest to `p_hat`
-/// (maximum likelihood) with Σ pᵢaᵢ = 0. None if there is no root or rounding spoilt a probability.
-fn tilted<const K: usize>(p_hat: &[f64; K], a: &[f64; K]) -> Option<[f64; K]> {
-    let x = secular(p_hat, a)?;
-    let p: [f64; K] = std::array::from_fn(|i| p_hat[i] / (1.0 + x * a[i]));
+    let p: [f64; K] = std::array::from_fn(|i| p_hat[i] / (offset[i] + delta * a[i]));
     p.iter().all(|&q| q > 0.0 && q.is_finite()).then_some(p)
 }
 
@@ -489,48 +516,51 @@ fn mle_mean<const K: usize>(v: &[f64; K], p_hat: &[f64; K], s: f64) -> Option<[f
 }
 
 /// The maximum-likelihood distribution over scores `v` with t-value (mean − ½)/σ = `t`, given the
-/// observed `p_hat` (fishtest's `MLE_t_value`; Van den Bergh, "Normalized Elo, practical", 4.1).
+/// observed `p_hat` (fishtest's `MLE_t_value`).
 ///
-/// First exactly fishtest's fixed point, from the uniform distribution: each step tilts `p_hat`
-/// along the constraint's gradient at the current mean and deviation. On ordinary counts it
-/// converges in a handful of steps. It can fail on extreme ones, where fishtest raises an error
-/// (`[1000, 3, 98418, 1000, 0]` at ±300 nElo: the first step's tilt has no root); then the same
-/// fixed point is followed from t = 0 (a mean of ½, always solvable) to `t` in steps, each starting
-/// from the last solution, halving a step that fails. None if even that fails.
+/// Fishtest's fixed-point iteration finds a local maximum, and on ordinary counts there is only
+/// one. But where the maximum needs weight in a bin that has little or none (p̂ᵢ below 1e-3: the
+/// first few dozen outcomes of a test, or extreme hypotheses) there can be several, one per choice
+/// of such bins, and the iteration can stop at a lesser one (`[0, 0, 2⁴⁰, 7, 0]` at 5 nElo: a
+/// log-likelihood of −455335461.78 where −455335338.58 exists, so an LLR against −5 nElo of 15.4
+/// instead of 138.6; fishtest fails on this input). There the scan's answer is taken when it is
+/// more likely, and it is the answer wherever the iteration fails.
 fn mle_t_value<const K: usize>(v: &[f64; K], p_hat: &[f64; K], t: f64) -> Option<[f64; K]> {
-    if let Some(p) = t_fixed_point(v, p_hat, t, [1.0 / K as f64; K]) {
-        return Some(p);
+    if t == 0.0 {
+        // A mean of ½: a linear constraint, so a single maximum, the fixed point's first step.
+        return mle_mean(v, p_hat, EVEN);
     }
-    eprintln!("DEBUG continuation t={t}");
-    let mut p = mle_mean(v, p_hat, EVEN)?;
-    let (mut reached, mut step) = (0.0, t / 8.0);
-    for _ in 0..CONTINUATION_ATTEMPTS {
-        let target = if (t - reached).abs() <= step.abs() { t } else { reached + step };
-        match t_fixed_point(v, p_hat, target, p) {
-            Some(next) if target == t => return Some(next),
-            Some(next) => (p, reached, step) = (next, target, step * 2.0),
-            None => step /= 2.0,
+    let fixed = t_fixed_point(v, p_hat, t);
+    if fixed.is_some() && p_hat.iter().all(|&p| p >= SPARSE_BIN) {
+        return fixed;
+    }
+    match (fixed, t_scan(v, p_hat, t)) {
+        (Some(fixed), Some(scanned)) => {
+            Some(if log_likelihood(p_hat, &scanned) > log_likelihood(p_hat, &fixed) { scanned } else { fixed })
         }
-        eprintln!("DEBUG reached {reached} step {step}");
+        (fixed, scanned) => fixed.or(scanned),
     }
-    eprintln!("DEBUG continuation failed");
-    None
 }
 
-/// Fishtest's fixed-point iteration for the t-value MLE from `start`; None unless it ends on a
-/// distribution with t-value `t`.
-fn t_fixed_point<const K: usize>(v: &[f64; K], p_hat: &[f64; K], t: f64, start: [f64; K]) -> Option<[f64; K]> {
-    let mut p = start;
+/// Σ p̂ᵢ ln pᵢ: the log-likelihood of `p` per outcome observed.
+fn log_likelihood<const K: usize>(p_hat: &[f64; K], p: &[f64; K]) -> f64 {
+    (0..K).map(|i| p_hat[i] * p[i].ln()).sum()
+}
+
+/// The t-value MLE by fishtest's fixed-point iteration (`MLE_t_value`; Van den Bergh,
+/// "Normalized Elo, practical", 4.1) from the uniform distribution, as fishtest starts: each step
+/// tilts `p_hat` along the constraint's gradient at the current mean and deviation. None unless it
+/// ends on a distribution with t-value `t`.
+///
+/// On ordinary counts it converges in a handful of steps, to what fishtest computes. Like fishtest's,
+/// it can fail on extreme counts or hypotheses, where fishtest raises an error: `[1000, 3, 98418,
+/// 1000, 0]` at 300 nElo (the first tilt has no root). It is allowed more steps than fishtest's 10:
+/// `[0, 1, 100, 3, 1]` at 100 nElo takes about 30, and fails fishtest's check of its result.
+fn t_fixed_point<const K: usize>(v: &[f64; K], p_hat: &[f64; K], t: f64) -> Option<[f64; K]> {
+    let mut p = [1.0 / K as f64; K];
     for _ in 0..FIXED_POINT_STEPS {
         let (mean, var) = moments(v, &p);
-        let sigma = var.sqrt();
-        if !(sigma > 0.0) {
-            return None;
-        }
-        // The constraint's gradient, shifted so that Σ pᵢaᵢ = 0 exactly when the mean and the
-        // deviation are the current ones.
-        let a = v.map(|x| x - EVEN - t * sigma * (1.0 + ((mean - x) / sigma).powi(2)) / 2.0);
-        let next = tilted(p_hat, &a)?;
+        let next = t_tilt(v, p_hat, t, mean, var.sqrt())?;
         let change = (0..K).map(|i| (next[i] - p[i]).abs()).fold(0.0, f64::max);
         p = next;
         if change < FIXED_POINT_TOLERANCE {
@@ -539,8 +569,80 @@ fn t_fixed_point<const K: usize>(v: &[f64; K], p_hat: &[f64; K], t: f64, start: 
     }
     // Rounding can leave the last steps oscillating just above the tolerance on huge counts; the
     // constraint itself is what matters.
-    let (mean, var) = moments(v, &p);
-    (((mean - EVEN) / var.sqrt() - t).abs() < T_TOLERANCE).then_some(p)
+    has_t_value(v, &p, t).then_some(p)
+}
+
+/// One step of the fixed point: `p_hat` tilted along the gradient of the constraint at mean `mean`
+/// and deviation `sigma`, shifted so that Σ pᵢaᵢ = 0 exactly when the result has that mean and
+/// deviation.
+fn t_tilt<const K: usize>(v: &[f64; K], p_hat: &[f64; K], t: f64, mean: f64, sigma: f64) -> Option<[f64; K]> {
+    if sigma.is_nan() || sigma <= 0.0 {
+        return None;
+    }
+    tilted(p_hat, &v.map(|x| x - EVEN - t * sigma * (1.0 + ((mean - x) / sigma).powi(2)) / 2.0))
+}
+
+/// Whether distribution `p` over scores `v` has t-value `t` (fishtest asserts 1e-5; we ask 1e-6).
+fn has_t_value<const K: usize>(v: &[f64; K], p: &[f64; K], t: f64) -> bool {
+    let (mean, var) = moments(v, p);
+    ((mean - EVEN) / var.sqrt() - t).abs() < T_TOLERANCE
+}
+
+/// The most likely of all the fixed points of [`t_fixed_point`], found by their deviation.
+///
+/// A fixed point has some deviation σ and mean ½ + tσ, and is the tilt at that mean and deviation.
+/// So scan σ over its whole range, [|t|h/(1 + t²), ½/√(1 + t²)] for bins h apart, on a geometric
+/// grid; wherever the tilt's own deviation minus σ changes sign, bisect to the fixed point; keep
+/// the most likely. Unlike the iteration this sees every fixed point (the grid's resolution
+/// allowing), and some inputs have several local maxima: `[3, 0, 100, 0, 0]` at −300 nElo has
+/// fixed points at σ = 0.128, 0.178 and 0.245, log-likelihoods −107.4, −116.6 and −92.9.
+/// Following t up from 0, each step's iteration started from the last solution, ends on the first;
+/// an optimiser with many starts on the third, as this does. It costs a few hundred tilts, where
+/// the iteration costs a handful, hence only where needed.
+fn t_scan<const K: usize>(v: &[f64; K], p_hat: &[f64; K], t: f64) -> Option<[f64; K]> {
+    // With d = v − ½: |t|σ = |Σ p·d| ≤ Σ p·|d| ≤ Σ p·d²/h = σ²(1 + t²)/h, as every non-zero |d| is
+    // at least the bins' spacing h; and σ² ≤ μ(1 − μ) = ¼ − t²σ². The scan starts at half the
+    // lower bound, for rounding's sake.
+    let spacing = 1.0 / (K - 1) as f64;
+    let sigma_min = 0.5 * t.abs() * spacing / (1.0 + t * t);
+    let sigma_max = 0.5 / (1.0 + t * t).sqrt();
+    let ratio = (sigma_max / sigma_min).powf(1.0 / (SCAN_POINTS - 1) as f64);
+    // The tilt at deviation σ, and its own deviation minus σ; None where it has no root.
+    let gap = |sigma: f64| {
+        let p = t_tilt(v, p_hat, t, EVEN + t * sigma, sigma)?;
+        Some((moments(v, &p).1.sqrt() - sigma, p))
+    };
+    let mut best: Option<(f64, [f64; K])> = None;
+    let mut previous: Option<(f64, f64)> = None;
+    for k in 0..SCAN_POINTS {
+        let sigma = if k + 1 == SCAN_POINTS { sigma_max } else { sigma_min * ratio.powi(k as i32) };
+        let current = gap(sigma).map(|(g, _)| (sigma, g));
+        if let (Some((mut lo, g_lo)), Some((mut hi, g_hi))) = (previous, current)
+            && (g_lo > 0.0) != (g_hi > 0.0)
+        {
+            for _ in 0..SCAN_BISECTIONS {
+                let mid = lo + (hi - lo) / 2.0;
+                if mid <= lo || mid >= hi {
+                    break;
+                }
+                match gap(mid) {
+                    Some((g, _)) if (g > 0.0) == (g_lo > 0.0) => lo = mid,
+                    Some(_) => hi = mid,
+                    None => break,
+                }
+            }
+            // A sign change can also be the tilt's mean landing elsewhere (at ½ + tσ + 2σ/t), which
+            // the t-value check rejects.
+            if let Some((_, p)) = gap(lo + (hi - lo) / 2.0).filter(|(_, p)| has_t_value(v, p, t)) {
+                let likelihood = log_likelihood(p_hat, &p);
+                if best.is_none_or(|(b, _)| likelihood > b) {
+                    best = Some((likelihood, p));
+                }
+            }
+        }
+        previous = current;
+    }
+    best.map(|(_, p)| p)
 }
 
 /// The true Elo differences of a simulated model, on the scale of the outcomes the SPRT sees.
@@ -554,7 +656,7 @@ pub struct Truth {
 }
 
 impl Truth {
-    /// The truth of an outcome distribution `p` (summing to 1) over the scores `v`.
+    /// The truth of an outcome distribution `p` (summing to 1) over `K` bins.
     fn of<const K: usize>(p: &[f64; K], games_per_outcome: f64) -> Self {
         let (mean, var) = moments(&scores::<K>(), p);
         let t = if var > 0.0 { (mean - EVEN) / var.sqrt() } else { 0.0 };
@@ -590,8 +692,7 @@ impl TwoPlayerModel {
 
     /// The exact probability of each pentanomial bin per pair.
     pub fn pair_probabilities(&self) -> [f64; 5] {
-        let favoured = game_probabilities(self.elo + self.opening_bias, self.draw_ratio);
-        let unfavoured = game_probabilities(self.elo - self.opening_bias, self.draw_ratio);
+        let [favoured, unfavoured] = self.game_probabilities();
         let mut pair = [0.0; 5];
         for (i, f) in favoured.iter().enumerate() {
             for (j, u) in unfavoured.iter().enumerate() {
@@ -599,6 +700,16 @@ impl TwoPlayerModel {
             }
         }
         pair
+    }
+
+    /// [loss, draw, win] probabilities of the pair's game the opening favours the candidate in, and
+    /// of the other.
+    fn game_probabilities(&self) -> [[f64; 3]; 2] {
+        [self.elo + self.opening_bias, self.elo - self.opening_bias].map(|elo| {
+            let s = logistic_score(elo);
+            let draw = self.draw_ratio * 2.0 * s.min(1.0 - s);
+            [1.0 - s - draw / 2.0, draw, s - draw / 2.0]
+        })
     }
 
     /// The exact true Elo and normalized Elo per game (equal to `elo` without opening bias; with it,
@@ -628,13 +739,6 @@ impl TwoPlayerModel {
         }
         Ok(model(lo + (hi - lo) / 2.0))
     }
-}
-
-/// Win, draw and loss probabilities of one game, as [loss, draw, win] (the candidate's half-points).
-fn game_probabilities(elo: f64, draw_ratio: f64) -> [f64; 3] {
-    let s = logistic_score(elo);
-    let draw = draw_ratio * 2.0 * s.min(1.0 - s);
-    [1.0 - s - draw / 2.0, draw, s - draw / 2.0]
 }
 
 /// Paired N-player matches with planted strengths: the same match (seed, seats, opponents) played
@@ -681,39 +785,52 @@ impl PairedModel {
     }
 
     /// The true paired Elo and normalized Elo of this model, measured on `pairs` simulated pairs
-    /// from `seed` (always the same sample for the same seed, whatever `strength_gap`, so the
-    /// result grows with it, and bisection on it works).
+    /// (at least one) from `seed`.
+    ///
+    /// Each pair counts twice, as played and mirrored (each bot given the other match's noise),
+    /// which has the same distribution: antithetic sampling, which makes the truth at
+    /// `strength_gap` = 0 exactly even, as it is, and the sampling error near it small. The same
+    /// seed draws the same noise whatever `strength_gap`, so the result never falls as the gap grows.
     pub fn truth(&self, pairs: u32, seed: u64) -> Truth {
         let mut source = Source::new(seed, TRUTH_STREAM);
-        let mut counts = [0u64; 3];
+        let (mut counts, pairs) = ([0u64; 3], pairs.max(1));
         for _ in 0..pairs {
-            counts[self.outcome(&mut source)] += 1;
+            for outcome in self.outcomes(&mut source) {
+                counts[outcome] += 1;
+            }
         }
-        let total = f64::from(pairs.max(1));
+        let total = 2.0 * f64::from(pairs);
         Truth::of(&counts.map(|c| c as f64 / total), PAIRED_GAMES)
     }
 
-    /// One pair: 0 if the candidate ranked worse than the baseline, 1 equal, 2 better.
-    fn outcome(&self, source: &mut Source) -> usize {
+    /// One pair, as played and mirrored: 0 if the candidate ranked worse than the baseline, 1
+    /// equal, 2 better.
+    fn outcomes(&self, source: &mut Source) -> [usize; 2] {
         let round = |x: f64| if self.resolution > 0.0 { (x / self.resolution).floor() } else { x };
-        // The tested seat's performance with each bot; its seed noise is common to both.
+        // The tested seat's noise in each match; its seed noise is common to both.
         let seed_noise = self.seed_noise * source.normal();
-        let candidate = round(self.strength_gap + seed_noise + self.match_noise * source.normal());
-        let baseline = round(seed_noise + self.match_noise * source.normal());
+        let noise = [self.match_noise * source.normal(), self.match_noise * source.normal()];
+        let candidate = noise.map(|e| round(self.strength_gap + seed_noise + e));
+        let baseline = noise.map(|e| round(seed_noise + e));
         // An opponent's strength and its seat's seed noise are fixed for the pair: one normal.
         let fixed_spread = self.opponent_spread.hypot(self.seed_noise);
-        let (mut above_candidate, mut above_baseline) = (0u32, 0u32);
+        // Seats above the candidate and the baseline, as played (match 0 and match 1) and mirrored.
+        let (mut played, mut mirrored) = ([0u32; 2], [0u32; 2]);
         for _ in 1..self.seats {
             let fixed = fixed_spread * source.normal();
-            above_candidate += u32::from(round(fixed + self.match_noise * source.normal()) > candidate);
-            above_baseline += u32::from(round(fixed + self.match_noise * source.normal()) > baseline);
+            let opponent =
+                [round(fixed + self.match_noise * source.normal()), round(fixed + self.match_noise * source.normal())];
+            played[0] += u32::from(opponent[0] > candidate[0]);
+            played[1] += u32::from(opponent[1] > baseline[1]);
+            mirrored[0] += u32::from(opponent[1] > candidate[1]);
+            mirrored[1] += u32::from(opponent[0] > baseline[0]);
         }
         // Fewer seats above means a better rank.
-        match above_candidate.cmp(&above_baseline) {
+        [played, mirrored].map(|[above_candidate, above_baseline]| match above_candidate.cmp(&above_baseline) {
             std::cmp::Ordering::Greater => 0,
             std::cmp::Ordering::Equal => 1,
             std::cmp::Ordering::Less => 2,
-        }
+        })
     }
 }
 
@@ -819,14 +936,19 @@ fn check_setting(key: &'static str, value: f64, min: f64, max: f64, expected: &'
 pub fn simulate_two_player(model: &TwoPlayerModel, config: &SimConfig) -> Result<SimRow, SimError> {
     model.check()?;
     config.check()?;
-    let game = |source: &mut Source, p: &[f64; 3]| {
-        let u = source.uniform();
-        usize::from(u >= p[0]) + usize::from(u >= p[0] + p[1])
-    };
-    let favoured = game_probabilities(model.elo + model.opening_bias, model.draw_ratio);
-    let unfavoured = game_probabilities(model.elo - model.opening_bias, model.draw_ratio);
-    Ok(run_tests::<5>(config, PAIR_GAMES, |source| game(source, &favoured) + game(source, &unfavoured))
-        .row(model.elo, model.truth()))
+    let games = model.game_probabilities();
+    Ok(run_tests::<5>(config, PAIR_GAMES, |source| play_pair(source, &games)).row(model.elo, model.truth()))
+}
+
+/// One pair of games with these [loss, draw, win] probabilities: the candidate's half-points.
+fn play_pair(source: &mut Source, games: &[[f64; 3]; 2]) -> usize {
+    games
+        .iter()
+        .map(|p| {
+            let u = source.uniform();
+            usize::from(u >= p[0]) + usize::from(u >= p[0] + p[1])
+        })
+        .sum()
 }
 
 /// Runs the test `config.runs` times on paired N-player matches under `model`, each run to a
@@ -834,7 +956,7 @@ pub fn simulate_two_player(model: &TwoPlayerModel, config: &SimConfig) -> Result
 pub fn simulate_paired(model: &PairedModel, config: &SimConfig) -> Result<SimRow, SimError> {
     model.check()?;
     config.check()?;
-    Ok(run_tests::<3>(config, PAIRED_GAMES, |source| model.outcome(source))
+    Ok(run_tests::<3>(config, PAIRED_GAMES, |source| model.outcomes(source)[0])
         .row(model.strength_gap, model.truth(TRUTH_PAIRS, config.seed)))
 }
 
@@ -932,5 +1054,495 @@ impl Source {
                 return x * scale;
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn params(model: EloModel, elo0: f64, elo1: f64) -> SprtParams {
+        SprtParams { elo0, elo1, alpha: 0.05, beta: 0.05, model }
+    }
+
+    fn checked(params: &SprtParams, counts: &Counts) -> SprtStatus {
+        status(params, counts).expect("valid parameters")
+    }
+
+    fn assert_close(actual: f64, expected: f64, relative: f64, what: &str) {
+        let error = (actual - expected).abs() / expected.abs().max(1e-300);
+        assert!(error <= relative, "{what}: {actual} vs {expected} (relative error {error:e})");
+    }
+
+    // Reference LLRs printed by fishtest's own code, official-stockfish/fishtest at b8eecff2,
+    // server/fishtest/stats/LLRcalc.py: `LLR_logistic(elo0, elo1, results)` and
+    // `LLR_normalized(nelo0, nelo1, results)` (python3, scipy 1.17); the formulas are Van den
+    // Bergh's (support_MLE_multinomial.pdf, Proposition 1.1; normalized_elo_practical.pdf, 4.1).
+    // Each row: counts, then (elo0, elo1, LLR) logistic, then (nelo0, nelo1, LLR) normalized.
+    const FISHTEST_LLRS: [(Counts, Hypotheses, Hypotheses); 10] = [
+        // fishtest's own example in stat_util.py.
+        (
+            Counts::Pentanomial([10789, 19328, 33806, 19402, 10543]),
+            (-3.0, 1.0, 2.1310678117940807),
+            (0.0, 2.0, -6.070429067588585),
+        ),
+        // fishtest's SPRT_elo examples: a drawish long run.
+        (
+            Counts::Pentanomial([39, 2226, 31451, 2412, 40]),
+            (0.2, 0.9, 2.1625425800483593),
+            (0.764, 3.439, 2.162940869584568),
+        ),
+        // OpenBench's stats.py example (its PentanomialSPRT also prints 2.9416752079894044).
+        (
+            Counts::Pentanomial([39, 8843, 26675, 9240, 44]),
+            (0.5, 2.5, 0.5555170687214862),
+            (0.5, 2.5, 2.9416752079894044),
+        ),
+        // Few pairs, one bin empty.
+        (Counts::Pentanomial([0, 3, 10, 5, 1]), (0.0, 5.0, 0.18976275740502427), (0.0, 5.0, 0.10443846111216437)),
+        // A single non-empty bin: only the regularisation of the others.
+        (Counts::Pentanomial([0, 0, 200, 0, 0]), (0.0, 5.0, -2.8904253173786216), (0.0, 5.0, -0.07824038088415868)),
+        (Counts::Pentanomial([0, 0, 0, 0, 7]), (0.0, 5.0, 0.10004160399868467), (0.0, 5.0, 0.1410154282152777)),
+        // OpenBench's trinomial example.
+        (Counts::Trinomial([22569, 44137, 22976]), (0.5, 2.5, 0.2246064928417464), (0.5, 2.5, 1.0588254938693176)),
+        // Paired N-player sized.
+        (Counts::Trinomial([120, 300, 160]), (0.0, 10.0, 1.8905374006547222), (0.0, 10.0, 1.4173262662430925)),
+        (Counts::Trinomial([0, 500, 3]), (0.0, 5.0, 0.45664179533219096), (0.0, 5.0, 0.5220751498945976)),
+        (Counts::Trinomial([5, 0, 9]), (-10.0, 10.0, 0.23027495216516072), (-10.0, 10.0, 0.2302349527092846)),
+    ];
+
+    /// elo0, elo1 and the LLR expected.
+    type Hypotheses = (f64, f64, f64);
+
+    #[test]
+    fn llr_matches_fishtest() {
+        for (counts, logistic, normalized) in FISHTEST_LLRS {
+            for (model, (elo0, elo1, expected)) in [(EloModel::Logistic, logistic), (EloModel::Normalized, normalized)]
+            {
+                let llr = checked(&params(model, elo0, elo1), &counts).llr;
+                assert_close(llr, expected, 1e-9, &format!("{counts:?} {model:?}"));
+            }
+        }
+    }
+
+    #[test]
+    fn llr_matches_high_precision_references_where_fishtest_fails() {
+        // fishtest's LLR_normalized raises on all of these: ValueError (a tilt with no root, from
+        // the extreme hypotheses or from the digits lost near a pole at 2^30 and more outcomes) or
+        // AssertionError (not converged in its 10 steps: [0, 1, 100, 3, 1]). References: every
+        // fixed point of fishtest's iteration, found by a scan over σ in mpmath at 60 digits
+        // (bisection for the tilts), the most likely kept. Where scipy.optimize.minimize (SLSQP,
+        // 60 random starts, maximising Σ p̂ ln p with (μ − ½)/σ = t) converges, the first four, it
+        // agrees to 1e-10.
+        let cases = [
+            (Counts::Pentanomial([1000, 3, 98418, 1000, 0]), (200.0, 300.0), -39798.854795172902, 1e-12),
+            (Counts::Pentanomial([3, 0, 100, 0, 0]), (-400.0, -300.0), 37.64567289068081, 1e-12),
+            (Counts::Trinomial([0, 0, 519501]), (900.0, 1000.0), 3138.162813827437, 1e-12),
+            (Counts::Pentanomial([0, 1, 100, 3, 1]), (0.0, 100.0), -7.516494179562835, 1e-12),
+            (Counts::Trinomial([3, 1 << 40, 1]), (0.0, 5.0), -227691196.07965618, 1e-12),
+            (Counts::Trinomial([100, 1 << 30, 0]), (0.0, 5.0), -222424.015676062, 1e-12),
+            // Several local maxima, and the iteration finds a lesser one for H1 (see
+            // `mle_t_value`). Two log-likelihoods of −4.6e8 cancel: 1e-6 is what f64 leaves.
+            (Counts::Pentanomial([0, 0, 1 << 40, 7, 0]), (-5.0, 5.0), 138.58097407323836, 1e-5),
+        ];
+        for (counts, (nelo0, nelo1), expected, relative) in cases {
+            let llr = checked(&params(EloModel::Normalized, nelo0, nelo1), &counts).llr;
+            assert_close(llr, expected, relative, &format!("{counts:?}"));
+        }
+    }
+
+    #[test]
+    fn the_scan_finds_the_most_likely_fixed_point() {
+        // Three fixed points (σ = 0.128, 0.178, 0.245); the third is the most likely (−92.856).
+        let counts = [3.0, REGULARIZER, 100.0, REGULARIZER, REGULARIZER];
+        let n: f64 = counts.iter().sum();
+        let p_hat = counts.map(|c| c / n);
+        let v = scores::<5>();
+        let t = -300.0 / NELO_PER_T * 2f64.sqrt();
+        let p = t_scan(&v, &p_hat, t).expect("a fixed point");
+        assert!(has_t_value(&v, &p, t));
+        let log_likelihood = n * (0..5).map(|i| p_hat[i] * p[i].ln()).sum::<f64>();
+        assert_close(log_likelihood, -92.85550358709295, 1e-9, "log-likelihood");
+    }
+
+    #[test]
+    fn bounds_are_walds() {
+        let status = checked(&params(EloModel::Logistic, 0.0, 5.0), &Counts::Trinomial([0, 0, 0]));
+        // fishtest's stat_util.SPRT(alpha=0.05, beta=0.05): ±2.9444389791664403.
+        assert_close(status.lower, -2.9444389791664403, 1e-15, "lower");
+        assert_close(status.upper, 2.9444389791664403, 1e-15, "upper");
+        let asymmetric = SprtParams { alpha: 0.01, beta: 0.1, ..params(EloModel::Logistic, 0.0, 5.0) };
+        let status = checked(&asymmetric, &Counts::Trinomial([0, 0, 0]));
+        assert_close(status.lower, (0.1f64 / 0.99).ln(), 1e-15, "lower");
+        assert_close(status.upper, (0.9f64 / 0.01).ln(), 1e-15, "upper");
+    }
+
+    #[test]
+    fn estimates_match_fishtest_and_openbench() {
+        // fishtest stat_util.get_elo(results) → (elo, elo95, los): the interval's half width.
+        // fishtest template_helpers._nelo_pentanomial_details → (nelo5, nelo5_delta) and
+        // _build_trinomial_stats → (nelo3, nelo3_l, nelo3_u).
+        let pentanomial =
+            checked(&params(EloModel::Logistic, 0.0, 5.0), &Counts::Pentanomial([10789, 19328, 33806, 19402, 10543]));
+        assert_close(pentanomial.elo.value, -0.7735773359165423, 1e-9, "elo");
+        assert_close((pentanomial.elo.high - pentanomial.elo.low) / 2.0, 1.2775798957280218, 1e-9, "elo95");
+        assert_close(pentanomial.normalized_elo.value, -0.9516290044726476, 1e-9, "nelo5");
+        assert_close(
+            pentanomial.normalized_elo.high - pentanomial.normalized_elo.value,
+            1.5716226767743608,
+            1e-9,
+            "nelo5_delta",
+        );
+        assert_close(
+            pentanomial.normalized_elo.value - pentanomial.normalized_elo.low,
+            1.5716226767743608,
+            1e-9,
+            "nelo5_delta",
+        );
+        // OpenBench stats.Elo(results) → (lower, elo, upper): the same but with Student's t
+        // quantile (93867 degrees of freedom) for the normal one, hence the looser tolerance.
+        assert_close(pentanomial.elo.low, -2.05118416600041, 1e-4, "OpenBench lower");
+        assert_close(pentanomial.elo.high, 0.5040085735875605, 1e-4, "OpenBench upper");
+
+        let trinomial = checked(&params(EloModel::Normalized, 0.0, 5.0), &Counts::Trinomial([22569, 44137, 22976]));
+        assert_close(trinomial.elo.value, 1.5767629413996245, 1e-9, "elo");
+        assert_close((trinomial.elo.high - trinomial.elo.low) / 2.0, 1.620469066620006, 1e-9, "elo95");
+        assert_close(trinomial.normalized_elo.value, 2.21260820430284, 1e-9, "nelo3");
+        assert_close(trinomial.normalized_elo.low, -0.06134204649592826, 1e-9, "nelo3_l");
+        assert_close(trinomial.normalized_elo.high, 4.486558455101608, 1e-9, "nelo3_u");
+
+        let small = checked(&params(EloModel::Normalized, 0.0, 5.0), &Counts::Trinomial([120, 300, 160]));
+        assert_close(small.elo.value, 23.99917187011412, 1e-9, "elo");
+        assert_close((small.elo.high - small.elo.low) / 2.0, 19.66364122829664, 1e-9, "elo95");
+        assert_close(small.normalized_elo.low, 6.214695886559103, 1e-9, "nelo3_l");
+        assert_close(small.normalized_elo.high, 63.099352164404415, 1e-9, "nelo3_u");
+    }
+
+    #[test]
+    fn counts_count_outcomes() {
+        assert_eq!(Counts::Pentanomial([1, 2, 3, 4, 5]).outcomes(), 15);
+        assert_eq!(Counts::Trinomial([u64::MAX, 1, 0]).outcomes(), u64::MAX);
+    }
+
+    #[test]
+    fn no_outcomes_is_no_evidence() {
+        for model in [EloModel::Logistic, EloModel::Normalized] {
+            for counts in [Counts::Pentanomial([0; 5]), Counts::Trinomial([0; 3])] {
+                let status = checked(&params(model, 0.0, 5.0), &counts);
+                assert_eq!(status.llr, 0.0);
+                assert_eq!(status.verdict, None);
+                assert_eq!(status.elo.value, 0.0);
+                assert!(status.elo.low < -1000.0 && status.elo.high > 1000.0, "{:?}", status.elo);
+            }
+        }
+    }
+
+    #[test]
+    fn a_single_bin_decides_at_the_pace_the_docs_say() {
+        let logistic = params(EloModel::Logistic, 0.0, 5.0);
+        assert_eq!(checked(&logistic, &Counts::Pentanomial([0, 0, 203, 0, 0])).verdict, None);
+        assert_eq!(checked(&logistic, &Counts::Pentanomial([0, 0, 204, 0, 0])).verdict, Some(Verdict::H0));
+        let won = checked(&logistic, &Counts::Pentanomial([0, 0, 0, 0, 204])).llr;
+        // fishtest: LLR_logistic(0, 5, [0, 0, 0, 0, 204]) = 2.914700339915084.
+        assert_close(won, 2.914700339915084, 1e-9, "all won");
+    }
+
+    #[test]
+    fn verdicts_compare_strictly_with_the_bounds() {
+        let p = params(EloModel::Logistic, 0.0, 5.0);
+        let (lower, upper) = p.bounds();
+        assert_eq!(p.verdict(lower), None);
+        assert_eq!(p.verdict(upper), None);
+        assert_eq!(p.verdict(lower - 1e-12), Some(Verdict::H0));
+        assert_eq!(p.verdict(upper + 1e-12), Some(Verdict::H1));
+    }
+
+    #[test]
+    fn check_names_the_key() {
+        let good = params(EloModel::Normalized, 0.0, 5.0);
+        assert_eq!(good.check(), Ok(()));
+        let cases = [
+            (SprtParams { elo0: f64::NAN, ..good }, "elo0"),
+            (SprtParams { elo1: f64::INFINITY, ..good }, "elo1"),
+            (SprtParams { elo1: 1000.5, ..good }, "elo1"),
+            (SprtParams { elo0: 5.0, elo1: 5.0, ..good }, "elo1"),
+            (SprtParams { alpha: 0.0, ..good }, "alpha"),
+            (SprtParams { alpha: 0.6, ..good }, "alpha"),
+            (SprtParams { beta: f64::NAN, ..good }, "beta"),
+        ];
+        for (bad, key) in cases {
+            let error = bad.check().expect_err(key);
+            assert_eq!(error.key(), key);
+            assert!(error.to_string().contains(key), "{error}");
+            // NaN ≠ NaN, so compare what the error says.
+            let refused = status(&bad, &Counts::Trinomial([1, 2, 3])).expect_err(key);
+            assert_eq!(refused.to_string(), error.to_string());
+        }
+    }
+
+    #[test]
+    fn serde_names() {
+        let params: SprtParams =
+            toml::from_str("elo0 = 0\nelo1 = 5\nalpha = 0.05\nbeta = 0.05\nelo_model = \"normalized\"\n")
+                .expect("a tournament file's sprt table");
+        assert_eq!(params, SprtParams { elo0: 0.0, elo1: 5.0, alpha: 0.05, beta: 0.05, model: EloModel::Normalized });
+        assert!(
+            toml::from_str::<SprtParams>(
+                "elo0 = 0\nelo1 = 5\nalpha = 0.05\nbeta = 0.05\nelo_model = \"logistic\"\nfoo = 1\n"
+            )
+            .is_err()
+        );
+        let json = |value: &dyn erased::Json| value.to_json();
+        assert_eq!(json(&Verdict::H0), "\"accepted-h0\"");
+        assert_eq!(json(&Verdict::H1), "\"accepted-h1\"");
+        assert_eq!(json(&EloModel::Logistic), "\"logistic\"");
+        assert_eq!(json(&Counts::Trinomial([1, 2, 3])), "{\"trinomial\":[1,2,3]}");
+        let status = checked(&params, &Counts::Pentanomial([1, 2, 3, 4, 5]));
+        let round_trip: SprtStatus = serde_json::from_str(&json(&status)).expect("a status");
+        assert_eq!(round_trip, status);
+    }
+
+    /// `serde_json::to_string` behind a trait object, so one closure serialises every type.
+    mod erased {
+        pub trait Json {
+            fn to_json(&self) -> String;
+        }
+        impl<T: serde::Serialize> Json for T {
+            fn to_json(&self) -> String {
+                serde_json::to_string(self).expect("serialisable")
+            }
+        }
+    }
+
+    #[test]
+    fn every_output_is_finite_on_extreme_input() {
+        let values = [0, 1, 1000, u64::MAX];
+        let hypotheses = [(-1000.0, 1000.0), (0.0, 5.0), (999.0, 1000.0), (-1000.0, -999.0)];
+        let mut all = Vec::new();
+        for a in values {
+            for b in values {
+                for c in values {
+                    all.push(Counts::Trinomial([a, b, c]));
+                    for d in values {
+                        all.push(Counts::Pentanomial([a, b, c, d, a.min(d)]));
+                    }
+                }
+            }
+        }
+        for counts in all {
+            for (elo0, elo1) in hypotheses {
+                for model in [EloModel::Logistic, EloModel::Normalized] {
+                    let s = checked(&SprtParams { alpha: 1e-300, beta: 0.5, ..params(model, elo0, elo1) }, &counts);
+                    let numbers = [s.llr, s.lower, s.upper, s.elo.value, s.elo.low, s.elo.high];
+                    let more = [s.normalized_elo.value, s.normalized_elo.low, s.normalized_elo.high];
+                    assert!(numbers.iter().chain(&more).all(|x| x.is_finite()), "{counts:?} {model:?} {elo0}: {s:?}");
+                    assert!(s.elo.low <= s.elo.value && s.elo.value <= s.elo.high, "{counts:?}: {s:?}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn more_wins_never_lower_the_llr() {
+        for model in [EloModel::Logistic, EloModel::Normalized] {
+            let p = params(model, 0.0, 5.0);
+            let mut last = f64::NEG_INFINITY;
+            for wins in (0..400).step_by(20) {
+                let llr = checked(&p, &Counts::Trinomial([300, 400, wins])).llr;
+                assert!(llr > last, "{model:?} {wins}: {llr} after {last}");
+                last = llr;
+            }
+        }
+    }
+
+    #[test]
+    fn pair_probabilities_are_the_simulated_games() {
+        let model = TwoPlayerModel { elo: 30.0, draw_ratio: 0.4, opening_bias: 150.0 };
+        let exact = model.pair_probabilities();
+        assert_close(exact.iter().sum(), 1.0, 1e-15, "total");
+        // The games the simulator plays, counted by pair.
+        let games = model.game_probabilities();
+        let mut source = Source::new(3, 0);
+        let mut counts = [0u32; 5];
+        let pairs = 100_000;
+        for _ in 0..pairs {
+            counts[play_pair(&mut source, &games)] += 1;
+        }
+        for (i, &count) in counts.iter().enumerate() {
+            let expected = exact[i] * f64::from(pairs);
+            // Four standard deviations of a binomial count.
+            assert!(
+                (f64::from(count) - expected).abs() < 4.0 * expected.sqrt() + 1.0,
+                "bin {i}: {count} vs {expected}"
+            );
+        }
+        // The opening bias makes a pair vary less than two independent games.
+        let v = scores::<5>();
+        let (_, pair_var) = moments(&v, &exact);
+        let [single, _] = TwoPlayerModel { opening_bias: 0.0, ..model }.game_probabilities();
+        let (_, game_var) = moments(&scores::<3>(), &single);
+        assert!(pair_var < game_var / 2.0, "{pair_var} vs {game_var}");
+    }
+
+    #[test]
+    fn calibration_hits_its_target() {
+        for (scale, target) in [(EloModel::Logistic, -7.5), (EloModel::Normalized, 5.0), (EloModel::Normalized, 0.0)] {
+            let model = TwoPlayerModel::calibrated(scale, target, 0.3, 80.0).expect("reachable");
+            let truth = model.truth();
+            let value = if scale == EloModel::Logistic { truth.elo } else { truth.normalized_elo };
+            assert!((value - target).abs() < 1e-9, "{scale:?} {target}: {value}");
+        }
+        assert_eq!(
+            TwoPlayerModel::calibrated(EloModel::Logistic, 1e6, 0.3, 0.0),
+            Err(SimError::Unreachable { target: 1e6 })
+        );
+        assert!(matches!(
+            TwoPlayerModel::calibrated(EloModel::Logistic, 0.0, 1.5, 0.0),
+            Err(SimError::Setting { key: "draw_ratio", .. })
+        ));
+        // Without bias the truth is the planted Elo.
+        assert_close(TwoPlayerModel { elo: 12.0, draw_ratio: 0.5, opening_bias: 0.0 }.truth().elo, 12.0, 1e-12, "elo");
+    }
+
+    /// Asserts the error rates are within `alpha` and `beta` plus three standard errors.
+    fn assert_error_rates(at_elo0: &SimRow, at_elo1: &SimRow, params: &SprtParams) {
+        let runs = f64::from(at_elo0.runs);
+        let limit = |rate: f64| rate + 3.0 * (rate * (1.0 - rate) / runs).sqrt();
+        assert!(at_elo0.accepted_h1 <= limit(params.alpha), "false positives: {at_elo0:?}");
+        assert!(at_elo1.accepted_h0 <= limit(params.beta), "false negatives: {at_elo1:?}");
+        // Big effects: nothing should hit the cap.
+        assert_eq!(at_elo0.truncated + at_elo1.truncated, 0.0, "{at_elo0:?} {at_elo1:?}");
+    }
+
+    #[test]
+    fn two_player_error_rates_are_within_alpha_and_beta() {
+        for model in [EloModel::Logistic, EloModel::Normalized] {
+            let params = params(model, 0.0, 20.0);
+            let config = SimConfig { params, runs: 300, max_games: 200_000, check_every: 4, seed: 11 };
+            let row = |elo: f64| {
+                let model = TwoPlayerModel::calibrated(model, elo, 0.3, 100.0).expect("reachable");
+                simulate_two_player(&model, &config).expect("valid")
+            };
+            assert_error_rates(&row(params.elo0), &row(params.elo1), &params);
+        }
+    }
+
+    #[test]
+    fn paired_error_rates_are_within_alpha_and_beta() {
+        let base = PairedModel {
+            seats: 4,
+            strength_gap: 0.0,
+            opponent_spread: 1.0,
+            seed_noise: 0.5,
+            match_noise: 1.0,
+            resolution: 0.0,
+        };
+        let stronger = PairedModel { strength_gap: 0.25, ..base };
+        for model in [EloModel::Logistic, EloModel::Normalized] {
+            let config =
+                SimConfig { params: params(model, 0.0, 1.0), runs: 300, max_games: 200_000, check_every: 4, seed: 5 };
+            // H0 at the even model, exactly 0 by symmetry; H1 at the stronger one's measured truth.
+            let truth = stronger.truth(TRUTH_PAIRS, config.seed);
+            let elo1 = if model == EloModel::Logistic { truth.elo } else { truth.normalized_elo };
+            let config = SimConfig { params: SprtParams { elo1, ..config.params }, ..config };
+            let at_elo0 = simulate_paired(&base, &config).expect("valid");
+            assert_eq!(at_elo0.truth, Truth { elo: 0.0, normalized_elo: 0.0 });
+            assert_error_rates(&at_elo0, &simulate_paired(&stronger, &config).expect("valid"), &config.params);
+        }
+    }
+
+    #[test]
+    fn simulations_are_deterministic() {
+        let model = TwoPlayerModel { elo: 10.0, draw_ratio: 0.3, opening_bias: 50.0 };
+        let config = SimConfig {
+            params: params(EloModel::Logistic, 0.0, 20.0),
+            runs: 20,
+            max_games: 4000,
+            check_every: 8,
+            seed: 1,
+        };
+        let row = simulate_two_player(&model, &config).expect("valid");
+        assert_eq!(simulate_two_player(&model, &config), Ok(row));
+        assert_ne!(simulate_two_player(&model, &SimConfig { seed: 2, ..config }), Ok(row));
+        // Run i is the same run whatever the number of runs: the first 10 of 20 are the 10.
+        let ten = simulate_two_player(&model, &SimConfig { runs: 10, ..config }).expect("valid");
+        assert!(ten.accepted_h1 * 10.0 <= row.accepted_h1 * 20.0 && ten.accepted_h0 * 10.0 <= row.accepted_h0 * 20.0);
+        let paired = PairedModel {
+            seats: 3,
+            strength_gap: 0.1,
+            opponent_spread: 1.0,
+            seed_noise: 0.3,
+            match_noise: 1.0,
+            resolution: 0.5,
+        };
+        let config = SimConfig { max_games: 600, ..config };
+        assert_eq!(simulate_paired(&paired, &config), simulate_paired(&paired, &config));
+    }
+
+    #[test]
+    fn paired_truth_grows_with_the_gap_and_rounding_makes_ties() {
+        let base = PairedModel {
+            seats: 4,
+            strength_gap: 0.0,
+            opponent_spread: 1.0,
+            seed_noise: 0.5,
+            match_noise: 1.0,
+            resolution: 0.0,
+        };
+        let mut last = f64::NEG_INFINITY;
+        for gap in [-0.2, 0.0, 0.05, 0.2] {
+            let truth = PairedModel { strength_gap: gap, ..base }.truth(20_000, 9);
+            assert!(truth.elo > last, "{gap}: {truth:?}");
+            assert!(if gap == 0.0 { truth.elo == 0.0 } else { truth.elo.signum() == gap.signum() }, "{gap}: {truth:?}");
+            last = truth.elo;
+        }
+        // Equal ranks without rounding come only from equal numbers of seats above; rounding to
+        // whole units adds ties in performance, so more pairs come out equal.
+        let equal = |model: PairedModel| {
+            let mut source = Source::new(4, 0);
+            (0..20_000).filter(|_| model.outcomes(&mut source)[0] == 1).count()
+        };
+        assert!(equal(PairedModel { resolution: 1.0, ..base }) > equal(base));
+    }
+
+    #[test]
+    fn simulator_settings_are_checked() {
+        let model = TwoPlayerModel { elo: 0.0, draw_ratio: 0.3, opening_bias: 0.0 };
+        let config = SimConfig {
+            params: params(EloModel::Logistic, 0.0, 5.0),
+            runs: 1,
+            max_games: 100,
+            check_every: 1,
+            seed: 0,
+        };
+        let setting = |result: Result<SimRow, SimError>| match result {
+            Err(SimError::Setting { key, .. }) => key,
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(setting(simulate_two_player(&model, &SimConfig { runs: 0, ..config })), "runs");
+        assert_eq!(setting(simulate_two_player(&model, &SimConfig { max_games: 1, ..config })), "max_games");
+        assert_eq!(setting(simulate_two_player(&model, &SimConfig { check_every: 0, ..config })), "check_every");
+        assert_eq!(
+            setting(simulate_two_player(&TwoPlayerModel { opening_bias: -1.0, ..model }, &config)),
+            "opening_bias"
+        );
+        let bad_params = SimConfig { params: SprtParams { alpha: 0.0, ..config.params }, ..config };
+        assert!(matches!(simulate_two_player(&model, &bad_params), Err(SimError::Params(_))));
+        let paired = PairedModel {
+            seats: 1,
+            strength_gap: 0.0,
+            opponent_spread: 1.0,
+            seed_noise: 0.0,
+            match_noise: 1.0,
+            resolution: 0.0,
+        };
+        assert_eq!(setting(simulate_paired(&paired, &config)), "seats");
+        assert_eq!(
+            setting(simulate_paired(&PairedModel { seats: 2, match_noise: f64::NAN, ..paired }, &config)),
+            "match_noise"
+        );
+        // A cap of two games: every run plays one pair and is truncated.
+        let row = simulate_two_player(&model, &SimConfig { max_games: 2, runs: 3, ..config }).expect("valid");
+        assert_eq!((row.truncated, row.mean_games, row.p95_games), (1.0, 2.0, 2));
     }
 }

@@ -37,7 +37,7 @@ fn a_quick_run_reports_every_figure_of_its_sections() {
     let dir = tempfile::tempdir().expect("temp dir");
     let out = dir.path().join("report.json");
     let output = Command::new(FARM_BENCH)
-        .args(["--quick", "--only", "engine,roundtrip,overhead,coordinator", "--out"])
+        .args(["--quick", "--only", "engine,roundtrip,overhead,coordinator,sprt", "--out"])
         .arg(&out)
         .output()
         .expect("farm-bench runs");
@@ -48,7 +48,19 @@ fn a_quick_run_reports_every_figure_of_its_sections() {
     assert_eq!(report["quick"], true);
     positive(&report, "cores");
     let sections = &report["sections"];
-    assert_eq!(sections.as_object().map(|s| s.len()), Some(4), "only the sections asked for: {sections}");
+    assert_eq!(sections.as_object().map(|s| s.len()), Some(5), "only the sections asked for: {sections}");
+    // The simulated SPRT: every row's rates are shares of its runs.
+    for (table, rows) in [("two_player", 5), ("paired_4_seats", 5)] {
+        let rows: Vec<&Value> = (0..rows).map(|row| &sections["sprt"][table][format!("row_{row}")]).collect();
+        let rows_of = |row: &Value| row["truth"]["normalized_elo"].as_f64().expect("a true nElo");
+        assert!(rows.windows(2).all(|pair| rows_of(pair[0]) < rows_of(pair[1])), "true differences rise: {rows:?}");
+    }
+    for (table, row) in [("two_player", "row_1"), ("two_player", "row_3"), ("paired_4_seats", "row_1")] {
+        let row = &sections["sprt"][table][row];
+        let shares: f64 = ["accepted_h1", "accepted_h0", "truncated"].iter().filter_map(|key| row[key].as_f64()).sum();
+        assert!((shares - 1.0).abs() < 1e-9, "{row}");
+        assert_eq!(row["runs"], 20, "{row}");
+    }
     for game in ["vindinium", "botwars", "ostibot", "maze"] {
         positive(sections, &format!("engine.{game}.turns_per_second"));
         positive(sections, &format!("engine.{game}.matches"));

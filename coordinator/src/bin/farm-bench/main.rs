@@ -23,6 +23,7 @@ mod engine;
 mod overhead;
 mod report;
 mod roundtrip;
+mod sprt;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -66,11 +67,13 @@ enum Section {
     E2e,
     /// Round-robin scheduling, publishing and result ingest.
     Coordinator,
+    /// The SPRT's error rates and lengths, simulated.
+    Sprt,
 }
 
 impl Section {
-    const ALL: [Section; 5] =
-        [Section::Engine, Section::Roundtrip, Section::Overhead, Section::E2e, Section::Coordinator];
+    const ALL: [Section; 6] =
+        [Section::Engine, Section::Roundtrip, Section::Overhead, Section::E2e, Section::Coordinator, Section::Sprt];
 
     fn name(self) -> &'static str {
         match self {
@@ -79,6 +82,7 @@ impl Section {
             Section::Overhead => "overhead",
             Section::E2e => "e2e",
             Section::Coordinator => "coordinator",
+            Section::Sprt => "sprt",
         }
     }
 }
@@ -133,6 +137,7 @@ async fn run_section(section: Section, cli: &Cli) -> anyhow::Result<Figures> {
             std::fs::remove_dir_all(&dir)?;
             figures
         }
+        Section::Sprt => sprt::run(if quick { 20 } else { 4000 }),
     }
 }
 
