@@ -55,8 +55,9 @@ pub enum ClientError {
     Tournament(#[from] TournamentError),
 }
 
-/// `text` as one URL path segment: every byte but unreserved ones percent-encoded.
-fn percent_encode(text: &str) -> String {
+/// `text` as one URL path segment or query value: every byte but the unreserved ones
+/// (RFC 3986) percent-encoded.
+pub fn percent_encode(text: &str) -> String {
     text.bytes()
         .map(|byte| match byte {
             b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' => char::from(byte).to_string(),

@@ -14,6 +14,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
+use farm_coordinator::client::percent_encode;
 use farm_testkit::{Vhost, WorkerProcess, eventually, free_port, http_get, repo, required};
 use serde_json::Value;
 use support::{CoordinatorProcess, TOKEN, cli};
@@ -100,15 +101,6 @@ impl Drop for Prometheus {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
-}
-
-fn percent_encode(text: &str) -> String {
-    text.bytes()
-        .map(|byte| match byte {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => char::from(byte).to_string(),
-            _ => format!("%{byte:02X}"),
-        })
-        .collect()
 }
 
 /// The scrape configuration of `deploy/prometheus/prometheus.yml` (same job names,

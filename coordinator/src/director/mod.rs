@@ -211,6 +211,10 @@ impl Director {
     /// had ended already.
     pub async fn stop(&self, id: &str) -> Result<Option<u64>, LedgerError> {
         let _deciding = self.deciding.lock().await;
+        // A tournament that has played everything is over: stopping it says nothing true.
+        if self.ledger.progress(id).await?.is_none_or(|progress| progress.finished()) {
+            return Ok(None);
+        }
         let cancelled = self.ledger.conclude(id, "stopped by the operator".into()).await?;
         if cancelled.is_some() {
             self.changed.send_modify(|passes| *passes += 1);
