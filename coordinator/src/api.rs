@@ -215,6 +215,7 @@ impl From<RosterError> for ApiError {
         match error {
             RosterError::NoTournament(_) => ApiError::NotFound(error.to_string()),
             RosterError::Refused(message) => ApiError::Conflict(message),
+            RosterError::OverLimit(message) => ApiError::OverLimit(message),
             RosterError::Bot(error) => ApiError::BadRequest(error.to_string()),
             RosterError::Ledger(error) => error.into(),
         }
@@ -258,11 +259,7 @@ async fn load(state: &ApiState, id: &str) -> Result<Tournament, ApiError> {
 async fn tournament(State(state): State<ApiState>, Path(id): Path<String>) -> Result<Response, ApiError> {
     let tournament = load(&state, &id).await?;
     let progress = state.ledger.progress(&id).await?.unwrap_or_default();
-    let status = if tournament.format.is_directed() {
-        director::status(&tournament, &state.ledger.schedule(&id).await?)
-    } else {
-        None
-    };
+    let status = director::load_status(&state.ledger, &tournament).await?;
     let conclusion = state.ledger.conclusion(&id).await?;
     let retired = director::ladder::retired(&tournament);
     Ok(Json(serde_json::json!({

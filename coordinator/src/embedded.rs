@@ -80,11 +80,7 @@ pub struct RunReport {
 impl RunReport {
     async fn of(end: RunEnd, ledger: &Ledger, tournament: &Tournament) -> Result<Self, LedgerError> {
         let standings = Standings::load(ledger, tournament).await?;
-        let status = if tournament.format.is_directed() {
-            director::status(tournament, &ledger.schedule(&tournament.id).await?)
-        } else {
-            None
-        };
+        let status = director::load_status(ledger, tournament).await?;
         let conclusion = ledger.conclusion(&tournament.id).await?;
         Ok(RunReport { end, standings, status, conclusion })
     }

@@ -151,11 +151,7 @@ impl Standings {
                     if std::ptr::eq(other, seat) {
                         continue;
                     }
-                    row.points += match seat.rank.cmp(&other.rank) {
-                        std::cmp::Ordering::Less => 1.0,
-                        std::cmp::Ordering::Equal => 0.5,
-                        std::cmp::Ordering::Greater => 0.0,
-                    };
+                    row.points += score_against(seat.rank, other.rank);
                 }
                 row.timeouts += seat.timeouts;
                 // A bot removed for its output is out as a crashed one is.
@@ -284,12 +280,17 @@ fn tournament_ranks(seats: &[SeatOutcome]) -> Vec<(usize, u32)> {
 /// The match as a game between two bots, if it seated exactly two of the tournament's.
 fn pair_game(in_tournament: &[(usize, u32)]) -> Option<PairGame> {
     let [(a, rank_a), (b, rank_b)] = in_tournament[..] else { return None };
-    let score_a = match rank_a.cmp(&rank_b) {
+    Some(PairGame { a, b, score_a: score_against(rank_a, rank_b) })
+}
+
+/// A result against one other: 1 when `rank` is above `other` (1 is best), ½ when
+/// level, 0 below. What standings, pair games and an SPRT's pairs all count.
+pub(crate) fn score_against(rank: u32, other: u32) -> f64 {
+    match rank.cmp(&other) {
         std::cmp::Ordering::Less => 1.0,
         std::cmp::Ordering::Equal => 0.5,
         std::cmp::Ordering::Greater => 0.0,
-    };
-    Some(PairGame { a, b, score_a })
+    }
 }
 
 /// One bot's results against another.

@@ -967,6 +967,17 @@ async fn a_ladder_takes_and_retires_bots_and_any_tournament_can_be_stopped_once(
     assert!(last.contains("add another before retiring it"), "{last}");
     fixture.send(send("DELETE", &format!("{bots}/nobody"), "", true)).await.error(StatusCode::CONFLICT, "conflict");
 
+    // Every bot a ladder has had stays in its definition: that is bounded as a submission is.
+    let big = |name: &str| format!(r#"{{"bot": {{"name": "{name}", "command": "{}"}}}}"#, "x".repeat(600 * 1024));
+    assert_eq!(fixture.send(send("POST", &bots, &big("big1"), true)).await.status, StatusCode::CREATED);
+    let message = fixture
+        .send(send("POST", &bots, &big("big2"), true))
+        .await
+        .error(StatusCode::UNPROCESSABLE_ENTITY, "over_limit");
+    assert!(message.contains("above the 1048576 a submission may be"), "{message}");
+    let view = fixture.get(&format!("/api/tournaments/{id}")).await.json();
+    assert!(!view["bots"].as_array().expect("bots").iter().any(|bot| bot == "big2"), "refused, not stored");
+
     // A round robin is not a ladder.
     let round_robin = fixture.submit_botwars().await;
     let message = fixture

@@ -103,6 +103,12 @@ pub fn ratings(tournament: &Tournament, jobs: &[MatchRow]) -> Vec<(f64, f64)> {
     ratings::weng_lin_states(tournament.bots.len(), &matches, &predecessors(tournament))
 }
 
+/// `bot`'s matches scheduled and not yet answered.
+fn unanswered_for(jobs: &[MatchRow], bot: usize) -> u32 {
+    let waiting = |job: &&MatchRow| matches!(job.state, JobState::Pending | JobState::Running);
+    jobs.iter().filter(waiting).filter(|job| job.seats.contains(&bot)).count() as u32
+}
+
 /// The active bots as matchmaking sees them: ratings, unanswered matches, last table.
 fn entrants(tournament: &Tournament, jobs: &[MatchRow]) -> Vec<LadderEntrant> {
     let ratings = ratings(tournament, jobs);
@@ -110,10 +116,7 @@ fn entrants(tournament: &Tournament, jobs: &[MatchRow]) -> Vec<LadderEntrant> {
         .into_iter()
         .map(|bot| {
             let (mu, sigma) = ratings[bot];
-            let outstanding = jobs
-                .iter()
-                .filter(|job| matches!(job.state, JobState::Pending | JobState::Running) && job.seats.contains(&bot))
-                .count() as u32;
+            let outstanding = unanswered_for(jobs, bot);
             let last_met = jobs
                 .iter()
                 .rev()
@@ -170,10 +173,7 @@ pub fn report(tournament: &Tournament, jobs: &[MatchRow]) -> LadderReport {
             replaces: predecessors[index].map(|old| tournament.bots[old].name.clone()),
             mu: ratings[index].0,
             sigma: ratings[index].1,
-            scheduled: jobs
-                .iter()
-                .filter(|job| matches!(job.state, JobState::Pending | JobState::Running) && job.seats.contains(&index))
-                .count() as u32,
+            scheduled: unanswered_for(jobs, index),
         })
         .collect();
     bots.sort_by(|a, b| b.mu.total_cmp(&a.mu).then_with(|| a.bot.cmp(&b.bot)));

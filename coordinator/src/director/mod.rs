@@ -86,18 +86,17 @@ pub fn status(tournament: &Tournament, jobs: &[MatchRow]) -> Option<FormatStatus
     })
 }
 
+/// [`status`] read from the ledger: none for a fixed schedule, without reading its jobs.
+pub async fn load_status(ledger: &Ledger, tournament: &Tournament) -> Result<Option<FormatStatus>, LedgerError> {
+    if !tournament.format.is_directed() {
+        return Ok(None);
+    }
+    Ok(status(tournament, &ledger.schedule(&tournament.id).await?))
+}
+
 /// Jobs scheduled and not yet answered (pending or being played).
 pub(crate) fn unanswered(jobs: &[MatchRow]) -> u64 {
     jobs.iter().filter(|job| matches!(job.state, JobState::Pending | JobState::Running)).count() as u64
-}
-
-/// The better of two results: 1 when `a` ranked above `b`, ½ when level, 0 below.
-pub(crate) fn score_of(rank_a: u32, rank_b: u32) -> f64 {
-    match rank_a.cmp(&rank_b) {
-        std::cmp::Ordering::Less => 1.0,
-        std::cmp::Ordering::Equal => 0.5,
-        std::cmp::Ordering::Greater => 0.0,
-    }
 }
 
 /// A change to a ladder's bots that cannot be made.
@@ -109,6 +108,10 @@ pub enum RosterError {
     /// The tournament is not a ladder, or it has ended.
     #[error("{0}")]
     Refused(String),
+    /// The ladder's definition would grow past what a submission may be
+    /// ([`crate::api::MAX_BODY`]): the bound on how many bots it gains.
+    #[error("{0}")]
+    OverLimit(String),
     /// The bot is not acceptable (its key is `bot`).
     #[error(transparent)]
     Bot(#[from] TournamentError),
@@ -236,6 +239,14 @@ impl Director {
         tournament.roster.push(RosterChange::Added { bot: index, replaces });
         if let Some(old) = replaces {
             tournament.roster.push(RosterChange::Retired { bot: old });
+        }
+        // Every bot a ladder has had stays in it: its stored size bounds how many it gains.
+        let size = serde_json::to_vec(&tournament).map_or(usize::MAX, |bytes| bytes.len());
+        if size > crate::api::MAX_BODY {
+            return Err(RosterError::OverLimit(format!(
+                "{id} would be {size} bytes with this bot, above the {} a submission may be",
+                crate::api::MAX_BODY
+            )));
         }
         self.ledger.update_definition(&tournament).await?;
         if let Some(old) = replaces {

@@ -20,9 +20,10 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{Decision, score_of, unanswered};
+use super::{Decision, unanswered};
 use crate::ledger::{JobState, MatchRow, SeatOutcome};
 use crate::sprt::{self as stats, Counts, SprtParams, SprtStatus, Verdict};
+use crate::standings::score_against;
 use crate::tournament::{Format, PlannedJob, Tournament};
 
 /// An SPRT's state, as shown.
@@ -149,7 +150,7 @@ fn counts(setup: &Setup<'_>, jobs: &[MatchRow]) -> (Counts, u64) {
                 let score = if setup.seats == 1 {
                     score_of_scores(candidate.score, baseline.score)
                 } else {
-                    score_of(candidate.rank, baseline.rank)
+                    score_against(candidate.rank, baseline.rank)
                 };
                 trinomial[(score * 2.0).round() as usize] += 1;
             }
@@ -165,11 +166,11 @@ fn counts(setup: &Setup<'_>, jobs: &[MatchRow]) -> (Counts, u64) {
 
 /// The candidate's score in one head-to-head match.
 fn head_to_head(setup: &Setup<'_>, job: &MatchRow) -> Option<f64> {
-    Some(score_of(seat_of(job, setup.candidate)?.rank, seat_of(job, setup.baseline)?.rank))
+    Some(score_against(seat_of(job, setup.candidate)?.rank, seat_of(job, setup.baseline)?.rank))
 }
 
 fn score_of_scores(a: i64, b: i64) -> f64 {
-    score_of(u32::from(a < b), u32::from(b < a))
+    score_against(u32::from(a < b), u32::from(b < a))
 }
 
 fn seat_of(job: &MatchRow, bot: usize) -> Option<&SeatOutcome> {
