@@ -1,6 +1,8 @@
 //! The HTTP API (axum): tournaments, standings, pairings, matches, replays and logs,
-//! plus `/metrics`, `/healthz` and the web pages ([`crate::web`]). Every write needs
-//! the bearer token, or is refused when submissions are [`Submissions::Closed`]. Errors are JSON
+//! users, tokens and webhooks ([`accounts`]), plus `/metrics`, `/healthz` and the web
+//! pages ([`crate::web`]). Every write needs a bearer token, the operator's or a user's
+//! ([`crate::accounts`]): a user changes only what they own, an admin everything. All
+//! writes are refused when submissions are [`Submissions::Closed`]. Errors are JSON
 //! (`{"error": {"code": ..., "message": ...}}`) that say what was wrong; internal
 //! errors are logged and answered with a generic message.
 
@@ -21,6 +23,7 @@ use futures_util::TryStreamExt;
 use serde::{Deserialize, Serialize};
 use tokio::sync::Notify;
 
+use crate::accounts::{self, Caller, Quotas};
 use crate::api_error::ApiError;
 use crate::director::{self, Director, RosterError};
 use crate::ledger::{JobState, Ledger, MatchFilter, MatchRow};
@@ -29,6 +32,9 @@ use crate::observations::{Answer, ObserveError, Observer};
 use crate::standings::{Pairings, Standings};
 use crate::tournament::{BotEntry, Tournament, TournamentError, TournamentFile, TournamentLimits};
 use crate::web;
+use crate::webhooks::WebhookSettings;
+
+mod accounts_routes;
 
 /// Largest tournament body accepted: maps included, 1 MiB is generous.
 pub const MAX_BODY: usize = 1 << 20;
@@ -53,6 +59,10 @@ pub struct ApiState {
     pub tournament_limits: TournamentLimits,
     /// Re-simulates replays for the observations route, within bounds.
     pub observer: Observer,
+    /// What each user may have going at once.
+    pub quotas: Quotas,
+    /// Where webhooks may point.
+    pub webhooks: WebhookSettings,
 }
 
 /// Who may submit tournaments.
@@ -83,6 +93,7 @@ pub fn app(state: ApiState) -> Router {
         .route("/api/matches/{job_id}/logs/{seat}", get(log))
         .route("/api/workers", get(workers))
         .route("/api/workers/{worker_id}/quarantine", delete(release_worker))
+        .merge(accounts_routes::routes())
         .route("/metrics", get(render_metrics))
         .route("/healthz", get(|| async { Json(serde_json::json!({ "ok": true })) }))
         .merge(web::routes())
@@ -111,8 +122,10 @@ async fn render_metrics() -> impl IntoResponse {
     ([(header::CONTENT_TYPE, "text/plain; version=0.0.4")], metrics::render())
 }
 
-fn authorize(headers: &HeaderMap, submissions: &Submissions) -> Result<(), ApiError> {
-    let Submissions::Token(token) = submissions else { return Err(ApiError::ReadOnly) };
+/// Who is asking: the operator (the configured token) or the user whose live token
+/// this is. 401 without a token, 403 with a wrong one.
+async fn caller(headers: &HeaderMap, state: &ApiState) -> Result<Caller, ApiError> {
+    let Submissions::Token(operator) = &state.submissions else { return Err(ApiError::ReadOnly) };
     let given = headers
         .get(header::AUTHORIZATION)
         .and_then(|value| value.to_str().ok())
@@ -121,9 +134,38 @@ fn authorize(headers: &HeaderMap, submissions: &Submissions) -> Result<(), ApiEr
         .map(|(_, token)| token.trim())
         .ok_or(ApiError::Unauthorized)?;
     // Compares every byte whatever the first difference, so timing tells nothing.
-    let same = given.len() == token.len()
-        && given.bytes().zip(token.bytes()).fold(0u8, |difference, (a, b)| difference | (a ^ b)) == 0;
-    if same { Ok(()) } else { Err(ApiError::Forbidden) }
+    let operator_token = given.len() == operator.len()
+        && given.bytes().zip(operator.bytes()).fold(0u8, |difference, (a, b)| difference | (a ^ b)) == 0;
+    if operator_token {
+        return Ok(Caller::operator());
+    }
+    // A user's token is found by its hash: what is compared is never the token.
+    if accounts::is_issued_form(given)
+        && let Some(caller) = state.ledger.caller(accounts::token_hash(given)).await?
+    {
+        return Ok(caller);
+    }
+    Err(ApiError::Forbidden)
+}
+
+/// `Ok` when `caller` may change tournament `id`: 404 when there is none, 403 naming
+/// its owner when it is another's.
+async fn may_change_tournament(state: &ApiState, caller: &Caller, id: &str) -> Result<(), ApiError> {
+    let owner = state.ledger.owner(id).await?.ok_or_else(|| ApiError::NotFound(format!("no tournament {id}")))?;
+    if caller.may_change(&owner) {
+        Ok(())
+    } else {
+        Err(ApiError::Denied(format!("tournament {id} is {owner}'s; {} may not change it", caller.name)))
+    }
+}
+
+/// `Ok` when `caller` is an admin; 403 saying what needed one otherwise.
+fn admin_only(caller: &Caller, what: &str) -> Result<(), ApiError> {
+    if caller.admin {
+        Ok(())
+    } else {
+        Err(ApiError::Denied(format!("{what} is for admins; {} is not one", caller.name)))
+    }
 }
 
 /// The answer to a submission.
@@ -137,8 +179,29 @@ pub struct Submitted {
     pub jobs: u64,
 }
 
-async fn submit(State(state): State<ApiState>, headers: HeaderMap, body: Body) -> Result<Response, ApiError> {
-    authorize(&headers, &state.submissions)?;
+/// The query of a submission.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SubmitQuery {
+    /// Among the submitter's own tournaments, higher goes first ([`crate::fair_share`]).
+    #[serde(default)]
+    priority: i32,
+}
+
+/// The highest priority a submission may ask for, and minus the lowest.
+pub const MAX_PRIORITY: i32 = 100;
+
+async fn submit(
+    State(state): State<ApiState>,
+    headers: HeaderMap,
+    query: Result<Query<SubmitQuery>, axum::extract::rejection::QueryRejection>,
+    body: Body,
+) -> Result<Response, ApiError> {
+    let caller = caller(&headers, &state).await?;
+    let Query(query) = query.map_err(|rejection| ApiError::BadRequest(rejection.body_text()))?;
+    if query.priority.abs() > MAX_PRIORITY {
+        return Err(ApiError::BadRequest(format!("priority: must be -{MAX_PRIORITY} to {MAX_PRIORITY}")));
+    }
     let bytes = axum::body::to_bytes(body, MAX_BODY).await.map_err(|_| ApiError::TooLarge(MAX_BODY))?;
     let text = std::str::from_utf8(&bytes).map_err(|_| ApiError::BadRequest("the body is not UTF-8".to_owned()))?;
     let is_json = headers
@@ -156,14 +219,29 @@ async fn submit(State(state): State<ApiState>, headers: HeaderMap, body: Body) -
             other => ApiError::BadRequest(other.to_string()),
         })?;
     let id = tournament.id.clone();
-    let inserted = state.ledger.insert_tournament(tournament).await?;
+    // The same tournament again makes nothing new: it is not held to the quotas.
+    if caller.is_limited() && state.ledger.owner(&id).await?.is_none() {
+        check_quotas(&state, &caller, tournament.most_jobs_at_submission()).await?;
+    }
+    let inserted = state.ledger.insert_tournament_for(tournament, caller.name.clone(), query.priority).await?;
     if inserted.created {
-        tracing::info!(tournament = %id, jobs = inserted.jobs, "tournament submitted");
+        tracing::info!(tournament = %id, jobs = inserted.jobs, owner = %caller.name, "tournament submitted");
         state.wake_publisher.notify_one();
         state.director.wake();
     }
     let status = if inserted.created { StatusCode::CREATED } else { StatusCode::OK };
     Ok((status, Json(Submitted { id, created: inserted.created, jobs: inserted.jobs })).into_response())
+}
+
+/// `Ok` when `caller` may start another tournament queueing `jobs` jobs; 429 naming
+/// the quota otherwise.
+async fn check_quotas(state: &ApiState, caller: &Caller, jobs: u64) -> Result<(), ApiError> {
+    let usage = state.ledger.usage(&caller.name).await?;
+    let quotas = state.quotas;
+    let name = &caller.name;
+    Quotas::check(name, "max_running_tournaments", quotas.max_running_tournaments, usage.running_tournaments, 1)
+        .and_then(|()| Quotas::check(name, "max_queued_jobs", quotas.max_queued_jobs, usage.queued_jobs, jobs))
+        .map_err(|exceeded| ApiError::Quota(exceeded.to_string()))
 }
 
 /// The query of a retry: whether failed jobs are retried too.
@@ -179,7 +257,8 @@ async fn retry(
     Path(id): Path<String>,
     Query(query): Query<RetryQuery>,
 ) -> Result<Response, ApiError> {
-    authorize(&headers, &state.submissions)?;
+    let caller = caller(&headers, &state).await?;
+    may_change_tournament(&state, &caller, &id).await?;
     let retried = state
         .ledger
         .retry(id.clone(), query.failed)
@@ -191,10 +270,13 @@ async fn retry(
 }
 
 async fn stop(State(state): State<ApiState>, headers: HeaderMap, Path(id): Path<String>) -> Result<Response, ApiError> {
-    authorize(&headers, &state.submissions)?;
-    load(&state, &id).await?;
-    let cancelled =
-        state.director.stop(&id).await?.ok_or_else(|| ApiError::Conflict(format!("{id} has ended already")))?;
+    let caller = caller(&headers, &state).await?;
+    may_change_tournament(&state, &caller, &id).await?;
+    let cancelled = state
+        .director
+        .stop(&id, &caller.name)
+        .await?
+        .ok_or_else(|| ApiError::Conflict(format!("{id} has ended already")))?;
     tracing::info!(tournament = %id, cancelled, "tournament stopped");
     Ok(Json(serde_json::json!({ "id": id, "cancelled": cancelled })).into_response())
 }
@@ -228,7 +310,8 @@ async fn add_bot(
     Path(id): Path<String>,
     body: Body,
 ) -> Result<Response, ApiError> {
-    authorize(&headers, &state.submissions)?;
+    let caller = caller(&headers, &state).await?;
+    may_change_tournament(&state, &caller, &id).await?;
     let bytes = axum::body::to_bytes(body, MAX_BODY).await.map_err(|_| ApiError::TooLarge(MAX_BODY))?;
     let new: NewBot = serde_json::from_slice(&bytes).map_err(|error| ApiError::BadRequest(error.to_string()))?;
     let name = new.bot.name.clone();
@@ -242,7 +325,8 @@ async fn retire_bot(
     headers: HeaderMap,
     Path((id, name)): Path<(String, String)>,
 ) -> Result<Response, ApiError> {
-    authorize(&headers, &state.submissions)?;
+    let caller = caller(&headers, &state).await?;
+    may_change_tournament(&state, &caller, &id).await?;
     let index = state.director.retire_bot(&id, &name).await?;
     tracing::info!(tournament = %id, bot = %name, "bot retired");
     Ok(Json(serde_json::json!({ "id": id, "bot": name, "index": index })).into_response())
@@ -262,9 +346,11 @@ async fn tournament(State(state): State<ApiState>, Path(id): Path<String>) -> Re
     let status = director::load_status(&state.ledger, &tournament).await?;
     let conclusion = state.ledger.conclusion(&id).await?;
     let retired = director::ladder::retired(&tournament);
+    let owner = state.ledger.owner(&id).await?;
     Ok(Json(serde_json::json!({
         "id": tournament.id,
         "name": tournament.name,
+        "owner": owner,
         "game": tournament.game,
         "format": tournament.format,
         "games_per_pairing": tournament.games_per_pairing,
@@ -459,7 +545,7 @@ async fn release_worker(
     headers: HeaderMap,
     Path(worker_id): Path<String>,
 ) -> Result<Response, ApiError> {
-    authorize(&headers, &state.submissions)?;
+    admin_only(&caller(&headers, &state).await?, "releasing a worker")?;
     if !state.ledger.release_worker(&worker_id).await? {
         return Err(ApiError::NotFound(format!("worker {worker_id} is not quarantined")));
     }

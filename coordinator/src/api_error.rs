@@ -18,6 +18,11 @@ pub enum ApiError {
     Unauthorized,
     /// A wrong bearer token.
     Forbidden,
+    /// A valid token whose user may not do this (not theirs, or for admins only); the
+    /// message says why.
+    Denied(String),
+    /// A user's quota would be passed ([`crate::accounts::Quotas`]); the message names it.
+    Quota(String),
     /// A write to a read-only coordinator ([`crate::api::Submissions::Closed`]).
     ReadOnly,
     /// No such thing; the message names it.
@@ -74,6 +79,8 @@ impl IntoResponse for ApiError {
                 (StatusCode::UNAUTHORIZED, "unauthorized", "this needs an Authorization: Bearer token".to_owned())
             }
             ApiError::Forbidden => (StatusCode::FORBIDDEN, "forbidden", "the bearer token is not valid".to_owned()),
+            ApiError::Denied(message) => (StatusCode::FORBIDDEN, "denied", message),
+            ApiError::Quota(message) => (StatusCode::TOO_MANY_REQUESTS, "quota", message),
             ApiError::ReadOnly => (
                 StatusCode::FORBIDDEN,
                 "read_only",

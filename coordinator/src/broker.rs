@@ -42,6 +42,10 @@ impl JobQueue for AmqpJobQueue {
         self.publisher.publish_batch(farm_proto::JOBS_QUEUE, bodies.iter().map(Vec::as_slice)).await?;
         Ok(())
     }
+
+    async fn waiting(&mut self) -> Result<Option<u64>, QueueError> {
+        Ok(Some(self.publisher.ready(farm_proto::JOBS_QUEUE).await?))
+    }
 }
 
 /// Declares the queues (as the workers do) with `delivery_limit`.

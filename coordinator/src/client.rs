@@ -87,10 +87,26 @@ impl Client {
 
     /// Sends the tournament file at `path`, its map files inlined.
     pub async fn submit(&self, path: &Path) -> Result<Submitted, ClientError> {
+        self.submit_with_priority(path, 0).await
+    }
+
+    /// [`Client::submit`], placed by `priority` among the submitter's own tournaments.
+    pub async fn submit_with_priority(&self, path: &Path, priority: i32) -> Result<Submitted, ClientError> {
         let mut file = TournamentFile::read(path)?;
         file.inline_maps(path.parent().unwrap_or(Path::new(".")))?;
         let body = serde_json::to_vec(&file).map_err(|error| ClientError::Decode(error.to_string()))?;
-        self.request(Method::POST, "/api/tournaments", Some(body)).await
+        self.request(Method::POST, &format!("/api/tournaments?priority={priority}"), Some(body)).await
+    }
+
+    /// Sends `method` to `path` with `body` as JSON, and decodes the JSON answer.
+    pub async fn send<T: DeserializeOwned>(
+        &self,
+        method: Method,
+        path: &str,
+        body: Option<&serde_json::Value>,
+    ) -> Result<T, ClientError> {
+        let body = body.map(|body| body.to_string().into_bytes());
+        self.request(method, path, body).await
     }
 
     /// Asks the coordinator to publish tournament `id`'s unanswered jobs again, and its

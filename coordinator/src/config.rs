@@ -9,11 +9,13 @@ use farm_runtime::storage::StorageConfig;
 use farm_worker::SandboxKind;
 use serde::{Deserialize, Serialize};
 
+use crate::accounts::Quotas;
 use crate::audits::AuditSettings;
 use crate::leases::LeaseSettings;
 use crate::observations::ObservationLimits;
 use crate::token;
 use crate::tournament::TournamentLimits;
+use crate::webhooks::WebhookSettings;
 
 /// Everything `farm-coordinator serve` can be told.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -40,6 +42,11 @@ pub struct CoordinatorConfig {
     /// ledger, so a million-job tournament costs neither the broker nor the
     /// coordinator memory.
     pub max_outstanding: u64,
+    /// The most published jobs waiting in RabbitMQ for a worker to take them. The
+    /// publisher shares the farm among users as it publishes ([`crate::fair_share`]),
+    /// so what waits in the queue is played first whoever's it is: a short queue
+    /// (a few times the jobs the workers take at once) lets shares act at once.
+    pub queue_ahead: u64,
     /// The most jobs one submitted tournament may plan (fixtures × maps ×
     /// `games_per_pairing`); a bigger one is refused with 422, naming this key.
     pub max_tournament_jobs: u64,
@@ -53,6 +60,12 @@ pub struct CoordinatorConfig {
     /// (`[audits]`: fraction, min_audits, max_mismatch_rate, min_matches,
     /// max_fault_rate, sweep_secs, batch; see [`crate::audits`]).
     pub audits: AuditSettings,
+    /// What one user (not an admin) may have going at once (`[quotas]`:
+    /// max_running_tournaments, max_queued_jobs, max_webhooks).
+    pub quotas: Quotas,
+    /// How webhooks are delivered (`[webhooks]`: allow_private_addresses, max_attempts,
+    /// first_retry_secs, max_retry_secs, timeout_secs, sweep_secs; see [`crate::webhooks`]).
+    pub webhooks: WebhookSettings,
 }
 
 impl Default for CoordinatorConfig {
@@ -67,10 +80,13 @@ impl Default for CoordinatorConfig {
             bot_launch: SandboxKind::Docker,
             publish_batch: 500,
             max_outstanding: 20_000,
+            queue_ahead: 64,
             max_tournament_jobs: TournamentLimits::default().max_jobs,
             observations: ObservationLimits::default(),
             leases: LeaseSettings::default(),
             audits: AuditSettings::default(),
+            quotas: Quotas::default(),
+            webhooks: WebhookSettings::default(),
         }
     }
 }
@@ -88,11 +104,16 @@ impl CoordinatorConfig {
                 "api_token (FARM_API_TOKEN or --api-token) must be set and strong: {weak}"
             )));
         }
-        if config.publish_batch == 0 || config.max_outstanding == 0 || config.max_tournament_jobs == 0 {
+        if config.publish_batch == 0
+            || config.max_outstanding == 0
+            || config.queue_ahead == 0
+            || config.max_tournament_jobs == 0
+        {
             return Err(ConfigError::invalid(
-                "publish_batch, max_outstanding and max_tournament_jobs must be at least 1",
+                "publish_batch, max_outstanding, queue_ahead and max_tournament_jobs must be at least 1",
             ));
         }
+        config.webhooks.check().map_err(ConfigError::invalid)?;
         config.observations.check().map_err(ConfigError::invalid)?;
         config.leases.check().map_err(ConfigError::invalid)?;
         config.audits.check().map_err(ConfigError::invalid)?;

@@ -60,6 +60,12 @@ pub trait JobQueue {
     /// Hands `jobs` over; returns once the queue is responsible for every one (the
     /// broker confirmed them, or a worker's channel took them).
     fn publish(&mut self, jobs: Vec<MatchJob>) -> impl Future<Output = Result<(), QueueError>> + Send;
+
+    /// How many published jobs no worker has taken yet, if the queue can tell; `None`
+    /// for a queue that hands jobs straight to its workers.
+    fn waiting(&mut self) -> impl Future<Output = Result<Option<u64>, QueueError>> + Send {
+        async { Ok(None) }
+    }
 }
 
 /// Records answers: the only writer of results.
@@ -148,20 +154,24 @@ struct Launchable {
     lease_secs: u64,
 }
 
-/// Moves pending jobs into a [`JobQueue`], at most `max_outstanding` at once.
+/// Moves pending jobs into a [`JobQueue`], at most `max_outstanding` at once, and
+/// never more than `queue_ahead` waiting there for a worker: the order of publication,
+/// shared among users ([`crate::fair_share`]), is then the order of play.
 pub struct Publisher {
     ledger: Ledger,
     recorder: Recorder,
     launch: SandboxKind,
     batch: u32,
     max_outstanding: u64,
+    queue_ahead: u64,
     only: Option<String>,
     wake: Arc<Notify>,
     prepared: HashMap<String, Prepared>,
 }
 
 impl Publisher {
-    /// A publisher of the ledger's pending jobs (only tournament `only`'s, if given).
+    /// A publisher of the ledger's pending jobs (only tournament `only`'s, if given),
+    /// with no bound on those waiting in the queue until [`Publisher::queue_ahead`].
     pub fn new(
         ledger: Ledger,
         recorder: Recorder,
@@ -171,7 +181,25 @@ impl Publisher {
         only: Option<String>,
     ) -> Self {
         let wake = Arc::clone(&recorder.wake_publisher);
-        Publisher { ledger, recorder, launch, batch, max_outstanding, only, wake, prepared: HashMap::new() }
+        let queue_ahead = u64::MAX;
+        Publisher {
+            ledger,
+            recorder,
+            launch,
+            batch,
+            max_outstanding,
+            queue_ahead,
+            only,
+            wake,
+            prepared: HashMap::new(),
+        }
+    }
+
+    /// This publisher, keeping at most `jobs` waiting in a queue that can say how many
+    /// wait ([`JobQueue::waiting`]).
+    pub fn queue_ahead(mut self, jobs: u64) -> Self {
+        self.queue_ahead = jobs;
+        self
     }
 
     /// Publishes until `stop` turns true (`Ok`) or something fails. Waits whenever
@@ -183,7 +211,13 @@ impl Publisher {
                 return Ok(());
             }
             let outstanding = self.ledger.count(JobState::Running, self.only.clone()).await?;
-            let room = self.max_outstanding.saturating_sub(outstanding).min(u64::from(self.batch)) as u32;
+            let mut room = self.max_outstanding.saturating_sub(outstanding).min(u64::from(self.batch));
+            if room > 0
+                && let Some(waiting) = queue.waiting().await?
+            {
+                room = room.min(self.queue_ahead.saturating_sub(waiting));
+            }
+            let room = room as u32;
             let pending = if room > 0 { self.ledger.pending(room, self.only.clone()).await? } else { Vec::new() };
             if pending.is_empty() {
                 tokio::select! {

@@ -18,6 +18,9 @@
 //!   answers of both; [`service`]: `serve`;
 //!   [`embedded`]: `run`, the farm in one process; [`view`]: `view` and `run --web`,
 //!   the API and pages over a run's data, read-only; [`client`]: the CLI's side of the API.
+//! - [`accounts`]: users, their tokens, who may change what, and quotas;
+//!   [`fair_share`]: the workers shared among users; [`webhooks`]: users told of events,
+//!   signed, retried.
 //! - [`config`], [`metrics`]; [`token`]: how strong the API's bearer token must be.
 //!
 //! Shutdown, reconnect backoff, the configuration loader, object storage and the
@@ -25,6 +28,7 @@
 //! are the worker's (`farm-worker`), which [`embedded`] plays in process.
 #![deny(missing_docs)]
 
+pub mod accounts;
 pub mod api;
 pub mod api_error;
 pub mod audits;
@@ -33,6 +37,7 @@ pub mod client;
 pub mod config;
 pub mod director;
 pub mod embedded;
+pub mod fair_share;
 pub mod farm;
 pub mod leases;
 pub mod ledger;
@@ -49,6 +54,7 @@ pub mod token;
 pub mod tournament;
 pub mod view;
 pub mod web;
+pub mod webhooks;
 
 pub use config::CoordinatorConfig;
 pub use service::serve;

@@ -7,10 +7,10 @@ use std::time::Duration;
 use anyhow::{Context, Result};
 use clap::{Parser, Subcommand, ValueEnum};
 use farm_coordinator::api::NewBot;
-use farm_coordinator::client::Client;
+use farm_coordinator::client::{Client, percent_encode};
 use farm_coordinator::director::FormatStatus;
 use farm_coordinator::embedded::{self, RunEnd, RunOptions};
-use farm_coordinator::ledger::Progress;
+use farm_coordinator::ledger::{DeliveryView, Progress, UserView, WebhookView};
 use farm_coordinator::standings::Standings;
 use farm_coordinator::tournament::{BotEntry, TournamentFile, TournamentLimits};
 use farm_coordinator::view::{View, ViewError};
@@ -60,9 +60,30 @@ enum Command {
     Submit {
         /// The tournament file (TOML).
         file: PathBuf,
+        /// Among your own tournaments, higher is published first (-100 to 100). Other
+        /// users' tournaments are not affected: the farm is shared among users by their
+        /// shares whatever the priorities.
+        #[arg(long, default_value_t = 0, allow_hyphen_values = true)]
+        priority: i32,
         #[command(flatten)]
         api: ApiArgs,
     },
+    /// Manage users and their tokens (admins; a user may make and revoke their own
+    /// tokens).
+    ///
+    /// Example: farm-coordinator users add ada --share 2 (prints ada's first token once)
+    #[command(subcommand)]
+    Users(UsersCommand),
+    /// Who the token is, their share, what they have going and their quotas.
+    Whoami {
+        #[command(flatten)]
+        api: ApiArgs,
+    },
+    /// Register webhooks: the coordinator posts your tournaments' events to them,
+    /// signed with a secret printed once (header X-Matchfarm-Signature: t=UNIX,v1=HEX,
+    /// the HMAC-SHA256 of "UNIX.BODY"), retried with backoff until answered 2xx.
+    #[command(subcommand)]
+    Webhooks(WebhooksCommand),
     /// Show a tournament's progress, live, until it finishes.
     Status {
         /// The tournament id (as `submit` printed it).
@@ -158,12 +179,94 @@ enum BotsCommand {
     },
 }
 
+#[derive(Subcommand)]
+enum UsersCommand {
+    /// Make a user; prints their first token, which is shown only this once.
+    Add {
+        /// Their name: lower-case letters, digits, '-' and '_'.
+        name: String,
+        /// They may change everything, and have no quotas.
+        #[arg(long)]
+        admin: bool,
+        /// Their weight when the workers are shared among users (1 to 1000).
+        #[arg(long, default_value_t = 1)]
+        share: u32,
+        #[command(flatten)]
+        api: ApiArgs,
+    },
+    /// List the users, their shares and their tokens (ids only).
+    List {
+        #[command(flatten)]
+        api: ApiArgs,
+    },
+    /// Set a user's share of the workers.
+    Share {
+        /// The user.
+        name: String,
+        /// Their weight (1 to 1000).
+        share: u32,
+        #[command(flatten)]
+        api: ApiArgs,
+    },
+    /// Make another token for a user (yourself, or anyone for admins); printed once.
+    Token {
+        /// The user.
+        name: String,
+        #[command(flatten)]
+        api: ApiArgs,
+    },
+    /// Revoke a token by its id (as `users list` shows it): it works no more.
+    Revoke {
+        /// The token's id.
+        token_id: String,
+        #[command(flatten)]
+        api: ApiArgs,
+    },
+}
+
+#[derive(Subcommand)]
+enum WebhooksCommand {
+    /// Register URL; prints the webhook's id, and the secret its deliveries are signed
+    /// with, shown only this once.
+    ///
+    /// Example: farm-coordinator webhooks add https://ci.example.org/hooks/farm --event tournament.concluded
+    Add {
+        /// Where to post (http or https).
+        url: String,
+        /// An event kind to send: tournament.finished, tournament.concluded (repeatable;
+        /// default: all).
+        #[arg(long = "event", value_name = "KIND")]
+        events: Vec<String>,
+        #[command(flatten)]
+        api: ApiArgs,
+    },
+    /// List your webhooks.
+    List {
+        #[command(flatten)]
+        api: ApiArgs,
+    },
+    /// Remove a webhook; its deliveries not yet made are cancelled.
+    Remove {
+        /// The webhook's id.
+        id: String,
+        #[command(flatten)]
+        api: ApiArgs,
+    },
+    /// Show a webhook's deliveries, newest first: state, attempts, last outcome.
+    Deliveries {
+        /// The webhook's id.
+        id: String,
+        #[command(flatten)]
+        api: ApiArgs,
+    },
+}
+
 #[derive(clap::Args)]
 struct ApiArgs {
     /// The coordinator's URL.
     #[arg(long, env = "FARM_URL", default_value = "http://127.0.0.1:8000")]
     url: String,
-    /// The API's bearer token (needed by submit and retry).
+    /// A bearer token: the operator's, or a user's (needed by every change).
     #[arg(long, env = "FARM_API_TOKEN", hide_env_values = true)]
     token: Option<String>,
 }
@@ -291,7 +394,10 @@ async fn main() -> ExitCode {
         Command::Run(args) => run(args).await,
         Command::View(args) => view(args).await,
         Command::Serve(args) => serve_command(args).await,
-        Command::Submit { file, api } => submit(&file, &api).await,
+        Command::Submit { file, priority, api } => submit(&file, priority, &api).await,
+        Command::Users(command) => users(command).await,
+        Command::Whoami { api } => whoami(&api).await,
+        Command::Webhooks(command) => webhooks(command).await,
         Command::Status { id, once, api } => status(&id, once, &api).await,
         Command::Standings { id, format, api } => standings(&id, format, &api).await,
         Command::Retry { id, failed, api } => retry(&id, failed, &api).await,
@@ -479,9 +585,9 @@ async fn serve_command(args: ServeArgs) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-async fn submit(file: &Path, api: &ApiArgs) -> Result<ExitCode> {
+async fn submit(file: &Path, priority: i32, api: &ApiArgs) -> Result<ExitCode> {
     let client = Client::new(&api.url, api.token.clone())?;
-    let submitted = client.submit(file).await?;
+    let submitted = client.submit_with_priority(file, priority).await?;
     if submitted.created {
         eprintln!("submitted: {} jobs", submitted.jobs);
     } else {
@@ -606,6 +712,125 @@ async fn bots(command: BotsCommand) -> Result<ExitCode> {
             let client = Client::new(&api.url, api.token.clone())?;
             client.retire_bot(&id, &name).await?;
             println!("{id}: {name} retired");
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+async fn users(command: UsersCommand) -> Result<ExitCode> {
+    use hyper::Method;
+    match command {
+        UsersCommand::Add { name, admin, share, api } => {
+            let client = Client::new(&api.url, api.token.clone())?;
+            let body = serde_json::json!({ "name": name, "admin": admin, "share": share });
+            let made: serde_json::Value = client.send(Method::POST, "/api/users", Some(&body)).await?;
+            eprintln!(
+                "user {name} made (token {}); the token, shown only now:",
+                made["token_id"].as_str().unwrap_or("")
+            );
+            println!("{}", made["token"].as_str().unwrap_or(""));
+        }
+        UsersCommand::List { api } => {
+            let client = Client::new(&api.url, api.token.clone())?;
+            let listed: serde_json::Value = client.get("/api/users").await?;
+            let users: Vec<UserView> = serde_json::from_value(listed["users"].clone())?;
+            println!("{:<24} {:>5} {:>5}  tokens", "user", "admin", "share");
+            for user in users {
+                let tokens: Vec<String> =
+                    user.tokens
+                        .iter()
+                        .map(|token| {
+                            if token.revoked_at.is_some() {
+                                format!("{} (revoked)", token.id)
+                            } else {
+                                token.id.clone()
+                            }
+                        })
+                        .collect();
+                println!(
+                    "{:<24} {:>5} {:>5}  {}",
+                    user.name,
+                    if user.admin { "yes" } else { "no" },
+                    user.share,
+                    tokens.join(", ")
+                );
+            }
+        }
+        UsersCommand::Share { name, share, api } => {
+            let client = Client::new(&api.url, api.token.clone())?;
+            let path = format!("/api/users/{}/share", percent_encode(&name));
+            let _: serde_json::Value =
+                client.send(Method::PUT, &path, Some(&serde_json::json!({ "share": share }))).await?;
+            println!("{name}: share {share}");
+        }
+        UsersCommand::Token { name, api } => {
+            let client = Client::new(&api.url, api.token.clone())?;
+            let path = format!("/api/users/{}/tokens", percent_encode(&name));
+            let made: serde_json::Value = client.send(Method::POST, &path, None).await?;
+            eprintln!("token {} made for {name}; shown only now:", made["token_id"].as_str().unwrap_or(""));
+            println!("{}", made["token"].as_str().unwrap_or(""));
+        }
+        UsersCommand::Revoke { token_id, api } => {
+            let client = Client::new(&api.url, api.token.clone())?;
+            let path = format!("/api/tokens/{}", percent_encode(&token_id));
+            let revoked: serde_json::Value = client.send(Method::DELETE, &path, None).await?;
+            println!("token {token_id} of {} revoked", revoked["user"].as_str().unwrap_or(""));
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+async fn whoami(api: &ApiArgs) -> Result<ExitCode> {
+    let client = Client::new(&api.url, api.token.clone())?;
+    let me: serde_json::Value = client.get("/api/me").await?;
+    println!("{}", serde_json::to_string_pretty(&me)?);
+    Ok(ExitCode::SUCCESS)
+}
+
+async fn webhooks(command: WebhooksCommand) -> Result<ExitCode> {
+    use hyper::Method;
+    match command {
+        WebhooksCommand::Add { url, events, api } => {
+            let client = Client::new(&api.url, api.token.clone())?;
+            let body = serde_json::json!({ "url": url, "events": events });
+            let made: serde_json::Value = client.send(Method::POST, "/api/webhooks", Some(&body)).await?;
+            eprintln!(
+                "webhook {} registered for {}; its signing secret, shown only now:",
+                made["id"].as_str().unwrap_or(""),
+                made["events"]
+            );
+            println!("{}", made["secret"].as_str().unwrap_or(""));
+        }
+        WebhooksCommand::List { api } => {
+            let client = Client::new(&api.url, api.token.clone())?;
+            let listed: serde_json::Value = client.get("/api/webhooks").await?;
+            let hooks: Vec<WebhookView> = serde_json::from_value(listed["webhooks"].clone())?;
+            for hook in hooks {
+                println!("{}  {}  {}", hook.id, hook.url, hook.events.join(","));
+            }
+        }
+        WebhooksCommand::Remove { id, api } => {
+            let client = Client::new(&api.url, api.token.clone())?;
+            let path = format!("/api/webhooks/{}", percent_encode(&id));
+            let _: serde_json::Value = client.send(Method::DELETE, &path, None).await?;
+            println!("webhook {id} removed");
+        }
+        WebhooksCommand::Deliveries { id, api } => {
+            let client = Client::new(&api.url, api.token.clone())?;
+            let listed: serde_json::Value =
+                client.get(&format!("/api/webhooks/{}/deliveries", percent_encode(&id))).await?;
+            let deliveries: Vec<DeliveryView> = serde_json::from_value(listed["deliveries"].clone())?;
+            for delivery in deliveries {
+                println!(
+                    "event {} {} {}: {} after {} attempt(s){}",
+                    delivery.event_id,
+                    delivery.kind,
+                    delivery.subject,
+                    delivery.state,
+                    delivery.attempts,
+                    delivery.last_outcome.map(|outcome| format!(", last: {outcome}")).unwrap_or_default()
+                );
+            }
         }
     }
     Ok(ExitCode::SUCCESS)

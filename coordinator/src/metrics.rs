@@ -199,6 +199,14 @@ pub static WORKER_FIGURES: LazyLock<IntGaugeVec> = LazyLock::new(|| {
     register(IntGaugeVec::new(Opts::new(name, help), &["worker", "figure"]), name)
 });
 
+/// Webhook delivery attempts, by what became of the delivery: `delivered`, `retrying`
+/// (it failed and will be tried again) or `abandoned` (it failed its last attempt).
+pub static WEBHOOK_ATTEMPTS: LazyLock<IntCounterVec> = LazyLock::new(|| {
+    let name = "farm_coordinator_webhook_attempts_total";
+    let help = "Webhook delivery attempts, by what became of the delivery: delivered, retrying, abandoned.";
+    register(IntCounterVec::new(Opts::new(name, help), &["outcome"]), name)
+});
+
 /// Sets [`WORKER_FIGURES`] from `workers`.
 pub fn set_worker_figures(workers: &[crate::audits::WorkerRecord]) {
     WORKER_FIGURES.reset();
@@ -241,6 +249,7 @@ pub fn init() {
     LazyLock::force(&AUDITS_PUBLISHED);
     LazyLock::force(&AUDIT_VERDICTS);
     LazyLock::force(&WORKER_FIGURES);
+    LazyLock::force(&WEBHOOK_ATTEMPTS);
 }
 
 /// The text exposition of every metric.

@@ -22,6 +22,7 @@ use crate::ledger::{Ledger, LedgerError};
 use crate::metrics;
 use crate::observations::Observer;
 use crate::tournament::TournamentLimits;
+use crate::webhooks::Deliverer;
 
 /// How often the job gauges are refreshed from the ledger.
 const GAUGE_PERIOD: Duration = Duration::from_secs(5);
@@ -74,6 +75,8 @@ pub async fn serve(config: CoordinatorConfig, mut shutdown: Shutdown) -> Result<
         director: Arc::clone(&director),
         tournament_limits: TournamentLimits { max_jobs: config.max_tournament_jobs },
         observer: Observer::new(config.observations),
+        quotas: config.quotas,
+        webhooks: config.webhooks,
     };
     let mut api_stop = stop.clone();
     let server = tokio::spawn(
@@ -104,6 +107,17 @@ pub async fn serve(config: CoordinatorConfig, mut shutdown: Shutdown) -> Result<
         tokio::spawn(async move { director.run(recorded, &mut stop).await })
     };
 
+    // Webhooks need only the ledger too.
+    let delivering = {
+        let (recorded, mut stop) = (recorder.subscribe(), stop.clone());
+        let deliverer = Deliverer::new(ledger.clone(), config.webhooks);
+        tokio::spawn(async move {
+            if let Err(error) = deliverer.run(recorded, &mut stop).await {
+                tracing::error!(%error, "webhook deliveries stopped");
+            }
+        })
+    };
+
     let sessions = broker_sessions(&config, &ledger, &recorder, &wake, stop.clone());
     tokio::pin!(sessions);
     let outcome = tokio::select! {
@@ -117,6 +131,7 @@ pub async fn serve(config: CoordinatorConfig, mut shutdown: Shutdown) -> Result<
         },
     };
     directing.abort();
+    delivering.abort();
     gauges.abort();
     forward.abort();
     // The API goes last: it answers while the loops wind down.
@@ -150,7 +165,8 @@ async fn broker_sessions(
                 config.publish_batch,
                 config.max_outstanding,
                 None,
-            );
+            )
+            .queue_ahead(config.queue_ahead);
             let (mut publish_stop, mut ingest_stop, mut lease_stop) = (stop.clone(), stop.clone(), stop.clone());
             let mut audit_stop = stop.clone();
             tokio::try_join!(

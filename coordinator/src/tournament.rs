@@ -957,6 +957,18 @@ impl Tournament {
         Ok(plan)
     }
 
+    /// The most jobs submitting it queues at once: its whole schedule, or none for an
+    /// adaptive format, whose director queues a few at a time as results come.
+    pub fn most_jobs_at_submission(&self) -> u64 {
+        if self.format.is_adaptive() {
+            return 0;
+        }
+        self.format
+            .most_fixtures(self.bots.len())
+            .saturating_mul(self.maps.len() as u64)
+            .saturating_mul(u64::from(self.games_per_pairing))
+    }
+
     /// The job at `position` of an adaptive format, seating `seats` on map `map` with
     /// the seed `seed` (which the director derives with [`Tournament::derived_seed`]);
     /// `repetition` is the format's round (the pair of an SPRT, the round of a Swiss).

@@ -14,12 +14,14 @@ use farm_worker::SandboxKind;
 use tokio::net::TcpListener;
 use tokio::sync::Notify;
 
+use crate::accounts::Quotas;
 use crate::api::{self, ApiState, Submissions};
 use crate::director::Director;
 use crate::embedded;
 use crate::ledger::{Ledger, LedgerError};
 use crate::observations::{ObservationLimits, Observer};
 use crate::tournament::TournamentLimits;
+use crate::webhooks::WebhookSettings;
 
 /// What stops a view.
 #[derive(Debug, thiserror::Error)]
@@ -70,6 +72,8 @@ impl View {
             director,
             tournament_limits: TournamentLimits::default(),
             observer: Observer::new(ObservationLimits::default()),
+            quotas: Quotas::default(),
+            webhooks: WebhookSettings::default(),
         };
         Ok(View { listener, state })
     }

@@ -5,12 +5,14 @@ use std::sync::Arc;
 
 use axum::body::{Body, Bytes};
 use axum::http::{HeaderMap, Request, StatusCode, header};
+use farm_coordinator::accounts::Quotas;
 use farm_coordinator::api::{self, ApiState, Submissions};
 use farm_coordinator::director::Director;
 use farm_coordinator::ledger::{Answer, Ledger};
 use farm_coordinator::metrics;
 use farm_coordinator::observations::{ObservationLimits, Observer};
 use farm_coordinator::tournament::{TournamentFile, TournamentLimits};
+use farm_coordinator::webhooks::{self, Deliverer, WebhookSettings};
 use farm_proto::{MatchResult, PlayerOutcome, PlayerResult, PlayerStatus, ResultEnvelope, SCHEMA_VERSION};
 use farm_runtime::storage::{Storage, StorageConfig};
 use farm_worker::SandboxKind;
@@ -64,6 +66,9 @@ fn fixture_with(submissions: Submissions) -> Fixture {
         director,
         tournament_limits: TournamentLimits::default(),
         observer: Observer::new(ObservationLimits::default()),
+        quotas: Quotas::default(),
+        // Deliveries go to this test's own receiver on loopback, retried at once.
+        webhooks: WebhookSettings { allow_private_addresses: true, first_retry_secs: 0, ..WebhookSettings::default() },
     };
     Fixture { dir, state }
 }
@@ -150,6 +155,45 @@ impl Fixture {
         upload.write_all(replay.as_bytes()).await.expect("write the replay");
         upload.shutdown().await.expect("finish the upload");
         self.state.ledger.record(vec![won_by_seat_0(id, job, &replay_key, None)]).await.expect("record");
+    }
+
+    /// `method` on `uri` with a JSON `body`, as the holder of `token` (none: no header).
+    async fn call(&self, method: &str, uri: &str, body: &str, token: Option<&str>) -> Answered {
+        let mut request = Request::builder().method(method).uri(uri).header(header::CONTENT_TYPE, "application/json");
+        if let Some(token) = token {
+            request = request.header(header::AUTHORIZATION, format!("Bearer {token}"));
+        }
+        self.send(request.body(Body::from(body.to_owned())).expect("request")).await
+    }
+
+    /// Makes user `name` as the operator; returns their token.
+    async fn make_user(&self, name: &str) -> String {
+        let made = self.call("POST", "/api/users", &format!(r#"{{"name": "{name}"}}"#), Some(TOKEN)).await;
+        assert_eq!(made.status, StatusCode::CREATED, "{}", made.text());
+        made.json()["token"].as_str().expect("a token").to_owned()
+    }
+
+    /// Submits the tournament `text` as the holder of `token`.
+    async fn submit_as(&self, token: &str, text: &str) -> Answered {
+        let request = Request::post("/api/tournaments")
+            .header(header::AUTHORIZATION, format!("Bearer {token}"))
+            .header(header::CONTENT_TYPE, "application/toml");
+        self.send(request.body(Body::from(text.to_owned())).expect("request")).await
+    }
+
+    /// Records every job of tournament `id` as won by seat 0.
+    async fn complete_all(&self, id: &str) {
+        let answers = self
+            .matches(id, "?limit=1000")
+            .await
+            .iter()
+            .map(|row| {
+                let job = row["job_id"].as_str().expect("job id");
+                let key = format!("tournaments/{id}/jobs/{job}/attempt-1-000000000000/replay.jsonl.zst");
+                won_by_seat_0(id, job, &key, None)
+            })
+            .collect();
+        self.state.ledger.record(answers).await.expect("record");
     }
 
     /// Whether a submission woke the publisher since the last call.
@@ -995,7 +1039,7 @@ async fn a_ladder_takes_and_retires_bots_and_any_tournament_can_be_stopped_once(
     let view = fixture.get(&format!("/api/tournaments/{round_robin}")).await.json();
     assert_eq!(view["progress"]["cancelled"].as_u64(), Some(cancelled));
     assert!(cancelled > 0 && view["finished"] == true, "{view}");
-    assert_eq!(view["conclusion"], "stopped by the operator");
+    assert_eq!(view["conclusion"], "stopped by operator");
     fixture.send(send("POST", &stop, "", true)).await.error(StatusCode::CONFLICT, "conflict");
     fixture
         .send(send("POST", "/api/tournaments/t-nope/stop", "", true))
@@ -1005,4 +1049,249 @@ async fn a_ladder_takes_and_retires_bots_and_any_tournament_can_be_stopped_once(
     fixture.send(send("POST", &format!("/api/tournaments/{id}/stop"), "", true)).await;
     let ended = fixture.send(send("POST", &bots, r#"{"bot": {"name": "e", "builtin": "random"}}"#, true)).await;
     assert!(ended.error(StatusCode::CONFLICT, "conflict").contains("has ended"));
+}
+
+#[tokio::test]
+async fn users_change_only_their_own_tournaments_and_admins_everything() {
+    let fixture = fixture();
+    let ada = fixture.make_user("ada").await;
+    let bob = fixture.make_user("bob").await;
+    assert!(ada.starts_with("mft_") && ada != bob, "{ada}");
+
+    // Only admins make users; names are checked and taken once.
+    let message = fixture
+        .call("POST", "/api/users", r#"{"name": "eve"}"#, Some(&ada))
+        .await
+        .error(StatusCode::FORBIDDEN, "denied");
+    assert_eq!(message, "making users is for admins; ada is not one");
+    let message = fixture
+        .call("POST", "/api/users", r#"{"name": "ada"}"#, Some(TOKEN))
+        .await
+        .error(StatusCode::CONFLICT, "conflict");
+    assert_eq!(message, "user ada exists already");
+    for (body, expected) in [
+        (r#"{"name": "Ada Lovelace"}"#, "user name \"Ada Lovelace\": 1 to 32 characters"),
+        (r#"{"name": "operator"}"#, "is the configured api_token's"),
+        (r#"{"name": "cy", "share": 0}"#, "share: must be 1 to 1000, not 0"),
+        (r#"{"name": "cy", "role": "admin"}"#, "unknown field `role`"),
+    ] {
+        let message =
+            fixture.call("POST", "/api/users", body, Some(TOKEN)).await.error(StatusCode::BAD_REQUEST, "bad_request");
+        assert!(message.contains(expected), "{body}: {message}");
+    }
+
+    // Ada's tournament is hers: Bob can neither stop nor retry it; Ada and the operator can.
+    let submitted = fixture.submit_as(&ada, BOTWARS).await;
+    assert_eq!(submitted.status, StatusCode::CREATED, "{}", submitted.text());
+    let id = submitted.json()["id"].as_str().expect("id").to_owned();
+    assert_eq!(fixture.get(&format!("/api/tournaments/{id}")).await.json()["owner"], "ada");
+    for path in [format!("/api/tournaments/{id}/stop"), format!("/api/tournaments/{id}/retry")] {
+        let message = fixture.call("POST", &path, "", Some(&bob)).await.error(StatusCode::FORBIDDEN, "denied");
+        assert_eq!(message, format!("tournament {id} is ada's; bob may not change it"), "{path}");
+    }
+    assert_eq!(
+        fixture.call("POST", &format!("/api/tournaments/{id}/retry"), "", Some(&ada)).await.status,
+        StatusCode::OK
+    );
+    assert_eq!(
+        fixture.call("POST", &format!("/api/tournaments/{id}/stop"), "", Some(TOKEN)).await.status,
+        StatusCode::OK
+    );
+    let message = fixture
+        .call("DELETE", "/api/workers/w1/quarantine", "", Some(&ada))
+        .await
+        .error(StatusCode::FORBIDDEN, "denied");
+    assert_eq!(message, "releasing a worker is for admins; ada is not one");
+
+    // Tokens: a user makes their own, not others'; a revoked one works no more.
+    let me = fixture.call("GET", "/api/me", "", Some(&ada)).await.json();
+    assert_eq!((me["name"].as_str(), me["admin"].as_bool(), me["share"].as_u64()), (Some("ada"), Some(false), Some(1)));
+    let first_id = me["tokens"][0]["id"].as_str().expect("token id").to_owned();
+    assert!(ada.starts_with(&format!("mft_{first_id}")));
+    assert_eq!(me["usage"]["running_tournaments"], 0, "stopped, and nothing was running: {me}");
+    let message =
+        fixture.call("POST", "/api/users/ada/tokens", "", Some(&bob)).await.error(StatusCode::FORBIDDEN, "denied");
+    assert_eq!(message, "a token of ada is for ada and admins; bob is neither");
+    let second = fixture.call("POST", "/api/users/ada/tokens", "", Some(&ada)).await;
+    assert_eq!(second.status, StatusCode::CREATED, "{}", second.text());
+    let second = second.json()["token"].as_str().expect("token").to_owned();
+    let message = fixture
+        .call("DELETE", &format!("/api/tokens/{first_id}"), "", Some(&bob))
+        .await
+        .error(StatusCode::FORBIDDEN, "denied");
+    assert!(message.contains("revoking a token of ada"), "{message}");
+    assert_eq!(
+        fixture.call("DELETE", &format!("/api/tokens/{first_id}"), "", Some(&second)).await.status,
+        StatusCode::OK
+    );
+    fixture.call("GET", "/api/me", "", Some(&ada)).await.error(StatusCode::FORBIDDEN, "forbidden");
+    fixture
+        .call("DELETE", &format!("/api/tokens/{first_id}"), "", Some(TOKEN))
+        .await
+        .error(StatusCode::CONFLICT, "conflict");
+    fixture.call("DELETE", "/api/tokens/nope", "", Some(TOKEN)).await.error(StatusCode::NOT_FOUND, "not_found");
+    // A token shaped as the farm's, but never issued.
+    let forged = format!("mft_{}", "0".repeat(64));
+    fixture.call("GET", "/api/me", "", Some(&forged)).await.error(StatusCode::FORBIDDEN, "forbidden");
+
+    // Admins list users and set shares; the listing holds token ids, never tokens.
+    fixture.call("GET", "/api/users", "", Some(&bob)).await.error(StatusCode::FORBIDDEN, "denied");
+    let shared = fixture.call("PUT", "/api/users/bob/share", r#"{"share": 3}"#, Some(TOKEN)).await;
+    assert_eq!(shared.status, StatusCode::OK, "{}", shared.text());
+    let listed = fixture.call("GET", "/api/users", "", Some(TOKEN)).await;
+    let text = listed.text();
+    assert!(!text.contains(&ada[4..]) && !text.contains(&second[4..]) && !text.contains(&bob[4..]), "{text}");
+    let users = listed.json()["users"].clone();
+    assert_eq!(users[0]["name"], "ada");
+    assert_eq!(users[0]["tokens"].as_array().expect("tokens").len(), 2);
+    assert!(users[0]["tokens"][0]["revoked_at"].is_i64());
+    assert_eq!((users[1]["name"].as_str(), users[1]["share"].as_u64()), (Some("bob"), Some(3)));
+    assert_eq!(users[1]["created_by"], "operator");
+}
+
+#[tokio::test]
+async fn quotas_refuse_with_429_naming_the_quota() {
+    let mut fixture = fixture();
+    fixture.state.quotas = Quotas { max_running_tournaments: 1, max_queued_jobs: 10, max_webhooks: 1 };
+    let ada = fixture.make_user("ada").await;
+    let first = fixture.submit_as(&ada, BOTWARS).await;
+    assert_eq!(first.status, StatusCode::CREATED, "{}", first.text());
+    let id = first.json()["id"].as_str().expect("id").to_owned();
+    let another = BOTWARS.replace("seed = 3", "seed = 4");
+    let message = fixture.submit_as(&ada, &another).await.error(StatusCode::TOO_MANY_REQUESTS, "quota");
+    assert_eq!(message, "ada has 1 of quotas.max_running_tournaments = 1 already");
+    // The same tournament again makes nothing, so it is not refused; admins have no quotas.
+    assert_eq!(fixture.submit_as(&ada, BOTWARS).await.status, StatusCode::OK);
+    assert_eq!(fixture.submit(&another).await.status, StatusCode::CREATED);
+
+    // Once it has finished, another may start, but not one of 12 jobs beside 6 queued.
+    fixture.complete_all(&id).await;
+    let twelve = BOTWARS.replace("seed = 3", "seed = 5\ngames_per_pairing = 2");
+    let third = BOTWARS.replace("seed = 3", "seed = 6");
+    assert_eq!(fixture.submit_as(&ada, &third).await.status, StatusCode::CREATED);
+    let usage = fixture.call("GET", "/api/me", "", Some(&ada)).await.json();
+    assert_eq!(
+        (usage["usage"]["running_tournaments"].as_u64(), usage["usage"]["queued_jobs"].as_u64()),
+        (Some(1), Some(6))
+    );
+    assert_eq!(usage["quotas"]["max_queued_jobs"], 10);
+    fixture.state.quotas.max_running_tournaments = 5;
+    let message = fixture.submit_as(&ada, &twelve).await.error(StatusCode::TOO_MANY_REQUESTS, "quota");
+    assert_eq!(message, "ada has 6 of quotas.max_queued_jobs = 10 already, and this would add 12");
+
+    let hook = r#"{"url": "http://127.0.0.1:9/hook"}"#;
+    assert_eq!(fixture.call("POST", "/api/webhooks", hook, Some(&ada)).await.status, StatusCode::CREATED);
+    let message =
+        fixture.call("POST", "/api/webhooks", hook, Some(&ada)).await.error(StatusCode::TOO_MANY_REQUESTS, "quota");
+    assert_eq!(message, "ada has 1 of quotas.max_webhooks = 1 already");
+}
+
+/// What a webhook receiver was sent.
+struct Received {
+    signature: String,
+    event: String,
+    body: Vec<u8>,
+}
+
+#[tokio::test]
+async fn webhooks_are_signed_retried_after_a_failure_and_their_history_shown() {
+    // A receiver on loopback that fails its first request and takes the rest.
+    let (sent, mut received) = tokio::sync::mpsc::unbounded_channel::<Received>();
+    let calls = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let receiver = axum::Router::new().route(
+        "/hook",
+        axum::routing::post(move |headers: HeaderMap, body: Bytes| {
+            let (sent, calls) = (sent.clone(), Arc::clone(&calls));
+            async move {
+                let text = |name: &str| headers.get(name).and_then(|v| v.to_str().ok()).unwrap_or("").to_owned();
+                let _ = sent.send(Received {
+                    signature: text(webhooks::SIGNATURE_HEADER),
+                    event: text("x-matchfarm-event"),
+                    body: body.to_vec(),
+                });
+                if calls.fetch_add(1, std::sync::atomic::Ordering::SeqCst) == 0 {
+                    StatusCode::INTERNAL_SERVER_ERROR
+                } else {
+                    StatusCode::NO_CONTENT
+                }
+            }
+        }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
+    let address = listener.local_addr().expect("address");
+    tokio::spawn(async move { axum::serve(listener, receiver).await });
+
+    let fixture = fixture();
+    let ada = fixture.make_user("ada").await;
+    let bob = fixture.make_user("bob").await;
+    for (body, expected) in [
+        (r#"{"url": "ftp://example.com/"}"#.to_owned(), "only http and https URLs are posted to"),
+        (
+            format!(r#"{{"url": "http://{address}/hook", "events": ["match.played"]}}"#),
+            "\"match.played\" is not one of",
+        ),
+    ] {
+        let message = fixture
+            .call("POST", "/api/webhooks", &body, Some(&ada))
+            .await
+            .error(StatusCode::BAD_REQUEST, "bad_request");
+        assert!(message.contains(expected), "{message}");
+    }
+    let registered =
+        fixture.call("POST", "/api/webhooks", &format!(r#"{{"url": "http://{address}/hook"}}"#), Some(&ada)).await;
+    assert_eq!(registered.status, StatusCode::CREATED, "{}", registered.text());
+    let registered = registered.json();
+    let (hook, secret) = (registered["id"].as_str().expect("id"), registered["secret"].as_str().expect("secret"));
+    assert_eq!(registered["events"], serde_json::json!(webhooks::EVENT_KINDS));
+    let listed = fixture.call("GET", "/api/webhooks", "", Some(&ada)).await;
+    assert!(!listed.text().contains(secret), "the secret is shown once");
+    assert_eq!(fixture.call("GET", "/api/webhooks", "", Some(&bob)).await.json()["webhooks"], serde_json::json!([]));
+
+    let submitted = fixture.submit_as(&ada, BOTWARS).await;
+    let id = submitted.json()["id"].as_str().expect("id").to_owned();
+    // Bob's tournament finishing is not Ada's event.
+    let bobs = fixture.submit_as(&bob, &BOTWARS.replace("seed = 3", "seed = 9")).await;
+    let bobs = bobs.json()["id"].as_str().expect("id").to_owned();
+    let deliverer = Deliverer::new(fixture.state.ledger.clone(), fixture.state.webhooks);
+    assert_eq!(deliverer.sweep().await.expect("sweep"), 0, "nothing has happened yet");
+    fixture.complete_all(&bobs).await;
+    fixture.complete_all(&id).await;
+
+    // The first attempt fails, and says so in the history.
+    assert_eq!(deliverer.sweep().await.expect("sweep"), 1);
+    let first = received.recv().await.expect("a first delivery");
+    let history = format!("/api/webhooks/{hook}/deliveries");
+    let delivery = fixture.call("GET", &history, "", Some(&ada)).await.json()["deliveries"][0].clone();
+    assert_eq!((delivery["state"].as_str(), delivery["attempts"].as_u64()), (Some("retrying"), Some(1)), "{delivery}");
+    assert_eq!(delivery["last_outcome"], "answered 500 Internal Server Error");
+
+    // The retry is the same delivery, signed again, and is taken.
+    assert_eq!(deliverer.sweep().await.expect("sweep"), 1);
+    let second = received.recv().await.expect("a retry");
+    assert_eq!(first.body, second.body, "every attempt posts the same body");
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).expect("time").as_secs() as i64;
+    assert!(webhooks::verify(secret, &second.signature, &second.body, now, 300), "{}", second.signature);
+    assert!(!webhooks::verify("whsec_other", &second.signature, &second.body, now, 300));
+    assert_eq!(second.event, "tournament.finished");
+    let body: Value = serde_json::from_slice(&second.body).expect("JSON");
+    assert_eq!(body["event"]["kind"], "tournament.finished");
+    assert_eq!(
+        (body["tournament"]["id"].as_str(), body["tournament"]["owner"].as_str()),
+        (Some(id.as_str()), Some("ada"))
+    );
+    assert_eq!(body["tournament"]["jobs"]["done"], 6, "{body}");
+    let delivery = fixture.call("GET", &history, "", Some(&ada)).await.json()["deliveries"][0].clone();
+    assert_eq!((delivery["state"].as_str(), delivery["attempts"].as_u64()), (Some("delivered"), Some(2)), "{delivery}");
+    assert_eq!(delivery["body"], body);
+    assert_eq!(deliverer.sweep().await.expect("sweep"), 0, "delivered once");
+    assert!(received.try_recv().is_err(), "and only Ada's event");
+
+    // Bob sees neither Ada's webhook nor its deliveries; Ada removes it.
+    fixture.call("GET", &history, "", Some(&bob)).await.error(StatusCode::FORBIDDEN, "denied");
+    fixture
+        .call("DELETE", &format!("/api/webhooks/{hook}"), "", Some(&bob))
+        .await
+        .error(StatusCode::FORBIDDEN, "denied");
+    assert_eq!(fixture.call("DELETE", &format!("/api/webhooks/{hook}"), "", Some(&ada)).await.status, StatusCode::OK);
+    fixture.call("GET", &history, "", Some(&ada)).await.error(StatusCode::NOT_FOUND, "not_found");
 }

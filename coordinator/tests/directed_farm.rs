@@ -130,7 +130,7 @@ async fn a_ladder_keeps_its_queue_at_depth_while_bots_join_retire_and_are_replac
         coordinator.get_json(&format!("/api/tournaments/{id}"))["finished"] == true
     });
     let view = coordinator.get_json(&format!("/api/tournaments/{id}"));
-    assert_eq!(view["conclusion"], "stopped by the operator");
+    assert_eq!(view["conclusion"], "stopped by operator");
     eventually(Duration::from_secs(30), "the gauge empties", || gauge(&coordinator, UNANSWERED) == Some(0.0));
     assert!(worker.terminate().success());
 }

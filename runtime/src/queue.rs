@@ -271,6 +271,20 @@ impl ConfirmedPublisher {
     }
 }
 
+impl ConfirmedPublisher {
+    /// How many messages wait in `queue` for a consumer (delivered ones not counted).
+    pub async fn ready(&self, queue: &'static str) -> Result<u64, BrokerError> {
+        let passive = QueueDeclareOptions { passive: true, ..Default::default() };
+        let declared = tokio::time::timeout(
+            CONFIRM_TIMEOUT,
+            self.channel.queue_declare(queue.into(), passive, FieldTable::default()),
+        )
+        .await
+        .map_err(|_| BrokerError::Unconfirmed { queue })??;
+        Ok(u64::from(declared.message_count()))
+    }
+}
+
 /// How many times `properties`' message has been rejected from `queue` and come back
 /// (RabbitMQ's `x-death` count for it).
 pub fn rounds_through(properties: &BasicProperties, queue: &str) -> u64 {

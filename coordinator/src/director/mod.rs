@@ -209,16 +209,16 @@ impl Director {
         Ok(())
     }
 
-    /// Ends tournament `id` now (an operator's stop): its jobs not yet published are
-    /// cancelled, those published finish and count. `None`: no such tournament, or it
-    /// had ended already.
-    pub async fn stop(&self, id: &str) -> Result<Option<u64>, LedgerError> {
+    /// Ends tournament `id` now, as user `by` asked: its jobs not yet published are
+    /// cancelled, those published finish and count; its conclusion says who stopped
+    /// it. `None`: no such tournament, or it had ended already.
+    pub async fn stop(&self, id: &str, by: &str) -> Result<Option<u64>, LedgerError> {
         let _deciding = self.deciding.lock().await;
         // A tournament that has played everything is over: stopping it says nothing true.
         if self.ledger.progress(id).await?.is_none_or(|progress| progress.finished()) {
             return Ok(None);
         }
-        let cancelled = self.ledger.conclude(id, "stopped by the operator".into()).await?;
+        let cancelled = self.ledger.conclude(id, format!("stopped by {by}")).await?;
         if cancelled.is_some() {
             self.changed.send_modify(|passes| *passes += 1);
         }

@@ -2,6 +2,7 @@
 //! pending jobs the publisher takes, and their states.
 
 use super::*;
+use crate::fair_share::{self, Claimant};
 
 /// Rows inserted per transaction when a tournament's jobs are written: the ledger is
 /// held for one batch at a time, so other calls wait at most that long.
@@ -15,6 +16,18 @@ impl Ledger {
     /// tournament never holds the ledger for more than one batch, so the API and the
     /// recorder go on meanwhile (and the publisher may start on the first jobs).
     pub async fn insert_tournament(&self, tournament: Tournament) -> Result<Inserted, LedgerError> {
+        self.insert_tournament_for(tournament, crate::accounts::OPERATOR.to_owned(), 0).await
+    }
+
+    /// [`Ledger::insert_tournament`], submitted by `owner`, whose tournaments of higher
+    /// `priority` are published first ([`crate::fair_share`]). The same tournament
+    /// submitted again keeps its first owner and priority.
+    pub async fn insert_tournament_for(
+        &self,
+        tournament: Tournament,
+        owner: String,
+        priority: i32,
+    ) -> Result<Inserted, LedgerError> {
         let id = tournament.id.clone();
         let definition =
             serde_json::to_string(&tournament).map_err(|source| LedgerError::Corrupt { what: "tournament", source })?;
@@ -40,9 +53,9 @@ impl Ledger {
                     // written last, once every job is in, so a crash half-way leaves a
                     // count of 0, which the check above resumes from.
                     connection.execute(
-                        "INSERT OR IGNORE INTO tournaments (id, name, game, definition, created_at, jobs, open)
-                         VALUES (?1, ?2, ?3, ?4, ?5, 0, ?6)",
-                        params![id, row.0, row.1, definition, now(), directed],
+                        "INSERT OR IGNORE INTO tournaments (id, name, game, definition, created_at, jobs, open, owner, priority)
+                         VALUES (?1, ?2, ?3, ?4, ?5, 0, ?6, ?7, ?8)",
+                        params![id, row.0, row.1, definition, now(), directed, owner, priority],
                     )?;
                     Ok(None)
                 }
@@ -173,28 +186,52 @@ impl Ledger {
         .await
     }
 
-    /// Up to `limit` pending jobs (of tournament `only`, if given), oldest tournament
-    /// first, in schedule order.
+    /// Up to `limit` pending jobs (of tournament `only`, if given), shared among their
+    /// owners by [`fair_share::apportion`]; each owner's from their tournament of
+    /// highest priority first, then the oldest, in schedule order.
     pub async fn pending(&self, limit: u32, only: Option<String>) -> Result<Vec<PendingJob>, LedgerError> {
         self.with(move |connection| {
-            let mut select = connection.prepare_cached(
-                "SELECT tournament_id, job_id, position, seats, map, repetition, seed FROM jobs
-                 WHERE state = 'pending' AND (?2 IS NULL OR tournament_id = ?2) ORDER BY rowid LIMIT ?1",
+            let claimants = claimants(connection, only.as_deref())?;
+            let given = fair_share::apportion(&claimants, u64::from(limit));
+            let mut pending = Vec::with_capacity(limit as usize);
+            let mut tournaments = connection.prepare_cached(
+                "SELECT t.id FROM tournaments t
+                 JOIN job_counts c ON c.tournament_id = t.id AND c.state = 'pending' AND c.count > 0
+                 WHERE t.owner = ?1 AND (?2 IS NULL OR t.id = ?2)
+                 ORDER BY t.priority DESC, t.created_at, t.rowid",
             )?;
-            let rows = select.query_map(params![limit, only], |row| {
-                Ok(PendingJob {
-                    tournament_id: row.get(0)?,
-                    planned: PlannedJob {
-                        job_id: row.get(1)?,
-                        position: row.get::<_, i64>(2)? as u64,
-                        seats: seats_from_text(&row.get::<_, String>(3)?),
-                        map: row.get::<_, i64>(4)? as usize,
-                        repetition: row.get(5)?,
-                        seed: row.get::<_, i64>(6)? as u64,
-                    },
-                })
-            })?;
-            Ok(rows.collect::<Result<Vec<_>, _>>()?)
+            let mut jobs = connection.prepare_cached(
+                "SELECT job_id, position, seats, map, repetition, seed FROM jobs
+                 WHERE tournament_id = ?1 AND state = 'pending' ORDER BY position LIMIT ?2",
+            )?;
+            for (claimant, mut wanted) in claimants.iter().zip(given) {
+                if wanted == 0 {
+                    continue;
+                }
+                let ids: Vec<String> = tournaments
+                    .query_map(params![claimant.owner, only], |row| row.get(0))?
+                    .collect::<Result<_, _>>()?;
+                for tournament_id in ids {
+                    let rows = jobs.query_map(params![tournament_id, wanted as i64], |row| {
+                        Ok(PlannedJob {
+                            job_id: row.get(0)?,
+                            position: row.get::<_, i64>(1)? as u64,
+                            seats: seats_from_text(&row.get::<_, String>(2)?),
+                            map: row.get::<_, i64>(3)? as usize,
+                            repetition: row.get(4)?,
+                            seed: row.get::<_, i64>(5)? as u64,
+                        })
+                    })?;
+                    for planned in rows {
+                        pending.push(PendingJob { tournament_id: tournament_id.clone(), planned: planned? });
+                        wanted -= 1;
+                    }
+                    if wanted == 0 {
+                        break;
+                    }
+                }
+            }
+            Ok(pending)
         })
         .await
     }
@@ -259,4 +296,28 @@ impl Ledger {
         })
         .await
     }
+}
+
+/// The owners with pending jobs (of tournament `only`, if given), in name order, with
+/// their shares (1 for a user without a row: the operator) and published jobs.
+fn claimants(connection: &Connection, only: Option<&str>) -> rusqlite::Result<Vec<Claimant>> {
+    connection
+        .prepare_cached(
+            "SELECT t.owner, coalesce(u.share, 1),
+                 sum(CASE WHEN c.state = 'running' THEN c.count ELSE 0 END),
+                 sum(CASE WHEN c.state = 'pending' THEN c.count ELSE 0 END) AS pending
+             FROM job_counts c JOIN tournaments t ON t.id = c.tournament_id
+             LEFT JOIN users u ON u.name = t.owner
+             WHERE c.state IN ('pending', 'running') AND c.count > 0 AND (?1 IS NULL OR t.id = ?1)
+             GROUP BY t.owner HAVING pending > 0 ORDER BY t.owner",
+        )?
+        .query_map([only], |row| {
+            Ok(Claimant {
+                owner: row.get(0)?,
+                share: row.get(1)?,
+                running: row.get::<_, i64>(2)? as u64,
+                pending: row.get::<_, i64>(3)? as u64,
+            })
+        })?
+        .collect()
 }

@@ -17,7 +17,8 @@
 //! # Layout
 //! This file: the types the ledger speaks in and opening it; `schema` its tables and
 //! migrations; `jobs` tournaments in and jobs out; `results` answers recorded once;
-//! `queries` what the API, pages and standings read.
+//! `queries` what the API, pages and standings read; `accounts` users and tokens;
+//! `webhooks` events and their deliveries.
 
 use std::path::Path;
 use std::sync::{Arc, Mutex};
@@ -28,6 +29,7 @@ use serde::Serialize;
 
 use crate::tournament::{PlannedJob, Tournament};
 
+mod accounts;
 mod direction;
 mod jobs;
 mod queries;
@@ -35,8 +37,11 @@ mod results;
 mod schema;
 #[cfg(test)]
 mod tests;
+mod webhooks;
 mod workers;
 
+pub use accounts::{NewUser, TokenView, Usage, UserView};
+pub use webhooks::{Delivery, DeliveryView, NewWebhook, WebhookView};
 pub use workers::AuditState;
 
 /// A ledger operation that failed. Every one is an infrastructure error: retrying
@@ -147,6 +152,8 @@ pub struct TournamentSummary {
     pub game: farm_proto::GameKind,
     /// When it was submitted (Unix seconds).
     pub created_at: i64,
+    /// Who submitted it ([`crate::accounts`]).
+    pub owner: String,
     /// Its jobs by state.
     pub progress: Progress,
 }

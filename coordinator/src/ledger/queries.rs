@@ -25,17 +25,17 @@ impl Ledger {
     pub async fn tournaments(&self) -> Result<Vec<TournamentSummary>, LedgerError> {
         self.read(|connection| {
             let mut select = connection
-                .prepare("SELECT id, name, game, created_at FROM tournaments ORDER BY created_at DESC, id")?;
+                .prepare("SELECT id, name, game, created_at, owner FROM tournaments ORDER BY created_at DESC, id")?;
             let rows = select
                 .query_map([], |row| {
-                    Ok((row.get::<_, String>(0)?, row.get(1)?, row.get::<_, String>(2)?, row.get(3)?))
+                    Ok((row.get::<_, String>(0)?, row.get(1)?, row.get::<_, String>(2)?, row.get(3)?, row.get(4)?))
                 })?
-                .collect::<Result<Vec<(String, String, String, i64)>, _>>()?;
+                .collect::<Result<Vec<(String, String, String, i64, String)>, _>>()?;
             let mut summaries = Vec::with_capacity(rows.len());
-            for (id, name, game, created_at) in rows {
+            for (id, name, game, created_at, owner) in rows {
                 let Ok(game) = game.parse() else { continue };
                 let progress = progress_of(connection, &id)?.unwrap_or_default();
-                summaries.push(TournamentSummary { id, name, game, created_at, progress });
+                summaries.push(TournamentSummary { id, name, game, created_at, owner, progress });
             }
             Ok(summaries)
         })

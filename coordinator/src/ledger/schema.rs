@@ -14,6 +14,9 @@ const RETURNS_VERSION: i64 = 3;
 /// The `user_version` from which tournaments say whether their director may still
 /// schedule (`open`) and how they ended when it stopped them (`conclusion`).
 const DIRECTED_VERSION: i64 = 4;
+/// The `user_version` from which tournaments have an `owner` and a `priority`
+/// ([`crate::accounts`], [`crate::fair_share`]).
+const OWNED_VERSION: i64 = 5;
 /// The lease given to jobs a ledger from before leases had published: the workers'
 /// default cap on a match, twice (see [`super::Ledger::mark_running`]).
 const LEGACY_LEASE_SECS: i64 = 2 * 20 * 60;
@@ -30,7 +33,11 @@ CREATE TABLE IF NOT EXISTS tournaments (
     -- 1 while its director (crate::director) may still add or cancel jobs; then
     -- why it stopped, if it stopped before its schedule ran out.
     open INTEGER NOT NULL DEFAULT 0,
-    conclusion TEXT
+    conclusion TEXT,
+    -- The user who submitted it (crate::accounts::OPERATOR for the configured token),
+    -- and where it stands among that user's tournaments when jobs are published.
+    owner TEXT NOT NULL DEFAULT 'operator',
+    priority INTEGER NOT NULL DEFAULT 0
 );
 CREATE TABLE IF NOT EXISTS jobs (
     job_id TEXT PRIMARY KEY,
@@ -120,6 +127,91 @@ CREATE TABLE IF NOT EXISTS audits (
     document TEXT NOT NULL
 );
 CREATE INDEX IF NOT EXISTS audits_by_state ON audits(state);
+-- Users (crate::accounts) and their tokens, kept as hashes only.
+CREATE TABLE IF NOT EXISTS users (
+    name TEXT PRIMARY KEY,
+    admin INTEGER NOT NULL,
+    share INTEGER NOT NULL,
+    created_at INTEGER NOT NULL,
+    created_by TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS tokens (
+    id TEXT PRIMARY KEY,
+    user_name TEXT NOT NULL REFERENCES users(name),
+    hash TEXT NOT NULL UNIQUE,
+    created_at INTEGER NOT NULL,
+    revoked_at INTEGER
+);
+CREATE INDEX IF NOT EXISTS tokens_by_user ON tokens(user_name);
+-- What users are told of (crate::webhooks): an event once per kind and subject, then
+-- one delivery of it to each of its owner's webhooks that asked for its kind.
+CREATE TABLE IF NOT EXISTS events (
+    id INTEGER PRIMARY KEY,
+    kind TEXT NOT NULL,
+    subject TEXT NOT NULL,
+    owner TEXT NOT NULL,
+    created_at INTEGER NOT NULL,
+    -- 1 once its deliveries are made.
+    fanned INTEGER NOT NULL DEFAULT 0,
+    UNIQUE (kind, subject)
+);
+CREATE INDEX IF NOT EXISTS events_to_fan_out ON events(fanned);
+CREATE TABLE IF NOT EXISTS webhooks (
+    id TEXT PRIMARY KEY,
+    owner TEXT NOT NULL,
+    url TEXT NOT NULL,
+    kinds TEXT NOT NULL,
+    secret TEXT NOT NULL,
+    created_at INTEGER NOT NULL,
+    -- Events up to this one were before it: it is sent the later ones.
+    after_event INTEGER NOT NULL,
+    removed_at INTEGER
+);
+CREATE TABLE IF NOT EXISTS deliveries (
+    webhook_id TEXT NOT NULL REFERENCES webhooks(id),
+    event_id INTEGER NOT NULL REFERENCES events(id),
+    body TEXT NOT NULL,
+    -- pending (not tried yet) or retrying (next_at says when), delivered, abandoned (every
+    -- attempt failed) or cancelled (its webhook was removed).
+    state TEXT NOT NULL,
+    attempts INTEGER NOT NULL DEFAULT 0,
+    next_at INTEGER NOT NULL,
+    -- What the last attempt got: a status line or why it got none.
+    last_outcome TEXT,
+    PRIMARY KEY (webhook_id, event_id)
+);
+CREATE INDEX IF NOT EXISTS deliveries_due ON deliveries(state, next_at);
+";
+
+/// What needs the columns the migrations add: made after them, whichever way they came.
+const AFTER_MIGRATIONS: &str = "
+CREATE INDEX IF NOT EXISTS jobs_by_publication ON jobs(published_seq);
+CREATE INDEX IF NOT EXISTS jobs_by_lease ON jobs(state, lease_secs, published_seq);
+CREATE INDEX IF NOT EXISTS tournaments_by_owner ON tournaments(owner, open);
+-- A tournament is finished when its director may add nothing (open = 0) and no job is
+-- pending or running (crate::ledger::Progress::finished): checked when a job's state
+-- becomes final and when `open` clears, so its event is written once, in the
+-- transaction that finished it (crate::webhooks).
+CREATE TRIGGER IF NOT EXISTS finished_by_job AFTER UPDATE OF state ON jobs
+    WHEN NEW.state IN ('done', 'failed', 'cancelled') BEGIN
+    INSERT OR IGNORE INTO events (kind, subject, owner, created_at)
+        SELECT 'tournament.finished', t.id, t.owner, unixepoch() FROM tournaments t
+        WHERE t.id = NEW.tournament_id AND t.open = 0 AND NOT EXISTS (
+            SELECT 1 FROM jobs j WHERE j.tournament_id = t.id AND j.state IN ('pending', 'running'));
+END;
+CREATE TRIGGER IF NOT EXISTS finished_by_close AFTER UPDATE OF open ON tournaments
+    WHEN OLD.open <> 0 AND NEW.open = 0 BEGIN
+    INSERT OR IGNORE INTO events (kind, subject, owner, created_at)
+        SELECT 'tournament.finished', NEW.id, NEW.owner, unixepoch() WHERE NOT EXISTS (
+            SELECT 1 FROM jobs j WHERE j.tournament_id = NEW.id AND j.state IN ('pending', 'running'));
+END;
+-- A directed tournament's director ended it (an SPRT's verdict, a settled ranking, a
+-- stop): crate::ledger::Ledger::conclude.
+CREATE TRIGGER IF NOT EXISTS concluded AFTER UPDATE OF conclusion ON tournaments
+    WHEN OLD.conclusion IS NULL AND NEW.conclusion IS NOT NULL BEGIN
+    INSERT OR IGNORE INTO events (kind, subject, owner, created_at)
+        VALUES ('tournament.concluded', NEW.id, NEW.owner, unixepoch());
+END;
 ";
 
 /// Creates what is missing of the schema in `connection` and migrates what an earlier
@@ -155,11 +247,11 @@ pub(super) fn apply(connection: &Connection) -> rusqlite::Result<()> {
         let columns = [("open", "INTEGER NOT NULL DEFAULT 0"), ("conclusion", "TEXT")];
         add_columns(connection, "tournaments", DIRECTED_VERSION, &columns, "")?;
     }
-    // After the columns exist, whichever way they came.
-    connection.execute_batch(
-        "CREATE INDEX IF NOT EXISTS jobs_by_publication ON jobs(published_seq);
-         CREATE INDEX IF NOT EXISTS jobs_by_lease ON jobs(state, lease_secs, published_seq);",
-    )?;
+    if version < OWNED_VERSION {
+        let columns = [("owner", "TEXT NOT NULL DEFAULT 'operator'"), ("priority", "INTEGER NOT NULL DEFAULT 0")];
+        add_columns(connection, "tournaments", OWNED_VERSION, &columns, "")?;
+    }
+    connection.execute_batch(AFTER_MIGRATIONS)?;
     Ok(())
 }
 

@@ -868,3 +868,99 @@ async fn only_a_workers_own_faults_count_against_it() {
         "{workers:?}"
     );
 }
+
+#[tokio::test]
+async fn pending_jobs_are_shared_among_owners_by_share_and_each_owners_by_priority() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let ledger = open(&dir);
+    let user =
+        |name: &str, share: u32| NewUser { name: name.into(), admin: false, share, created_by: "operator".into() };
+    let token = || crate::accounts::NewToken::generate().expect("random");
+    assert!(ledger.add_user(user("ada", 1), token()).await.expect("add"));
+    assert!(ledger.add_user(user("bob", 3), token()).await.expect("add"));
+    assert!(!ledger.add_user(user("bob", 1), token()).await.expect("add again"), "taken");
+    // Ada: a big one first, then a small one of higher priority; Bob: one.
+    let (ada_big, ada_urgent, bobs) = (botwars("ada big", 20), botwars("ada urgent", 1), botwars("bob", 20));
+    ledger.insert_tournament_for(ada_big.clone(), "ada".into(), 0).await.expect("insert");
+    ledger.insert_tournament_for(ada_urgent.clone(), "ada".into(), 5).await.expect("insert");
+    ledger.insert_tournament_for(bobs.clone(), "bob".into(), 0).await.expect("insert");
+
+    let owner_of = |job: &PendingJob| if job.tournament_id == bobs.id { "bob" } else { "ada" };
+    let first = ledger.pending(8, None).await.expect("pending");
+    let counts = |jobs: &[PendingJob]| {
+        (
+            jobs.iter().filter(|job| owner_of(job) == "ada").count(),
+            jobs.iter().filter(|job| owner_of(job) == "bob").count(),
+        )
+    };
+    assert_eq!(counts(&first), (2, 6), "shares 1:3");
+    let adas: Vec<&str> =
+        first.iter().filter(|job| owner_of(job) == "ada").map(|job| job.tournament_id.as_str()).collect();
+    assert_eq!(adas, [ada_urgent.id.as_str(); 2], "her priority 5 before her older tournament");
+    ledger.mark_running(leased(first.iter().map(|job| job.planned.job_id.clone()).collect())).await.expect("mark");
+
+    // Bob's jobs are answered; the next slots go to him until he holds 3 to Ada's 1 again.
+    let answered = first
+        .iter()
+        .filter(|job| owner_of(job) == "bob")
+        .take(3)
+        .map(|job| completed(&bobs, &job.planned.job_id, "w", [1, 0]));
+    ledger.record(answered.collect()).await.expect("record");
+    assert_eq!(counts(&ledger.pending(3, None).await.expect("pending")), (0, 3));
+    assert_eq!(
+        counts(&ledger.pending(7, None).await.expect("pending")),
+        (1, 6),
+        "Bob catches up to three times Ada's, then they share 1:3"
+    );
+    // `only` keeps to one tournament whoever else waits.
+    let only = ledger.pending(4, Some(ada_big.id.clone())).await.expect("pending");
+    assert!(only.len() == 4 && only.iter().all(|job| job.tournament_id == ada_big.id));
+
+    let usage = ledger.usage("ada").await.expect("usage");
+    assert_eq!((usage.running_tournaments, usage.queued_jobs), (2, 6 * 20 + 6));
+    assert_eq!(ledger.owner(&bobs.id).await.expect("owner").as_deref(), Some("bob"));
+}
+
+#[tokio::test]
+async fn events_are_written_once_when_a_tournament_finishes_or_concludes() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let ledger = open(&dir);
+    let tournament = botwars("events", 1);
+    ledger.insert_tournament_for(tournament.clone(), "ada".into(), 0).await.expect("insert");
+    let hook = NewWebhook {
+        id: "wh-1".into(),
+        owner: "ada".into(),
+        url: "http://127.0.0.1:9/".into(),
+        kinds: vec!["tournament.finished".into()],
+        secret: "s".into(),
+    };
+    ledger.add_webhook(hook).await.expect("add");
+    let planned = jobs(&tournament);
+    let answers: Vec<Answer> = planned.iter().map(|job| completed(&tournament, &job.job_id, "w", [1, 0])).collect();
+    ledger.record(answers[..5].to_vec()).await.expect("record");
+    assert_eq!(ledger.fan_out_events().await.expect("fan out"), 0, "not finished yet");
+    ledger.record(answers[5..].to_vec()).await.expect("record");
+    // A duplicate after it finished makes no second event.
+    ledger.record(answers[5..].to_vec()).await.expect("record");
+    assert_eq!(ledger.fan_out_events().await.expect("fan out"), 1);
+    assert_eq!(ledger.fan_out_events().await.expect("fan out"), 0);
+    let due = ledger.due_deliveries(i64::MAX, 10).await.expect("due");
+    assert_eq!(due.len(), 1);
+    let body: serde_json::Value = serde_json::from_str(&due[0].body).expect("JSON");
+    assert_eq!(body["event"]["kind"], "tournament.finished");
+    assert_eq!(body["tournament"]["jobs"]["done"], 6);
+
+    // A stopped tournament concludes; the webhook asked for `finished` only, and gets it.
+    let stopped = botwars("stopped", 2);
+    ledger.insert_tournament_for(stopped.clone(), "ada".into(), 0).await.expect("insert");
+    ledger.conclude(&stopped.id, "stopped by ada".into()).await.expect("conclude");
+    assert_eq!(ledger.fan_out_events().await.expect("fan out"), 1, "finished (all cancelled), not concluded");
+    let kinds: Vec<String> =
+        ledger.deliveries("wh-1", 10).await.expect("history").into_iter().map(|d| d.kind).collect();
+    assert_eq!(kinds, ["tournament.finished", "tournament.finished"]);
+    // Another owner's events never reach Ada's webhook.
+    let bobs = botwars("bob's", 3);
+    ledger.insert_tournament_for(bobs.clone(), "bob".into(), 0).await.expect("insert");
+    ledger.conclude(&bobs.id, "stopped by bob".into()).await.expect("conclude");
+    assert_eq!(ledger.fan_out_events().await.expect("fan out"), 0);
+}
