@@ -148,15 +148,21 @@ async fn caller(headers: &HeaderMap, state: &ApiState) -> Result<Caller, ApiErro
     Err(ApiError::Forbidden)
 }
 
+/// `Ok` when `caller` may change `thing` (as messages name it), which is `owner`'s:
+/// they are its owner or an admin. 403 naming the owner otherwise.
+fn owner_or_admin(caller: &Caller, thing: &str, owner: &str) -> Result<(), ApiError> {
+    if caller.may_change(owner) {
+        Ok(())
+    } else {
+        Err(ApiError::Denied(format!("{thing}: it is {owner}'s, and {} is neither {owner} nor an admin", caller.name)))
+    }
+}
+
 /// `Ok` when `caller` may change tournament `id`: 404 when there is none, 403 naming
 /// its owner when it is another's.
 async fn may_change_tournament(state: &ApiState, caller: &Caller, id: &str) -> Result<(), ApiError> {
     let owner = state.ledger.owner(id).await?.ok_or_else(|| ApiError::NotFound(format!("no tournament {id}")))?;
-    if caller.may_change(&owner) {
-        Ok(())
-    } else {
-        Err(ApiError::Denied(format!("tournament {id} is {owner}'s; {} may not change it", caller.name)))
-    }
+    owner_or_admin(caller, &format!("tournament {id}"), &owner)
 }
 
 /// `Ok` when `caller` is an admin; 403 saying what needed one otherwise.

@@ -64,7 +64,10 @@ async fn two_users_get_throughput_in_proportion_to_their_shares() {
         .expect("the CLI runs");
     assert!(!refused.status.success());
     let stderr = String::from_utf8_lossy(&refused.stderr);
-    assert!(stderr.contains(&format!("tournament {adas} is ada's; bob may not change it")), "{stderr}");
+    assert!(
+        stderr.contains(&format!("tournament {adas}: it is ada's, and bob is neither ada nor an admin")),
+        "{stderr}"
+    );
 
     let _worker = WorkerProcess::start(&vhost, &farm_testkit::unique("fair-share"), 2, 5);
     let done = |id: &str| coordinator.progress(id)["done"].as_u64().expect("done");

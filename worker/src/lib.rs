@@ -14,6 +14,8 @@
 //! - [`audit`]: other workers' matches re-verified from their stored replays;
 //!   [`quarantine`]: what the coordinator imposes on a worker whose results it no
 //!   longer trusts; [`reproduce`]: a finished match played again from its bundle.
+//! - [`build`]: a bot's image built from its source, checked, with no network, from
+//!   the farm's own base images, tagged by content digest (`farm-worker build`).
 //! - [`config`], [`metrics`], [`http`]: the worker's configuration, every metric,
 //!   `/metrics`.
 //!
@@ -25,6 +27,7 @@
 
 pub mod audit;
 pub mod bots;
+pub mod build;
 mod clock;
 pub mod config;
 pub mod error;

@@ -49,6 +49,22 @@ enum Command {
     /// Example: farm-worker reproduce j-0123abcd --api http://127.0.0.1:8000
     ///          farm-worker reproduce --result farm-out/botwars-seed7/result.json
     Reproduce(ReproduceArgs),
+    /// Build a bot's image from its source directory, as the farm builds its authors'
+    /// submissions: the source checked (at most 2,000 entries and 64 MiB; no path or
+    /// link out of it), its own Dockerfile (starting from the farm's base images) or a
+    /// starter layout (bot.py: Python; bot.js: Node), built with no network, tagged
+    /// matchfarm-bots/NAME:DIGEST by the source's content. Prints the tag; the build's
+    /// output goes to stderr.
+    ///
+    /// Example: farm-worker build bots/botwars/my-bot --name my-bot, then use
+    ///   image = "matchfarm-bots/my-bot:..." in a tournament file.
+    Build {
+        /// The source directory.
+        dir: PathBuf,
+        /// The bot's name (lower-case letters, digits, '-', '_').
+        #[arg(long)]
+        name: String,
+    },
     /// Work with replay files.
     Replay {
         #[command(subcommand)]
@@ -293,6 +309,7 @@ async fn main() -> ExitCode {
         Command::Serve(args) => serve(args).await,
         Command::Play(args) => play(args).await,
         Command::Reproduce(args) => reproduce(args).await,
+        Command::Build { dir, name } => build(&dir, &name).await,
         Command::Replay { command: ReplayCommand::Verify { file } } => verify(&file),
         Command::Map { command: MapCommand::Generate { game, seed, out } } => generate_map(game, seed, out.as_deref()),
     };
@@ -485,6 +502,25 @@ async fn reproduce(args: ReproduceArgs) -> Result<ExitCode> {
         );
         Ok(ExitCode::from(1))
     }
+}
+
+async fn build(dir: &Path, name: &str) -> Result<ExitCode> {
+    let valid = !name.is_empty()
+        && name.len() <= 64
+        && name.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-' || b == b'_');
+    anyhow::ensure!(valid, "--name {name:?}: 1 to 64 lower-case letters, digits, '-' and '_'");
+    let limits = farm_worker::build::BuildLimits::default();
+    let source = farm_worker::build::Source::read_dir(dir, limits.source)
+        .with_context(|| format!("the source in {}", dir.display()))?;
+    eprintln!("building {name} ({} layout) from {}", source.layout().name(), dir.display());
+    let docker = bollard::Docker::connect_with_local_defaults()?.negotiate_version().await?;
+    let mut log = farm_worker::build::BuildLog::default();
+    let built = farm_worker::build::build(&docker, &source, name, limits, &mut log).await;
+    eprint!("{}", log.0);
+    let built = built?;
+    eprintln!("built {} ({}, {} MiB)", built.tag, built.image_id, built.size >> 20);
+    println!("{}", built.tag);
+    Ok(ExitCode::SUCCESS)
 }
 
 fn clock_seed() -> u64 {

@@ -20,7 +20,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{delete, get, post, put};
 use serde::Deserialize;
 
-use super::{ApiState, MAX_BODY, admin_only, caller};
+use super::{ApiState, MAX_BODY, admin_only, caller, owner_or_admin};
 use crate::accounts::{self, Caller, NewToken, Quotas};
 use crate::api_error::ApiError;
 use crate::ledger::{NewUser, NewWebhook};
@@ -142,22 +142,13 @@ async fn set_share(
     Ok(Json(serde_json::json!({ "name": name, "share": share })).into_response())
 }
 
-/// `Ok` when `caller` may act for `user`: it is them, or an admin.
-fn for_self_or_admin(caller: &Caller, user: &str, what: &str) -> Result<(), ApiError> {
-    if caller.may_change(user) {
-        Ok(())
-    } else {
-        Err(ApiError::Denied(format!("{what} of {user} is for {user} and admins; {} is neither", caller.name)))
-    }
-}
-
 async fn add_token(
     State(state): State<ApiState>,
     headers: HeaderMap,
     Path(name): Path<String>,
 ) -> Result<Response, ApiError> {
     let caller = caller(&headers, &state).await?;
-    for_self_or_admin(&caller, &name, "a token")?;
+    owner_or_admin(&caller, &format!("a token of {name}"), &name)?;
     let token = new_token()?;
     let (secret, token_id) = (token.secret.clone(), token.id.clone());
     if !state.ledger.add_token(&name, token).await? {
@@ -175,7 +166,7 @@ async fn revoke_token(
 ) -> Result<Response, ApiError> {
     let caller = caller(&headers, &state).await?;
     let owner = state.ledger.token_owner(&id).await?.ok_or_else(|| ApiError::NotFound(format!("no token {id}")))?;
-    for_self_or_admin(&caller, &owner, "revoking a token")?;
+    owner_or_admin(&caller, &format!("token {id}"), &owner)?;
     if !state.ledger.revoke_token(&id).await? {
         return Err(ApiError::Conflict(format!("token {id} is revoked already")));
     }

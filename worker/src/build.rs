@@ -1,0 +1,618 @@
+//! Building a bot's image from its source, as the farm will build its authors'
+//! submissions: the source is checked ([`Source`]), made into a build context with its
+//! own Dockerfile or the one the farm supplies for a starter layout ([`Layout`]), built
+//! by the Docker engine with no network, from the farm's local base images only, and
+//! tagged by the context's content digest ([`build`]).
+//!
+//! A source comes from a directory ([`Source::read_dir`]) or an uploaded tar archive,
+//! gzipped or not ([`Source::read_archive`]); both are held to the same rules: at most
+//! [`SourceLimits::max_files`] entries and [`SourceLimits::max_bytes`] in all, regular
+//! files, directories and symbolic links only, no path leaving the root (absolute,
+//! `..`), no link pointing out of it, no hard links. The context is canonical (entries
+//! sorted, owners and times zeroed), so the same source always has the same digest.
+
+use std::collections::BTreeMap;
+use std::io::Read;
+use std::path::{Component, Path, PathBuf};
+use std::time::Duration;
+
+use bollard::Docker;
+use bollard::query_parameters::{BuildImageOptions, RemoveImageOptions};
+use futures_util::StreamExt;
+use sha2::{Digest, Sha256};
+
+/// The Dockerfile a starter layout is built with, and the file that marks it.
+const PYTHON_DOCKERFILE: &str = "FROM matchfarm/base-debian:latest
+ENV PYTHONSAFEPATH=1 PYTHONDONTWRITEBYTECODE=1
+COPY . /bot/
+WORKDIR /bot
+USER 10001:10001
+CMD [\"python3\", \"/bot/bot.py\"]
+";
+const NODE_DOCKERFILE: &str = "FROM matchfarm/base-debian:latest
+COPY . /bot/
+WORKDIR /bot
+USER 10001:10001
+CMD [\"node\", \"/bot/bot.js\"]
+";
+/// The base images a build may start from: the farm's own, built locally
+/// (deploy/build-images.sh), and `scratch`.
+pub const ALLOWED_BASES: &[&str] = &["matchfarm/base-debian", "matchfarm/base-static", "scratch"];
+/// The most build output kept.
+const MAX_LOG: usize = 1 << 20;
+
+/// How a source is built.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Layout {
+    /// Its own `Dockerfile`, at the top.
+    Dockerfile,
+    /// `bot.py` at the top: run by python3 on the farm's Debian base.
+    Python,
+    /// `bot.js` at the top: run by node on the farm's Debian base.
+    Node,
+}
+
+impl Layout {
+    /// Its name, as shown.
+    pub fn name(self) -> &'static str {
+        match self {
+            Layout::Dockerfile => "dockerfile",
+            Layout::Python => "python",
+            Layout::Node => "node",
+        }
+    }
+}
+
+/// How much source a build takes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SourceLimits {
+    /// Entries (files, directories, links).
+    pub max_files: usize,
+    /// Bytes of all files together.
+    pub max_bytes: u64,
+}
+
+impl Default for SourceLimits {
+    fn default() -> Self {
+        SourceLimits { max_files: 2_000, max_bytes: 64 << 20 }
+    }
+}
+
+/// What a build may take.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BuildLimits {
+    /// The source's bounds.
+    pub source: SourceLimits,
+    /// The whole build's wall-clock time.
+    pub build_secs: u64,
+    /// The image's size.
+    pub max_image_mib: u64,
+    /// Memory of each build step.
+    pub memory_mib: u32,
+}
+
+impl Default for BuildLimits {
+    fn default() -> Self {
+        BuildLimits { source: SourceLimits::default(), build_secs: 600, max_image_mib: 1024, memory_mib: 1024 }
+    }
+}
+
+/// A source that cannot be built, and why; every message names the entry.
+#[derive(Debug, thiserror::Error)]
+pub enum SourceError {
+    /// Reading it failed.
+    #[error("{path}: {source}")]
+    Io {
+        /// What was being read.
+        path: String,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// The archive is not a tar archive (gzipped or not).
+    #[error("not a tar archive (gzipped or not): {0}")]
+    Archive(String),
+    /// Over [`SourceLimits::max_files`].
+    #[error("more than {0} files, directories and links")]
+    TooManyFiles(usize),
+    /// Over [`SourceLimits::max_bytes`].
+    #[error("more than {0} bytes of files")]
+    TooLarge(u64),
+    /// A path that leaves the root, or is not plain.
+    #[error("{0:?}: a path must stay inside the source (no absolute paths, no '..')")]
+    Outside(String),
+    /// A link pointing out of the root.
+    #[error("{path:?} is a symbolic link to {target:?}, out of the source")]
+    LinkOutside {
+        /// The link.
+        path: String,
+        /// Where it points.
+        target: String,
+    },
+    /// Neither a file, a directory nor a symbolic link.
+    #[error("{0:?} is a device, FIFO, socket or hard link: only files, directories and symbolic links are taken")]
+    Special(String),
+    /// The same path twice.
+    #[error("{0:?} appears twice")]
+    Duplicate(String),
+    /// No marker of a layout.
+    #[error("no Dockerfile, bot.py or bot.js at the top of the source: nothing says how to build it")]
+    NoLayout,
+    /// A Dockerfile starting from an image the farm does not build.
+    #[error(
+        "Dockerfile line {line}: FROM {image}: builds start from {ALLOWED_BASES:?} (or an earlier stage), which the farm builds itself"
+    )]
+    Base {
+        /// Its line.
+        line: usize,
+        /// The image named.
+        image: String,
+    },
+}
+
+/// One entry of a source.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Entry {
+    File { data: Vec<u8>, executable: bool },
+    Directory,
+    Link { target: String },
+}
+
+/// A checked source: its entries by path, and how it is built.
+#[derive(Debug, Clone)]
+pub struct Source {
+    entries: BTreeMap<String, Entry>,
+    layout: Layout,
+}
+
+/// Adds entries within `limits`, checking each path.
+struct Collector {
+    entries: BTreeMap<String, Entry>,
+    bytes: u64,
+    limits: SourceLimits,
+}
+
+impl Collector {
+    fn new(limits: SourceLimits) -> Self {
+        Collector { entries: BTreeMap::new(), bytes: 0, limits }
+    }
+
+    fn add(&mut self, path: &str, entry: Entry) -> Result<(), SourceError> {
+        let path = plain_path(path)?;
+        if path.is_empty() {
+            return Ok(());
+        }
+        if let Entry::File { data, .. } = &entry {
+            self.bytes += data.len() as u64;
+            if self.bytes > self.limits.max_bytes {
+                return Err(SourceError::TooLarge(self.limits.max_bytes));
+            }
+        }
+        if let Entry::Link { target } = &entry
+            && !link_stays_inside(&path, target)
+        {
+            return Err(SourceError::LinkOutside { path, target: target.clone() });
+        }
+        if self.entries.len() >= self.limits.max_files {
+            return Err(SourceError::TooManyFiles(self.limits.max_files));
+        }
+        if self.entries.insert(path.clone(), entry).is_some() {
+            return Err(SourceError::Duplicate(path));
+        }
+        Ok(())
+    }
+
+    fn finish(self) -> Result<Source, SourceError> {
+        let file = |name: &str| matches!(self.entries.get(name), Some(Entry::File { .. }));
+        let layout = if file("Dockerfile") {
+            Layout::Dockerfile
+        } else if file("bot.py") {
+            Layout::Python
+        } else if file("bot.js") {
+            Layout::Node
+        } else {
+            return Err(SourceError::NoLayout);
+        };
+        if let Some(Entry::File { data, .. }) = self.entries.get("Dockerfile").filter(|_| layout == Layout::Dockerfile)
+        {
+            check_bases(&String::from_utf8_lossy(data))?;
+        }
+        Ok(Source { entries: self.entries, layout })
+    }
+}
+
+/// `path` relative to the root, its components joined by `/` (`./` dropped); an
+/// error if it is absolute or climbs with `..`.
+fn plain_path(path: &str) -> Result<String, SourceError> {
+    let mut parts = Vec::new();
+    for component in Path::new(path).components() {
+        match component {
+            Component::Normal(part) => parts.push(part.to_str().ok_or_else(|| SourceError::Outside(path.to_owned()))?),
+            Component::CurDir => {}
+            Component::ParentDir | Component::RootDir | Component::Prefix(_) => {
+                return Err(SourceError::Outside(path.to_owned()));
+            }
+        }
+    }
+    Ok(parts.join("/"))
+}
+
+/// Whether the link at `path` (plain) to `target` resolves inside the root, read as
+/// written (each `..` taken back from the link's own directory).
+fn link_stays_inside(path: &str, target: &str) -> bool {
+    if target.starts_with('/') {
+        return false;
+    }
+    let mut depth: Vec<&str> = path.split('/').collect();
+    depth.pop();
+    for part in target.split('/') {
+        match part {
+            "" | "." => {}
+            ".." => {
+                if depth.pop().is_none() {
+                    return false;
+                }
+            }
+            name => depth.push(name),
+        }
+    }
+    true
+}
+
+/// `Ok` when every `FROM` of `dockerfile` names an allowed base or an earlier stage.
+fn check_bases(dockerfile: &str) -> Result<(), SourceError> {
+    let mut stages: Vec<String> = Vec::new();
+    for (index, line) in dockerfile.lines().enumerate() {
+        let mut words = line.split_whitespace();
+        if !words.next().is_some_and(|word| word.eq_ignore_ascii_case("FROM")) {
+            continue;
+        }
+        let mut words = words.skip_while(|word| word.starts_with("--"));
+        let image = words.next().unwrap_or_default().to_owned();
+        let bare = image.strip_suffix(":latest").unwrap_or(&image);
+        if !(ALLOWED_BASES.contains(&bare) || stages.iter().any(|stage| stage.eq_ignore_ascii_case(bare))) {
+            return Err(SourceError::Base { line: index + 1, image });
+        }
+        if words.next().is_some_and(|word| word.eq_ignore_ascii_case("AS"))
+            && let Some(stage) = words.next()
+        {
+            stages.push(stage.to_owned());
+        }
+    }
+    Ok(())
+}
+
+impl Source {
+    /// The source in directory `root`, without following links.
+    pub fn read_dir(root: &Path, limits: SourceLimits) -> Result<Self, SourceError> {
+        let mut collector = Collector::new(limits);
+        let mut pending = vec![PathBuf::new()];
+        while let Some(relative) = pending.pop() {
+            let here = root.join(&relative);
+            let io = |source| SourceError::Io { path: here.display().to_string(), source };
+            let mut children: Vec<_> = std::fs::read_dir(&here).map_err(io)?.collect::<Result<_, _>>().map_err(io)?;
+            children.sort_by_key(std::fs::DirEntry::file_name);
+            for child in children {
+                let path = relative.join(child.file_name());
+                let name = path.to_string_lossy().into_owned();
+                let io = |source| SourceError::Io { path: name.clone(), source };
+                let kind = child.file_type().map_err(io)?;
+                if kind.is_dir() {
+                    collector.add(&name, Entry::Directory)?;
+                    pending.push(path);
+                } else if kind.is_symlink() {
+                    let target = std::fs::read_link(child.path()).map_err(io)?;
+                    collector.add(&name, Entry::Link { target: target.to_string_lossy().into_owned() })?;
+                } else if kind.is_file() {
+                    let metadata = child.metadata().map_err(io)?;
+                    if collector.bytes + metadata.len() > limits.max_bytes {
+                        return Err(SourceError::TooLarge(limits.max_bytes));
+                    }
+                    let data = std::fs::read(child.path()).map_err(io)?;
+                    let executable = std::os::unix::fs::PermissionsExt::mode(&metadata.permissions()) & 0o111 != 0;
+                    collector.add(&name, Entry::File { data, executable })?;
+                } else {
+                    return Err(SourceError::Special(name));
+                }
+            }
+        }
+        collector.finish()
+    }
+
+    /// The source in a tar archive, gzipped or not.
+    pub fn read_archive(bytes: &[u8], limits: SourceLimits) -> Result<Self, SourceError> {
+        let reader: Box<dyn Read + '_> = if bytes.starts_with(&[0x1f, 0x8b]) {
+            Box::new(flate2::read::GzDecoder::new(bytes))
+        } else {
+            Box::new(bytes)
+        };
+        // A few blocks over the files' bound for the headers: a decompression bomb
+        // stops there.
+        let bound = limits.max_bytes + (limits.max_files as u64 + 2) * 1024;
+        let mut archive = tar::Archive::new(reader.take(bound));
+        let mut collector = Collector::new(limits);
+        let entries = archive.entries().map_err(|error| SourceError::Archive(error.to_string()))?;
+        for entry in entries {
+            let mut entry = entry.map_err(|error| SourceError::Archive(error.to_string()))?;
+            let path = entry.path().map_err(|error| SourceError::Archive(error.to_string()))?;
+            let name = path.to_string_lossy().into_owned();
+            let kind = entry.header().entry_type();
+            if kind.is_dir() {
+                collector.add(&name, Entry::Directory)?;
+            } else if kind.is_symlink() {
+                let target = entry
+                    .link_name()
+                    .map_err(|error| SourceError::Archive(error.to_string()))?
+                    .map(|target| target.to_string_lossy().into_owned())
+                    .unwrap_or_default();
+                collector.add(&name, Entry::Link { target })?;
+            } else if kind.is_file() {
+                if collector.bytes + entry.size() > limits.max_bytes {
+                    return Err(SourceError::TooLarge(limits.max_bytes));
+                }
+                let executable = entry.header().mode().is_ok_and(|mode| mode & 0o111 != 0);
+                let mut data = Vec::with_capacity(entry.size() as usize);
+                entry.read_to_end(&mut data).map_err(|source| SourceError::Io { path: name.clone(), source })?;
+                collector.add(&name, Entry::File { data, executable })?;
+            } else if matches!(kind, tar::EntryType::XGlobalHeader | tar::EntryType::XHeader) {
+                // pax metadata, which the tar reader has applied already.
+            } else {
+                return Err(SourceError::Special(name));
+            }
+        }
+        collector.finish()
+    }
+
+    /// How it is built.
+    pub fn layout(&self) -> Layout {
+        self.layout
+    }
+
+    /// The build context: a canonical tar of the source, with the farm's Dockerfile for
+    /// a starter layout.
+    pub fn context(&self) -> Vec<u8> {
+        let mut builder = tar::Builder::new(Vec::new());
+        let mut append = |path: &str, kind: tar::EntryType, mode: u32, data: &[u8], link: Option<&str>| {
+            let mut header = tar::Header::new_gnu();
+            header.set_entry_type(kind);
+            header.set_mode(mode);
+            header.set_size(data.len() as u64);
+            header.set_mtime(0);
+            header.set_uid(0);
+            header.set_gid(0);
+            // Writing to a Vec cannot fail, and every path and link was checked plain.
+            let written = match link {
+                Some(link) => builder.append_link(&mut header, path, link),
+                None => builder.append_data(&mut header, path, data),
+            };
+            written.expect("a checked entry is written to memory");
+        };
+        for (path, entry) in &self.entries {
+            match entry {
+                Entry::Directory => append(path, tar::EntryType::Directory, 0o755, &[], None),
+                Entry::File { data, executable } => {
+                    append(path, tar::EntryType::Regular, if *executable { 0o755 } else { 0o644 }, data, None);
+                }
+                Entry::Link { target } => append(path, tar::EntryType::Symlink, 0o777, &[], Some(target)),
+            }
+        }
+        let supplied = match self.layout {
+            Layout::Dockerfile => None,
+            Layout::Python => Some(PYTHON_DOCKERFILE),
+            Layout::Node => Some(NODE_DOCKERFILE),
+        };
+        if let Some(dockerfile) = supplied {
+            append("Dockerfile", tar::EntryType::Regular, 0o644, dockerfile.as_bytes(), None);
+        }
+        builder.into_inner().expect("a tar in memory")
+    }
+
+    /// The SHA-256 of [`Source::context`], in hex: the image's tag.
+    pub fn digest(&self) -> String {
+        Sha256::digest(self.context()).iter().map(|byte| format!("{byte:02x}")).collect()
+    }
+}
+
+/// A build that did not give an image.
+#[derive(Debug, thiserror::Error)]
+pub enum BuildError {
+    /// The Docker engine failed or refused.
+    #[error("docker: {0}")]
+    Docker(#[from] bollard::errors::Error),
+    /// A step failed; the log says more.
+    #[error("the build failed: {0}")]
+    Failed(String),
+    /// Over [`BuildLimits::build_secs`].
+    #[error("the build took over {0} s")]
+    TimedOut(u64),
+    /// Over [`BuildLimits::max_image_mib`]; the image was removed.
+    #[error("the image is {size_mib} MiB, over the {limit_mib} MiB an image may be; it was removed")]
+    TooLarge {
+        /// Its size.
+        size_mib: u64,
+        /// The bound.
+        limit_mib: u64,
+    },
+}
+
+/// An image built.
+#[derive(Debug, Clone)]
+pub struct Built {
+    /// `matchfarm-bots/NAME:DIGEST`, DIGEST the first 32 hex digits of [`Source::digest`].
+    pub tag: String,
+    /// The image id (`sha256:...`).
+    pub image_id: String,
+    /// Its size in bytes.
+    pub size: u64,
+}
+
+/// What a build printed, whether it built or not (at most 1 MiB).
+#[derive(Debug, Clone, Default)]
+pub struct BuildLog(pub String);
+
+impl BuildLog {
+    fn push(&mut self, text: &str) {
+        if self.0.len() + text.len() <= MAX_LOG {
+            self.0.push_str(text);
+        }
+    }
+}
+
+/// Builds `source` as bot `name`'s image: no network for its steps, no pull, each step
+/// within `limits.memory_mib`, the whole within `limits.build_secs`, the image within
+/// `limits.max_image_mib`.
+pub async fn build(
+    docker: &Docker,
+    source: &Source,
+    name: &str,
+    limits: BuildLimits,
+    log: &mut BuildLog,
+) -> Result<Built, BuildError> {
+    let digest = source.digest();
+    let tag = format!("matchfarm-bots/{name}:{}", &digest[..32]);
+    let memory = i32::try_from(u64::from(limits.memory_mib) << 20).unwrap_or(i32::MAX);
+    let options = BuildImageOptions {
+        dockerfile: "Dockerfile".to_owned(),
+        t: Some(tag.clone()),
+        networkmode: Some("none".to_owned()),
+        rm: true,
+        forcerm: true,
+        memory: Some(memory),
+        memswap: Some(memory),
+        labels: Some([("matchfarm.source".to_owned(), digest.clone())].into()),
+        ..Default::default()
+    };
+    let body = bollard::body_full(bytes::Bytes::from(source.context()));
+    let steps = async {
+        let mut stream = docker.build_image(options, None, Some(body));
+        while let Some(info) = stream.next().await {
+            let info = match info {
+                Ok(info) => info,
+                // A step that failed: the engine's message is the build's failure.
+                Err(bollard::errors::Error::DockerStreamError { error }) => {
+                    log.push(&error);
+                    return Err(BuildError::Failed(error));
+                }
+                Err(error) => return Err(error.into()),
+            };
+            if let Some(text) = &info.stream {
+                log.push(text);
+            }
+            if let Some(detail) = info.error_detail {
+                let message = detail.message.unwrap_or_default();
+                log.push(&message);
+                return Err(BuildError::Failed(message));
+            }
+        }
+        Ok(())
+    };
+    tokio::time::timeout(Duration::from_secs(limits.build_secs), steps)
+        .await
+        .map_err(|_| BuildError::TimedOut(limits.build_secs))??;
+    let image = docker.inspect_image(&tag).await?;
+    let size = image.size.unwrap_or_default().max(0) as u64;
+    if size > limits.max_image_mib << 20 {
+        let options = RemoveImageOptions { force: true, ..Default::default() };
+        docker.remove_image(&tag, Some(options), None).await?;
+        return Err(BuildError::TooLarge { size_mib: size >> 20, limit_mib: limits.max_image_mib });
+    }
+    Ok(Built { tag, image_id: image.id.unwrap_or_default(), size })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tar_of(entries: &[(&str, tar::EntryType, &[u8], Option<&str>)]) -> Vec<u8> {
+        let mut builder = tar::Builder::new(Vec::new());
+        for (path, kind, data, link) in entries {
+            let mut header = tar::Header::new_gnu();
+            header.set_entry_type(*kind);
+            header.set_mode(0o644);
+            header.set_size(data.len() as u64);
+            // Written raw: the tar crate's own checks would refuse some of these paths.
+            let name = header.as_old_mut();
+            name.name[..path.len()].copy_from_slice(path.as_bytes());
+            if let Some(link) = link {
+                header.as_old_mut().linkname[..link.len()].copy_from_slice(link.as_bytes());
+            }
+            header.set_cksum();
+            builder.append(&header, *data).expect("append");
+        }
+        builder.into_inner().expect("tar")
+    }
+
+    const FILE: tar::EntryType = tar::EntryType::Regular;
+
+    #[test]
+    fn a_python_bot_has_its_layout_and_a_stable_digest() {
+        let archive = tar_of(&[("./bot.py", FILE, b"print('hi')", None), ("lib/util.py", FILE, b"x = 1", None)]);
+        let source = Source::read_archive(&archive, SourceLimits::default()).expect("valid");
+        assert_eq!(source.layout(), Layout::Python);
+        let again = Source::read_archive(&archive, SourceLimits::default()).expect("valid");
+        assert_eq!(source.digest(), again.digest());
+        let context = String::from_utf8_lossy(&source.context()).into_owned();
+        assert!(context.contains("python3") && context.contains("matchfarm/base-debian"), "the farm's Dockerfile");
+        let other = tar_of(&[("bot.py", FILE, b"print('bye')", None)]);
+        assert_ne!(Source::read_archive(&other, SourceLimits::default()).expect("valid").digest(), source.digest());
+    }
+
+    #[test]
+    fn paths_and_links_out_of_the_root_are_refused() {
+        let limits = SourceLimits::default();
+        for (archive, expected) in [
+            (tar_of(&[("bot.py", FILE, b"", None), ("../evil.py", FILE, b"", None)]), "must stay inside"),
+            (tar_of(&[("bot.py", FILE, b"", None), ("/etc/cron.d/x", FILE, b"", None)]), "must stay inside"),
+            (tar_of(&[("bot.py", FILE, b"", None), ("a/../../x", FILE, b"", None)]), "must stay inside"),
+            (
+                tar_of(&[("bot.py", FILE, b"", None), ("passwd", tar::EntryType::Symlink, b"", Some("/etc/passwd"))]),
+                "out of the source",
+            ),
+            (
+                tar_of(&[("bot.py", FILE, b"", None), ("d/up", tar::EntryType::Symlink, b"", Some("../../x"))]),
+                "out of the source",
+            ),
+            (tar_of(&[("bot.py", FILE, b"", None), ("h", tar::EntryType::Link, b"", Some("bot.py"))]), "hard link"),
+            (tar_of(&[("bot.py", FILE, b"", None), ("dev", tar::EntryType::Char, b"", None)]), "device"),
+            (tar_of(&[("bot.py", FILE, b"", None), ("./bot.py", FILE, b"", None)]), "appears twice"),
+            (tar_of(&[("README", FILE, b"", None)]), "no Dockerfile, bot.py or bot.js"),
+            (b"not a tar at all, but long enough to look at: ".repeat(20), "not a tar archive"),
+        ] {
+            let error = Source::read_archive(&archive, limits).expect_err(expected);
+            assert!(error.to_string().contains(expected), "{expected}: {error}");
+        }
+        // A link inside is fine.
+        let inside =
+            tar_of(&[("bot.py", FILE, b"", None), ("d/same", tar::EntryType::Symlink, b"", Some("../bot.py"))]);
+        assert!(Source::read_archive(&inside, limits).is_ok());
+    }
+
+    #[test]
+    fn sizes_and_counts_are_bounded_even_when_compressed() {
+        let limits = SourceLimits { max_files: 3, max_bytes: 1000 };
+        let many = tar_of(&[
+            ("bot.py", FILE, b"", None),
+            ("a", FILE, b"", None),
+            ("b", FILE, b"", None),
+            ("c", FILE, b"", None),
+        ]);
+        assert!(matches!(Source::read_archive(&many, limits), Err(SourceError::TooManyFiles(3))));
+        // A megabyte of zeros gzips to about a kilobyte: it is stopped at the bound.
+        let zeros = vec![0u8; 1 << 20];
+        let big = tar_of(&[("bot.py", FILE, &zeros, None)]);
+        let mut gzipped = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
+        std::io::Write::write_all(&mut gzipped, &big).expect("gzip");
+        let gzipped = gzipped.finish().expect("gzip");
+        assert!(gzipped.len() < 4096, "{}", gzipped.len());
+        assert!(matches!(Source::read_archive(&gzipped, limits), Err(SourceError::TooLarge(1000))));
+    }
+
+    #[test]
+    fn dockerfiles_start_from_the_farms_bases_only() {
+        assert!(check_bases("FROM matchfarm/base-debian:latest\nRUN true\n").is_ok());
+        assert!(check_bases("FROM --platform=linux/amd64 matchfarm/base-static AS build\nFROM build\n").is_ok());
+        assert!(check_bases("from scratch\nCOPY bot /bot\n").is_ok());
+        let error = check_bases("# a bot\nFROM python:3.12\n").expect_err("a registry image");
+        assert_eq!(error.to_string().split(':').next(), Some("Dockerfile line 2"));
+        assert!(check_bases("FROM matchfarm/base-debian AS a\nFROM ubuntu\n").is_err());
+    }
+}
