@@ -101,21 +101,19 @@ impl NewToken {
 pub fn random_hex<const N: usize>() -> Result<String, RandomError> {
     let mut bytes = [0u8; N];
     getrandom::fill(&mut bytes).map_err(|error| RandomError(error.to_string()))?;
-    Ok(hex(&bytes))
+    Ok(hex::encode(bytes))
 }
 
-/// Lower-case hex of `bytes`.
-pub fn hex(bytes: &[u8]) -> String {
-    use std::fmt::Write;
-    bytes.iter().fold(String::with_capacity(bytes.len() * 2), |mut text, byte| {
-        let _ = write!(text, "{byte:02x}");
-        text
-    })
+/// Whether `given` is `secret`, every byte compared whatever the first difference, so
+/// the time taken tells nothing of where they differ.
+pub fn same_secret(given: &str, secret: &str) -> bool {
+    given.len() == secret.len()
+        && given.bytes().zip(secret.bytes()).fold(0u8, |difference, (a, b)| difference | (a ^ b)) == 0
 }
 
 /// What is stored of a token: its SHA-256, in hex.
 pub fn token_hash(token: &str) -> String {
-    hex(&Sha256::digest(token.as_bytes()))
+    hex::encode(Sha256::digest(token.as_bytes()))
 }
 
 /// Whether `token` has the form of one the farm issued (so worth looking up).

@@ -23,10 +23,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use farm_proto::{JOBS_QUEUE, MatchJob};
+use farm_runtime::queue;
 use farm_worker::RunnerOptions;
 use lapin::Channel;
-use lapin::options::QueueDeclareOptions;
-use lapin::types::FieldTable;
 use serde::{Deserialize, Serialize};
 use tokio::sync::{Notify, watch};
 use tokio::time::Instant;
@@ -133,13 +132,9 @@ pub async fn sweep(
         // The mark is read before the queue: a job published in between is then not
         // taken for one that reached a worker.
         let mark = ledger.published_mark().await?;
-        let options = QueueDeclareOptions { passive: true, ..QueueDeclareOptions::default() };
-        let queue = channel
-            .queue_declare(JOBS_QUEUE.into(), options, FieldTable::default())
-            .await
-            .map_err(|error| QueueError::Broker(error.into()))?;
+        let ready = queue::ready(channel, JOBS_QUEUE).await.map_err(QueueError::Broker)?;
         let now = Instant::now();
-        if queue.message_count() == 0 {
+        if ready == 0 {
             drains.saw_drained(now, mark);
         }
         let leases = ledger.running_leases().await?;

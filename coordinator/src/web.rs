@@ -50,7 +50,7 @@ static ASSETS: LazyLock<HashMap<&'static str, Asset>> = LazyLock::new(|| {
         .iter()
         .map(|&(name, bytes)| {
             let digest = Sha256::digest(bytes);
-            let hex: String = digest[..16].iter().map(|byte| format!("{byte:02x}")).collect();
+            let hex = hex::encode(&digest[..16]);
             let etag = HeaderValue::from_str(&format!("\"{hex}\"")).expect("hex digits are a valid header value");
             (name, Asset { bytes, content_type: content_type(name), etag })
         })

@@ -28,8 +28,8 @@ use serde::{Deserialize, Serialize};
 use sha2::Sha256;
 use tokio::sync::watch;
 
-use crate::accounts::hex;
-use crate::ledger::{Delivery, Ledger, LedgerError};
+use crate::accounts::same_secret;
+use crate::ledger::{Delivery, Ledger, LedgerError, now};
 use crate::metrics;
 
 /// The events a webhook can ask for.
@@ -199,7 +199,7 @@ pub fn is_public(address: IpAddr) -> bool {
 
 /// The signature header's value for `body` sent at `timestamp`.
 pub fn sign(secret: &str, timestamp: i64, body: &[u8]) -> String {
-    format!("t={timestamp},v1={}", hex(&mac(secret, timestamp, body)))
+    format!("t={timestamp},v1={}", hex::encode(mac(secret, timestamp, body)))
 }
 
 fn mac(secret: &str, timestamp: i64, body: &[u8]) -> Vec<u8> {
@@ -227,9 +227,7 @@ pub fn verify(secret: &str, header: &str, body: &[u8], now: i64, tolerance: i64)
     if (now - timestamp).abs() > tolerance {
         return false;
     }
-    let expected = hex(&mac(secret, timestamp, body));
-    // Every byte compared whatever the first difference.
-    expected.len() == given.len() && expected.bytes().zip(given.bytes()).fold(0u8, |diff, (a, b)| diff | (a ^ b)) == 0
+    same_secret(given, &hex::encode(mac(secret, timestamp, body)))
 }
 
 /// What one attempt came to.
@@ -365,12 +363,6 @@ async fn attempt(delivery: &Delivery, settings: &WebhookSettings) -> Attempt {
         Err(error) if error.is_timeout() => Attempt::Failed(format!("no answer within {timeout:?}")),
         Err(error) => Attempt::Failed(format!("{error}")),
     }
-}
-
-fn now() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |elapsed| i64::try_from(elapsed.as_secs()).unwrap_or(i64::MAX))
 }
 
 #[cfg(test)]

@@ -295,7 +295,7 @@ impl LineHasher {
 
     /// The digest as lowercase hex.
     pub fn finish(self) -> String {
-        self.0.finalize().iter().map(|byte| format!("{byte:02x}")).collect()
+        hex::encode(self.0.finalize())
     }
 }
 

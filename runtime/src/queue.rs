@@ -70,6 +70,12 @@ pub enum BrokerError {
         /// The queue.
         queue: &'static str,
     },
+    /// The broker did not answer a question about a queue in time.
+    #[error("rabbitmq did not answer about {queue} in time")]
+    Unanswered {
+        /// The queue.
+        queue: &'static str,
+    },
     /// A job lane ended without an error of its own; the session is restarted so that
     /// its delivery is requeued.
     #[error("a job lane failed")]
@@ -84,6 +90,7 @@ impl BrokerError {
             BrokerError::Amqp(_)
             | BrokerError::Nacked { .. }
             | BrokerError::Unconfirmed { .. }
+            | BrokerError::Unanswered { .. }
             | BrokerError::TaskFailed => true,
         }
     }
@@ -224,6 +231,11 @@ impl ConfirmedPublisher {
         Ok(ConfirmedPublisher { channel })
     }
 
+    /// [`ready`] on this publisher's channel.
+    pub async fn ready(&self, queue: &'static str) -> Result<u64, BrokerError> {
+        ready(&self.channel, queue).await
+    }
+
     /// Publishes a persistent JSON message to `queue` (through the exchange the topology
     /// gives it) and waits (at most 30 s) for the broker to take responsibility for it. The message is mandatory: one that no
     /// queue takes comes back and counts as refused, instead of vanishing.
@@ -271,18 +283,15 @@ impl ConfirmedPublisher {
     }
 }
 
-impl ConfirmedPublisher {
-    /// How many messages wait in `queue` for a consumer (delivered ones not counted).
-    pub async fn ready(&self, queue: &'static str) -> Result<u64, BrokerError> {
-        let passive = QueueDeclareOptions { passive: true, ..Default::default() };
-        let declared = tokio::time::timeout(
-            CONFIRM_TIMEOUT,
-            self.channel.queue_declare(queue.into(), passive, FieldTable::default()),
-        )
-        .await
-        .map_err(|_| BrokerError::Unconfirmed { queue })??;
-        Ok(u64::from(declared.message_count()))
-    }
+/// How many messages wait in `queue` for a consumer (delivered ones not counted), as
+/// the broker answers a passive declare on `channel` within [`BROKER_CALL`].
+pub async fn ready(channel: &Channel, queue: &'static str) -> Result<u64, BrokerError> {
+    let passive = QueueDeclareOptions { passive: true, ..Default::default() };
+    let declared =
+        tokio::time::timeout(BROKER_CALL, channel.queue_declare(queue.into(), passive, FieldTable::default()))
+            .await
+            .map_err(|_| BrokerError::Unanswered { queue })??;
+    Ok(u64::from(declared.message_count()))
 }
 
 /// How many times `properties`' message has been rejected from `queue` and come back

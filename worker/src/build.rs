@@ -408,7 +408,7 @@ impl Source {
 
     /// The SHA-256 of [`Source::context`], in hex: the image's tag.
     pub fn digest(&self) -> String {
-        Sha256::digest(self.context()).iter().map(|byte| format!("{byte:02x}")).collect()
+        hex::encode(Sha256::digest(self.context()))
     }
 }
 

@@ -341,7 +341,8 @@ where
     .map_err(|error| LedgerError::Task(error.to_string()))?
 }
 
-fn now() -> i64 {
+/// Now, in Unix seconds: the times the ledger stores are these.
+pub(crate) fn now() -> i64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |elapsed| i64::try_from(elapsed.as_secs()).unwrap_or(i64::MAX))
