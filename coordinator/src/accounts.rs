@@ -130,13 +130,16 @@ pub struct Quotas {
     pub max_running_tournaments: u64,
     /// Jobs of theirs pending or being played, a new tournament's included.
     pub max_queued_jobs: u64,
-    /// Webhooks registered.
+    /// Webhooks registered, counting those removed in the last day: registering and
+    /// removing in a loop must not grow the ledger without end.
     pub max_webhooks: u64,
+    /// Tokens of theirs, counting those revoked in the last day, for the same reason.
+    pub max_tokens: u64,
 }
 
 impl Default for Quotas {
     fn default() -> Self {
-        Quotas { max_running_tournaments: 5, max_queued_jobs: 1_000_000, max_webhooks: 10 }
+        Quotas { max_running_tournaments: 5, max_queued_jobs: 1_000_000, max_webhooks: 10, max_tokens: 10 }
     }
 }
 

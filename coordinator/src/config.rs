@@ -61,7 +61,7 @@ pub struct CoordinatorConfig {
     /// max_fault_rate, sweep_secs, batch; see [`crate::audits`]).
     pub audits: AuditSettings,
     /// What one user (not an admin) may have going at once (`[quotas]`:
-    /// max_running_tournaments, max_queued_jobs, max_webhooks).
+    /// max_running_tournaments, max_queued_jobs, max_webhooks, max_tokens).
     pub quotas: Quotas,
     /// How webhooks are delivered (`[webhooks]`: allow_private_addresses, max_attempts,
     /// first_retry_secs, max_retry_secs, timeout_secs, sweep_secs; see [`crate::webhooks`]).

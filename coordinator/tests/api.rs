@@ -1156,7 +1156,7 @@ async fn users_change_only_their_own_tournaments_and_admins_everything() {
 #[tokio::test]
 async fn quotas_refuse_with_429_naming_the_quota() {
     let mut fixture = fixture();
-    fixture.state.quotas = Quotas { max_running_tournaments: 1, max_queued_jobs: 10, max_webhooks: 1 };
+    fixture.state.quotas = Quotas { max_running_tournaments: 1, max_queued_jobs: 10, max_webhooks: 1, max_tokens: 2 };
     let ada = fixture.make_user("ada").await;
     let first = fixture.submit_as(&ada, BOTWARS).await;
     assert_eq!(first.status, StatusCode::CREATED, "{}", first.text());
@@ -1183,11 +1183,35 @@ async fn quotas_refuse_with_429_naming_the_quota() {
     let message = fixture.submit_as(&ada, &twelve).await.error(StatusCode::TOO_MANY_REQUESTS, "quota");
     assert_eq!(message, "ada has 6 of quotas.max_queued_jobs = 10 already, and this would add 12");
 
-    let hook = r#"{"url": "http://127.0.0.1:9/hook"}"#;
-    assert_eq!(fixture.call("POST", "/api/webhooks", hook, Some(&ada)).await.status, StatusCode::CREATED);
-    let message =
-        fixture.call("POST", "/api/webhooks", hook, Some(&ada)).await.error(StatusCode::TOO_MANY_REQUESTS, "quota");
+    let hook_body = r#"{"url": "http://127.0.0.1:9/hook"}"#;
+    assert_eq!(fixture.call("POST", "/api/webhooks", hook_body, Some(&ada)).await.status, StatusCode::CREATED);
+    let message = fixture
+        .call("POST", "/api/webhooks", hook_body, Some(&ada))
+        .await
+        .error(StatusCode::TOO_MANY_REQUESTS, "quota");
     assert_eq!(message, "ada has 1 of quotas.max_webhooks = 1 already");
+    // Removing it frees nothing for a day: registering and removing in a loop is bounded.
+    let hooks = fixture.call("GET", "/api/webhooks", "", Some(&ada)).await.json();
+    let hook = hooks["webhooks"][0]["id"].as_str().expect("id").to_owned();
+    assert_eq!(fixture.call("DELETE", &format!("/api/webhooks/{hook}"), "", Some(&ada)).await.status, StatusCode::OK);
+    fixture.call("POST", "/api/webhooks", hook_body, Some(&ada)).await.error(StatusCode::TOO_MANY_REQUESTS, "quota");
+
+    // Tokens likewise: her first and one more; revoking one does not make room today.
+    let second = fixture.call("POST", "/api/users/ada/tokens", "", Some(&ada)).await;
+    assert_eq!(second.status, StatusCode::CREATED, "{}", second.text());
+    let message = fixture
+        .call("POST", "/api/users/ada/tokens", "", Some(&ada))
+        .await
+        .error(StatusCode::TOO_MANY_REQUESTS, "quota");
+    assert_eq!(message, "ada has 2 of quotas.max_tokens = 2 already");
+    let second_id = second.json()["token_id"].as_str().expect("id").to_owned();
+    assert_eq!(
+        fixture.call("DELETE", &format!("/api/tokens/{second_id}"), "", Some(&ada)).await.status,
+        StatusCode::OK
+    );
+    fixture.call("POST", "/api/users/ada/tokens", "", Some(&ada)).await.error(StatusCode::TOO_MANY_REQUESTS, "quota");
+    // An admin is not held to it.
+    assert_eq!(fixture.call("POST", "/api/users/ada/tokens", "", Some(TOKEN)).await.status, StatusCode::CREATED);
 }
 
 /// What a webhook receiver was sent.

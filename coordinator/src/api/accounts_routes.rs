@@ -149,6 +149,11 @@ async fn add_token(
 ) -> Result<Response, ApiError> {
     let caller = caller(&headers, &state).await?;
     owner_or_admin(&caller, &format!("a token of {name}"), &name)?;
+    if caller.is_limited() {
+        let used = state.ledger.usage(&name).await?.tokens;
+        Quotas::check(&name, "max_tokens", state.quotas.max_tokens, used, 1)
+            .map_err(|exceeded| ApiError::Quota(exceeded.to_string()))?;
+    }
     let token = new_token()?;
     let (secret, token_id) = (token.secret.clone(), token.id.clone());
     if !state.ledger.add_token(&name, token).await? {

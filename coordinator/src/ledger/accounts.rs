@@ -4,6 +4,10 @@ use crate::accounts::{Caller, NewToken};
 
 use super::*;
 
+/// How long a removed webhook or a revoked token still counts against its user's
+/// quota ([`crate::accounts::Quotas`]).
+const RECENT_SECS: i64 = 24 * 60 * 60;
+
 /// A user, as listed to admins and to themselves.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
 pub struct UserView {
@@ -52,8 +56,10 @@ pub struct Usage {
     pub running_tournaments: u64,
     /// Their jobs pending or published and unanswered.
     pub queued_jobs: u64,
-    /// Their webhooks.
+    /// Their webhooks, those removed in the last day included.
     pub webhooks: u64,
+    /// Their tokens, those revoked in the last day included.
+    pub tokens: u64,
 }
 
 impl Ledger {
@@ -181,7 +187,8 @@ impl Ledger {
         .await
     }
 
-    /// What `user` has going: their unfinished tournaments, queued jobs and webhooks.
+    /// What `user` has going: their unfinished tournaments, queued jobs, webhooks and
+    /// tokens.
     pub async fn usage(&self, user: &str) -> Result<Usage, LedgerError> {
         let user = user.to_owned();
         self.read(move |connection| {
@@ -199,13 +206,22 @@ impl Ledger {
                      WHERE t.owner = ?1",
                 )?
                 .query_row([&user], |row| row.get(0))?;
+            let since = now() - RECENT_SECS;
             let webhooks: i64 = connection
-                .prepare_cached("SELECT count(*) FROM webhooks WHERE owner = ?1 AND removed_at IS NULL")?
-                .query_row([&user], |row| row.get(0))?;
+                .prepare_cached(
+                    "SELECT count(*) FROM webhooks WHERE owner = ?1 AND (removed_at IS NULL OR removed_at > ?2)",
+                )?
+                .query_row(params![user, since], |row| row.get(0))?;
+            let tokens: i64 = connection
+                .prepare_cached(
+                    "SELECT count(*) FROM tokens WHERE user_name = ?1 AND (revoked_at IS NULL OR revoked_at > ?2)",
+                )?
+                .query_row(params![user, since], |row| row.get(0))?;
             Ok(Usage {
                 running_tournaments: running_tournaments as u64,
                 queued_jobs: queued_jobs as u64,
                 webhooks: webhooks as u64,
+                tokens: tokens as u64,
             })
         })
         .await
