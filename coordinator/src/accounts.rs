@@ -135,11 +135,19 @@ pub struct Quotas {
     pub max_webhooks: u64,
     /// Tokens of theirs, counting those revoked in the last day, for the same reason.
     pub max_tokens: u64,
+    /// Bot versions uploaded in the last day: each takes a build and validation matches.
+    pub max_submissions_per_day: u64,
 }
 
 impl Default for Quotas {
     fn default() -> Self {
-        Quotas { max_running_tournaments: 5, max_queued_jobs: 1_000_000, max_webhooks: 10, max_tokens: 10 }
+        Quotas {
+            max_running_tournaments: 5,
+            max_queued_jobs: 1_000_000,
+            max_webhooks: 10,
+            max_tokens: 10,
+            max_submissions_per_day: 20,
+        }
     }
 }
 

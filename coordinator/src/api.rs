@@ -1,5 +1,5 @@
 //! The HTTP API (axum): tournaments, standings, pairings, matches, replays and logs,
-//! users, tokens and webhooks ([`accounts`]), plus `/metrics`, `/healthz` and the web
+//! users, tokens and webhooks ([`accounts`]), bots submitted by their authors, plus `/metrics`, `/healthz` and the web
 //! pages ([`crate::web`]). Every write needs a bearer token, the operator's or a user's
 //! ([`crate::accounts`]): a user changes only what they own, an admin everything. All
 //! writes are refused when submissions are [`Submissions::Closed`]. Errors are JSON
@@ -35,6 +35,7 @@ use crate::web;
 use crate::webhooks::WebhookSettings;
 
 mod accounts_routes;
+mod bots_routes;
 
 /// Largest tournament body accepted: maps included, 1 MiB is generous.
 pub const MAX_BODY: usize = 1 << 20;
@@ -63,6 +64,8 @@ pub struct ApiState {
     pub quotas: Quotas,
     /// Where webhooks may point.
     pub webhooks: WebhookSettings,
+    /// Woken when a bot's version is submitted: its build job is to be published.
+    pub wake_builds: Arc<Notify>,
 }
 
 /// Who may submit tournaments.
@@ -94,6 +97,7 @@ pub fn app(state: ApiState) -> Router {
         .route("/api/workers", get(workers))
         .route("/api/workers/{worker_id}/quarantine", delete(release_worker))
         .merge(accounts_routes::routes())
+        .merge(bots_routes::routes())
         .route("/metrics", get(render_metrics))
         .route("/healthz", get(|| async { Json(serde_json::json!({ "ok": true })) }))
         .merge(web::routes())

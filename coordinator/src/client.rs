@@ -132,6 +132,29 @@ impl Client {
         self.request(Method::DELETE, &format!("/api/tournaments/{id}/bots/{name}"), None).await
     }
 
+    /// Uploads `archive` (a tar) as bot `name`'s next version, for `game`, to enter
+    /// `ladder` once validated.
+    pub async fn submit_bot(
+        &self,
+        name: &str,
+        game: &str,
+        ladder: Option<&str>,
+        archive: Vec<u8>,
+    ) -> Result<serde_json::Value, ClientError> {
+        let mut path = format!("/api/bots?name={}&game={}", percent_encode(name), percent_encode(game));
+        if let Some(ladder) = ladder {
+            path.push_str(&format!("&ladder={}", percent_encode(ladder)));
+        }
+        let bytes = self.exchange(Method::POST, &path, Some(archive), "application/x-tar").await?;
+        serde_json::from_slice(&bytes).map_err(|error| ClientError::Decode(error.to_string()))
+    }
+
+    /// GETs `path`, a text answer (a log).
+    pub async fn get_text(&self, path: &str) -> Result<String, ClientError> {
+        let bytes = self.exchange(Method::GET, path, None, "application/json").await?;
+        Ok(String::from_utf8_lossy(&bytes).into_owned())
+    }
+
     /// GETs `path` and decodes its JSON.
     pub async fn get<T: DeserializeOwned>(&self, path: &str) -> Result<T, ClientError> {
         self.request(Method::GET, path, None).await
@@ -143,6 +166,19 @@ impl Client {
         path: &str,
         body: Option<Vec<u8>>,
     ) -> Result<T, ClientError> {
+        let bytes = self.exchange(method, path, body, "application/json").await?;
+        serde_json::from_slice(&bytes).map_err(|error| ClientError::Decode(error.to_string()))
+    }
+
+    /// Sends `method` to `path` with `body` of `content_type`; the answer's body when
+    /// its status is a success, its error message otherwise.
+    async fn exchange(
+        &self,
+        method: Method,
+        path: &str,
+        body: Option<Vec<u8>>,
+        content_type: &str,
+    ) -> Result<Bytes, ClientError> {
         let exchange = async {
             let stream = tokio::net::TcpStream::connect(&self.authority)
                 .await
@@ -153,7 +189,7 @@ impl Client {
                 .method(method)
                 .uri(path)
                 .header(header::HOST, &self.authority)
-                .header(header::CONTENT_TYPE, "application/json");
+                .header(header::CONTENT_TYPE, content_type);
             if let Some(token) = &self.token {
                 request = request.header(header::AUTHORIZATION, format!("Bearer {token}"));
             }
@@ -179,6 +215,6 @@ impl Client {
                 .unwrap_or_else(|| String::from_utf8_lossy(&bytes).into_owned());
             return Err(ClientError::Status { status, message });
         }
-        serde_json::from_slice(&bytes).map_err(|error| ClientError::Decode(error.to_string()))
+        Ok(bytes)
     }
 }

@@ -15,6 +15,7 @@ use crate::leases::LeaseSettings;
 use crate::observations::ObservationLimits;
 use crate::token;
 use crate::tournament::TournamentLimits;
+use crate::versions::ValidationSettings;
 use crate::webhooks::WebhookSettings;
 
 /// Everything `farm-coordinator serve` can be told.
@@ -66,6 +67,8 @@ pub struct CoordinatorConfig {
     /// How webhooks are delivered (`[webhooks]`: allow_private_addresses, max_attempts,
     /// first_retry_secs, max_retry_secs, timeout_secs, sweep_secs; see [`crate::webhooks`]).
     pub webhooks: WebhookSettings,
+    /// How submitted bots' new versions are validated (`[validation]`).
+    pub validation: ValidationSettings,
 }
 
 impl Default for CoordinatorConfig {
@@ -87,6 +90,7 @@ impl Default for CoordinatorConfig {
             audits: AuditSettings::default(),
             quotas: Quotas::default(),
             webhooks: WebhookSettings::default(),
+            validation: ValidationSettings::default(),
         }
     }
 }
@@ -114,6 +118,7 @@ impl CoordinatorConfig {
             ));
         }
         config.webhooks.check().map_err(ConfigError::invalid)?;
+        config.validation.check().map_err(ConfigError::invalid)?;
         config.observations.check().map_err(ConfigError::invalid)?;
         config.leases.check().map_err(ConfigError::invalid)?;
         config.audits.check().map_err(ConfigError::invalid)?;

@@ -20,7 +20,8 @@
 //!   the API and pages over a run's data, read-only; [`client`]: the CLI's side of the API.
 //! - [`accounts`]: users, their tokens, who may change what, and quotas;
 //!   [`fair_share`]: the workers shared among users; [`webhooks`]: users told of events,
-//!   signed, retried.
+//!   signed, retried; [`versions`]: bots submitted by their authors, built on workers,
+//!   validated, entered in their ladders.
 //! - [`config`], [`metrics`]; [`token`]: how strong the API's bearer token must be.
 //!
 //! Shutdown, reconnect backoff, the configuration loader, object storage and the
@@ -52,6 +53,7 @@ pub mod standings;
 pub mod swiss;
 pub mod token;
 pub mod tournament;
+pub mod versions;
 pub mod view;
 pub mod web;
 pub mod webhooks;

@@ -10,7 +10,7 @@ use farm_coordinator::api::NewBot;
 use farm_coordinator::client::{Client, percent_encode};
 use farm_coordinator::director::FormatStatus;
 use farm_coordinator::embedded::{self, RunEnd, RunOptions};
-use farm_coordinator::ledger::{DeliveryView, Progress, UserView, WebhookView};
+use farm_coordinator::ledger::{BotView, DeliveryView, Progress, UserView, VersionState, VersionView, WebhookView};
 use farm_coordinator::standings::Standings;
 use farm_coordinator::tournament::{BotEntry, TournamentFile, TournamentLimits};
 use farm_coordinator::view::{View, ViewError};
@@ -119,7 +119,8 @@ enum Command {
         #[command(flatten)]
         api: ApiArgs,
     },
-    /// Change a running ladder's bots.
+    /// Submit your bots' sources (built and validated by the farm), see their versions,
+    /// and change a running ladder's bots.
     #[command(subcommand)]
     Bots(BotsCommand),
     /// Print a tournament's standings.
@@ -174,6 +175,50 @@ enum BotsCommand {
         id: String,
         /// The bot's name.
         name: String,
+        #[command(flatten)]
+        api: ApiArgs,
+    },
+    /// Upload a bot's source as its next version: a worker builds it (no network, from
+    /// the farm's base images), it plays validation matches against the game's built-in
+    /// bots, and once validated it enters --ladder, replacing its previous version there.
+    ///
+    /// DIR holds a Dockerfile (FROM matchfarm/base-debian, matchfarm/base-static or
+    /// scratch), or bot.py (run by python3) or bot.js (run by node). It is checked here
+    /// and again by the farm: at most 2000 entries and 64 MiB, no links out of it.
+    ///
+    /// Example: farm-coordinator bots submit ./my-bot --name ada-bot --game botwars --ladder t-44876f57cc4d05c5 --wait
+    Submit {
+        /// The source directory.
+        dir: PathBuf,
+        /// The bot's name (a-z, 0-9, '-', '_'): new, or one of yours.
+        #[arg(long)]
+        name: String,
+        /// Its game: vindinium, botwars, ostibot or maze.
+        #[arg(long)]
+        game: String,
+        /// The ladder it enters once validated.
+        #[arg(long, value_name = "ID")]
+        ladder: Option<String>,
+        /// Wait until the version is validated, rejected or its build fails (exit code 1
+        /// unless validated).
+        #[arg(long)]
+        wait: bool,
+        #[command(flatten)]
+        api: ApiArgs,
+    },
+    /// Show a submitted bot's versions: state, image, validation, why one failed.
+    Show {
+        /// The bot's name.
+        name: String,
+        #[command(flatten)]
+        api: ApiArgs,
+    },
+    /// Print a version's build log.
+    Log {
+        /// The bot's name.
+        name: String,
+        /// The version.
+        version: u32,
         #[command(flatten)]
         api: ApiArgs,
     },
@@ -713,8 +758,69 @@ async fn bots(command: BotsCommand) -> Result<ExitCode> {
             client.retire_bot(&id, &name).await?;
             println!("{id}: {name} retired");
         }
+        BotsCommand::Submit { dir, name, game, ladder, wait, api } => {
+            let source = farm_worker::build::Source::read_dir(&dir, farm_worker::build::SourceLimits::default())
+                .with_context(|| format!("the source in {}", dir.display()))?;
+            let client = Client::new(&api.url, api.token.clone())?;
+            let submitted = client.submit_bot(&name, &game, ladder.as_deref(), source.archive()).await?;
+            let version = submitted["version"].as_u64().unwrap_or_default();
+            println!("{name} v{version} submitted ({} layout): building", source.layout().name());
+            if wait {
+                return wait_for_version(&client, &name, version).await;
+            }
+        }
+        BotsCommand::Show { name, api } => {
+            let client = Client::new(&api.url, api.token.clone())?;
+            let bot: BotView = client.get(&format!("/api/bots/{}", percent_encode(&name))).await?;
+            println!("{} ({}, owned by {})", bot.name, bot.game, bot.owner);
+            for version in bot.versions {
+                println!("{}", version_line(&version));
+            }
+        }
+        BotsCommand::Log { name, version, api } => {
+            let client = Client::new(&api.url, api.token.clone())?;
+            let path = format!("/api/bots/{}/versions/{version}/build-log", percent_encode(&name));
+            print!("{}", client.get_text(&path).await?);
+        }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// One line for a version: its state and what it came to.
+fn version_line(version: &VersionView) -> String {
+    let state =
+        serde_json::to_value(version.state).ok().and_then(|v| v.as_str().map(str::to_owned)).unwrap_or_default();
+    let mut line = format!("  v{} {state}", version.version);
+    if let Some(validation) = &version.validation {
+        line.push_str(&format!(", validation {validation}"));
+    }
+    if let Some(ladder) = &version.ladder {
+        line.push_str(&format!(", ladder {ladder}"));
+    }
+    if let Some(reason) = &version.reason {
+        line.push_str(&format!(": {reason}"));
+    }
+    line
+}
+
+/// Polls bot `name` until `version` is decided; exit code 0 when it was validated.
+async fn wait_for_version(client: &Client, name: &str, version: u64) -> Result<ExitCode> {
+    let mut shown = None;
+    loop {
+        let bot: BotView = client.get(&format!("/api/bots/{}", percent_encode(name))).await?;
+        let Some(row) = bot.versions.into_iter().find(|row| u64::from(row.version) == version) else {
+            anyhow::bail!("{name} has no version {version}");
+        };
+        if shown != Some(row.state) {
+            eprintln!("{}", version_line(&row));
+            shown = Some(row.state);
+        }
+        match row.state {
+            VersionState::Validated => return Ok(ExitCode::SUCCESS),
+            VersionState::Rejected | VersionState::BuildFailed => return Ok(ExitCode::FAILURE),
+            VersionState::Building | VersionState::Validating => tokio::time::sleep(Duration::from_secs(2)).await,
+        }
+    }
 }
 
 async fn users(command: UsersCommand) -> Result<ExitCode> {

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use farm_runtime::Shutdown;
 use farm_runtime::backoff::ReconnectPacing;
-use farm_runtime::queue::{self, ConfirmedPublisher};
+use farm_runtime::queue::{self, BrokerError, ConfirmedPublisher};
 use farm_runtime::storage::{Storage, StorageError};
 use tokio::sync::{Notify, watch};
 use tokio::time::Instant;
@@ -22,6 +22,7 @@ use crate::ledger::{Ledger, LedgerError};
 use crate::metrics;
 use crate::observations::Observer;
 use crate::tournament::TournamentLimits;
+use crate::versions::{self, Validator};
 use crate::webhooks::Deliverer;
 
 /// How often the job gauges are refreshed from the ledger.
@@ -67,6 +68,7 @@ pub async fn serve(config: CoordinatorConfig, mut shutdown: Shutdown) -> Result<
     tracing::info!(%address, ledger = %config.ledger_path.display(), storage = %storage.describe(), "coordinator started");
     let (stop_tx, stop) = watch::channel(false);
     let director = Director::new(ledger.clone(), config.bot_launch, Arc::clone(&wake));
+    let wake_builds = Arc::new(Notify::new());
     let state = ApiState {
         ledger: ledger.clone(),
         storage,
@@ -77,6 +79,7 @@ pub async fn serve(config: CoordinatorConfig, mut shutdown: Shutdown) -> Result<
         observer: Observer::new(config.observations),
         quotas: config.quotas,
         webhooks: config.webhooks,
+        wake_builds: Arc::clone(&wake_builds),
     };
     let mut api_stop = stop.clone();
     let server = tokio::spawn(
@@ -103,8 +106,19 @@ pub async fn serve(config: CoordinatorConfig, mut shutdown: Shutdown) -> Result<
     });
     // Directing needs only the ledger: it goes on while the broker is away.
     let mut directing = {
-        let (recorded, mut stop) = (recorder.subscribe(), stop.clone());
+        let (recorded, mut stop, director) = (recorder.subscribe(), stop.clone(), Arc::clone(&director));
         tokio::spawn(async move { director.run(recorded, &mut stop).await })
+    };
+
+    // So does judging validations.
+    let validating = {
+        let (recorded, mut stop) = (recorder.subscribe(), stop.clone());
+        let validator = Validator::new(ledger.clone(), Arc::clone(&director));
+        tokio::spawn(async move {
+            if let Err(error) = validator.run(recorded, &mut stop).await {
+                tracing::error!(%error, "judging validations stopped");
+            }
+        })
     };
 
     // Webhooks need only the ledger too.
@@ -118,7 +132,7 @@ pub async fn serve(config: CoordinatorConfig, mut shutdown: Shutdown) -> Result<
         })
     };
 
-    let sessions = broker_sessions(&config, &ledger, &recorder, &wake, stop.clone());
+    let sessions = broker_sessions(&config, &ledger, &recorder, &wake, (&director, &wake_builds), stop.clone());
     tokio::pin!(sessions);
     let outcome = tokio::select! {
         outcome = &mut sessions => outcome,
@@ -131,6 +145,7 @@ pub async fn serve(config: CoordinatorConfig, mut shutdown: Shutdown) -> Result<
         },
     };
     directing.abort();
+    validating.abort();
     delivering.abort();
     gauges.abort();
     forward.abort();
@@ -147,6 +162,7 @@ async fn broker_sessions(
     ledger: &Ledger,
     recorder: &Recorder,
     wake_publisher: &Arc<Notify>,
+    (director, wake_builds): (&Director, &Notify),
     mut stop: watch::Receiver<bool>,
 ) -> Result<(), ServiceError> {
     let mut pacing = ReconnectPacing::default();
@@ -168,12 +184,23 @@ async fn broker_sessions(
             )
             .queue_ahead(config.queue_ahead);
             let (mut publish_stop, mut ingest_stop, mut lease_stop) = (stop.clone(), stop.clone(), stop.clone());
-            let mut audit_stop = stop.clone();
+            let (mut audit_stop, mut build_stop, mut built_stop) = (stop.clone(), stop.clone(), stop.clone());
+            let builds_channel =
+                connection.create_channel().await.map_err(BrokerError::from).map_err(QueueError::from)?;
             tokio::try_join!(
                 publisher.run(&mut jobs, &mut publish_stop),
                 broker::ingest(&channel, &set_aside, recorder, &mut ingest_stop),
                 leases::sweep(&channel, ledger, &config.leases, wake_publisher, &mut lease_stop),
-                audits::run(&connection, ledger, &config.audits, &mut audit_stop)
+                audits::run(&connection, ledger, &config.audits, &mut audit_stop),
+                versions::publish_builds(&connection, ledger, wake_builds, &mut build_stop),
+                versions::ingest_builds(
+                    &builds_channel,
+                    ledger,
+                    director,
+                    config.validation,
+                    wake_publisher,
+                    &mut built_stop
+                )
             )
             .map(drop)
         };

@@ -74,6 +74,7 @@ impl View {
             observer: Observer::new(ObservationLimits::default()),
             quotas: Quotas::default(),
             webhooks: WebhookSettings::default(),
+            wake_builds: Arc::new(Notify::new()),
         };
         Ok(View { listener, state })
     }

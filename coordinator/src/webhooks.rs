@@ -33,7 +33,14 @@ use crate::ledger::{Delivery, Ledger, LedgerError, now};
 use crate::metrics;
 
 /// The events a webhook can ask for.
-pub const EVENT_KINDS: &[&str] = &[TOURNAMENT_FINISHED, TOURNAMENT_CONCLUDED];
+pub const EVENT_KINDS: &[&str] =
+    &[TOURNAMENT_FINISHED, TOURNAMENT_CONCLUDED, BUILD_FAILED, VERSION_VALIDATED, VERSION_REJECTED];
+/// A submitted version's build gave no image.
+pub const BUILD_FAILED: &str = "build.failed";
+/// A submitted version passed validation.
+pub const VERSION_VALIDATED: &str = "version.validated";
+/// A submitted version failed validation.
+pub const VERSION_REJECTED: &str = "version.rejected";
 /// A tournament has every result it will have.
 pub const TOURNAMENT_FINISHED: &str = "tournament.finished";
 /// A directed tournament's director ended it: an SPRT's verdict, a settled ranking, a stop.

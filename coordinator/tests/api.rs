@@ -69,6 +69,7 @@ fn fixture_with(submissions: Submissions) -> Fixture {
         quotas: Quotas::default(),
         // Deliveries go to this test's own receiver on loopback, retried at once.
         webhooks: WebhookSettings { allow_private_addresses: true, first_retry_secs: 0, ..WebhookSettings::default() },
+        wake_builds: Arc::new(Notify::new()),
     };
     Fixture { dir, state }
 }
@@ -1156,7 +1157,13 @@ async fn users_change_only_their_own_tournaments_and_admins_everything() {
 #[tokio::test]
 async fn quotas_refuse_with_429_naming_the_quota() {
     let mut fixture = fixture();
-    fixture.state.quotas = Quotas { max_running_tournaments: 1, max_queued_jobs: 10, max_webhooks: 1, max_tokens: 2 };
+    fixture.state.quotas = Quotas {
+        max_running_tournaments: 1,
+        max_queued_jobs: 10,
+        max_webhooks: 1,
+        max_tokens: 2,
+        max_submissions_per_day: 20,
+    };
     let ada = fixture.make_user("ada").await;
     let first = fixture.submit_as(&ada, BOTWARS).await;
     assert_eq!(first.status, StatusCode::CREATED, "{}", first.text());
@@ -1322,4 +1329,110 @@ async fn webhooks_are_signed_retried_after_a_failure_and_their_history_shown() {
         .error(StatusCode::FORBIDDEN, "denied");
     assert_eq!(fixture.call("DELETE", &format!("/api/webhooks/{hook}"), "", Some(&ada)).await.status, StatusCode::OK);
     fixture.call("GET", &history, "", Some(&ada)).await.error(StatusCode::NOT_FOUND, "not_found");
+}
+
+/// A tar of `entries` (path, data, symlink target), written raw: the tar crate's own
+/// checks would refuse some of these paths.
+fn tar_of(entries: &[(&str, &[u8], Option<&str>)]) -> Vec<u8> {
+    let mut builder = tar::Builder::new(Vec::new());
+    for (path, data, link) in entries {
+        let mut header = tar::Header::new_gnu();
+        header.set_entry_type(if link.is_some() { tar::EntryType::Symlink } else { tar::EntryType::Regular });
+        header.set_mode(0o644);
+        header.set_size(data.len() as u64);
+        header.as_old_mut().name[..path.len()].copy_from_slice(path.as_bytes());
+        if let Some(link) = link {
+            header.as_old_mut().linkname[..link.len()].copy_from_slice(link.as_bytes());
+        }
+        header.set_cksum();
+        builder.append(&header, *data).expect("append");
+    }
+    builder.into_inner().expect("tar")
+}
+
+impl Fixture {
+    /// Uploads `archive` to `POST /api/bots?QUERY` as the holder of `token`.
+    async fn upload(&self, token: &str, query: &str, archive: Vec<u8>) -> Answered {
+        let request = Request::post(format!("/api/bots?{query}"))
+            .header(header::AUTHORIZATION, format!("Bearer {token}"))
+            .header(header::CONTENT_TYPE, "application/x-tar");
+        self.send(request.body(Body::from(archive)).expect("request")).await
+    }
+}
+
+#[tokio::test]
+async fn uploads_are_checked_owned_bounded_and_become_versions() {
+    let mut fixture = fixture();
+    fixture.state.quotas.max_submissions_per_day = 3;
+    let ada = fixture.make_user("ada").await;
+    let bob = fixture.make_user("bob").await;
+    let bot = tar_of(&[("bot.py", b"print('[]')", None)]);
+
+    let made = fixture.upload(&ada, "name=ada-bot&game=botwars", bot.clone()).await;
+    assert_eq!(made.status, StatusCode::CREATED, "{}", made.text());
+    assert_eq!((made.json()["version"].as_u64(), made.json()["layout"].as_str()), (Some(1), Some("python")));
+    let again = fixture.upload(&ada, "name=ada-bot&game=botwars", bot.clone()).await;
+    assert_eq!(again.json()["version"], 2, "each upload is a new version");
+    let shown = fixture.get("/api/bots/ada-bot").await.json();
+    assert_eq!((shown["owner"].as_str(), shown["game"].as_str()), (Some("ada"), Some("botwars")));
+    let states: Vec<&str> =
+        shown["versions"].as_array().expect("versions").iter().filter_map(|v| v["state"].as_str()).collect();
+    assert_eq!(states, ["building", "building"], "newest first, waiting for a worker");
+    let stored = fixture.state.storage.list("sources/ada-bot").await.expect("list");
+    assert_eq!(stored.len(), 1, "the same archive is stored once: {stored:?}");
+    fixture.get("/api/bots/ada-bot/versions/1/build-log").await.error(StatusCode::NOT_FOUND, "not_found");
+
+    // Another user's bot: 403 naming its owner; an admin may.
+    let message =
+        fixture.upload(&bob, "name=ada-bot&game=botwars", bot.clone()).await.error(StatusCode::FORBIDDEN, "denied");
+    assert_eq!(message, "bot ada-bot: it is ada's, and bob is neither ada nor an admin");
+    assert_eq!(fixture.upload(TOKEN, "name=ada-bot&game=botwars", bot.clone()).await.status, StatusCode::CREATED);
+    // Its game is its first version's.
+    let message =
+        fixture.upload(&ada, "name=ada-bot&game=maze", bot.clone()).await.error(StatusCode::CONFLICT, "conflict");
+    assert_eq!(message, "bot ada-bot plays botwars, not maze");
+
+    // Archives that break the rules, each refused naming what is wrong.
+    for (archive, expected) in [
+        (tar_of(&[("bot.py", b"", None), ("../evil.py", b"", None)]), "must stay inside"),
+        (tar_of(&[("bot.py", b"", None), ("passwd", b"", Some("/etc/passwd"))]), "out of the source"),
+        (tar_of(&[("README", b"hello", None)]), "no Dockerfile, bot.py or bot.js"),
+    ] {
+        let message = fixture
+            .upload(&bob, "name=bob-bot&game=botwars", archive)
+            .await
+            .error(StatusCode::BAD_REQUEST, "bad_request");
+        assert!(message.starts_with("the archive: ") && message.contains(expected), "{expected}: {message}");
+    }
+    let too_large = vec![0u8; 80 << 20];
+    fixture
+        .upload(&bob, "name=bob-bot&game=botwars", too_large)
+        .await
+        .error(StatusCode::PAYLOAD_TOO_LARGE, "too_large");
+    for (query, expected) in [
+        ("name=Bob&game=botwars", "name: \"Bob\" must be"),
+        ("name=bob-bot&game=chess", "game: "),
+        ("name=bob-bot&game=botwars&ladder=t-0", "ladder: no tournament t-0"),
+    ] {
+        let answer = fixture.upload(&bob, query, bot.clone()).await;
+        assert!(answer.status.is_client_error(), "{query}");
+        assert!(
+            answer.json()["error"]["message"].as_str().is_some_and(|m| m.contains(expected)),
+            "{query}: {}",
+            answer.text()
+        );
+    }
+    let round_robin = fixture.submit_botwars().await;
+    let message = fixture
+        .upload(&bob, &format!("name=bob-bot&game=botwars&ladder={round_robin}"), bot.clone())
+        .await
+        .error(StatusCode::CONFLICT, "conflict");
+    assert_eq!(message, format!("ladder: {round_robin} is not a ladder"));
+    assert!(fixture.get("/api/bots/bob-bot").await.status == StatusCode::NOT_FOUND, "nothing refused was made");
+
+    // Uploads a day are bounded: ada has made 2 (the admin's does not count to her).
+    assert_eq!(fixture.upload(&ada, "name=ada-bot&game=botwars", bot.clone()).await.status, StatusCode::CREATED);
+    let message =
+        fixture.upload(&ada, "name=ada-two&game=botwars", bot).await.error(StatusCode::TOO_MANY_REQUESTS, "quota");
+    assert_eq!(message, "ada has 3 of quotas.max_submissions_per_day = 3 already");
 }

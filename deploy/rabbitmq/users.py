@@ -12,7 +12,7 @@ them); the file holds only their salted SHA-256 hashes, as RabbitMQ stores them.
   letters: every right on the `farm.*` queues and exchanges, and publishing through the
   default exchange (`amq.default`), which reaches farm.jobs.
 - A worker consumes jobs and audits and publishes results, nothing else: it reads
-  `farm.jobs` and `farm.audits` and writes to the `farm.results` exchange; to hear the
+  `farm.jobs`, `farm.audits` and `farm.builds` and writes to the `farm.results` exchange; to hear the
   coordinator (`farm.control`, a fanout exchange) it declares a server-named queue of
   its own (`amq.gen-*`) and binds it there. It can neither publish a job or an audit
   (it may not write to the default exchange), nor read results, nor declare or delete
@@ -35,7 +35,7 @@ PERMISSIONS = {
     "worker": {
         "configure": r"^amq\.gen-.*",
         "write": r"^(farm\.results|amq\.gen-.*)$",
-        "read": r"^(farm\.jobs|farm\.audits|farm\.control|amq\.gen-.*)$",
+        "read": r"^(farm\.jobs|farm\.audits|farm\.builds|farm\.control|amq\.gen-.*)$",
     },
 }
 

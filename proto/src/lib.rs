@@ -8,6 +8,8 @@
 //! - [`MoveClock`]: how a match times its bots' moves.
 //! - [`AuditEnvelope`], [`ControlEnvelope`]: audits of stored replays on `farm.audits`,
 //!   and what the coordinator tells every worker through `farm.control`.
+//! - [`BuildJob`], [`BuildReport`]: bots built from their authors' sources, on
+//!   `farm.builds` and `farm.build-results`.
 //! - [`JobEnvelope`], [`MatchJob`], [`ResultEnvelope`], [`MatchResult`]: what travels on
 //!   the `farm.jobs` and `farm.results` queues, with [`SCHEMA_VERSION`].
 //!
@@ -16,6 +18,7 @@
 
 mod audit;
 mod bot;
+mod build;
 mod clock;
 mod game;
 mod job;
@@ -26,6 +29,9 @@ pub use audit::{
 };
 pub use bot::{
     BotLaunch, BotLimits, BotSpec, BotSpecError, MAX_IMAGE_ARG_BYTES, MAX_IMAGE_ARGS, Transport, check_image_args,
+};
+pub use build::{
+    BUILD_RESULTS_QUEUE, BUILDS_QUEUE, BuildAnswer, BuildJob, BuildOutcome, BuildReport, MAX_BOT_NAME, is_bot_name,
 };
 pub use clock::{ClockKind, ClockProblem, DEFAULT_WALL_BACKSTOP, MAX_TIME_BANK_MS, MAX_WALL_BACKSTOP, MoveClock};
 pub use game::{GameKind, UnknownGame};

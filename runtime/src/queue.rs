@@ -8,7 +8,7 @@
 use std::panic::AssertUnwindSafe;
 use std::time::Duration;
 
-use farm_proto::{AUDITS_QUEUE, CONTROL_EXCHANGE, JOBS_QUEUE, RESULTS_QUEUE};
+use farm_proto::{AUDITS_QUEUE, BUILD_RESULTS_QUEUE, BUILDS_QUEUE, CONTROL_EXCHANGE, JOBS_QUEUE, RESULTS_QUEUE};
 use futures_util::FutureExt;
 use lapin::options::{
     BasicPublishOptions, BasicRejectOptions, ConfirmSelectOptions, ExchangeDeclareOptions, QueueBindOptions,
@@ -44,6 +44,10 @@ pub const SET_ASIDE_MAX_BYTES: i64 = 256 * 1024 * 1024;
 pub const AUDITS_WAIT_QUEUE: &str = "farm.audits.wait";
 /// How long an audit job waits in [`AUDITS_WAIT_QUEUE`] before another try.
 pub const AUDIT_WAIT_MS: i32 = 2000;
+/// Redeliveries of a build job before it is dead-lettered: a source that kills its
+/// builder is not tried on every worker.
+const BUILD_DELIVERY_LIMIT: i32 = 2;
+
 /// The most audit jobs [`farm_proto::AUDITS_QUEUE`] holds: more are refused to the
 /// coordinator, which publishes them later.
 pub const AUDITS_MAX_MESSAGES: i64 = 100_000;
@@ -130,6 +134,14 @@ pub async fn declare_topology(channel: &Channel, delivery_limit: u32) -> Result<
     waiting.insert("x-dead-letter-exchange".into(), AMQPValue::LongString(LongString::from("")));
     waiting.insert("x-dead-letter-routing-key".into(), AMQPValue::LongString(LongString::from(AUDITS_QUEUE)));
     channel.queue_declare(AUDITS_WAIT_QUEUE.into(), durable, waiting).await?;
+    // Builds: a build job whose worker was lost twice is dead-lettered to the build
+    // results, where the coordinator reads it as a build that never finished.
+    let mut builds = quorum();
+    builds.insert("x-delivery-limit".into(), AMQPValue::LongInt(BUILD_DELIVERY_LIMIT));
+    builds.insert("x-dead-letter-exchange".into(), AMQPValue::LongString(LongString::from("")));
+    builds.insert("x-dead-letter-routing-key".into(), AMQPValue::LongString(LongString::from(BUILD_RESULTS_QUEUE)));
+    channel.queue_declare(BUILDS_QUEUE.into(), durable, builds).await?;
+    channel.queue_declare(BUILD_RESULTS_QUEUE.into(), durable, quorum()).await?;
     let exchange = ExchangeDeclareOptions { durable: true, ..Default::default() };
     channel.exchange_declare(RESULTS_EXCHANGE.into(), ExchangeKind::Direct, exchange, FieldTable::default()).await?;
     channel.exchange_declare(CONTROL_EXCHANGE.into(), ExchangeKind::Fanout, exchange, FieldTable::default()).await?;
@@ -138,6 +150,15 @@ pub async fn declare_topology(channel: &Channel, delivery_limit: u32) -> Result<
             RESULTS_QUEUE.into(),
             RESULTS_EXCHANGE.into(),
             RESULTS_QUEUE.into(),
+            QueueBindOptions::default(),
+            FieldTable::default(),
+        )
+        .await?;
+    channel
+        .queue_bind(
+            BUILD_RESULTS_QUEUE.into(),
+            RESULTS_EXCHANGE.into(),
+            BUILD_RESULTS_QUEUE.into(),
             QueueBindOptions::default(),
             FieldTable::default(),
         )
@@ -158,6 +179,7 @@ pub async fn declare_or_check_topology(connection: &Connection, delivery_limit: 
             let passive = QueueDeclareOptions { passive: true, ..Default::default() };
             channel.queue_declare(JOBS_QUEUE.into(), passive, FieldTable::default()).await?;
             channel.queue_declare(AUDITS_QUEUE.into(), passive, FieldTable::default()).await?;
+            channel.queue_declare(BUILDS_QUEUE.into(), passive, FieldTable::default()).await?;
             let passive = ExchangeDeclareOptions { passive: true, ..Default::default() };
             channel
                 .exchange_declare(RESULTS_EXCHANGE.into(), ExchangeKind::Direct, passive, FieldTable::default())
@@ -186,6 +208,7 @@ pub fn is_access_refused(error: &lapin::Error) -> bool {
 fn route(queue: &'static str) -> (&'static str, &'static str) {
     match queue {
         RESULTS_QUEUE => (RESULTS_EXCHANGE, RESULTS_QUEUE),
+        BUILD_RESULTS_QUEUE => (RESULTS_EXCHANGE, BUILD_RESULTS_QUEUE),
         // A fanout exchange: every worker's own queue bound there gets the message.
         CONTROL_EXCHANGE => (CONTROL_EXCHANGE, ""),
         queue => ("", queue),

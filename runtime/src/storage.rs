@@ -266,6 +266,12 @@ impl Storage {
         Ok(())
     }
 
+    /// Stores `bytes` at `key`, replacing what is there.
+    pub async fn put(&self, key: &str, bytes: Vec<u8>) -> Result<(), StorageError> {
+        self.store.put(&Path::from(key), PutPayload::from(bytes)).await?;
+        Ok(())
+    }
+
     /// The whole object at `key`.
     pub async fn read(&self, key: &str) -> Result<Vec<u8>, StorageError> {
         Ok(self.store.get(&Path::from(key)).await?.bytes().await?.to_vec())

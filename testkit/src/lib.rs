@@ -100,6 +100,12 @@ impl Drop for Vhost {
     }
 }
 
+/// The image registry `scripts/test` starts (`scripts/services/registry.sh`), as
+/// `HOST:PORT`.
+pub fn registry() -> String {
+    required("FARM_TEST_REGISTRY")
+}
+
 /// The storage settings of the S3 server `scripts/test` starts.
 pub fn s3_config() -> StorageConfig {
     StorageConfig::S3 {

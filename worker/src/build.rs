@@ -17,7 +17,7 @@ use std::path::{Component, Path, PathBuf};
 use std::time::Duration;
 
 use bollard::Docker;
-use bollard::query_parameters::{BuildImageOptions, RemoveImageOptions};
+use bollard::query_parameters::{BuildImageOptions, PushImageOptions, RemoveImageOptions, TagImageOptions};
 use futures_util::StreamExt;
 use sha2::{Digest, Sha256};
 
@@ -64,12 +64,21 @@ impl Layout {
 }
 
 /// How much source a build takes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(default, deny_unknown_fields)]
 pub struct SourceLimits {
     /// Entries (files, directories, links).
     pub max_files: usize,
     /// Bytes of all files together.
     pub max_bytes: u64,
+}
+
+impl SourceLimits {
+    /// The largest archive that can hold a source within these bounds: its files, and a
+    /// header and padding for each entry (1 KiB each, at most), and the end blocks.
+    pub fn max_archive_bytes(&self) -> u64 {
+        self.max_bytes + (self.max_files as u64) * 1024 + 10 * 1024
+    }
 }
 
 impl Default for SourceLimits {
@@ -79,7 +88,8 @@ impl Default for SourceLimits {
 }
 
 /// What a build may take.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(default, deny_unknown_fields)]
 pub struct BuildLimits {
     /// The source's bounds.
     pub source: SourceLimits,
@@ -89,6 +99,23 @@ pub struct BuildLimits {
     pub max_image_mib: u64,
     /// Memory of each build step.
     pub memory_mib: u32,
+}
+
+impl BuildLimits {
+    /// Why these limits cannot be used, if they cannot: every one must be above 0.
+    pub fn check(&self) -> Result<(), String> {
+        let zero = [
+            ("source.max_files", self.source.max_files == 0),
+            ("source.max_bytes", self.source.max_bytes == 0),
+            ("build_secs", self.build_secs == 0),
+            ("max_image_mib", self.max_image_mib == 0),
+            ("memory_mib", self.memory_mib == 0),
+        ];
+        match zero.iter().find(|(_, is_zero)| *is_zero) {
+            Some((name, _)) => Err(format!("{name} must be at least 1")),
+            None => Ok(()),
+        }
+    }
 }
 
 impl Default for BuildLimits {
@@ -367,9 +394,19 @@ impl Source {
         self.layout
     }
 
-    /// The build context: a canonical tar of the source, with the farm's Dockerfile for
-    /// a starter layout.
+    /// The source as a canonical tar (entries sorted, owners and times zeroed): what an
+    /// upload sends.
+    pub fn archive(&self) -> Vec<u8> {
+        self.tar(false)
+    }
+
+    /// The build context: [`Source::archive`] with the farm's Dockerfile for a starter
+    /// layout.
     pub fn context(&self) -> Vec<u8> {
+        self.tar(true)
+    }
+
+    fn tar(&self, with_supplied_dockerfile: bool) -> Vec<u8> {
         let mut builder = tar::Builder::new(Vec::new());
         let mut append = |path: &str, kind: tar::EntryType, mode: u32, data: &[u8], link: Option<&str>| {
             let mut header = tar::Header::new_gnu();
@@ -396,6 +433,7 @@ impl Source {
             }
         }
         let supplied = match self.layout {
+            _ if !with_supplied_dockerfile => None,
             Layout::Dockerfile => None,
             Layout::Python => Some(PYTHON_DOCKERFILE),
             Layout::Node => Some(NODE_DOCKERFILE),
@@ -424,6 +462,9 @@ pub enum BuildError {
     /// Over [`BuildLimits::build_secs`].
     #[error("the build took over {0} s")]
     TimedOut(u64),
+    /// The registry did not take the image.
+    #[error("pushing to the registry: {0}")]
+    Push(String),
     /// Over [`BuildLimits::max_image_mib`]; the image was removed.
     #[error("the image is {size_mib} MiB, over the {limit_mib} MiB an image may be; it was removed")]
     TooLarge {
@@ -432,6 +473,14 @@ pub enum BuildError {
         /// The bound.
         limit_mib: u64,
     },
+}
+
+impl BuildError {
+    /// Whether the farm is at fault (the engine or the registry failing), so another try
+    /// may build it; `false` when the source is (a failed step, too long, too large).
+    pub fn is_retryable(&self) -> bool {
+        matches!(self, BuildError::Docker(_) | BuildError::Push(_))
+    }
 }
 
 /// An image built.
@@ -516,6 +565,37 @@ pub async fn build(
         return Err(BuildError::TooLarge { size_mib: size >> 20, limit_mib: limits.max_image_mib });
     }
     Ok(Built { tag, image_id: image.id.unwrap_or_default(), size })
+}
+
+/// Pushes `built` to `registry` (`HOST:PORT`) and gives the reference workers pull it
+/// by: `REGISTRY/matchfarm-bots/NAME@sha256:...`, its content digest, which no later
+/// push can change.
+pub async fn push(docker: &Docker, built: &Built, registry: &str) -> Result<String, BuildError> {
+    let (repository, tag) = built.tag.rsplit_once(':').unwrap_or((&built.tag, "latest"));
+    let remote = format!("{registry}/{repository}");
+    let options = TagImageOptions { repo: Some(remote.clone()), tag: Some(tag.to_owned()) };
+    docker.tag_image(&built.tag, Some(options)).await?;
+    let mut stream =
+        docker.push_image(&remote, Some(PushImageOptions { tag: Some(tag.to_owned()), platform: None }), None);
+    while let Some(info) = stream.next().await {
+        match info {
+            Ok(info) => {
+                if let Some(detail) = info.error_detail {
+                    return Err(BuildError::Push(detail.message.unwrap_or_default()));
+                }
+            }
+            Err(bollard::errors::Error::DockerStreamError { error }) => return Err(BuildError::Push(error)),
+            Err(error) => return Err(error.into()),
+        }
+    }
+    // The engine records the digest the registry gave the pushed manifest.
+    let image = docker.inspect_image(&format!("{remote}:{tag}")).await?;
+    image
+        .repo_digests
+        .unwrap_or_default()
+        .into_iter()
+        .find(|digest| digest.starts_with(&format!("{remote}@")))
+        .ok_or_else(|| BuildError::Push(format!("the engine has no digest of {remote} after the push")))
 }
 
 #[cfg(test)]

@@ -11,6 +11,7 @@ use farm_runtime::storage::StorageConfig;
 use serde::{Deserialize, Serialize};
 
 use crate::bots::DockerSettings;
+use crate::build::BuildLimits;
 use crate::runner::{MAX_REPLAY_MIB, RunnerOptions};
 
 /// Where the worker runs external bots.
@@ -75,6 +76,10 @@ pub struct WorkerConfig {
     pub drain_secs: u64,
     /// Where replays, logs and result documents go.
     pub storage: StorageConfig,
+    /// What building one submitted bot may take (a worker builds when it has the docker
+    /// sandbox and `docker.registry`) (`[build]`: build_secs, max_image_mib,
+    /// memory_mib, and `[build.source]`: max_files, max_bytes).
+    pub build: BuildLimits,
 }
 
 impl Default for WorkerConfig {
@@ -95,6 +100,7 @@ impl Default for WorkerConfig {
             bot_ceiling: BotLimits::default_ceiling(),
             drain_secs: 60,
             storage: StorageConfig::default(),
+            build: BuildLimits::default(),
         }
     }
 }
@@ -196,7 +202,13 @@ impl WorkerConfig {
         }
         config.bot_ceiling.check().map_err(|problem| ConfigError::invalid(format!("bot_ceiling: {problem}")))?;
         config.docker.check().map_err(ConfigError::invalid)?;
+        config.build.check().map_err(|problem| ConfigError::invalid(format!("build: {problem}")))?;
         Ok(config)
+    }
+
+    /// The registry this worker builds submitted bots for, if it builds them.
+    pub fn builds_for(&self) -> Option<&str> {
+        self.docker.registry.as_deref().filter(|_| self.sandbox == SandboxKind::Docker)
     }
 
     /// Matches whose bots are started ahead (see [`WorkerConfig::warm_pool`]).

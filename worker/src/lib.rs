@@ -15,7 +15,9 @@
 //!   [`quarantine`]: what the coordinator imposes on a worker whose results it no
 //!   longer trusts; [`reproduce`]: a finished match played again from its bundle.
 //! - [`build`]: a bot's image built from its source, checked, with no network, from
-//!   the farm's own base images, tagged by content digest (`farm-worker build`).
+//!   the farm's own base images, tagged by content digest (`farm-worker build`);
+//!   [`builds`]: the build jobs of authors' submissions, built and pushed to the
+//!   farm's registry by workers that have one.
 //! - [`config`], [`metrics`], [`http`]: the worker's configuration, every metric,
 //!   `/metrics`.
 //!
@@ -28,6 +30,7 @@
 pub mod audit;
 pub mod bots;
 pub mod build;
+pub mod builds;
 mod clock;
 pub mod config;
 pub mod error;

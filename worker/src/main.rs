@@ -505,10 +505,11 @@ async fn reproduce(args: ReproduceArgs) -> Result<ExitCode> {
 }
 
 async fn build(dir: &Path, name: &str) -> Result<ExitCode> {
-    let valid = !name.is_empty()
-        && name.len() <= 64
-        && name.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-' || b == b'_');
-    anyhow::ensure!(valid, "--name {name:?}: 1 to 64 lower-case letters, digits, '-' and '_'");
+    anyhow::ensure!(
+        farm_proto::is_bot_name(name),
+        "--name {name:?}: 1 to {} of a-z, 0-9, '-' and '_', starting with a letter or digit",
+        farm_proto::MAX_BOT_NAME
+    );
     let limits = farm_worker::build::BuildLimits::default();
     let source = farm_worker::build::Source::read_dir(dir, limits.source)
         .with_context(|| format!("the source in {}", dir.display()))?;

@@ -33,6 +33,11 @@ fn histogram_vec(name: &str, help: &str, labels: &[&str], buckets: Vec<f64>) -> 
     register(HistogramVec::new(opts, labels).unwrap_or_else(|e| panic!("metric {name}: {e}")))
 }
 
+/// Build jobs answered, by outcome: built, failed (the source's fault), requeued (the
+/// farm's), unreadable.
+pub static BUILDS: LazyLock<IntCounterVec> =
+    LazyLock::new(|| counter_vec("farm_worker_builds_total", "Build jobs by outcome.", &["outcome"]));
+
 /// Match jobs handled, by game and outcome: `completed`, `failed` (cannot be played
 /// as written), `requeued` (given back to the queue), `rejected` (not a job at all;
 /// game `unknown`, as for jobs of another schema version).

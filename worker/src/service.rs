@@ -7,7 +7,8 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use farm_proto::{
-    AUDITS_QUEUE, JOBS_QUEUE, JobEnvelope, MatchJob, MatchResult, RESULTS_QUEUE, ResultEnvelope, SCHEMA_VERSION,
+    AUDITS_QUEUE, BUILDS_QUEUE, JOBS_QUEUE, JobEnvelope, MatchJob, MatchResult, RESULTS_QUEUE, ResultEnvelope,
+    SCHEMA_VERSION,
 };
 use farm_runtime::Shutdown;
 use farm_runtime::backoff::ReconnectPacing;
@@ -24,6 +25,7 @@ use tokio::time::{Instant, timeout};
 
 use crate::audit::Auditor;
 use crate::bots::Sandbox;
+use crate::builds::Builder;
 use crate::config::WorkerConfig;
 use crate::error::JobError;
 use crate::http::{self, Health};
@@ -261,6 +263,9 @@ async fn consume<S: Sandbox + Clone + Send + 'static>(
         lanes.spawn(run_lane(Arc::clone(connection), lane, Arc::clone(&context)));
     }
     lanes.spawn(run_audit_lane(Arc::clone(connection), Arc::clone(&context)));
+    if let Some(registry) = config.builds_for() {
+        lanes.spawn(run_build_lane(Arc::clone(connection), registry.to_owned(), Arc::clone(&context)));
+    }
     health.consuming.store(true, Ordering::Relaxed);
     let lane_ended = tokio::select! {
         _ = drain.wait_for(|stop| *stop) => None,
@@ -336,6 +341,34 @@ async fn run_audit_lane<S: Sandbox + Clone + Send + 'static>(
         publisher: &context.publisher,
     };
     one_at_a_time(&connection, AUDITS_QUEUE, &tag, &context, |delivery| auditor.handle(delivery)).await
+}
+
+/// Build jobs ([`crate::builds`]), one at a time on a channel of their own, until the
+/// worker drains or is quarantined ([`WorkerConfig::builds_for`] says which do).
+async fn run_build_lane<S: Sandbox + Clone + Send + 'static>(
+    connection: Arc<Connection>,
+    registry: String,
+    context: Arc<JobContext<S>>,
+) -> Result<(), BrokerError> {
+    let docker = match bollard::Docker::connect_with_local_defaults() {
+        Ok(docker) => docker,
+        Err(error) => {
+            // The builds wait for another worker; the matches go on.
+            tracing::error!(%error, "cannot reach the Docker engine: this worker takes no build jobs");
+            let _ = context.drain.clone().wait_for(|stop| *stop).await;
+            return Ok(());
+        }
+    };
+    let tag = format!("{}-{}-build", context.config.worker_id, std::process::id());
+    let builder = Builder {
+        docker: &docker,
+        registry: &registry,
+        limits: context.config.build,
+        storage: &context.player.storage,
+        worker_id: &context.config.worker_id,
+        publisher: &context.publisher,
+    };
+    one_at_a_time(&connection, BUILDS_QUEUE, &tag, &context, |delivery| builder.handle(delivery)).await
 }
 
 /// One job at a time, on a lane of its own ([`one_at_a_time`]).

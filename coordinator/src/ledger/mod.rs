@@ -18,7 +18,7 @@
 //! This file: the types the ledger speaks in and opening it; `schema` its tables and
 //! migrations; `jobs` tournaments in and jobs out; `results` answers recorded once;
 //! `queries` what the API, pages and standings read; `accounts` users and tokens;
-//! `webhooks` events and their deliveries.
+//! `webhooks` events and their deliveries; `bots` submitted bots and their versions.
 
 use std::path::Path;
 use std::sync::{Arc, Mutex};
@@ -30,6 +30,7 @@ use serde::Serialize;
 use crate::tournament::{PlannedJob, Tournament};
 
 mod accounts;
+mod bots;
 mod direction;
 mod jobs;
 mod queries;
@@ -41,6 +42,7 @@ mod webhooks;
 mod workers;
 
 pub use accounts::{NewUser, TokenView, Usage, UserView};
+pub use bots::{BotView, NewVersion, ToJudge, VersionRefused, VersionState, VersionView, build_log_key, entry_name};
 pub use webhooks::{Delivery, DeliveryView, NewWebhook, WebhookView};
 pub use workers::AuditState;
 

@@ -181,6 +181,44 @@ CREATE TABLE IF NOT EXISTS deliveries (
     PRIMARY KEY (webhook_id, event_id)
 );
 CREATE INDEX IF NOT EXISTS deliveries_due ON deliveries(state, next_at);
+-- Bots submitted by their authors (crate::ledger::bots): each upload is a version.
+CREATE TABLE IF NOT EXISTS bots (
+    name TEXT PRIMARY KEY,
+    owner TEXT NOT NULL,
+    game TEXT NOT NULL,
+    created_at INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS versions (
+    bot TEXT NOT NULL REFERENCES bots(name),
+    version INTEGER NOT NULL,
+    -- building, build_failed, validating, validated or rejected.
+    state TEXT NOT NULL,
+    layout TEXT NOT NULL,
+    source_key TEXT NOT NULL,
+    log_key TEXT NOT NULL,
+    -- The ladder it enters once validated.
+    ladder TEXT,
+    -- 1 once its build job is in farm.builds.
+    build_published INTEGER NOT NULL DEFAULT 0,
+    image TEXT,
+    validation TEXT,
+    reason TEXT,
+    submitted_by TEXT NOT NULL,
+    submitted_at INTEGER NOT NULL,
+    decided_at INTEGER,
+    PRIMARY KEY (bot, version)
+);
+CREATE INDEX IF NOT EXISTS versions_by_state ON versions(state);
+CREATE INDEX IF NOT EXISTS versions_by_uploader ON versions(submitted_by, submitted_at);
+-- A version decided: its owner's webhooks hear of it (crate::webhooks).
+CREATE TRIGGER IF NOT EXISTS version_decided AFTER UPDATE OF state ON versions
+    WHEN OLD.state <> NEW.state AND NEW.state IN ('build_failed', 'validated', 'rejected') BEGIN
+    INSERT OR IGNORE INTO events (kind, subject, owner, created_at)
+        SELECT CASE NEW.state WHEN 'build_failed' THEN 'build.failed' WHEN 'validated' THEN 'version.validated'
+                   ELSE 'version.rejected' END,
+               NEW.bot || '/' || NEW.version, b.owner, unixepoch()
+        FROM bots b WHERE b.name = NEW.bot;
+END;
 ";
 
 /// What needs the columns the migrations add: made after them, whichever way they came.

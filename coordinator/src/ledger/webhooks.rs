@@ -272,8 +272,8 @@ impl Ledger {
     }
 }
 
-/// The JSON a delivery of event `event_id` posts: the event, and the tournament it is
-/// about as it stands when the event is fanned out.
+/// The JSON a delivery of event `event_id` posts: the event, and the tournament or the
+/// bot version (subject `BOT/N`) it is about as it stands when the event is fanned out.
 fn event_body(
     connection: &Connection,
     event_id: i64,
@@ -281,6 +281,21 @@ fn event_body(
     subject: &str,
     created_at: i64,
 ) -> Result<String, LedgerError> {
+    let event = serde_json::json!({ "id": event_id, "kind": kind, "created_at": created_at });
+    let version = subject.split_once('/').and_then(|(bot, version)| Some((bot, version.parse::<u32>().ok()?)));
+    let body = match version {
+        Some((bot, version)) if !kind.starts_with("tournament.") => {
+            let view = super::bots::bot_view(connection, bot)?
+                .and_then(|view| view.versions.into_iter().find(|row| row.version == version));
+            serde_json::json!({ "event": event, "version": view })
+        }
+        _ => serde_json::json!({ "event": event, "tournament": tournament_body(connection, subject)? }),
+    };
+    Ok(body.to_string())
+}
+
+/// The tournament `subject` as an event's body shows it.
+fn tournament_body(connection: &Connection, subject: &str) -> Result<serde_json::Value, LedgerError> {
     let tournament: Option<(String, String, String, String, Option<String>)> = connection
         .query_row(
             "SELECT name, game, owner, definition, conclusion FROM tournaments WHERE id = ?1",
@@ -311,9 +326,5 @@ fn event_body(
         }
         None => serde_json::json!({ "id": subject }),
     };
-    let body = serde_json::json!({
-        "event": { "id": event_id, "kind": kind, "created_at": created_at },
-        "tournament": tournament,
-    });
-    Ok(body.to_string())
+    Ok(tournament)
 }

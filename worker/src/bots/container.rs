@@ -45,6 +45,7 @@ use bollard::query_parameters::{
 };
 use farm_proto::{BotLaunch, BotLimits, BotSpec, ContainerIsolation, Transport};
 use farm_supervisor::protocol as supervisor_protocol;
+use futures_util::StreamExt;
 use serde::{Deserialize, Serialize};
 use tokio::task::JoinHandle;
 use tokio::time::{Duration, Instant, timeout};
@@ -81,6 +82,9 @@ const STALE_BEATS: u32 = 3;
 const STALE_AT_LEAST: Duration = Duration::from_secs(15);
 /// The longest heartbeat period a worker may have ([`DockerSettings::heartbeat_secs`]).
 const HEARTBEAT_SECS_MAX: u64 = 300;
+/// The longest a bot's image may take to pull from the farm's registry.
+const PULL_TIMEOUT: Duration = Duration::from_secs(300);
+
 /// Label carrying the image a prepared container serves.
 pub const IMAGE_LABEL: &str = "matchfarm.image";
 /// How long removing a container may take before it is left to the start-up reaper.
@@ -152,6 +156,12 @@ pub struct DockerSettings {
     /// Unset: the engine's default (runc).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub runtime: Option<String>,
+    /// The farm's image registry (`HOST:PORT`): bots named by digest there
+    /// (`HOST:PORT/REPO@sha256:...`) are pulled when the engine lacks them, and the
+    /// worker builds submitted bots and pushes them there. Unset: nothing is pulled
+    /// (images must be on the engine) and no build is taken.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub registry: Option<String>,
 }
 
 impl Default for DockerSettings {
@@ -165,6 +175,7 @@ impl Default for DockerSettings {
             prepared_idle_secs: 120,
             heartbeat_secs: 10,
             runtime: None,
+            registry: None,
         }
     }
 }
@@ -733,9 +744,47 @@ impl DockerSandbox {
         self.returned.notify_waiters();
     }
 
+    /// The engine's record of `image`; an image it lacks that is named by digest in the
+    /// farm's registry is pulled first, within [`PULL_TIMEOUT`]. No other image is ever
+    /// pulled: a tournament cannot make a worker fetch from anywhere else.
+    async fn inspect_or_pull(&self, image: &str) -> Result<bollard::models::ImageInspect, BotLaunchError> {
+        match self.docker.inspect_image(image).await {
+            Err(bollard::errors::Error::DockerResponseServerError { status_code: 404, .. })
+                if self.is_pullable(image) => {}
+            inspected => return inspected.map_err(|error| image_error(image, error)),
+        }
+        let options =
+            bollard::query_parameters::CreateImageOptions { from_image: Some(image.to_owned()), ..Default::default() };
+        let pull = async {
+            let mut stream = self.docker.create_image(Some(options), None, None);
+            while let Some(progress) = stream.next().await {
+                progress?;
+            }
+            Ok::<_, bollard::errors::Error>(())
+        };
+        let pulled = timeout(PULL_TIMEOUT, pull).await.map_err(|_| BotLaunchError::ImageMissing {
+            image: image.to_owned(),
+            message: format!("pulling it took over {} s", PULL_TIMEOUT.as_secs()),
+        })?;
+        pulled.map_err(|error| BotLaunchError::ImageMissing { image: image.to_owned(), message: error.to_string() })?;
+        tracing::info!(image, "pulled from the farm's registry");
+        self.docker.inspect_image(image).await.map_err(|error| image_error(image, error))
+    }
+
+    /// Whether `image` is one this worker may pull: by digest, from its registry.
+    fn is_pullable(&self, image: &str) -> bool {
+        self.settings.registry.as_deref().is_some_and(|registry| {
+            image.strip_prefix(registry).and_then(|rest| rest.strip_prefix('/')).is_some_and(|rest| {
+                rest.split_once("@sha256:").is_some_and(|(repository, digest)| {
+                    !repository.is_empty() && digest.len() == 64 && digest.bytes().all(|b| b.is_ascii_hexdigit())
+                })
+            })
+        })
+    }
+
     /// Creates and starts a container of `shape` and waits for its supervisor.
     async fn create_prepared(&self, shape: &Shape) -> Result<Prepared, BotLaunchError> {
-        let image = self.docker.inspect_image(&shape.image).await.map_err(|error| image_error(&shape.image, error))?;
+        let image = self.inspect_or_pull(&shape.image).await?;
         // The container is made from the image the tag names now, by its id: a tag
         // moved meanwhile cannot put other content in it than the result records.
         let image_id = image.id.ok_or_else(|| BotLaunchError::ImageMissing {

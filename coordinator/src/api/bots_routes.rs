@@ -1,0 +1,159 @@
+//! The API's routes for bots submitted by their authors ([`crate::versions`]).
+//!
+//! - `POST /api/bots?name=N&game=G[&ladder=ID]`: the body is the bot's source, a tar
+//!   archive (gzipped or not) with its own `Dockerfile` or in a starter layout (`bot.py`,
+//!   `bot.js`). It becomes the bot's next version, built on a worker, validated, then
+//!   entered in ladder `ID` if given. A new name makes a bot owned by the caller; an
+//!   existing one is changed only by its owner or an admin. Answers 201 with the
+//!   version; 400 naming what is wrong with the archive; 413 over its size; 429 over the
+//!   uploader's `max_submissions_per_day`.
+//! - `GET /api/bots`, `GET /api/bots/{name}`: bots with their versions, builds and
+//!   validations; `GET /api/bots/{name}/versions/{version}/build-log`: the build's log.
+
+use axum::Json;
+use axum::body::Body;
+use axum::extract::{Path, Query, State};
+use axum::http::{HeaderMap, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use farm_proto::GameKind;
+use farm_worker::build::{Source, SourceLimits};
+use serde::Deserialize;
+use sha2::{Digest, Sha256};
+
+use super::{ApiState, caller, owner_or_admin, stream_object};
+use crate::accounts::Quotas;
+use crate::api_error::ApiError;
+use crate::ledger::{NewVersion, VersionRefused, entry_name};
+use crate::tournament::Format;
+
+/// The routes.
+pub fn routes() -> axum::Router<ApiState> {
+    axum::Router::new()
+        .route("/api/bots", post(submit_version).get(bots))
+        .route("/api/bots/{name}", get(bot))
+        .route("/api/bots/{name}/versions/{version}/build-log", get(build_log))
+}
+
+/// The query of an upload.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct UploadQuery {
+    name: String,
+    game: String,
+    #[serde(default)]
+    ladder: Option<String>,
+}
+
+async fn submit_version(
+    State(state): State<ApiState>,
+    headers: HeaderMap,
+    query: Result<Query<UploadQuery>, axum::extract::rejection::QueryRejection>,
+    body: Body,
+) -> Result<Response, ApiError> {
+    let caller = caller(&headers, &state).await?;
+    let Query(query) = query.map_err(|rejection| ApiError::BadRequest(rejection.body_text()))?;
+    if !farm_proto::is_bot_name(&query.name) {
+        return Err(ApiError::BadRequest(format!(
+            "name: {:?} must be 1 to {} of a-z, 0-9, '-' and '_', starting with a letter or digit",
+            query.name,
+            farm_proto::MAX_BOT_NAME
+        )));
+    }
+    let game: GameKind = query.game.parse().map_err(|error| ApiError::BadRequest(format!("game: {error}")))?;
+    if let Some(owner) = state.ledger.bot_owner(&query.name).await? {
+        owner_or_admin(&caller, &format!("bot {}", query.name), &owner)?;
+    }
+    if caller.is_limited() {
+        let used = state.ledger.submissions_today(&caller.name).await?;
+        let limit = state.quotas.max_submissions_per_day;
+        Quotas::check(&caller.name, "max_submissions_per_day", limit, used, 1)
+            .map_err(|exceeded| ApiError::Quota(exceeded.to_string()))?;
+    }
+    if let Some(ladder) = &query.ladder {
+        check_ladder(&state, ladder, game).await?;
+    }
+    let limits = SourceLimits::default();
+    let most = usize::try_from(limits.max_archive_bytes()).unwrap_or(usize::MAX);
+    let archive = axum::body::to_bytes(body, most).await.map_err(|_| ApiError::TooLarge(most))?;
+    // Decompressing and checking up to 64 MiB is CPU work: off the async threads.
+    let checked = {
+        let archive = archive.clone();
+        tokio::task::spawn_blocking(move || Source::read_archive(&archive, limits))
+            .await
+            .map_err(|error| ApiError::Internal(error.to_string()))?
+    };
+    let source = checked.map_err(|error| ApiError::BadRequest(format!("the archive: {error}")))?;
+    let source_key = format!("sources/{}/{}.tar", query.name, hex::encode(Sha256::digest(&archive)));
+    state.storage.put(&source_key, archive.to_vec()).await?;
+    let new = NewVersion {
+        bot: query.name.clone(),
+        by: caller.clone(),
+        game: game.name().to_owned(),
+        layout: source.layout().name().to_owned(),
+        source_key,
+        ladder: query.ladder.clone(),
+    };
+    let version = match state.ledger.add_version(new).await? {
+        Ok(version) => version,
+        Err(VersionRefused::NotOwner(owner)) => {
+            return Err(owner_or_admin(&caller, &format!("bot {}", query.name), &owner).err().unwrap_or_else(|| {
+                ApiError::Conflict(format!("bot {} changed hands meanwhile: submit again", query.name))
+            }));
+        }
+        Err(VersionRefused::OtherGame(other)) => {
+            return Err(ApiError::Conflict(format!("bot {} plays {other}, not {game}", query.name)));
+        }
+    };
+    state.wake_builds.notify_one();
+    tracing::info!(bot = %query.name, version, by = %caller.name, layout = source.layout().name(), "version submitted");
+    let answer = serde_json::json!({
+        "bot": query.name,
+        "version": version,
+        "entry": entry_name(&query.name, version),
+        "state": "building",
+        "layout": source.layout().name(),
+        "url": format!("/api/bots/{}", query.name),
+    });
+    Ok((StatusCode::CREATED, Json(answer)).into_response())
+}
+
+/// `Ok` when tournament `id` is a ladder of `game` that has not ended.
+async fn check_ladder(state: &ApiState, id: &str, game: GameKind) -> Result<(), ApiError> {
+    let tournament =
+        state.ledger.tournament(id).await?.ok_or_else(|| ApiError::NotFound(format!("ladder: no tournament {id}")))?;
+    if !matches!(tournament.format, Format::Ladder { .. }) {
+        return Err(ApiError::Conflict(format!("ladder: {id} is not a ladder")));
+    }
+    if tournament.game != game {
+        return Err(ApiError::Conflict(format!("ladder: {id} plays {}, not {game}", tournament.game)));
+    }
+    if state.ledger.conclusion(id).await?.is_some() {
+        return Err(ApiError::Conflict(format!("ladder: {id} has ended")));
+    }
+    Ok(())
+}
+
+async fn bots(State(state): State<ApiState>) -> Result<Response, ApiError> {
+    Ok(Json(serde_json::json!({ "bots": state.ledger.bots().await? })).into_response())
+}
+
+async fn bot(State(state): State<ApiState>, Path(name): Path<String>) -> Result<Response, ApiError> {
+    let bot = state.ledger.bot(&name).await?.ok_or_else(|| ApiError::NotFound(format!("no bot {name}")))?;
+    Ok(Json(bot).into_response())
+}
+
+async fn build_log(
+    State(state): State<ApiState>,
+    Path((name, version)): Path<(String, String)>,
+) -> Result<Response, ApiError> {
+    let version: u32 =
+        version.parse().map_err(|_| ApiError::BadRequest(format!("version: {version:?} is not a version number")))?;
+    let key = state
+        .ledger
+        .build_log(&name, version)
+        .await?
+        .ok_or_else(|| ApiError::NotFound(format!("bot {name} has no version {version} with a build log yet")))?;
+    let stream = stream_object(&state, &key).await?;
+    Ok(([(header::CONTENT_TYPE, "text/plain; charset=utf-8")], Body::from_stream(stream)).into_response())
+}

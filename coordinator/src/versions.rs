@@ -1,0 +1,420 @@
+//! Bots submitted by their authors, from upload to ladder. The API stores an upload's
+//! archive and records it as the bot's next version ([`crate::ledger::NewVersion`]);
+//! here:
+//! - [`publish_builds`] puts each new version's build job on `farm.builds` (an outbox:
+//!   the ledger says which are not yet confirmed there);
+//! - [`ingest_builds`] takes the workers' reports from `farm.build-results`: a built
+//!   version gets its validation tournament ([`validation_tournament`]); a failed one is
+//!   `build_failed`;
+//! - the [`Validator`] judges each validation tournament once it has finished
+//!   ([`judge`]): a version whose bot crashed, timed out or broke the protocol in any
+//!   match is rejected, naming the match and where its log is; one that played every
+//!   seat cleanly is validated and entered in the ladder it named, replacing its
+//!   previous version there.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use farm_proto::{BUILD_RESULTS_QUEUE, BUILDS_QUEUE, BuildAnswer, BuildOutcome, GameKind, PlayerStatus};
+use farm_runtime::queue::{BrokerError, ConfirmedPublisher};
+use futures_util::StreamExt;
+use lapin::options::{BasicAckOptions, BasicCancelOptions, BasicConsumeOptions, BasicQosOptions};
+use lapin::types::FieldTable;
+use lapin::{Channel, Connection};
+use serde::{Deserialize, Serialize};
+use tokio::sync::{Notify, watch};
+
+use crate::director::{Director, RosterError};
+use crate::farm::{FarmError, QueueError};
+use crate::ledger::{JobState, Ledger, LedgerError, MatchFilter, MatchRow, ToJudge, VersionState, entry_name};
+use crate::tournament::{BotEntry, FormatKind, Tournament, TournamentError, TournamentFile, TournamentLimits};
+
+const BUILD_RESULTS_TAG: &str = "coordinator-build-results";
+/// Build reports held unacked at once.
+const BUILD_RESULTS_PREFETCH: u16 = 16;
+/// How often unpublished build jobs are looked for without being woken: a wake lost to
+/// a broker outage is made up for.
+const BUILD_SWEEP: Duration = Duration::from_secs(5);
+
+/// How a new version is validated (`[validation]`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ValidationSettings {
+    /// Matches against each of the game's built-in bots. For two seats, an even number
+    /// plays every seat equally often.
+    pub games_per_opponent: u32,
+}
+
+impl Default for ValidationSettings {
+    fn default() -> Self {
+        ValidationSettings { games_per_opponent: 2 }
+    }
+}
+
+/// The most [`ValidationSettings::games_per_opponent`] may be.
+pub const MAX_GAMES_PER_OPPONENT: u32 = 20;
+
+impl ValidationSettings {
+    /// Why these settings cannot be used, if they cannot.
+    pub fn check(&self) -> Result<(), String> {
+        if (1..=MAX_GAMES_PER_OPPONENT).contains(&self.games_per_opponent) {
+            Ok(())
+        } else {
+            Err(format!("validation.games_per_opponent must be 1 to {MAX_GAMES_PER_OPPONENT}"))
+        }
+    }
+}
+
+/// The validation of `bot` version `version`, its image `image`: a gauntlet of it
+/// against every built-in bot of `game`, `games_per_opponent` matches each, at tables
+/// of the fewest seats the game plays.
+pub fn validation_tournament(
+    game: GameKind,
+    bot: &str,
+    version: u32,
+    image: &str,
+    settings: ValidationSettings,
+) -> Result<Tournament, TournamentError> {
+    let candidate = entry_name(bot, version);
+    let mut bots = vec![serde_json::json!({ "name": candidate, "image": image })];
+    for builtin in farm_engine::builtin::names(game) {
+        bots.push(serde_json::json!({ "name": format!("builtin-{builtin}"), "builtin": builtin }));
+    }
+    let file = serde_json::json!({
+        "name": format!("validation of {bot} v{version}"),
+        "game": game,
+        "format": FormatKind::Gauntlet,
+        "candidates": [candidate],
+        // The fewest a table seats (two at least; two in a game that fills empty seats
+        // itself, as Vindinium does): every seat of it is played, within maps made for
+        // that many.
+        "seats": if farm_engine::builtin::seat_filler(game).is_some() {
+            2
+        } else {
+            (*farm_engine::AnyGame::seats(game).start()).max(2)
+        },
+        "games_per_pairing": settings.games_per_opponent,
+        "seed": version,
+        "bots": bots,
+    });
+    let file: TournamentFile =
+        serde_json::from_value(file).map_err(|error| TournamentError::Syntax(error.to_string()))?;
+    file.resolve(None, TournamentLimits::default())
+}
+
+/// What a validation showed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Verdict {
+    /// Every match played cleanly.
+    Validated,
+    /// Why not, naming the match and where the bot's log is.
+    Rejected(String),
+}
+
+/// The verdict on the candidate (bot 0) of a finished validation tournament `id`.
+pub fn judge(id: &str, rows: &[MatchRow]) -> Verdict {
+    let mut completed = 0;
+    for row in rows {
+        if row.state != JobState::Done {
+            continue;
+        }
+        completed += 1;
+        let failed = row
+            .outcomes
+            .iter()
+            .enumerate()
+            .find(|(_, outcome)| outcome.bot == Some(0) && outcome.status != PlayerStatus::Ok);
+        if let Some((seat, outcome)) = failed {
+            return Verdict::Rejected(format!(
+                "{} in match {} (seat {seat}) of {id}; its log: /api/matches/{}/logs/{seat}",
+                outcome.status.name(),
+                row.job_id,
+                row.job_id
+            ));
+        }
+    }
+    match rows.iter().find(|row| row.state == JobState::Failed) {
+        _ if completed == rows.len() && completed > 0 => Verdict::Validated,
+        Some(row) => Verdict::Rejected(format!(
+            "match {} of {id} could not be played: {}",
+            row.job_id,
+            row.reason.as_deref().unwrap_or("no reason given")
+        )),
+        None => Verdict::Rejected(format!("{id} has no match to judge")),
+    }
+}
+
+/// Publishes the build jobs the ledger holds unpublished, as they come (`wake`), until
+/// `stop`.
+pub async fn publish_builds(
+    connection: &Connection,
+    ledger: &Ledger,
+    wake: &Notify,
+    stop: &mut watch::Receiver<bool>,
+) -> Result<(), FarmError> {
+    let publisher = ConfirmedPublisher::open(connection).await.map_err(QueueError::from)?;
+    loop {
+        let jobs = ledger.unpublished_builds().await?;
+        if !jobs.is_empty() {
+            let bodies =
+                jobs.iter().map(serde_json::to_vec).collect::<Result<Vec<_>, _>>().map_err(QueueError::from)?;
+            publisher.publish_batch(BUILDS_QUEUE, bodies.iter().map(Vec::as_slice)).await.map_err(QueueError::from)?;
+            tracing::info!(builds = jobs.len(), "build jobs published");
+            ledger.builds_published(jobs).await?;
+        }
+        tokio::select! {
+            _ = stop.wait_for(|stop| *stop) => return Ok(()),
+            () = wake.notified() => {}
+            () = tokio::time::sleep(BUILD_SWEEP) => {}
+        }
+    }
+}
+
+/// Takes build reports from `farm.build-results` on `channel` until `stop`: each is
+/// recorded, then acked.
+pub async fn ingest_builds(
+    channel: &Channel,
+    ledger: &Ledger,
+    director: &Director,
+    settings: ValidationSettings,
+    wake_publisher: &Notify,
+    stop: &mut watch::Receiver<bool>,
+) -> Result<(), FarmError> {
+    channel
+        .basic_qos(BUILD_RESULTS_PREFETCH, BasicQosOptions::default())
+        .await
+        .map_err(BrokerError::from)
+        .map_err(QueueError::from)?;
+    let mut reports = channel
+        .basic_consume(
+            BUILD_RESULTS_QUEUE.into(),
+            BUILD_RESULTS_TAG.into(),
+            BasicConsumeOptions::default(),
+            FieldTable::default(),
+        )
+        .await
+        .map_err(BrokerError::from)
+        .map_err(QueueError::from)?;
+    loop {
+        let delivery = tokio::select! {
+            _ = stop.wait_for(|stop| *stop) => {
+                let _ = channel.basic_cancel(BUILD_RESULTS_TAG.into(), BasicCancelOptions::default()).await;
+                return Ok(());
+            }
+            delivery = reports.next() => delivery,
+        };
+        let delivery = delivery
+            .ok_or(QueueError::Broker(BrokerError::TaskFailed))?
+            .map_err(BrokerError::from)
+            .map_err(QueueError::from)?;
+        match serde_json::from_slice::<BuildAnswer>(&delivery.data) {
+            Ok(answer) => record_build(ledger, director, settings, answer).await?,
+            // Only the farm's own workers write here: a message that is no answer is
+            // logged and dropped, it names no version to fail.
+            Err(error) => tracing::error!(%error, bytes = delivery.data.len(), "dropping an unreadable build report"),
+        }
+        wake_publisher.notify_one();
+        delivery.acker.ack(BasicAckOptions::default()).await.map_err(BrokerError::from).map_err(QueueError::from)?;
+    }
+}
+
+/// Records one build answer: a built version's validation tournament is inserted and
+/// the version is `validating`; otherwise it is `build_failed`. A report that comes
+/// again changes nothing.
+async fn record_build(
+    ledger: &Ledger,
+    director: &Director,
+    settings: ValidationSettings,
+    answer: BuildAnswer,
+) -> Result<(), LedgerError> {
+    let (job, outcome) = match answer {
+        BuildAnswer::Report(report) => (report.job, report.outcome),
+        BuildAnswer::Abandoned(job) => {
+            let reason = "every worker that took the build was lost before it finished".to_owned();
+            (job, BuildOutcome::Failed { reason })
+        }
+    };
+    let Some(bot) = ledger.bot(&job.bot).await? else {
+        tracing::warn!(bot = %job.bot, "a build report for a bot the ledger lacks");
+        return Ok(());
+    };
+    let reason = match outcome {
+        BuildOutcome::Built { image, .. } => {
+            let game = bot.game.parse::<GameKind>();
+            let tournament = game.map_err(|error| error.to_string()).and_then(|game| {
+                validation_tournament(game, &job.bot, job.version, &image, settings).map_err(|e| e.to_string())
+            });
+            match tournament {
+                Ok(tournament) => {
+                    let id = tournament.id.clone();
+                    ledger.insert_tournament_for(tournament, bot.owner.clone(), crate::api::MAX_PRIORITY).await?;
+                    if ledger.version_built(job.bot.clone(), job.version, image, id.clone()).await? {
+                        tracing::info!(bot = %job.bot, version = job.version, validation = %id, "built; validating");
+                    }
+                    director.wake();
+                    return Ok(());
+                }
+                Err(problem) => format!("its validation cannot be made: {problem}"),
+            }
+        }
+        BuildOutcome::Failed { reason } => reason,
+    };
+    if ledger.decide_version(job.bot.clone(), job.version, VersionState::BuildFailed, Some(reason.clone())).await? {
+        tracing::info!(bot = %job.bot, version = job.version, %reason, "build failed");
+    }
+    Ok(())
+}
+
+/// Judges validations as they finish and enters the versions that pass in their
+/// ladders. Needs only the ledger and the director.
+pub struct Validator {
+    ledger: Ledger,
+    director: Arc<Director>,
+}
+
+impl Validator {
+    /// A validator over `ledger`, entering bots through `director`.
+    pub fn new(ledger: Ledger, director: Arc<Director>) -> Self {
+        Validator { ledger, director }
+    }
+
+    /// Judges whatever has finished each time a result is recorded (`recorded`), until
+    /// `stop`.
+    pub async fn run(
+        &self,
+        mut recorded: watch::Receiver<u64>,
+        stop: &mut watch::Receiver<bool>,
+    ) -> Result<(), LedgerError> {
+        loop {
+            self.judge_finished().await?;
+            tokio::select! {
+                _ = stop.wait_for(|stop| *stop) => return Ok(()),
+                changed = recorded.changed() => if changed.is_err() { return Ok(()) },
+            }
+        }
+    }
+
+    /// Judges every validation that has finished.
+    pub async fn judge_finished(&self) -> Result<(), LedgerError> {
+        for finished in self.ledger.validations_finished().await? {
+            let filter = MatchFilter { limit: u32::MAX, ..MatchFilter::default() };
+            let rows = self.ledger.matches(&finished.validation, filter).await?;
+            let (state, reason) = match judge(&finished.validation, &rows) {
+                Verdict::Validated => match self.enter(&finished).await? {
+                    Ok(()) => (VersionState::Validated, None),
+                    Err(problem) => (VersionState::Rejected, Some(problem)),
+                },
+                Verdict::Rejected(reason) => (VersionState::Rejected, Some(reason)),
+            };
+            if self.ledger.decide_version(finished.bot.clone(), finished.version, state, reason.clone()).await? {
+                tracing::info!(bot = %finished.bot, version = finished.version, ?state, ?reason, "version decided");
+            }
+        }
+        Ok(())
+    }
+
+    /// Enters a validated version in its ladder, if it named one, as the new version of
+    /// the one it entered before; `Err` says why the ladder would not take it.
+    async fn enter(&self, version: &ToJudge) -> Result<Result<(), String>, LedgerError> {
+        let Some(ladder) = &version.ladder else { return Ok(Ok(())) };
+        let name = entry_name(&version.bot, version.version);
+        let bot = BotEntry {
+            name: name.clone(),
+            builtin: None,
+            command: None,
+            image: Some(version.image.clone()),
+            args: Vec::new(),
+            transport: farm_proto::Transport::default(),
+            limits: farm_proto::BotLimits::default(),
+        };
+        let before = self.ledger.entered_before(version.bot.clone(), version.version, ladder.clone()).await?;
+        let replaces = before.map(|before| entry_name(&version.bot, before));
+        let added = match self.director.add_bot(ladder, bot.clone(), replaces.as_deref()).await {
+            // The one it replaces was retired by hand meanwhile: it joins as a new bot.
+            Err(RosterError::Refused(_)) if replaces.is_some() => self.director.add_bot(ladder, bot, None).await,
+            other => other,
+        };
+        match added {
+            Ok(_) => {
+                tracing::info!(bot = %name, %ladder, ?replaces, "entered in its ladder");
+                Ok(Ok(()))
+            }
+            Err(RosterError::Ledger(error)) => Err(error),
+            Err(error) => Ok(Err(format!("validated, but ladder {ladder} would not take it: {error}"))),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use farm_proto::PlayerStatus;
+
+    use super::*;
+    use crate::ledger::SeatOutcome;
+
+    fn row(job: &str, state: JobState, statuses: &[(Option<usize>, PlayerStatus)]) -> MatchRow {
+        MatchRow {
+            job_id: job.to_owned(),
+            position: 0,
+            seats: statuses.iter().filter_map(|(bot, _)| *bot).collect(),
+            map: 0,
+            repetition: 0,
+            seed: 0,
+            state,
+            attempts: 1,
+            reason: (state == JobState::Failed).then(|| "the image is missing".to_owned()),
+            outcomes: statuses
+                .iter()
+                .map(|&(bot, status)| SeatOutcome { bot, score: 0, rank: 1, status, timeouts: 0 })
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn a_candidate_that_plays_every_match_cleanly_is_validated() {
+        let rows = [
+            row("a", JobState::Done, &[(Some(0), PlayerStatus::Ok), (Some(1), PlayerStatus::Crashed)]),
+            row("b", JobState::Done, &[(Some(1), PlayerStatus::Ok), (Some(0), PlayerStatus::Ok)]),
+        ];
+        assert_eq!(judge("t", &rows), Verdict::Validated);
+    }
+
+    #[test]
+    fn a_crash_a_timeout_or_a_failed_match_rejects_it_naming_the_match_and_log() {
+        let rows = [
+            row("a", JobState::Done, &[(Some(0), PlayerStatus::Ok), (Some(1), PlayerStatus::Ok)]),
+            row("b", JobState::Done, &[(Some(1), PlayerStatus::Ok), (Some(0), PlayerStatus::Crashed)]),
+        ];
+        let Verdict::Rejected(reason) = judge("t", &rows) else { panic!("validated") };
+        assert!(reason.contains("match b (seat 1) of t") && reason.contains("/api/matches/b/logs/1"), "{reason}");
+        let rows = [row("c", JobState::Done, &[(Some(0), PlayerStatus::TimedOut), (Some(1), PlayerStatus::Ok)])];
+        assert!(matches!(judge("t", &rows), Verdict::Rejected(_)));
+        let rows = [
+            row("d", JobState::Done, &[(Some(0), PlayerStatus::Ok), (Some(1), PlayerStatus::Ok)]),
+            row("e", JobState::Failed, &[]),
+        ];
+        let Verdict::Rejected(reason) = judge("t", &rows) else { panic!("validated") };
+        assert!(reason.contains("the image is missing"), "{reason}");
+        assert!(matches!(judge("t", &[]), Verdict::Rejected(_)));
+    }
+
+    #[test]
+    fn every_game_has_a_validation_that_seats_the_candidate_in_every_seat() {
+        for game in GameKind::ALL {
+            let settings = ValidationSettings::default();
+            let tournament =
+                validation_tournament(game, "ada", 3, "127.0.0.1:5055/matchfarm-bots/ada@sha256:00", settings)
+                    .unwrap_or_else(|error| panic!("{game}: {error}"));
+            assert_eq!(tournament.bots[0].name, "ada.v3");
+            let jobs: Vec<_> = tournament.plan().expect("a schedule").collect();
+            let seats = tournament.format.bots_per_match(tournament.bots.len());
+            for seat in 0..seats {
+                assert!(
+                    jobs.iter().any(|job| job.seats.get(seat) == Some(&0)),
+                    "{game}: the candidate never plays seat {seat}"
+                );
+            }
+            assert!(jobs.iter().all(|job| job.seats.contains(&0)), "{game}: a match without the candidate");
+        }
+    }
+}

@@ -1,0 +1,155 @@
+//! Bots submitted by their authors, end to end: a `farm-coordinator serve` process, a
+//! `farm-worker serve` process with the Docker sandbox and the farm's registry,
+//! RabbitMQ, the S3 server and the registry (`scripts/services/registry.sh`). A user
+//! submits a Python bot from a directory: a worker builds it, pushes it, it passes
+//! validation, joins a ladder and plays. A second version that crashes is rejected,
+//! naming the match whose log shows why; a source whose build fails is reported with
+//! its build log; another user cannot submit a version of it (403).
+
+mod support;
+
+use std::path::Path;
+use std::process::Command;
+use std::time::Duration;
+
+use farm_testkit::{Vhost, WorkerProcess, eventually, http_get, registry};
+use support::{COORDINATOR, CoordinatorProcess, TOKEN};
+
+/// Runs the CLI with `token` against `coordinator`; (success, stdout, stderr).
+fn run_as(coordinator: &CoordinatorProcess, token: &str, args: &[&str]) -> (bool, String, String) {
+    let url = coordinator.url();
+    let output = Command::new(COORDINATOR)
+        .args(args)
+        .args(["--url", &url, "--token", token])
+        .output()
+        .expect("farm-coordinator runs");
+    (
+        output.status.success(),
+        String::from_utf8_lossy(&output.stdout).into_owned(),
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+    )
+}
+
+/// A directory holding `files` (path, contents).
+fn source(root: &Path, name: &str, files: &[(&str, &str)]) -> String {
+    let dir = root.join(name);
+    for (path, text) in files {
+        let path = dir.join(path);
+        std::fs::create_dir_all(path.parent().expect("a parent")).expect("mkdir");
+        std::fs::write(path, text).expect("write a source file");
+    }
+    dir.to_str().expect("UTF-8").to_owned()
+}
+
+/// The positions of the matches bot `name` of tournament `id` has been scheduled in.
+fn matches_of(coordinator: &CoordinatorProcess, id: &str, name: &str) -> Vec<serde_json::Value> {
+    let page = coordinator.get_json(&format!("/api/tournaments/{id}/matches?bot={name}&limit=1000"));
+    page["matches"].as_array().expect("matches").clone()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_submitted_python_bot_builds_validates_joins_a_ladder_and_a_broken_version_is_rejected() {
+    let vhost = Vhost::new("submissions");
+    let dir = tempfile::tempdir().expect("temp dir");
+    let coordinator = CoordinatorProcess::start_with(
+        &vhost,
+        &dir.path().join("ledger.sqlite"),
+        &[("FARM_MAX_OUTSTANDING", "100"), ("FARM_PUBLISH_BATCH", "20")],
+    );
+    let registry = registry();
+    let worker = WorkerProcess::start_with(
+        &vhost,
+        &farm_testkit::unique("builder"),
+        2,
+        5,
+        &[("FARM_DOCKER__REGISTRY", registry.as_str())],
+    );
+    let operator = |args: &[&str]| {
+        let (ok, stdout, stderr) = run_as(&coordinator, TOKEN, args);
+        assert!(ok, "{args:?}: {stderr}");
+        stdout.trim().to_owned()
+    };
+    let ada = operator(&["users", "add", "ada"]);
+    let bob = operator(&["users", "add", "bob"]);
+
+    // The operator's ladder, which submitted bots enter once validated.
+    let ladder_file = dir.path().join("ladder.toml");
+    std::fs::write(
+        &ladder_file,
+        "name = \"class ladder\"\ngame = \"botwars\"\nformat = \"ladder\"\nqueue_depth = 4\nseed = 3\n\
+         [[bots]]\nname = \"gatherer\"\nbuiltin = \"gatherer\"\n[[bots]]\nname = \"random\"\nbuiltin = \"random\"\n",
+    )
+    .expect("write the ladder");
+    let ladder = operator(&["submit", ladder_file.to_str().expect("UTF-8")]);
+
+    // Version 1: the example random bot, in the Python starter layout.
+    let random_bot = std::fs::read_to_string(farm_testkit::repo().join("bots/botwars/random_bot.py")).expect("bot");
+    let good = source(dir.path(), "good", &[("bot.py", &random_bot), ("README.md", "my first bot\n")]);
+    let submit = ["bots", "submit", &good, "--name", "ada-bot", "--game", "botwars", "--ladder", &ladder, "--wait"];
+    let (ok, stdout, stderr) = run_as(&coordinator, &ada, &submit);
+    assert!(ok, "version 1 is validated: {stdout}{stderr}");
+    assert!(stdout.contains("ada-bot v1 submitted (python layout)"), "{stdout}");
+    let bot = coordinator.get_json("/api/bots/ada-bot");
+    assert_eq!(bot["owner"], "ada");
+    let v1 = &bot["versions"][0];
+    assert_eq!(v1["state"], "validated", "{bot}");
+    let image = v1["image"].as_str().expect("an image");
+    assert!(image.starts_with(&format!("{registry}/matchfarm-bots/ada-bot@sha256:")), "pulled by digest: {image}");
+    // Its validation played every seat against each built-in bot, and every match cleanly.
+    let validation = v1["validation"].as_str().expect("a validation tournament");
+    let played = matches_of(&coordinator, validation, "ada-bot.v1");
+    assert!(played.len() >= 4, "{played:?}");
+    for seat in 0..2 {
+        assert!(played.iter().any(|row| row["bots"][seat] == "ada-bot.v1"), "never in seat {seat}: {played:?}");
+    }
+    // Its build log is kept.
+    let (ok, log, stderr) = run_as(&coordinator, &ada, &["bots", "log", "ada-bot", "1"]);
+    assert!(ok && log.contains("COPY"), "{log}{stderr}");
+
+    // It joined the ladder and plays there.
+    eventually(Duration::from_secs(120), "ada-bot.v1 plays 3 ladder matches", || {
+        matches_of(&coordinator, &ladder, "ada-bot.v1").iter().filter(|row| row["state"] == "done").count() >= 3
+    });
+
+    // Version 2 crashes as it starts: rejected, naming the match and where its log is.
+    let broken = source(
+        dir.path(),
+        "broken",
+        &[("bot.py", "import sys\nprint('broken on purpose', file=sys.stderr)\nsys.exit(3)\n")],
+    );
+    let submit = ["bots", "submit", &broken, "--name", "ada-bot", "--game", "botwars", "--ladder", &ladder, "--wait"];
+    let (ok, stdout, stderr) = run_as(&coordinator, &ada, &submit);
+    assert!(!ok, "version 2 is not validated: {stdout}{stderr}");
+    let bot = coordinator.get_json("/api/bots/ada-bot");
+    let v2 = &bot["versions"][0];
+    assert_eq!((v2["version"].as_u64(), v2["state"].as_str()), (Some(2), Some("rejected")), "{bot}");
+    let reason = v2["reason"].as_str().expect("a reason");
+    assert!(reason.starts_with("crashed in match"), "{reason}");
+    let log_path = &reason[reason.find("/api/matches/").expect("a log path")..];
+    let (status, log) = http_get(coordinator.api, log_path).expect("the log is served");
+    assert_eq!(status, 200, "{log}");
+    assert!(log.contains("broken on purpose"), "{log}");
+    // The ladder keeps version 1, never playing version 2.
+    let view = coordinator.get_json(&format!("/api/tournaments/{ladder}"));
+    let names: Vec<&str> = view["bots"].as_array().expect("bots").iter().filter_map(|bot| bot.as_str()).collect();
+    assert!(names.contains(&"ada-bot.v1") && !names.contains(&"ada-bot.v2"), "{view}");
+
+    // A source whose build fails: build_failed, with the failing step in its log.
+    let failing = source(dir.path(), "failing", &[("Dockerfile", "FROM matchfarm/base-debian\nRUN exit 7\n")]);
+    let (ok, _, _) =
+        run_as(&coordinator, &ada, &["bots", "submit", &failing, "--name", "ada-bot", "--game", "botwars", "--wait"]);
+    assert!(!ok);
+    let bot = coordinator.get_json("/api/bots/ada-bot");
+    assert_eq!(bot["versions"][0]["state"], "build_failed", "{bot}");
+    let (_, log, _) = run_as(&coordinator, &ada, &["bots", "log", "ada-bot", "3"]);
+    assert!(log.contains("exit 7"), "{log}");
+
+    // Bob may not submit a version of ada's bot: 403, naming its owner.
+    let (ok, _, stderr) =
+        run_as(&coordinator, &bob, &["bots", "submit", &good, "--name", "ada-bot", "--game", "botwars"]);
+    assert!(!ok && stderr.contains("it is ada's"), "{stderr}");
+    assert_eq!(coordinator.get_json("/api/bots/ada-bot")["versions"].as_array().map(Vec::len), Some(3));
+
+    operator(&["stop", &ladder]);
+    assert!(worker.terminate().success());
+}
