@@ -109,6 +109,10 @@ struct PlayArgs {
     /// engine names it (runsc for gVisor). Default: the engine's own.
     #[arg(long, value_name = "RUNTIME")]
     docker_runtime: Option<String>,
+    /// With --sandbox docker: the farm's image registry (HOST:PORT); bots named by
+    /// digest there (image:HOST:PORT/REPO@sha256:...) are pulled if the engine lacks them.
+    #[arg(long, value_name = "HOST:PORT")]
+    registry: Option<String>,
     /// A named rules preset of the game (Ostibot: Default, SemiFinal, Final),
     /// applied before --rules.
     #[arg(long, value_name = "NAME")]
@@ -357,6 +361,9 @@ async fn play(args: PlayArgs) -> Result<ExitCode> {
     if args.docker_runtime.is_some() && args.sandbox != SandboxKind::Docker {
         anyhow::bail!("--docker-runtime goes with --sandbox docker: only containers have an OCI runtime");
     }
+    if args.registry.is_some() && args.sandbox != SandboxKind::Docker {
+        anyhow::bail!("--registry goes with --sandbox docker: only images are pulled");
+    }
     let seed = args.seed.unwrap_or_else(clock_seed);
     let map = match &args.map {
         Some(path) => Some(std::fs::read_to_string(path).with_context(|| format!("reading map {}", path.display()))?),
@@ -411,7 +418,11 @@ async fn play(args: PlayArgs) -> Result<ExitCode> {
             play_match(&isolated, &job_id, setup, clock, &bots, &options, io).await?
         }
         SandboxKind::Docker => {
-            let settings = DockerSettings { runtime: args.docker_runtime.clone(), ..DockerSettings::default() };
+            let settings = DockerSettings {
+                runtime: args.docker_runtime.clone(),
+                registry: args.registry.clone(),
+                ..DockerSettings::default()
+            };
             let docker = DockerSandbox::connect(&job_id, &settings).await.context("the Docker sandbox")?;
             let report = play_match(&docker, &job_id, setup, clock, &bots, &options, io).await;
             docker.shutdown().await.context("removing the match's containers")?;

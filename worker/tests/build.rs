@@ -1,13 +1,15 @@
 //! `farm-worker build` against the real Docker engine: a Python starter bot built from
 //! a directory plays a match from its image; a Dockerfile's steps have no network; a
 //! source with a link out of it, a base the farm does not build, a failing step, a build
-//! past its time and an image past its size are refused, each saying why. scripts/test
-//! builds the base images first (`deploy/build-images.sh`).
+//! past its time and an image past its size are refused, each saying why. A built bot
+//! pushed to the farm's registry is pulled by digest by a worker that lacks it, and
+//! nothing is pulled from elsewhere. scripts/test builds the base images first
+//! (`deploy/build-images.sh`) and starts the registry (`scripts/services/registry.sh`).
 
 use std::path::Path;
 use std::process::{Command, Output};
 
-use farm_worker::build::{BuildError, BuildLimits, BuildLog, Source, SourceLimits, build};
+use farm_worker::build::{BuildError, BuildLimits, BuildLog, Source, SourceLimits, build, push};
 
 const WORKER: &str = env!("CARGO_BIN_EXE_farm-worker");
 
@@ -130,4 +132,62 @@ async fn steps_have_no_network_and_failures_timeouts_and_sizes_are_reported() {
     let (built, _, _images) = build_files(&[("bot.py", "print()")], limits).await;
     let Err(BuildError::TooLarge { size_mib, limit_mib: 1 }) = built else { panic!("{built:?}") };
     assert!(size_mib > 1);
+}
+
+#[tokio::test]
+async fn a_pushed_bot_is_pulled_by_digest_from_the_farms_registry_and_from_nowhere_else() {
+    let registry = farm_testkit::registry();
+    let dir = tempfile::tempdir().expect("temp dir");
+    let bot = std::fs::read_to_string(farm_testkit::repo().join("bots/botwars/random_bot.py")).expect("the example");
+    write(dir.path(), &[("bot.py", &bot)]);
+    let source = Source::read_dir(dir.path(), SourceLimits::default()).expect("a source");
+    let docker = bollard::Docker::connect_with_local_defaults().expect("docker");
+    let name = unique("pulled");
+    let built = build(&docker, &source, &name, BuildLimits::default(), &mut BuildLog::default()).await.expect("built");
+    let image = push(&docker, &built, &registry).await.expect("pushed");
+    assert!(image.starts_with(&format!("{registry}/matchfarm-bots/{name}@sha256:")), "{image}");
+    // This engine forgets it: only the registry has it now.
+    let (repository, tag) = built.tag.rsplit_once(':').expect("a tag");
+    let pushed_tag = format!("{registry}/{repository}:{tag}");
+    let _images = Images(vec![built.tag.clone(), pushed_tag.clone(), image.clone()]);
+    for reference in [&built.tag, &pushed_tag] {
+        let removed = Command::new("docker").args(["rmi", reference]).output().expect("docker rmi");
+        assert!(removed.status.success(), "{}", String::from_utf8_lossy(&removed.stderr));
+    }
+    let present = |reference: &str| {
+        Command::new("docker").args(["image", "inspect", reference]).output().expect("inspect").status.success()
+    };
+    assert!(!present(&image));
+
+    let out = tempfile::tempdir().expect("temp dir");
+    let play = |bot: &str| {
+        worker(&[
+            "play",
+            "--out",
+            out.path().to_str().expect("UTF-8"),
+            "--sandbox",
+            "docker",
+            "--registry",
+            &registry,
+            "--game",
+            "botwars",
+            "--seed",
+            "4",
+            "--rules",
+            r#"{"replyTimeoutMs":20000}"#,
+            "--bot",
+            bot,
+            "--bot",
+            "builtin:random",
+        ])
+    };
+    let played = play(&format!("image:{image}"));
+    assert!(played.status.success(), "{}", String::from_utf8_lossy(&played.stderr));
+    assert!(present(&image), "pulled");
+
+    // A digest elsewhere is never pulled: the engine lacks it, and that is the error.
+    let elsewhere = format!("image:registry.invalid/x@sha256:{}", "0".repeat(64));
+    let refused = play(&elsewhere);
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert!(!refused.status.success() && stderr.contains("No such image: registry.invalid/x@sha256:"), "{stderr}");
 }

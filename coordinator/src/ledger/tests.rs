@@ -3,6 +3,7 @@
 use farm_proto::{PlayerOutcome, PlayerResult, SCHEMA_VERSION};
 
 use super::*;
+use crate::accounts::Caller;
 use crate::standings::Standings;
 use crate::tournament::{TournamentFile, TournamentLimits};
 
@@ -963,4 +964,81 @@ async fn events_are_written_once_when_a_tournament_finishes_or_concludes() {
     ledger.insert_tournament_for(bobs.clone(), "bob".into(), 0).await.expect("insert");
     ledger.conclude(&bobs.id, "stopped by bob".into()).await.expect("conclude");
     assert_eq!(ledger.fan_out_events().await.expect("fan out"), 0);
+}
+
+#[tokio::test]
+async fn versions_are_numbered_owned_and_their_decisions_are_events() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let ledger = open(&dir);
+    let hook = NewWebhook {
+        id: "wh-v".into(),
+        owner: "ada".into(),
+        url: "http://127.0.0.1:9/".into(),
+        kinds: vec!["version.validated".into(), "version.rejected".into(), "build.failed".into()],
+        secret: "s".into(),
+    };
+    ledger.add_webhook(hook).await.expect("add");
+    let ada = Caller { name: "ada".into(), admin: false };
+    let upload = |by: &Caller, game: &str| NewVersion {
+        bot: "ada-bot".into(),
+        by: by.clone(),
+        game: game.into(),
+        layout: "python".into(),
+        source_key: "sources/ada-bot/x.tar".into(),
+        ladder: None,
+    };
+    for expected in 1..=3 {
+        assert_eq!(ledger.add_version(upload(&ada, "botwars")).await.expect("add"), Ok(expected));
+    }
+    let bob = Caller { name: "bob".into(), admin: false };
+    assert_eq!(
+        ledger.add_version(upload(&bob, "botwars")).await.expect("add"),
+        Err(VersionRefused::NotOwner("ada".into()))
+    );
+    assert_eq!(
+        ledger.add_version(upload(&ada, "maze")).await.expect("add"),
+        Err(VersionRefused::OtherGame("botwars".into()))
+    );
+    assert_eq!(ledger.submissions_today("ada").await.expect("count"), 3);
+    let jobs = ledger.unpublished_builds().await.expect("builds");
+    assert_eq!(jobs.iter().map(|job| job.version).collect::<Vec<_>>(), [1, 2, 3]);
+    assert_eq!(jobs[0].log_key, "builds/ada-bot/v1.log");
+    ledger.builds_published(jobs[..2].to_vec()).await.expect("published");
+    assert_eq!(ledger.unpublished_builds().await.expect("builds").len(), 1);
+
+    // 1 validated, 2 rejected, 3 failed to build: one event each, none twice.
+    assert!(ledger.version_built("ada-bot".into(), 1, "img@sha256:1".into(), "t-v1".into()).await.expect("built"));
+    assert!(!ledger.version_built("ada-bot".into(), 1, "img@sha256:1".into(), "t-v1".into()).await.expect("again"));
+    for (version, state) in [(1, VersionState::Validated), (2, VersionState::Rejected), (3, VersionState::BuildFailed)]
+    {
+        assert!(ledger.decide_version("ada-bot".into(), version, state, Some("why".into())).await.expect("decide"));
+        assert!(!ledger.decide_version("ada-bot".into(), version, state, None).await.expect("decided already"));
+    }
+    assert_eq!(ledger.fan_out_events().await.expect("fan out"), 3);
+    let due = ledger.due_deliveries(i64::MAX, 10).await.expect("due");
+    let mut seen: Vec<(String, u64, String)> = due
+        .iter()
+        .map(|delivery| {
+            let body: serde_json::Value = serde_json::from_str(&delivery.body).expect("JSON");
+            let version = &body["version"];
+            assert_eq!(version["bot"], "ada-bot", "{body}");
+            (
+                delivery.kind.clone(),
+                version["version"].as_u64().expect("n"),
+                version["state"].as_str().expect("s").into(),
+            )
+        })
+        .collect();
+    seen.sort();
+    assert_eq!(
+        seen,
+        [
+            ("build.failed".to_owned(), 3, "build_failed".to_owned()),
+            ("version.rejected".to_owned(), 2, "rejected".to_owned()),
+            ("version.validated".to_owned(), 1, "validated".to_owned()),
+        ]
+    );
+    let view = ledger.bot("ada-bot").await.expect("bot").expect("exists");
+    assert_eq!(view.versions[2].entry, "ada-bot.v1");
+    assert_eq!(view.versions[2].build_log.as_deref(), Some("/api/bots/ada-bot/versions/1/build-log"));
 }
