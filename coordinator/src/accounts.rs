@@ -137,6 +137,10 @@ pub struct Quotas {
     pub max_tokens: u64,
     /// Bot versions uploaded in the last day: each takes a build and validation matches.
     pub max_submissions_per_day: u64,
+    /// Challenges made in the last day.
+    pub max_challenges_per_day: u64,
+    /// Matches one challenge may ask for.
+    pub max_challenge_games: u64,
 }
 
 impl Default for Quotas {
@@ -147,6 +151,8 @@ impl Default for Quotas {
             max_webhooks: 10,
             max_tokens: 10,
             max_submissions_per_day: 20,
+            max_challenges_per_day: 10,
+            max_challenge_games: 20,
         }
     }
 }

@@ -213,6 +213,22 @@ enum BotsCommand {
         #[command(flatten)]
         api: ApiArgs,
     },
+    /// Challenge another bot to a short series: your bot's newest validated version
+    /// against theirs, in both seats; prints the series' tournament id (watch it with
+    /// `status`, `standings`).
+    ///
+    /// Example: farm-coordinator bots challenge ada-bot bob-bot --games 4
+    Challenge {
+        /// Your bot.
+        bot: String,
+        /// The bot you challenge.
+        opponent: String,
+        /// Matches to play (default 4; at most quotas.max_challenge_games).
+        #[arg(long)]
+        games: Option<u32>,
+        #[command(flatten)]
+        api: ApiArgs,
+    },
     /// Print a version's build log.
     Log {
         /// The bot's name.
@@ -776,6 +792,14 @@ async fn bots(command: BotsCommand) -> Result<ExitCode> {
             for version in bot.versions {
                 println!("{}", version_line(&version));
             }
+        }
+        BotsCommand::Challenge { bot, opponent, games, api } => {
+            let client = Client::new(&api.url, api.token.clone())?;
+            let body = serde_json::json!({ "bot": bot, "opponent": opponent, "games": games });
+            let made: serde_json::Value = client.send(hyper::Method::POST, "/api/challenges", Some(&body)).await?;
+            let challenge = &made["challenge"];
+            eprintln!("{} vs {}: {} matches", challenge["bot"], challenge["opponent"], made["jobs"]);
+            println!("{}", challenge["tournament_id"].as_str().unwrap_or_default());
         }
         BotsCommand::Log { name, version, api } => {
             let client = Client::new(&api.url, api.token.clone())?;

@@ -67,7 +67,7 @@ impl ValidationSettings {
 
 /// The validation of `bot` version `version`, its image `image`: a gauntlet of it
 /// against every built-in bot of `game`, `games_per_opponent` matches each, at tables
-/// of the fewest seats the game plays.
+/// of [`table_seats`].
 pub fn validation_tournament(
     game: GameKind,
     bot: &str,
@@ -80,23 +80,53 @@ pub fn validation_tournament(
     for builtin in farm_engine::builtin::names(game) {
         bots.push(serde_json::json!({ "name": format!("builtin-{builtin}"), "builtin": builtin }));
     }
-    let file = serde_json::json!({
+    resolve(serde_json::json!({
         "name": format!("validation of {bot} v{version}"),
         "game": game,
         "format": FormatKind::Gauntlet,
         "candidates": [candidate],
-        // The fewest a table seats (two at least; two in a game that fills empty seats
-        // itself, as Vindinium does): every seat of it is played, within maps made for
-        // that many.
-        "seats": if farm_engine::builtin::seat_filler(game).is_some() {
-            2
-        } else {
-            (*farm_engine::AnyGame::seats(game).start()).max(2)
-        },
+        "seats": table_seats(game),
         "games_per_pairing": settings.games_per_opponent,
         "seed": version,
         "bots": bots,
-    });
+    }))
+}
+
+/// A challenge: `games` matches between two versions (entry name and image each), in
+/// both seats, at tables of [`table_seats`], from `seed`.
+pub fn challenge_tournament(
+    game: GameKind,
+    challenger: (&str, &str),
+    opponent: (&str, &str),
+    games: u32,
+    seed: u64,
+) -> Result<Tournament, TournamentError> {
+    let bot = |(name, image): (&str, &str)| serde_json::json!({ "name": name, "image": image });
+    resolve(serde_json::json!({
+        "name": format!("challenge: {} vs {}", challenger.0, opponent.0),
+        "game": game,
+        "format": FormatKind::RoundRobin,
+        "seats": table_seats(game),
+        // A round robin of two plays each order once per pairing game.
+        "games_per_pairing": games.div_ceil(2),
+        "seed": seed,
+        "bots": [bot(challenger), bot(opponent)],
+    }))
+}
+
+/// The seats of a validation's or a challenge's tables: the fewest `game` plays, two
+/// at least, and two in a game that fills empty seats itself (Vindinium's random
+/// heroes). Every seat of such a table is played, on maps made for that many.
+fn table_seats(game: GameKind) -> usize {
+    if farm_engine::builtin::seat_filler(game).is_some() {
+        2
+    } else {
+        (*farm_engine::AnyGame::seats(game).start()).max(2)
+    }
+}
+
+/// A tournament file the farm wrote, resolved.
+fn resolve(file: serde_json::Value) -> Result<Tournament, TournamentError> {
     let file: TournamentFile =
         serde_json::from_value(file).map_err(|error| TournamentError::Syntax(error.to_string()))?;
     file.resolve(None, TournamentLimits::default())

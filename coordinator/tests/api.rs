@@ -1162,7 +1162,7 @@ async fn quotas_refuse_with_429_naming_the_quota() {
         max_queued_jobs: 10,
         max_webhooks: 1,
         max_tokens: 2,
-        max_submissions_per_day: 20,
+        ..Quotas::default()
     };
     let ada = fixture.make_user("ada").await;
     let first = fixture.submit_as(&ada, BOTWARS).await;

@@ -4,7 +4,8 @@
 //! submits a Python bot from a directory: a worker builds it, pushes it, it passes
 //! validation, joins a ladder and plays. A second version that crashes is rejected,
 //! naming the match whose log shows why; a source whose build fails is reported with
-//! its build log; another user cannot submit a version of it (403).
+//! its build log; another user cannot submit a version of it (403). A challenge plays a
+//! short series between two users' validated versions, within its quota.
 
 mod support;
 
@@ -54,7 +55,7 @@ async fn a_submitted_python_bot_builds_validates_joins_a_ladder_and_a_broken_ver
     let coordinator = CoordinatorProcess::start_with(
         &vhost,
         &dir.path().join("ledger.sqlite"),
-        &[("FARM_MAX_OUTSTANDING", "100"), ("FARM_PUBLISH_BATCH", "20")],
+        &[("FARM_MAX_OUTSTANDING", "100"), ("FARM_PUBLISH_BATCH", "20"), ("FARM_QUOTAS__MAX_CHALLENGES_PER_DAY", "1")],
     );
     let registry = registry();
     let worker = WorkerProcess::start_with(
@@ -149,6 +150,28 @@ async fn a_submitted_python_bot_builds_validates_joins_a_ladder_and_a_broken_ver
         run_as(&coordinator, &bob, &["bots", "submit", &good, "--name", "ada-bot", "--game", "botwars"]);
     assert!(!ok && stderr.contains("it is ada's"), "{stderr}");
     assert_eq!(coordinator.get_json("/api/bots/ada-bot")["versions"].as_array().map(Vec::len), Some(3));
+
+    // Bob's own bot, then Ada's challenge: her newest validated version (v1) against
+    // his, in both seats; one a day is all her quota allows, and Bob cannot challenge
+    // with Ada's bot.
+    let (ok, stdout, stderr) =
+        run_as(&coordinator, &bob, &["bots", "submit", &good, "--name", "bob-bot", "--game", "botwars", "--wait"]);
+    assert!(ok, "{stdout}{stderr}");
+    let (ok, series, stderr) = run_as(&coordinator, &ada, &["bots", "challenge", "ada-bot", "bob-bot", "--games", "4"]);
+    assert!(ok, "{stderr}");
+    let series = series.trim().to_owned();
+    assert!(stderr.contains("\"ada-bot.v1\" vs \"bob-bot.v1\": 4 matches"), "{stderr}");
+    eventually(Duration::from_secs(120), "the challenge is played", || {
+        coordinator.get_json(&format!("/api/tournaments/{series}"))["finished"] == true
+    });
+    let played = matches_of(&coordinator, &series, "ada-bot.v1");
+    assert_eq!(played.iter().filter(|row| row["state"] == "done").count(), 4, "{played:?}");
+    assert!(played.iter().any(|row| row["bots"][1] == "ada-bot.v1"), "both seats: {played:?}");
+    assert_eq!(coordinator.get_json(&format!("/api/tournaments/{series}"))["owner"], "ada");
+    let (ok, _, stderr) = run_as(&coordinator, &ada, &["bots", "challenge", "ada-bot", "bob-bot"]);
+    assert!(!ok && stderr.contains("ada has 1 of quotas.max_challenges_per_day = 1 already"), "{stderr}");
+    let (ok, _, stderr) = run_as(&coordinator, &bob, &["bots", "challenge", "ada-bot", "bob-bot"]);
+    assert!(!ok && stderr.contains("it is ada's"), "{stderr}");
 
     operator(&["stop", &ladder]);
     assert!(worker.terminate().success());

@@ -9,6 +9,11 @@
 //!   uploader's `max_submissions_per_day`.
 //! - `GET /api/bots`, `GET /api/bots/{name}`: bots with their versions, builds and
 //!   validations; `GET /api/bots/{name}/versions/{version}/build-log`: the build's log.
+//! - `POST /api/challenges` `{"bot", "opponent", "games"?}`: a short series between the
+//!   newest validated versions of the caller's bot and any other, in both seats (the
+//!   scrimmage of the competition sites); 201 with its tournament. Bounded by the
+//!   caller's `max_challenges_per_day` and `max_challenge_games` (429).
+//!   `GET /api/challenges`: the newest.
 
 use axum::Json;
 use axum::body::Body;
@@ -21,11 +26,12 @@ use farm_worker::build::{Source, SourceLimits};
 use serde::Deserialize;
 use sha2::{Digest, Sha256};
 
-use super::{ApiState, caller, owner_or_admin, stream_object};
+use super::{ApiState, MAX_BODY, caller, owner_or_admin, stream_object};
 use crate::accounts::Quotas;
 use crate::api_error::ApiError;
-use crate::ledger::{NewVersion, VersionRefused, entry_name};
+use crate::ledger::{ChallengeView, NewVersion, VersionRefused, entry_name};
 use crate::tournament::Format;
+use crate::versions;
 
 /// The routes.
 pub fn routes() -> axum::Router<ApiState> {
@@ -33,6 +39,89 @@ pub fn routes() -> axum::Router<ApiState> {
         .route("/api/bots", post(submit_version).get(bots))
         .route("/api/bots/{name}", get(bot))
         .route("/api/bots/{name}/versions/{version}/build-log", get(build_log))
+        .route("/api/challenges", post(challenge).get(challenges))
+}
+
+/// Matches in a challenge unless it says.
+const DEFAULT_CHALLENGE_GAMES: u32 = 4;
+/// The most challenges listed.
+const MAX_CHALLENGES_LISTED: u32 = 200;
+
+/// A challenge asked for.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ChallengeRequest {
+    bot: String,
+    opponent: String,
+    #[serde(default)]
+    games: Option<u32>,
+}
+
+async fn challenge(State(state): State<ApiState>, headers: HeaderMap, body: Body) -> Result<Response, ApiError> {
+    let caller = caller(&headers, &state).await?;
+    let bytes = axum::body::to_bytes(body, MAX_BODY).await.map_err(|_| ApiError::TooLarge(MAX_BODY))?;
+    let asked: ChallengeRequest =
+        serde_json::from_slice(&bytes).map_err(|error| ApiError::BadRequest(error.to_string()))?;
+    let games = asked.games.unwrap_or(DEFAULT_CHALLENGE_GAMES);
+    if games == 0 {
+        return Err(ApiError::BadRequest("games: must be at least 1".to_owned()));
+    }
+    let playable = |name: &str| {
+        let state = state.clone();
+        let name = name.to_owned();
+        async move {
+            state.ledger.playable(&name).await?.ok_or_else(|| {
+                ApiError::Conflict(format!("bot {name} has no validated version to play (GET /api/bots/{name})"))
+            })
+        }
+    };
+    let mine = playable(&asked.bot).await?;
+    owner_or_admin(&caller, &format!("bot {}", asked.bot), &mine.owner)?;
+    let theirs = playable(&asked.opponent).await?;
+    if asked.bot == asked.opponent {
+        return Err(ApiError::BadRequest("opponent: a bot cannot challenge itself".to_owned()));
+    }
+    if theirs.game != mine.game {
+        return Err(ApiError::Conflict(format!(
+            "{} plays {} and {} plays {}",
+            asked.bot, mine.game, asked.opponent, theirs.game
+        )));
+    }
+    if caller.is_limited() {
+        let quotas = state.quotas;
+        let used = state.ledger.challenges_today(&caller.name).await?;
+        Quotas::check(&caller.name, "max_challenges_per_day", quotas.max_challenges_per_day, used, 1)
+            .and_then(|()| {
+                Quotas::check(&caller.name, "max_challenge_games", quotas.max_challenge_games, 0, games.into())
+            })
+            .map_err(|exceeded| ApiError::Quota(exceeded.to_string()))?;
+    }
+    let game: GameKind =
+        mine.game.parse().map_err(|error| ApiError::Internal(format!("bot {}: {error}", asked.bot)))?;
+    let (bot, opponent) = (entry_name(&asked.bot, mine.version), entry_name(&asked.opponent, theirs.version));
+    let created_at = crate::ledger::now();
+    let tournament = versions::challenge_tournament(
+        game,
+        (&bot, &mine.image),
+        (&opponent, &theirs.image),
+        games,
+        created_at.unsigned_abs(),
+    )
+    .map_err(|error| ApiError::BadRequest(error.to_string()))?;
+    let id = tournament.id.clone();
+    let inserted = state.ledger.insert_tournament_for(tournament, caller.name.clone(), 0).await?;
+    let view = ChallengeView { tournament_id: id.clone(), challenger: caller.name.clone(), bot, opponent, created_at };
+    state.ledger.add_challenge(view.clone()).await?;
+    state.wake_publisher.notify_one();
+    state.director.wake();
+    tracing::info!(tournament = %id, by = %caller.name, bot = %view.bot, opponent = %view.opponent, "challenge");
+    let answer =
+        serde_json::json!({ "challenge": view, "jobs": inserted.jobs, "url": format!("/api/tournaments/{id}") });
+    Ok((StatusCode::CREATED, Json(answer)).into_response())
+}
+
+async fn challenges(State(state): State<ApiState>) -> Result<Response, ApiError> {
+    Ok(Json(serde_json::json!({ "challenges": state.ledger.challenges(MAX_CHALLENGES_LISTED).await? })).into_response())
 }
 
 /// The query of an upload.

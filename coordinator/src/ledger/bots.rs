@@ -368,6 +368,108 @@ impl Ledger {
     }
 }
 
+/// The newest validated version of a bot: what a challenge plays.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Playable {
+    /// Its bot's owner.
+    pub owner: String,
+    /// Its bot's game.
+    pub game: String,
+    /// The version.
+    pub version: u32,
+    /// Its image.
+    pub image: String,
+}
+
+/// A challenge, as listed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
+pub struct ChallengeView {
+    /// The series' tournament.
+    pub tournament_id: String,
+    /// Who asked for it.
+    pub challenger: String,
+    /// The challenger's version (`BOT.vN`).
+    pub bot: String,
+    /// The opponent's version.
+    pub opponent: String,
+    /// When (Unix seconds).
+    pub created_at: i64,
+}
+
+impl Ledger {
+    /// `bot`'s newest validated version, if it has one.
+    pub async fn playable(&self, bot: &str) -> Result<Option<Playable>, LedgerError> {
+        let bot = bot.to_owned();
+        self.read(move |connection| {
+            Ok(connection
+                .query_row(
+                    "SELECT b.owner, b.game, v.version, v.image FROM bots b JOIN versions v ON v.bot = b.name
+                     WHERE b.name = ?1 AND v.state = 'validated' ORDER BY v.version DESC LIMIT 1",
+                    [&bot],
+                    |row| {
+                        Ok(Playable { owner: row.get(0)?, game: row.get(1)?, version: row.get(2)?, image: row.get(3)? })
+                    },
+                )
+                .optional()?)
+        })
+        .await
+    }
+
+    /// Records `challenge` (its tournament already inserted).
+    pub async fn add_challenge(&self, challenge: ChallengeView) -> Result<(), LedgerError> {
+        self.with(move |connection| {
+            connection.execute(
+                "INSERT OR IGNORE INTO challenges (tournament_id, challenger, bot, opponent, created_at)
+                 VALUES (?1, ?2, ?3, ?4, ?5)",
+                params![
+                    challenge.tournament_id,
+                    challenge.challenger,
+                    challenge.bot,
+                    challenge.opponent,
+                    challenge.created_at
+                ],
+            )?;
+            Ok(())
+        })
+        .await
+    }
+
+    /// Challenges `user` made in the last day: their `max_challenges_per_day`.
+    pub async fn challenges_today(&self, user: &str) -> Result<u64, LedgerError> {
+        let user = user.to_owned();
+        self.read(move |connection| {
+            let count: i64 = connection
+                .prepare_cached("SELECT count(*) FROM challenges WHERE challenger = ?1 AND created_at > ?2")?
+                .query_row(params![user, now() - 24 * 60 * 60], |row| row.get(0))?;
+            Ok(count as u64)
+        })
+        .await
+    }
+
+    /// The newest challenges, at most `limit`.
+    pub async fn challenges(&self, limit: u32) -> Result<Vec<ChallengeView>, LedgerError> {
+        self.read(move |connection| {
+            let mut select = connection.prepare_cached(
+                "SELECT tournament_id, challenger, bot, opponent, created_at FROM challenges
+                 ORDER BY created_at DESC, tournament_id LIMIT ?1",
+            )?;
+            let rows = select
+                .query_map([limit], |row| {
+                    Ok(ChallengeView {
+                        tournament_id: row.get(0)?,
+                        challenger: row.get(1)?,
+                        bot: row.get(2)?,
+                        opponent: row.get(3)?,
+                        created_at: row.get(4)?,
+                    })
+                })?
+                .collect::<Result<Vec<_>, _>>()?;
+            Ok(rows)
+        })
+        .await
+    }
+}
+
 pub(super) fn bot_view(connection: &Connection, bot: &str) -> Result<Option<BotView>, LedgerError> {
     let Some((owner, game, created_at)) = connection
         .query_row("SELECT owner, game, created_at FROM bots WHERE name = ?1", [bot], |row| {

@@ -210,6 +210,15 @@ CREATE TABLE IF NOT EXISTS versions (
 );
 CREATE INDEX IF NOT EXISTS versions_by_state ON versions(state);
 CREATE INDEX IF NOT EXISTS versions_by_uploader ON versions(submitted_by, submitted_at);
+-- Short series one user asked for between two bots' validated versions.
+CREATE TABLE IF NOT EXISTS challenges (
+    tournament_id TEXT PRIMARY KEY,
+    challenger TEXT NOT NULL,
+    bot TEXT NOT NULL,
+    opponent TEXT NOT NULL,
+    created_at INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS challenges_by_challenger ON challenges(challenger, created_at);
 -- A version decided: its owner's webhooks hear of it (crate::webhooks).
 CREATE TRIGGER IF NOT EXISTS version_decided AFTER UPDATE OF state ON versions
     WHEN OLD.state <> NEW.state AND NEW.state IN ('build_failed', 'validated', 'rejected') BEGIN
