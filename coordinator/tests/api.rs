@@ -1157,13 +1157,8 @@ async fn users_change_only_their_own_tournaments_and_admins_everything() {
 #[tokio::test]
 async fn quotas_refuse_with_429_naming_the_quota() {
     let mut fixture = fixture();
-    fixture.state.quotas = Quotas {
-        max_running_tournaments: 1,
-        max_queued_jobs: 10,
-        max_webhooks: 1,
-        max_tokens: 2,
-        ..Quotas::default()
-    };
+    fixture.state.quotas =
+        Quotas { max_running_tournaments: 1, max_queued_jobs: 10, max_webhooks: 1, max_tokens: 2, ..Quotas::default() };
     let ada = fixture.make_user("ada").await;
     let first = fixture.submit_as(&ada, BOTWARS).await;
     assert_eq!(first.status, StatusCode::CREATED, "{}", first.text());

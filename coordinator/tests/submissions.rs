@@ -14,6 +14,7 @@ use std::process::Command;
 use std::time::Duration;
 
 use farm_testkit::{Vhost, WorkerProcess, eventually, http_get, registry};
+use support::chromium::{Chromium, LAPTOP, js};
 use support::{COORDINATOR, CoordinatorProcess, TOKEN};
 
 /// Runs the CLI with `token` against `coordinator`; (success, stdout, stderr).
@@ -173,6 +174,89 @@ async fn a_submitted_python_bot_builds_validates_joins_a_ladder_and_a_broken_ver
     let (ok, _, stderr) = run_as(&coordinator, &bob, &["bots", "challenge", "ada-bot", "bob-bot"]);
     assert!(!ok && stderr.contains("it is ada's"), "{stderr}");
 
+    // The web pages, in Chromium: Ada signs in with her token, submits a version from
+    // the form, and follows her bot's versions, builds and validations.
+    check_pages(&coordinator, &ada, dir.path(), &good);
+
     operator(&["stop", &ladder]);
     assert!(worker.terminate().success());
+}
+
+/// The bots pages against the farm as the test left it: ada-bot's three versions
+/// (validated, rejected, build failed) and bob-bot's one. Fails listing every problem.
+fn check_pages(coordinator: &CoordinatorProcess, ada: &str, dir: &Path, good: &str) {
+    let chromium = Chromium::launch();
+    chromium.use_screen(LAPTOP);
+    let url = coordinator.url();
+    let archive = dir.join("web-bot.tar");
+    let source = farm_worker::build::Source::read_dir(Path::new(good), farm_worker::build::SourceLimits::default())
+        .expect("the source");
+    std::fs::write(&archive, source.archive()).expect("write the archive");
+    let text_of = |selector: &str| format!("(document.querySelector({}) || {{}}).textContent || ''", js(selector));
+
+    let mut problems = Vec::new();
+    let mut check = |what: &str, result: Result<(), String>| {
+        if let Err(problem) = result {
+            problems.push(format!("{what}: {problem}"));
+        }
+    };
+    check(
+        "the tournament list links to the bots",
+        chromium.open(&format!("{url}/")).and_then(|()| chromium.links_to("/bots")),
+    );
+    check("the bots page loads", chromium.open(&format!("{url}/bots")));
+    check(
+        "the form is hidden before signing in",
+        chromium.poll("hidden", "document.getElementById('submit-section').hidden", |v| v == true).map(drop),
+    );
+    check("sign in", chromium.set_value("[data-testid=\"token\"]", ada).and_then(|()| chromium.click("sign-in")));
+    check("signed in as ada", chromium.poll("signed in", &text_of("#who"), |who| who == "ada").map(drop));
+    let submitted = chromium
+        .set_value("[data-testid=\"bot-name\"]", "ada-web")
+        .and_then(|()| chromium.set_value("[data-testid=\"bot-game\"]", "botwars"))
+        .and_then(|()| chromium.set_file("bot-archive", &archive))
+        .and_then(|()| chromium.click("submit-bot"))
+        .and_then(|()| {
+            chromium.poll("submitted", &text_of("[data-testid=\"submitted\"]"), |text| {
+                text.as_str().is_some_and(|text| text.starts_with("ada-web v1 submitted (python layout)"))
+            })
+        });
+    check("submit from the form", submitted.map(drop));
+    check(
+        "the list shows every bot",
+        chromium
+            .poll(
+                "rows",
+                "[...document.querySelectorAll('[data-testid=\"bot-row\"]')].map(r => r.dataset.bot).sort().join(',')",
+                |rows| rows == "ada-bot,ada-web,bob-bot",
+            )
+            .map(drop),
+    );
+    eventually(Duration::from_secs(120), "ada-web is validated", || {
+        coordinator.get_json("/api/bots/ada-web")["versions"][0]["state"] == "validated"
+    });
+    check("a bot's page loads", chromium.open(&format!("{url}/bots/ada-bot")));
+    check(
+        "one row per version, newest first, with its state",
+        chromium
+            .poll("rows", "[...document.querySelectorAll('[data-testid=\"version-row\"]')].map(r => r.dataset.version + ':' + r.dataset.state).join(',')", |rows| {
+                rows == "3:build_failed,2:rejected,1:validated"
+            })
+            .map(drop),
+    );
+    check("the rejection links to the match's log", chromium.links_to_logs());
+    check("the validated version links to its ladder", chromium.shows_text("playing"));
+    let log = chromium.click("build-log-3").and_then(|()| {
+        chromium.poll("the build log", &text_of("[data-testid=\"build-log-text\"]"), |text| {
+            text.as_str().is_some_and(|text| text.contains("exit 7"))
+        })
+    });
+    check("the failed build's log", log.map(drop));
+    check("the page fits the screen", chromium.fits_the_screen());
+    check(
+        "the new version's page",
+        chromium.open(&format!("{url}/bots/ada-web")).and_then(|()| chromium.shows_text("validated")),
+    );
+    problems.extend(chromium.problems().into_iter().map(|problem| format!("console: {problem}")));
+    assert!(problems.is_empty(), "{} problems in the bots pages:\n{}", problems.len(), problems.join("\n"));
 }

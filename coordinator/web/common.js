@@ -13,7 +13,14 @@
 //   MatchFarm.ready()             marks <body> data-ready="true" (the browser tests wait for it)
 //   MatchFarm.showError(error)    shows an error in [data-testid=error] (null: hides it)
 //   MatchFarm.fmt                 number, rating, percent, duration, date, ordinal, status
-//   MatchFarm.paths               tournament(id), bot(id, bot), matches(id, query), match(job)
+//   MatchFarm.paths               tournament(id), bot(id, bot), matches(id, query), match(job),
+//                                 submitted(bot) (a submitted bot's versions)
+//   MatchFarm.versionState(state) a submitted version's state as a badge
+//   MatchFarm.signIn(token), signOut(), signedIn()
+//                                 a user's token, checked by GET /api/me, kept in this tab's
+//                                 session storage; signedIn() is /api/me's answer or null
+//   MatchFarm.send(method, path, body, contentType)
+//                                 a write as the signed-in user; its JSON answer or an ApiError
 //   MatchFarm.pathSegment(index)  the decoded index-th segment of location.pathname
 //   MatchFarm.pager({total, offset, limit, href})
 //                                 "previous / next" links for a paged list
@@ -185,6 +192,60 @@
       return `/tournaments/${enc(id)}/matches${text ? `?${text}` : ""}`;
     },
     match: (job) => `/matches/${enc(job)}`,
+    submitted: (bot) => `/bots/${enc(bot)}`,
+  };
+
+  /** A submitted version's state as a badge: building, validating, validated, ... */
+  MatchFarm.versionState = function (state) {
+    const kind = { validated: "done", rejected: "failed", build_failed: "failed" }[state] || "running";
+    return el("span", { class: `state state-${kind}`, dataset: { state } }, state.replace(/_/g, " "));
+  };
+
+  // The signed-in user's token lives in this tab's session storage only.
+  const TOKEN_KEY = "matchfarm.token";
+
+  /** Checks `token` against the API (GET /api/me) and keeps it for this tab. */
+  MatchFarm.signIn = async function (token) {
+    const response = await fetch("/api/me", { headers: { Accept: "application/json", Authorization: `Bearer ${token}` } });
+    if (!response.ok) throw new Error(response.status === 403 ? "that token is not valid (or was revoked)" : `${response.status} ${response.statusText}`);
+    sessionStorage.setItem(TOKEN_KEY, token);
+    return response.json();
+  };
+
+  MatchFarm.signOut = function () {
+    sessionStorage.removeItem(TOKEN_KEY);
+  };
+
+  /** Who is signed in (GET /api/me), or null; a token no longer valid is forgotten. */
+  MatchFarm.signedIn = async function () {
+    const token = sessionStorage.getItem(TOKEN_KEY);
+    if (!token) return null;
+    try {
+      return await MatchFarm.signIn(token);
+    } catch (_) {
+      MatchFarm.signOut();
+      return null;
+    }
+  };
+
+  /** Sends `body` (a string, Blob or File) of `contentType` with `method` to `path` as
+   * the signed-in user; the JSON answer, or an ApiError with the API's message. */
+  MatchFarm.send = async function (method, path, body, contentType) {
+    const headers = { Accept: "application/json", "Content-Type": contentType };
+    const token = sessionStorage.getItem(TOKEN_KEY);
+    if (token) headers.Authorization = `Bearer ${token}`;
+    let response;
+    try {
+      response = await fetch(path, { method, headers, body });
+    } catch (error) {
+      throw new Error(`the coordinator does not answer (${error.message})`);
+    }
+    const answer = await response.json().catch(() => null);
+    if (!response.ok) {
+      const error = answer && answer.error;
+      throw new ApiError(response.status, error ? error.code : "http", error ? error.message : `${response.status} ${response.statusText}`);
+    }
+    return answer;
   };
 
   const numbers = new Intl.NumberFormat(undefined, { maximumFractionDigits: 1 });

@@ -3,6 +3,8 @@
 //! also declares `mod common` (the worker's test helpers, `worker/tests/common`).
 #![allow(dead_code)] // each test binary uses a different part of this module
 
+pub mod chromium;
+
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
