@@ -46,7 +46,12 @@ while IFS= read -r line || [ -n "$line" ]; do
     [[ $name =~ ^[a-z0-9][a-z0-9.-]*$ ]] || die "$where: not an image name"
     [ -z "${ABOUT_OF[$name]:-}" ] || die "$where: a second line for $name"
     case $role in
-        base) [ "$base" = - ] || die "$where: a base has no base" ;;
+        base)
+            # A root base (a recipe, or FROM scratch), or a toolchain on a root base.
+            if [ "$base" != - ] && { [ -z "${ABOUT_OF[$base]:-}" ] || [ -n "${BASE_OF[$base]:-}" ]; }; then
+                die "$where: a base's base '$base' is not a root base listed above it"
+            fi
+            ;;
         example | bench | hostile)
             if [ "$base" = - ] || [ -z "${ABOUT_OF[$base]:-}" ] || [ -n "${BASE_OF[$base]:-}" ]; then
                 die "$where: its base '$base' is not a base listed above it"

@@ -182,9 +182,11 @@ enum BotsCommand {
     /// the farm's base images), it plays validation matches against the game's built-in
     /// bots, and once validated it enters --ladder, replacing its previous version there.
     ///
-    /// DIR holds a Dockerfile (FROM matchfarm/base-debian, matchfarm/base-static or
-    /// scratch), or bot.py (run by python3) or bot.js (run by node). It is checked here
-    /// and again by the farm: at most 2000 entries and 64 MiB, no links out of it.
+    /// DIR holds a Dockerfile (FROM matchfarm/base-debian, matchfarm/base-static,
+    /// matchfarm/base-rust or scratch), or bot.py (run by python3), bot.js (run by node)
+    /// or Cargo.toml (one binary, built offline by Debian's cargo: vendor dependencies).
+    /// It is checked here and again by the farm: at most 2000 entries and 64 MiB, no
+    /// links out of it.
     ///
     /// Example: farm-coordinator bots submit ./my-bot --name ada-bot --game botwars --ladder t-44876f57cc4d05c5 --wait
     Submit {

@@ -1391,7 +1391,7 @@ async fn uploads_are_checked_owned_bounded_and_become_versions() {
     for (archive, expected) in [
         (tar_of(&[("bot.py", b"", None), ("../evil.py", b"", None)]), "must stay inside"),
         (tar_of(&[("bot.py", b"", None), ("passwd", b"", Some("/etc/passwd"))]), "out of the source"),
-        (tar_of(&[("README", b"hello", None)]), "no Dockerfile, bot.py or bot.js"),
+        (tar_of(&[("README", b"hello", None)]), "no Dockerfile, bot.py, bot.js or Cargo.toml"),
     ] {
         let message = fixture
             .upload(&bob, "name=bob-bot&game=botwars", archive)

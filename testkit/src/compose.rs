@@ -53,6 +53,7 @@ impl ComposeFarm {
         let socket_group = std::fs::metadata("/var/run/docker.sock")
             .map(|metadata| std::os::unix::fs::MetadataExt::gid(&metadata).to_string())
             .expect("the Docker socket");
+        let registry_port = crate::free_port().port().to_string();
         let mut environment: Vec<(String, String)> = [
             ("COMPOSE_PROJECT_NAME", project.as_str()),
             ("FARM_API_TOKEN", token.as_str()),
@@ -62,6 +63,8 @@ impl ComposeFarm {
             ("PROMETHEUS_PORT", "0"),
             ("RABBITMQ_MANAGEMENT_PORT", "0"),
             ("GRAFANA_PORT", "0"),
+            // Not 0: the workers are told this port, where the host's engine reaches it.
+            ("REGISTRY_PORT", registry_port.as_str()),
         ]
         .iter()
         .map(|(key, value)| ((*key).to_owned(), (*value).to_owned()))

@@ -106,7 +106,7 @@ impl fmt::Display for TableError {
 impl std::error::Error for TableError {}
 
 /// Reads a table, with the checks `build-images.sh` makes of it (nine columns, a known
-/// role, a base listed above, a game, a language and a transport for every bot image,
+/// role, a root base listed above (a base may itself be a toolchain on one), a game, a language and a transport for every bot image,
 /// a Dockerfile unless a base's recipe makes it, no image twice). Whether its files
 /// exist is not checked here.
 pub fn parse(text: &str) -> Result<Vec<Image>, TableError> {
@@ -143,13 +143,15 @@ pub fn parse(text: &str) -> Result<Vec<Image>, TableError> {
                 )));
             }
         };
-        let is_base = |image: &Image| image.name == base && image.role == Role::Base;
+        // Images are FROM a root base (a recipe, or FROM scratch); a base may be a
+        // toolchain on one.
+        let is_base = |image: &Image| image.name == base && image.role == Role::Base && image.base.is_none();
         if role != Role::Base && !images.iter().any(is_base) {
             return Err(error(format!("{name}: its base {base:?} is not a base listed above it")));
         }
         let (game, transport) = if role == Role::Base {
-            if base != "-" {
-                return Err(error(format!("{name}: a base has no base")));
+            if base != "-" && !images.iter().any(is_base) {
+                return Err(error(format!("{name}: a base's base {base:?} is not a root base listed above it")));
             }
             (none(game).map(|game| game.parse::<GameKind>()).transpose(), None)
         } else if role == Role::Service {
@@ -325,7 +327,14 @@ mod tests {
                 "y example base-debian botwars py stdio d/Dockerfile a.py y\nx example y botwars py stdio d/Dockerfile a.py x",
                 "its base \"y\" is not a base",
             ),
-            ("x base base-debian - - - d/Dockerfile a.py x", "a base has no base"),
+            (
+                "x base base-other - - - d/Dockerfile a.py x",
+                "a base's base \"base-other\" is not a root base listed above it",
+            ),
+            (
+                "y base base-debian - - - d/Dockerfile - y\nx example y botwars py stdio d/Dockerfile a.py x",
+                "its base \"y\" is not a base",
+            ),
             ("x example base-debian - py stdio d/Dockerfile a.py x", "needs a game and a language"),
             ("x example base-debian botwars - stdio d/Dockerfile a.py x", "needs a game and a language"),
             ("x example base-debian chess py stdio d/Dockerfile a.py x", "unknown game \"chess\""),

@@ -35,9 +35,24 @@ WORKDIR /bot
 USER 10001:10001
 CMD [\"node\", \"/bot/bot.js\"]
 ";
+/// The Rust starter layout: built with the farm's toolchain image, offline (a bot's
+/// dependencies must be vendored in its source), its one binary run on the Debian base.
+/// `cargo install` puts the binary under its package's name; moving `bin/*` to one name
+/// fails, as it should, when the package has more than one.
+const RUST_DOCKERFILE: &str = "FROM matchfarm/base-rust:latest AS build
+COPY . /src/
+WORKDIR /src
+ENV CARGO_HOME=/tmp/cargo CARGO_NET_OFFLINE=true CARGO_TARGET_DIR=/tmp/target
+RUN cargo install --offline --path . --root /out && mv /out/bin/* /out/bot
+FROM matchfarm/base-debian:latest
+COPY --from=build /out/bot /bot/bot
+USER 10001:10001
+CMD [\"/bot/bot\"]
+";
 /// The base images a build may start from: the farm's own, built locally
 /// (deploy/build-images.sh), and `scratch`.
-pub const ALLOWED_BASES: &[&str] = &["matchfarm/base-debian", "matchfarm/base-static", "scratch"];
+pub const ALLOWED_BASES: &[&str] =
+    &["matchfarm/base-debian", "matchfarm/base-static", "matchfarm/base-rust", "scratch"];
 /// The most build output kept.
 const MAX_LOG: usize = 1 << 20;
 
@@ -50,6 +65,9 @@ pub enum Layout {
     Python,
     /// `bot.js` at the top: run by node on the farm's Debian base.
     Node,
+    /// `Cargo.toml` at the top: one binary package, built offline with the farm's
+    /// toolchain (`matchfarm/base-rust`), run on the Debian base.
+    Rust,
 }
 
 impl Layout {
@@ -59,6 +77,7 @@ impl Layout {
             Layout::Dockerfile => "dockerfile",
             Layout::Python => "python",
             Layout::Node => "node",
+            Layout::Rust => "rust",
         }
     }
 }
@@ -162,7 +181,7 @@ pub enum SourceError {
     #[error("{0:?} appears twice")]
     Duplicate(String),
     /// No marker of a layout.
-    #[error("no Dockerfile, bot.py or bot.js at the top of the source: nothing says how to build it")]
+    #[error("no Dockerfile, bot.py, bot.js or Cargo.toml at the top of the source: nothing says how to build it")]
     NoLayout,
     /// A Dockerfile starting from an image the farm does not build.
     #[error(
@@ -236,6 +255,8 @@ impl Collector {
             Layout::Python
         } else if file("bot.js") {
             Layout::Node
+        } else if file("Cargo.toml") {
+            Layout::Rust
         } else {
             return Err(SourceError::NoLayout);
         };
@@ -437,6 +458,7 @@ impl Source {
             Layout::Dockerfile => None,
             Layout::Python => Some(PYTHON_DOCKERFILE),
             Layout::Node => Some(NODE_DOCKERFILE),
+            Layout::Rust => Some(RUST_DOCKERFILE),
         };
         if let Some(dockerfile) = supplied {
             append("Dockerfile", tar::EntryType::Regular, 0o644, dockerfile.as_bytes(), None);
@@ -654,7 +676,7 @@ mod tests {
             (tar_of(&[("bot.py", FILE, b"", None), ("h", tar::EntryType::Link, b"", Some("bot.py"))]), "hard link"),
             (tar_of(&[("bot.py", FILE, b"", None), ("dev", tar::EntryType::Char, b"", None)]), "device"),
             (tar_of(&[("bot.py", FILE, b"", None), ("./bot.py", FILE, b"", None)]), "appears twice"),
-            (tar_of(&[("README", FILE, b"", None)]), "no Dockerfile, bot.py or bot.js"),
+            (tar_of(&[("README", FILE, b"", None)]), "no Dockerfile, bot.py, bot.js or Cargo.toml"),
             (b"not a tar at all, but long enough to look at: ".repeat(20), "not a tar archive"),
         ] {
             let error = Source::read_archive(&archive, limits).expect_err(expected);

@@ -1,5 +1,6 @@
 //! `farm-worker build` against the real Docker engine: a Python starter bot built from
-//! a directory plays a match from its image; a Dockerfile's steps have no network; a
+//! a directory plays a match from its image, and so does a Rust one, built offline with
+//! the farm's toolchain image; a Dockerfile's steps have no network; a
 //! source with a link out of it, a base the farm does not build, a failing step, a build
 //! past its time and an image past its size are refused, each saying why. A built bot
 //! pushed to the farm's registry is pulled by digest by a worker that lacks it, and
@@ -74,6 +75,58 @@ fn a_python_starter_bot_builds_from_its_directory_and_plays() {
         serde_json::from_slice(&std::fs::read(out.path().join("result.json")).expect("result.json")).expect("JSON");
     assert_eq!(result["seats"][0]["status"], "ok", "{result}");
     assert!(result["seats"][0]["requests"].as_u64().is_some_and(|requests| requests > 0), "{result}");
+}
+
+#[test]
+fn a_rust_starter_bot_builds_offline_with_the_farms_toolchain_and_plays() {
+    let source = tempfile::tempdir().expect("temp dir");
+    write(
+        source.path(),
+        &[
+            ("Cargo.toml", "[package]\nname = \"tiny\"\nversion = \"0.1.0\"\nedition = \"2021\"\n"),
+            (
+                "src/main.rs",
+                "use std::io::{BufRead, Write};\n\
+                 fn main() {\n\
+                 \x20   let stdout = std::io::stdout();\n\
+                 \x20   for _line in std::io::stdin().lock().lines() {\n\
+                 \x20       let mut out = stdout.lock();\n\
+                 \x20       writeln!(out, \"[]\").unwrap();\n\
+                 \x20       out.flush().unwrap();\n\
+                 \x20   }\n\
+                 }\n",
+            ),
+        ],
+    );
+    let name = unique("built-rs");
+    let built = worker(&["build", source.path().to_str().expect("UTF-8"), "--name", &name]);
+    let stderr = String::from_utf8_lossy(&built.stderr);
+    assert!(built.status.success(), "{stderr}");
+    assert!(stderr.contains("rust layout"), "{stderr}");
+    let tag = String::from_utf8(built.stdout).expect("UTF-8").trim().to_owned();
+    let _images = Images(vec![tag.clone()]);
+
+    let out = tempfile::tempdir().expect("temp dir");
+    let spec = format!("image:{tag}");
+    let played = worker(&[
+        "play",
+        "--out",
+        out.path().to_str().expect("UTF-8"),
+        "--sandbox",
+        "docker",
+        "--game",
+        "botwars",
+        "--seed",
+        "3",
+        "--bot",
+        &spec,
+        "--bot",
+        "builtin:random",
+    ]);
+    assert!(played.status.success(), "{}", String::from_utf8_lossy(&played.stderr));
+    let result: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.path().join("result.json")).expect("result.json")).expect("JSON");
+    assert_eq!(result["seats"][0]["status"], "ok", "{result}");
 }
 
 #[test]

@@ -2,7 +2,7 @@
 //!
 //! - `POST /api/bots?name=N&game=G[&ladder=ID]`: the body is the bot's source, a tar
 //!   archive (gzipped or not) with its own `Dockerfile` or in a starter layout (`bot.py`,
-//!   `bot.js`). It becomes the bot's next version, built on a worker, validated, then
+//!   `bot.js`, `Cargo.toml`). It becomes the bot's next version, built on a worker, validated, then
 //!   entered in ladder `ID` if given. A new name makes a bot owned by the caller; an
 //!   existing one is changed only by its owner or an admin. Answers 201 with the
 //!   version; 400 naming what is wrong with the archive; 413 over its size; 429 over the
