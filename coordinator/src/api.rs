@@ -225,6 +225,9 @@ async fn submit(
             TournamentError::OverLimit { .. } => ApiError::OverLimit(error.to_string()),
             other => ApiError::BadRequest(other.to_string()),
         })?;
+    for (index, bot) in tournament.bots.iter().enumerate() {
+        only_validated(&state, &format!("bots[{index}].image"), bot).await?;
+    }
     let id = tournament.id.clone();
     // The same tournament again makes nothing new: it is not held to the quotas.
     if caller.is_limited() && state.ledger.owner(&id).await?.is_none() {
@@ -238,6 +241,21 @@ async fn submit(
     }
     let status = if inserted.created { StatusCode::CREATED } else { StatusCode::OK };
     Ok((status, Json(Submitted { id, created: inserted.created, jobs: inserted.jobs })).into_response())
+}
+
+/// `Ok` unless `bot`'s image is a submitted bot's ([`crate::versions`]) whose version has
+/// not passed validation: a version plays nowhere before it has. 409 naming `key`.
+async fn only_validated(state: &ApiState, key: &str, bot: &BotEntry) -> Result<(), ApiError> {
+    let Some(image) = bot.image.as_deref().filter(|image| farm_proto::is_submitted_image(image)) else {
+        return Ok(());
+    };
+    if state.ledger.is_validated_image(image).await? {
+        Ok(())
+    } else {
+        Err(ApiError::Conflict(format!(
+            "{key}: {image} is a submitted bot's image, and no version with it has passed validation"
+        )))
+    }
 }
 
 /// `Ok` when `caller` may start another tournament queueing `jobs` jobs; 429 naming
@@ -321,6 +339,7 @@ async fn add_bot(
     may_change_tournament(&state, &caller, &id).await?;
     let bytes = axum::body::to_bytes(body, MAX_BODY).await.map_err(|_| ApiError::TooLarge(MAX_BODY))?;
     let new: NewBot = serde_json::from_slice(&bytes).map_err(|error| ApiError::BadRequest(error.to_string()))?;
+    only_validated(&state, "bot.image", &new.bot).await?;
     let name = new.bot.name.clone();
     let index = state.director.add_bot(&id, new.bot, new.replaces.as_deref()).await?;
     tracing::info!(tournament = %id, bot = %name, replaces = ?new.replaces, "bot added");

@@ -8,7 +8,7 @@ use axum::http::{HeaderMap, Request, StatusCode, header};
 use farm_coordinator::accounts::Quotas;
 use farm_coordinator::api::{self, ApiState, Submissions};
 use farm_coordinator::director::Director;
-use farm_coordinator::ledger::{Answer, Ledger};
+use farm_coordinator::ledger::{Answer, Ledger, VersionState};
 use farm_coordinator::metrics;
 use farm_coordinator::observations::{ObservationLimits, Observer};
 use farm_coordinator::tournament::{TournamentFile, TournamentLimits};
@@ -1424,6 +1424,19 @@ async fn uploads_are_checked_owned_bounded_and_become_versions() {
         .error(StatusCode::CONFLICT, "conflict");
     assert_eq!(message, format!("ladder: {round_robin} is not a ladder"));
     assert!(fixture.get("/api/bots/bob-bot").await.status == StatusCode::NOT_FOUND, "nothing refused was made");
+
+    // A version plays nowhere before it has passed validation, whoever names its image.
+    let image = format!("127.0.0.1:5055/matchfarm-bots/ada-bot@sha256:{}", "a".repeat(64));
+    let naming = BOTWARS.replace("builtin = \"gatherer\"", &format!("image = \"{image}\""));
+    let message = fixture.submit(&naming).await.error(StatusCode::CONFLICT, "conflict");
+    assert_eq!(
+        message,
+        format!("bots[1].image: {image} is a submitted bot's image, and no version with it has passed validation")
+    );
+    let ledger = &fixture.state.ledger;
+    assert!(ledger.version_built("ada-bot".into(), 1, image.clone(), "t-v".into()).await.expect("built"));
+    assert!(ledger.decide_version("ada-bot".into(), 1, VersionState::Validated, None).await.expect("decided"));
+    assert_eq!(fixture.submit(&naming).await.status, StatusCode::CREATED);
 
     // Uploads a day are bounded: ada has made 2 (the admin's does not count to her).
     assert_eq!(fixture.upload(&ada, "name=ada-bot&game=botwars", bot.clone()).await.status, StatusCode::CREATED);

@@ -64,6 +64,17 @@ pub enum BuildAnswer {
     Abandoned(BuildJob),
 }
 
+/// The repository under which every submitted bot's image is tagged
+/// (`matchfarm-bots/NAME`, pushed as `REGISTRY/matchfarm-bots/NAME`).
+pub const SUBMITTED_REPOSITORY: &str = "matchfarm-bots";
+
+/// Whether `image` names a submitted bot's image: a worker's build tag, or one in a
+/// registry.
+pub fn is_submitted_image(image: &str) -> bool {
+    let repository = format!("{SUBMITTED_REPOSITORY}/");
+    image.starts_with(&repository) || image.contains(&format!("/{repository}"))
+}
+
 /// The longest bot name a submission may have: it becomes part of image names.
 pub const MAX_BOT_NAME: usize = 40;
 
@@ -91,6 +102,16 @@ mod tests {
         let read = |bytes: Vec<u8>| serde_json::from_slice::<BuildAnswer>(&bytes).expect("an answer");
         assert_eq!(read(serde_json::to_vec(&report).expect("JSON")), BuildAnswer::Report(report.clone()));
         assert_eq!(read(serde_json::to_vec(&job).expect("JSON")), BuildAnswer::Abandoned(job));
+    }
+
+    #[test]
+    fn submitted_images_are_told_by_their_repository() {
+        for submitted in ["matchfarm-bots/ada:0f", "127.0.0.1:5055/matchfarm-bots/ada@sha256:00"] {
+            assert!(is_submitted_image(submitted), "{submitted}");
+        }
+        for other in ["matchfarm/bot-botwars-random-py", "evil/matchfarm-bots-x", "matchfarm-botsy/x"] {
+            assert!(!is_submitted_image(other), "{other}");
+        }
     }
 
     #[test]

@@ -31,7 +31,8 @@ pub use bot::{
     BotLaunch, BotLimits, BotSpec, BotSpecError, MAX_IMAGE_ARG_BYTES, MAX_IMAGE_ARGS, Transport, check_image_args,
 };
 pub use build::{
-    BUILD_RESULTS_QUEUE, BUILDS_QUEUE, BuildAnswer, BuildJob, BuildOutcome, BuildReport, MAX_BOT_NAME, is_bot_name,
+    BUILD_RESULTS_QUEUE, BUILDS_QUEUE, BuildAnswer, BuildJob, BuildOutcome, BuildReport, MAX_BOT_NAME,
+    SUBMITTED_REPOSITORY, is_bot_name, is_submitted_image,
 };
 pub use clock::{ClockKind, ClockProblem, DEFAULT_WALL_BACKSTOP, MAX_TIME_BANK_MS, MAX_WALL_BACKSTOP, MoveClock};
 pub use game::{GameKind, UnknownGame};

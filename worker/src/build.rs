@@ -539,7 +539,7 @@ pub async fn build(
     log: &mut BuildLog,
 ) -> Result<Built, BuildError> {
     let digest = source.digest();
-    let tag = format!("matchfarm-bots/{name}:{}", &digest[..32]);
+    let tag = format!("{}/{name}:{}", farm_proto::SUBMITTED_REPOSITORY, &digest[..32]);
     let memory = i32::try_from(u64::from(limits.memory_mib) << 20).unwrap_or(i32::MAX);
     let options = BuildImageOptions {
         dockerfile: "Dockerfile".to_owned(),

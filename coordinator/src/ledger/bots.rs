@@ -330,6 +330,17 @@ impl Ledger {
         .await
     }
 
+    /// Whether some validated version's image is `image`.
+    pub async fn is_validated_image(&self, image: &str) -> Result<bool, LedgerError> {
+        let image = image.to_owned();
+        self.read(move |connection| {
+            Ok(connection
+                .prepare_cached("SELECT 1 FROM versions WHERE image = ?1 AND state = 'validated'")?
+                .exists([&image])?)
+        })
+        .await
+    }
+
     /// Whose `bot` is, if it exists.
     pub async fn bot_owner(&self, bot: &str) -> Result<Option<String>, LedgerError> {
         let bot = bot.to_owned();
