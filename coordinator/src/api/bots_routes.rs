@@ -6,7 +6,7 @@
 //!   entered in ladder `ID` if given. A new name makes a bot owned by the caller; an
 //!   existing one is changed only by its owner or an admin. Answers 201 with the
 //!   version; 400 naming what is wrong with the archive; 413 over its size; 429 over the
-//!   uploader's `max_submissions_per_day`.
+//!   uploader's `max_submissions_per_day`, or `busy` while two others are being checked.
 //! - `GET /api/bots`, `GET /api/bots/{name}`: bots with their versions, builds and
 //!   validations; `GET /api/bots/{name}/versions/{version}/build-log`: the build's log.
 //! - `POST /api/challenges` `{"bot", "opponent", "games"?}`: a short series between the
@@ -124,6 +124,11 @@ async fn challenges(State(state): State<ApiState>) -> Result<Response, ApiError>
     Ok(Json(serde_json::json!({ "challenges": state.ledger.challenges(MAX_CHALLENGES_LISTED).await? })).into_response())
 }
 
+/// Uploads checked at once: each holds its archive and its unpacked files (up to about
+/// 130 MiB) while it is checked and stored.
+const CONCURRENT_UPLOADS: usize = 2;
+static UPLOADS: tokio::sync::Semaphore = tokio::sync::Semaphore::const_new(CONCURRENT_UPLOADS);
+
 /// The query of an upload.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -162,6 +167,9 @@ async fn submit_version(
     if let Some(ladder) = &query.ladder {
         check_ladder(&state, ladder, game).await?;
     }
+    let _checking = UPLOADS.try_acquire().map_err(|_| {
+        ApiError::Busy(format!("{CONCURRENT_UPLOADS} uploads are being checked: send it again in a moment"))
+    })?;
     let limits = SourceLimits::default();
     let most = usize::try_from(limits.max_archive_bytes()).unwrap_or(usize::MAX);
     let archive = axum::body::to_bytes(body, most).await.map_err(|_| ApiError::TooLarge(most))?;
