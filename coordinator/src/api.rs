@@ -226,7 +226,7 @@ async fn submit(
             other => ApiError::BadRequest(other.to_string()),
         })?;
     for (index, bot) in tournament.bots.iter().enumerate() {
-        only_validated(&state, &format!("bots[{index}].image"), bot).await?;
+        only_validated(&state, &caller, &format!("bots[{index}].image"), bot).await?;
     }
     let id = tournament.id.clone();
     // The same tournament again makes nothing new: it is not held to the quotas.
@@ -243,12 +243,25 @@ async fn submit(
     Ok((status, Json(Submitted { id, created: inserted.created, jobs: inserted.jobs })).into_response())
 }
 
-/// `Ok` unless `bot`'s image is a submitted bot's ([`crate::versions`]) whose version has
-/// not passed validation: a version plays nowhere before it has. 409 naming `key`.
-async fn only_validated(state: &ApiState, key: &str, bot: &BotEntry) -> Result<(), ApiError> {
-    let Some(image) = bot.image.as_deref().filter(|image| farm_proto::is_submitted_image(image)) else {
+/// `Ok` unless `bot`'s image would get round validation ([`crate::versions`]): a
+/// submitted bot's image plays only as a validated version, as its author built it (no
+/// `args` in place of its command, which could print its files to the public log), and
+/// only admins may name an image by its id, which could be a rejected version's or a
+/// failed build's layer. 409 naming `key`.
+async fn only_validated(state: &ApiState, caller: &Caller, key: &str, bot: &BotEntry) -> Result<(), ApiError> {
+    let Some(image) = bot.image.as_deref() else { return Ok(()) };
+    let by_id = image.starts_with("sha256:") || image.chars().all(|c| c.is_ascii_hexdigit());
+    if by_id && !caller.admin {
+        return Err(ApiError::Conflict(format!("{key}: {image} names an image by its id, which only admins may")));
+    }
+    if !farm_proto::is_submitted_image(image) {
         return Ok(());
-    };
+    }
+    if !bot.args.is_empty() {
+        return Err(ApiError::Conflict(format!(
+            "{key}: {image} is a submitted bot's image: it runs as its author built it, without args"
+        )));
+    }
     if state.ledger.is_validated_image(image).await? {
         Ok(())
     } else {
@@ -339,7 +352,7 @@ async fn add_bot(
     may_change_tournament(&state, &caller, &id).await?;
     let bytes = axum::body::to_bytes(body, MAX_BODY).await.map_err(|_| ApiError::TooLarge(MAX_BODY))?;
     let new: NewBot = serde_json::from_slice(&bytes).map_err(|error| ApiError::BadRequest(error.to_string()))?;
-    only_validated(&state, "bot.image", &new.bot).await?;
+    only_validated(&state, &caller, "bot.image", &new.bot).await?;
     let name = new.bot.name.clone();
     let index = state.director.add_bot(&id, new.bot, new.replaces.as_deref()).await?;
     tracing::info!(tournament = %id, bot = %name, replaces = ?new.replaces, "bot added");

@@ -147,6 +147,10 @@ pub struct TournamentFile {
     /// SPRT and ladder: how many of its matches are kept unanswered at once.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub queue_depth: Option<u32>,
+    /// Ladder: whether every user may enter their submitted bots' validated versions
+    /// (`POST /api/bots?ladder=`); otherwise only its owner and admins may.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub open_to_submissions: Option<bool>,
     /// Round robin: `"ranking-settled"` ends it once the bots' rating intervals no
     /// longer overlap from one place to the next.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -364,6 +368,10 @@ pub enum Format {
         max_matches: u64,
         /// Matches kept unanswered at once.
         queue_depth: u32,
+        /// Whether every user may enter their submitted bots (absent from the content,
+        /// and so from the id, when not asked).
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        open_to_submissions: bool,
     },
 }
 
@@ -656,7 +664,13 @@ impl TournamentFile {
                 }
                 Format::Swiss { seats, smallest_table, rounds }
             }
-            FormatKind::Ladder => Format::Ladder { seats, smallest_table, max_matches, queue_depth },
+            FormatKind::Ladder => Format::Ladder {
+                seats,
+                smallest_table,
+                max_matches,
+                queue_depth,
+                open_to_submissions: self.open_to_submissions.unwrap_or(false),
+            },
         };
         if self.games_per_pairing == 0 {
             return Err(invalid("games_per_pairing", "must be at least 1"));
@@ -712,7 +726,7 @@ impl TournamentFile {
     /// Refuses the keys of formats other than its own, rather than ignore them.
     fn check_format_keys(&self) -> Result<(), TournamentError> {
         use FormatKind::{Gauntlet, Ladder, RoundRobin, Sprt, Swiss};
-        let keys: [(&str, bool, &[FormatKind]); 12] = [
+        let keys: [(&str, bool, &[FormatKind]); 13] = [
             ("candidates", !self.candidates.is_empty(), &[Gauntlet]),
             ("candidate", self.candidate.is_some(), &[Sprt]),
             ("baseline", self.baseline.is_some(), &[Sprt]),
@@ -723,6 +737,7 @@ impl TournamentFile {
             ("elo_model", self.elo_model.is_some(), &[Sprt]),
             ("rounds", self.rounds.is_some(), &[Swiss]),
             ("queue_depth", self.queue_depth.is_some(), &[Sprt, Ladder]),
+            ("open_to_submissions", self.open_to_submissions.is_some(), &[Ladder]),
             ("stop_when", self.stop_when.is_some(), &[RoundRobin]),
             ("max_matches", self.max_matches.is_some(), &[RoundRobin, Gauntlet, Sprt, Ladder]),
         ];
@@ -1361,7 +1376,16 @@ builtin = "greedy"
             .expect("parses")
             .resolve(None, TournamentLimits { max_jobs: 500 })
             .expect("valid");
-        assert_eq!(ladder.format, Format::Ladder { seats: 2, smallest_table: 2, max_matches: 500, queue_depth: 16 });
+        assert_eq!(
+            ladder.format,
+            Format::Ladder {
+                seats: 2,
+                smallest_table: 2,
+                max_matches: 500,
+                queue_depth: 16,
+                open_to_submissions: false
+            }
+        );
         // Vindinium fills empty seats: its Swiss tables may be short, its N-player SPRT
         // seats the candidate with the others.
         let text = vindinium(5, "format = \"sprt\"\ncandidate = \"bot1\"\nbaseline = \"bot0\"");

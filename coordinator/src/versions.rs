@@ -30,6 +30,8 @@ use crate::ledger::{JobState, Ledger, LedgerError, MatchFilter, MatchRow, ToJudg
 use crate::tournament::{BotEntry, FormatKind, Tournament, TournamentError, TournamentFile, TournamentLimits};
 
 const BUILD_RESULTS_TAG: &str = "coordinator-build-results";
+/// How often finished validations are looked for without a result to wake the search.
+const VALIDATION_SWEEP: Duration = Duration::from_secs(10);
 /// Build reports held unacked at once.
 const BUILD_RESULTS_PREFETCH: u16 = 16;
 /// How often unpublished build jobs are looked for without being woken: a wake lost to
@@ -268,6 +270,13 @@ async fn record_build(
         tracing::warn!(bot = %job.bot, "a build report for a bot the ledger lacks");
         return Ok(());
     };
+    // A report that came again (a worker lost before its ack, a job dead-lettered after
+    // another worker answered it) changes nothing.
+    let building = bot.versions.iter().any(|row| row.version == job.version && row.state == VersionState::Building);
+    if !building {
+        tracing::info!(bot = %job.bot, version = job.version, "a build report for a version answered already");
+        return Ok(());
+    }
     let reason = match outcome {
         BuildOutcome::Built { image, .. } => {
             let game = bot.game.parse::<GameKind>();
@@ -316,10 +325,15 @@ impl Validator {
         stop: &mut watch::Receiver<bool>,
     ) -> Result<(), LedgerError> {
         loop {
-            self.judge_finished().await?;
+            // A ledger that failed is tried again at the next result or sweep: versions
+            // are not left validating for good.
+            if let Err(error) = self.judge_finished().await {
+                tracing::error!(%error, "judging validations");
+            }
             tokio::select! {
                 _ = stop.wait_for(|stop| *stop) => return Ok(()),
                 changed = recorded.changed() => if changed.is_err() { return Ok(()) },
+                () = tokio::time::sleep(VALIDATION_SWEEP) => {}
             }
         }
     }
@@ -344,9 +358,29 @@ impl Validator {
     }
 
     /// Enters a validated version in its ladder, if it named one, as the new version of
-    /// the one it entered before; `Err` says why the ladder would not take it.
+    /// the newest of its bot's versions playing there, retiring any older ones; `Err`
+    /// says why the ladder would not take it. Judged again after a restart, a version
+    /// already there is left as it is, and one older than a version already there does
+    /// not enter.
     async fn enter(&self, version: &ToJudge) -> Result<Result<(), String>, LedgerError> {
         let Some(ladder) = &version.ladder else { return Ok(Ok(())) };
+        let Some(tournament) = self.ledger.tournament(ladder).await? else {
+            return Ok(Err(format!("validated, but ladder {ladder} is gone")));
+        };
+        let retired = crate::director::ladder::retired(&tournament);
+        let prefix = format!("{}.v", version.bot);
+        let mut playing: Vec<u32> = tournament
+            .bots
+            .iter()
+            .enumerate()
+            .filter(|(index, _)| !retired.contains(index))
+            .filter_map(|(_, bot)| bot.name.strip_prefix(&prefix)?.parse().ok())
+            .collect();
+        playing.sort_unstable();
+        if playing.last().is_some_and(|&newest| newest >= version.version) {
+            tracing::info!(bot = %version.bot, version = version.version, %ladder, ?playing, "not entered: it or a newer version plays there");
+            return Ok(Ok(()));
+        }
         let name = entry_name(&version.bot, version.version);
         let bot = BotEntry {
             name: name.clone(),
@@ -357,21 +391,19 @@ impl Validator {
             transport: farm_proto::Transport::default(),
             limits: farm_proto::BotLimits::default(),
         };
-        let before = self.ledger.entered_before(version.bot.clone(), version.version, ladder.clone()).await?;
-        let replaces = before.map(|before| entry_name(&version.bot, before));
-        let added = match self.director.add_bot(ladder, bot.clone(), replaces.as_deref()).await {
-            // The one it replaces was retired by hand meanwhile: it joins as a new bot.
-            Err(RosterError::Refused(_)) if replaces.is_some() => self.director.add_bot(ladder, bot, None).await,
-            other => other,
-        };
-        match added {
-            Ok(_) => {
-                tracing::info!(bot = %name, %ladder, ?replaces, "entered in its ladder");
-                Ok(Ok(()))
-            }
-            Err(RosterError::Ledger(error)) => Err(error),
-            Err(error) => Ok(Err(format!("validated, but ladder {ladder} would not take it: {error}"))),
+        let replaces = playing.pop().map(|before| entry_name(&version.bot, before));
+        match self.director.add_bot(ladder, bot, replaces.as_deref()).await {
+            Ok(_) => tracing::info!(bot = %name, %ladder, ?replaces, "entered in its ladder"),
+            Err(RosterError::Ledger(error)) => return Err(error),
+            Err(error) => return Ok(Err(format!("validated, but ladder {ladder} would not take it: {error}"))),
         }
+        for older in playing {
+            let older = entry_name(&version.bot, older);
+            if let Err(error) = self.director.retire_bot(ladder, &older).await {
+                tracing::warn!(bot = %older, %ladder, %error, "retiring an older version");
+            }
+        }
+        Ok(Ok(()))
     }
 }
 
@@ -426,6 +458,54 @@ mod tests {
         let Verdict::Rejected(reason) = judge("t", &rows) else { panic!("validated") };
         assert!(reason.contains("the image is missing"), "{reason}");
         assert!(matches!(judge("t", &[]), Verdict::Rejected(_)));
+    }
+
+    /// A ladder of two built-in bots in a fresh ledger, with a validator over it.
+    async fn ladder() -> (tempfile::TempDir, Validator, String) {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let ledger = Ledger::open(&dir.path().join("ledger.sqlite")).expect("ledger");
+        let text = "name = \"l\"\ngame = \"botwars\"\nformat = \"ladder\"\nopen_to_submissions = true\n\
+                    [[bots]]\nname = \"a\"\nbuiltin = \"random\"\n[[bots]]\nname = \"b\"\nbuiltin = \"random\"\n";
+        let tournament = TournamentFile::from_toml(text)
+            .and_then(|file| file.resolve(None, TournamentLimits::default()))
+            .expect("a ladder");
+        let id = tournament.id.clone();
+        ledger.insert_tournament(tournament).await.expect("insert");
+        let director =
+            Director::new(ledger.clone(), farm_worker::SandboxKind::Docker, Arc::new(tokio::sync::Notify::new()));
+        (dir, Validator::new(ledger, director), id)
+    }
+
+    fn validated(version: u32, ladder: &str) -> ToJudge {
+        ToJudge {
+            bot: "ada".into(),
+            version,
+            validation: format!("t-v{version}"),
+            ladder: Some(ladder.to_owned()),
+            image: format!("127.0.0.1:5055/matchfarm-bots/ada@sha256:{version:064}"),
+        }
+    }
+
+    /// The ladder's bots still playing.
+    async fn playing(validator: &Validator, id: &str) -> Vec<String> {
+        let tournament = validator.ledger.tournament(id).await.expect("read").expect("the ladder");
+        let retired = crate::director::ladder::retired(&tournament);
+        let bots = tournament.bots.iter().enumerate();
+        bots.filter(|(index, _)| !retired.contains(index)).map(|(_, bot)| bot.name.clone()).collect()
+    }
+
+    #[tokio::test]
+    async fn versions_enter_their_ladder_once_newest_last_whatever_order_they_pass_in() {
+        let (_dir, validator, id) = ladder().await;
+        assert_eq!(validator.enter(&validated(2, &id)).await.expect("ledger"), Ok(()));
+        // Judged again after a restart: nothing changes.
+        assert_eq!(validator.enter(&validated(2, &id)).await.expect("ledger"), Ok(()));
+        // An older version that passes later does not enter over the newer.
+        assert_eq!(validator.enter(&validated(1, &id)).await.expect("ledger"), Ok(()));
+        assert_eq!(playing(&validator, &id).await, ["a", "b", "ada.v2"]);
+        // A newer one replaces it.
+        assert_eq!(validator.enter(&validated(3, &id)).await.expect("ledger"), Ok(()));
+        assert_eq!(playing(&validator, &id).await, ["a", "b", "ada.v3"]);
     }
 
     #[test]

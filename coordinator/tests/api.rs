@@ -1437,6 +1437,33 @@ async fn uploads_are_checked_owned_bounded_and_become_versions() {
     assert!(ledger.version_built("ada-bot".into(), 1, image.clone(), "t-v".into()).await.expect("built"));
     assert!(ledger.decide_version("ada-bot".into(), 1, VersionState::Validated, None).await.expect("decided"));
     assert_eq!(fixture.submit(&naming).await.status, StatusCode::CREATED);
+    // Validated, it still runs only as its author built it; and no user names an image by
+    // its id (a rejected version's, a failed build's layer), though an admin may.
+    let with_args = naming.replace(&format!("image = \"{image}\""), &format!("image = \"{image}\"\nargs = [\"sh\"]"));
+    let message = fixture.submit_as(&bob, &with_args).await.error(StatusCode::CONFLICT, "conflict");
+    assert!(message.ends_with("is a submitted bot's image: it runs as its author built it, without args"), "{message}");
+    for id in ["sha256:0123456789abcdef", "0123456789ab"] {
+        let by_id = BOTWARS.replace("builtin = \"gatherer\"", &format!("image = \"{id}\""));
+        let message = fixture.submit_as(&bob, &by_id).await.error(StatusCode::CONFLICT, "conflict");
+        assert_eq!(message, format!("bots[1].image: {id} names an image by its id, which only admins may"));
+    }
+
+    // A ladder takes submissions from its owner and admins, or from all when it says so.
+    let ladder = |open: bool| {
+        format!(
+            "name = \"ladder {open}\"\ngame = \"botwars\"\nformat = \"ladder\"\nopen_to_submissions = {open}\n\
+             [[bots]]\nname = \"a\"\nbuiltin = \"random\"\n[[bots]]\nname = \"b\"\nbuiltin = \"gatherer\"\n"
+        )
+    };
+    let closed = fixture.submit(&ladder(false)).await.json()["id"].as_str().expect("id").to_owned();
+    let open = fixture.submit(&ladder(true)).await.json()["id"].as_str().expect("id").to_owned();
+    let message = fixture
+        .upload(&bob, &format!("name=bob-bot&game=botwars&ladder={closed}"), bot.clone())
+        .await
+        .error(StatusCode::FORBIDDEN, "denied");
+    assert!(message.ends_with("it is operator's and not open to submissions (open_to_submissions = true in its file)"));
+    let entered = fixture.upload(&bob, &format!("name=bob-bot&game=botwars&ladder={open}"), bot.clone()).await;
+    assert_eq!(entered.status, StatusCode::CREATED, "{}", entered.text());
 
     // Uploads a day are bounded: ada has made 2 (the admin's does not count to her).
     assert_eq!(fixture.upload(&ada, "name=ada-bot&game=botwars", bot.clone()).await.status, StatusCode::CREATED);

@@ -79,6 +79,7 @@ async fn a_submitted_python_bot_builds_validates_joins_a_ladder_and_a_broken_ver
     std::fs::write(
         &ladder_file,
         "name = \"class ladder\"\ngame = \"botwars\"\nformat = \"ladder\"\nqueue_depth = 4\nseed = 3\n\
+         open_to_submissions = true\n\
          [[bots]]\nname = \"gatherer\"\nbuiltin = \"gatherer\"\n[[bots]]\nname = \"random\"\nbuiltin = \"random\"\n",
     )
     .expect("write the ladder");

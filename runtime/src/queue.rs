@@ -45,8 +45,9 @@ pub const AUDITS_WAIT_QUEUE: &str = "farm.audits.wait";
 /// How long an audit job waits in [`AUDITS_WAIT_QUEUE`] before another try.
 pub const AUDIT_WAIT_MS: i32 = 2000;
 /// Redeliveries of a build job before it is dead-lettered: a source that kills its
-/// builder is not tried on every worker.
-const BUILD_DELIVERY_LIMIT: i32 = 2;
+/// builder is not tried on every worker. A worker that fails the farm's way on the
+/// last delivery reports the failure instead of giving it back.
+pub const BUILD_DELIVERY_LIMIT: u32 = 2;
 
 /// The most audit jobs [`farm_proto::AUDITS_QUEUE`] holds: more are refused to the
 /// coordinator, which publishes them later.
@@ -137,7 +138,7 @@ pub async fn declare_topology(channel: &Channel, delivery_limit: u32) -> Result<
     // Builds: a build job whose worker was lost twice is dead-lettered to the build
     // results, where the coordinator reads it as a build that never finished.
     let mut builds = quorum();
-    builds.insert("x-delivery-limit".into(), AMQPValue::LongInt(BUILD_DELIVERY_LIMIT));
+    builds.insert("x-delivery-limit".into(), AMQPValue::LongInt(BUILD_DELIVERY_LIMIT as i32));
     builds.insert("x-dead-letter-exchange".into(), AMQPValue::LongString(LongString::from("")));
     builds.insert("x-dead-letter-routing-key".into(), AMQPValue::LongString(LongString::from(BUILD_RESULTS_QUEUE)));
     channel.queue_declare(BUILDS_QUEUE.into(), durable, builds).await?;

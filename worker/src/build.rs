@@ -53,6 +53,8 @@ CMD [\"/bot/bot\"]
 /// (deploy/build-images.sh), and `scratch`.
 pub const ALLOWED_BASES: &[&str] =
     &["matchfarm/base-debian", "matchfarm/base-static", "matchfarm/base-rust", "scratch"];
+/// The CFS period a build step's CPU quota is counted in, in microseconds.
+const CPU_PERIOD_US: i32 = 100_000;
 /// The most build output kept.
 const MAX_LOG: usize = 1 << 20;
 
@@ -118,6 +120,9 @@ pub struct BuildLimits {
     pub max_image_mib: u64,
     /// Memory of each build step.
     pub memory_mib: u32,
+    /// CPU of each build step, in thousandths of a core: a build beside matches must
+    /// not starve their bots.
+    pub cpu_millis: u32,
 }
 
 impl BuildLimits {
@@ -129,6 +134,7 @@ impl BuildLimits {
             ("build_secs", self.build_secs == 0),
             ("max_image_mib", self.max_image_mib == 0),
             ("memory_mib", self.memory_mib == 0),
+            ("cpu_millis", self.cpu_millis == 0),
         ];
         match zero.iter().find(|(_, is_zero)| *is_zero) {
             Some((name, _)) => Err(format!("{name} must be at least 1")),
@@ -139,7 +145,13 @@ impl BuildLimits {
 
 impl Default for BuildLimits {
     fn default() -> Self {
-        BuildLimits { source: SourceLimits::default(), build_secs: 600, max_image_mib: 1024, memory_mib: 1024 }
+        BuildLimits {
+            source: SourceLimits::default(),
+            build_secs: 600,
+            max_image_mib: 1024,
+            memory_mib: 1024,
+            cpu_millis: 1000,
+        }
     }
 }
 
@@ -192,6 +204,14 @@ pub enum SourceError {
         line: usize,
         /// The image named.
         image: String,
+    },
+    /// An instruction that would fetch from outside the source and the farm's bases.
+    #[error("Dockerfile line {line}: {problem}")]
+    Instruction {
+        /// The line it starts on.
+        line: usize,
+        /// The instruction and why it is refused.
+        problem: String,
     },
 }
 
@@ -262,7 +282,7 @@ impl Collector {
         };
         if let Some(Entry::File { data, .. }) = self.entries.get("Dockerfile").filter(|_| layout == Layout::Dockerfile)
         {
-            check_bases(&String::from_utf8_lossy(data))?;
+            check_dockerfile(&String::from_utf8_lossy(data))?;
         }
         Ok(Source { entries: self.entries, layout })
     }
@@ -306,27 +326,86 @@ fn link_stays_inside(path: &str, target: &str) -> bool {
     true
 }
 
-/// `Ok` when every `FROM` of `dockerfile` names an allowed base or an earlier stage.
-fn check_bases(dockerfile: &str) -> Result<(), SourceError> {
+/// `Ok` when nothing `dockerfile` asks can reach past the build context and the farm's
+/// bases: every `FROM` names an allowed base or an earlier stage, every `--from=` an
+/// earlier stage, no `ADD` fetches a URL or a git repository, and no parser directive
+/// changes how it is read. The engine fetches what those name itself, outside the
+/// steps' network namespace, so they are refused before it sees them. Lines are read as
+/// the engine reads them: a `\` at the end continues one, comment lines are skipped.
+fn check_dockerfile(dockerfile: &str) -> Result<(), SourceError> {
     let mut stages: Vec<String> = Vec::new();
-    for (index, line) in dockerfile.lines().enumerate() {
-        let mut words = line.split_whitespace();
-        if !words.next().is_some_and(|word| word.eq_ignore_ascii_case("FROM")) {
+    let refuse = |line: usize, problem: String| Err(SourceError::Instruction { line, problem });
+    for (line, instruction) in logical_lines(dockerfile) {
+        let text = instruction.trim_start();
+        if let Some(comment) = text.strip_prefix('#') {
+            let directive = comment.trim_start().to_ascii_lowercase();
+            if ["escape", "syntax"].iter().any(|name| directive.replace(' ', "").starts_with(&format!("{name}="))) {
+                return refuse(line, format!("{text}: parser directives are not accepted"));
+            }
             continue;
         }
-        let mut words = words.skip_while(|word| word.starts_with("--"));
-        let image = words.next().unwrap_or_default().to_owned();
-        let bare = image.strip_suffix(":latest").unwrap_or(&image);
-        if !(ALLOWED_BASES.contains(&bare) || stages.iter().any(|stage| stage.eq_ignore_ascii_case(bare))) {
-            return Err(SourceError::Base { line: index + 1, image });
-        }
-        if words.next().is_some_and(|word| word.eq_ignore_ascii_case("AS"))
-            && let Some(stage) = words.next()
-        {
-            stages.push(stage.to_owned());
+        let mut words = text.split_whitespace();
+        let Some(keyword) = words.next().map(str::to_ascii_uppercase) else { continue };
+        match keyword.as_str() {
+            "FROM" => {
+                let mut words = words.skip_while(|word| word.starts_with("--"));
+                let image = words.next().unwrap_or_default().to_owned();
+                let bare = image.strip_suffix(":latest").unwrap_or(&image);
+                let earlier = stages.iter().any(|stage| !stage.is_empty() && stage.eq_ignore_ascii_case(bare));
+                if !(ALLOWED_BASES.contains(&bare) || earlier) {
+                    return Err(SourceError::Base { line, image });
+                }
+                let stage = match (words.next(), words.next()) {
+                    (Some(as_word), Some(name)) if as_word.eq_ignore_ascii_case("AS") => name.to_owned(),
+                    _ => String::new(),
+                };
+                stages.push(stage);
+            }
+            "COPY" | "ADD" => {
+                for flag in words.clone().take_while(|word| word.starts_with("--")) {
+                    let Some((name, value)) = flag.split_once('=') else { continue };
+                    let earlier = stages.iter().any(|stage| !stage.is_empty() && stage.eq_ignore_ascii_case(value))
+                        || value.parse::<usize>().is_ok_and(|index| index < stages.len());
+                    if name.eq_ignore_ascii_case("--from") && !earlier {
+                        return refuse(line, format!("{keyword} {flag}: copies come from an earlier stage only"));
+                    }
+                }
+                let rest = words.collect::<Vec<_>>().join(" ");
+                if keyword == "ADD" && (rest.contains("://") || rest.contains("git@")) {
+                    return refuse(line, format!("ADD {rest}: a build fetches nothing; put the file in the source"));
+                }
+            }
+            _ => {}
         }
     }
     Ok(())
+}
+
+/// The instructions of `dockerfile` with the number of the line each starts on:
+/// continued lines joined, comment lines inside a continuation dropped.
+fn logical_lines(dockerfile: &str) -> Vec<(usize, String)> {
+    let mut lines = Vec::new();
+    let mut current: Option<(usize, String)> = None;
+    for (index, line) in dockerfile.lines().enumerate() {
+        if current.is_some() && line.trim_start().starts_with('#') {
+            continue;
+        }
+        let (start, mut text) = current.take().unwrap_or((index + 1, String::new()));
+        let trimmed = line.trim_end();
+        match trimmed.strip_suffix('\\') {
+            Some(continued) => {
+                // Joined as the engine joins them: nothing in between.
+                text.push_str(continued);
+                current = Some((start, text));
+            }
+            None => {
+                text.push_str(trimmed);
+                lines.push((start, text));
+            }
+        }
+    }
+    lines.extend(current);
+    lines
 }
 
 impl Source {
@@ -549,6 +628,10 @@ pub async fn build(
         forcerm: true,
         memory: Some(memory),
         memswap: Some(memory),
+        cpuperiod: Some(CPU_PERIOD_US),
+        cpuquota: Some(
+            i32::try_from(i64::from(limits.cpu_millis) * i64::from(CPU_PERIOD_US) / 1000).unwrap_or(i32::MAX),
+        ),
         labels: Some([("matchfarm.source".to_owned(), digest.clone())].into()),
         ..Default::default()
     };
@@ -612,12 +695,21 @@ pub async fn push(docker: &Docker, built: &Built, registry: &str) -> Result<Stri
     }
     // The engine records the digest the registry gave the pushed manifest.
     let image = docker.inspect_image(&format!("{remote}:{tag}")).await?;
-    image
+    let by_digest = image
         .repo_digests
         .unwrap_or_default()
         .into_iter()
         .find(|digest| digest.starts_with(&format!("{remote}@")))
-        .ok_or_else(|| BuildError::Push(format!("the engine has no digest of {remote} after the push")))
+        .ok_or_else(|| BuildError::Push(format!("the engine has no digest of {remote} after the push")))?;
+    // The registry holds it now: the builder's engine keeps no tag of its own, so its
+    // disk holds what matches pull, not every build ever made.
+    for local in [built.tag.clone(), format!("{remote}:{tag}")] {
+        let options = RemoveImageOptions { noprune: false, ..Default::default() };
+        if let Err(error) = docker.remove_image(&local, Some(options), None).await {
+            tracing::warn!(image = %local, %error, "removing a pushed build's tag");
+        }
+    }
+    Ok(by_digest)
 }
 
 #[cfg(test)]
@@ -709,12 +801,36 @@ mod tests {
     }
 
     #[test]
+    fn dockerfiles_fetch_nothing_from_outside_the_source() {
+        let base = "FROM matchfarm/base-debian AS build\n";
+        for (rest, expected) in [
+            ("COPY --from=127.0.0.1:5055/matchfarm-bots/x@sha256:00 /bot /x\n", "line 2: COPY --from=127.0.0.1:5055"),
+            ("COPY --from=python:3.12 / /\n", "copies come from an earlier stage only"),
+            ("ADD http://169.254.169.254/latest /x\n", "line 2: ADD http://169.254.169.254/latest /x: a build fetches"),
+            ("ADD [\"https://example.org/a\", \"/a\"]\n", "a build fetches nothing"),
+            ("ADD git@github.com:a/b.git /b\n", "a build fetches nothing"),
+            ("RUN true\nADD \\\n  http://x/y \\\n  /y\n", "line 3: ADD"),
+            ("FR\\\nOM python:3.12\n", "line 2: FROM python:3.12"),
+            ("# escape=`\n", "parser directives are not accepted"),
+            ("#syntax=evil/frontend\n", "parser directives are not accepted"),
+        ] {
+            let error = check_dockerfile(&format!("{base}{rest}")).expect_err(rest);
+            assert!(error.to_string().contains(expected), "{rest}: {error}");
+        }
+        // Earlier stages, by name or index, and a comment inside a continuation, are fine.
+        let fine = "FROM matchfarm/base-debian AS build\nRUN a \\\n# note\n  b\nFROM scratch\n\
+                    COPY --from=build /x /x\nCOPY --from=0 /y /y\nADD local.tar /z\n";
+        assert!(check_dockerfile(fine).is_ok());
+        assert!(check_dockerfile("FROM scratch\nCOPY --from=1 /x /x\n").is_err(), "no stage 1 yet");
+    }
+
+    #[test]
     fn dockerfiles_start_from_the_farms_bases_only() {
-        assert!(check_bases("FROM matchfarm/base-debian:latest\nRUN true\n").is_ok());
-        assert!(check_bases("FROM --platform=linux/amd64 matchfarm/base-static AS build\nFROM build\n").is_ok());
-        assert!(check_bases("from scratch\nCOPY bot /bot\n").is_ok());
-        let error = check_bases("# a bot\nFROM python:3.12\n").expect_err("a registry image");
+        assert!(check_dockerfile("FROM matchfarm/base-debian:latest\nRUN true\n").is_ok());
+        assert!(check_dockerfile("FROM --platform=linux/amd64 matchfarm/base-static AS build\nFROM build\n").is_ok());
+        assert!(check_dockerfile("from scratch\nCOPY bot /bot\n").is_ok());
+        let error = check_dockerfile("# a bot\nFROM python:3.12\n").expect_err("a registry image");
         assert_eq!(error.to_string().split(':').next(), Some("Dockerfile line 2"));
-        assert!(check_bases("FROM matchfarm/base-debian AS a\nFROM ubuntu\n").is_err());
+        assert!(check_dockerfile("FROM matchfarm/base-debian AS a\nFROM ubuntu\n").is_err());
     }
 }

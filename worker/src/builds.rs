@@ -5,19 +5,23 @@
 //! build's log goes to object storage whether it built or not.
 //!
 //! A failure of the farm's own (the engine, the registry, the store) gives the job back
-//! to the queue for another try, up to RabbitMQ's delivery limit; a failure of the
+//! to the queue for another try after a pause, up to its delivery limit, and on its
+//! last delivery is reported as the farm's failure, with its cause; a failure of the
 //! source's (a step that fails, too long a build, too large an image, a source that
 //! breaks the rules) is reported at once.
 
 use bollard::Docker;
 use farm_proto::{BUILD_RESULTS_QUEUE, BuildJob, BuildOutcome, BuildReport};
-use farm_runtime::queue::{self, ConfirmedPublisher};
+use farm_runtime::queue::{self, BUILD_DELIVERY_LIMIT, ConfirmedPublisher};
 use farm_runtime::storage::{Storage, StorageError};
 use lapin::message::Delivery;
 use lapin::options::{BasicAckOptions, BasicRejectOptions};
 
 use crate::build::{self, BuildError, BuildLimits, BuildLog, Source};
 use crate::metrics;
+
+/// How long a build the farm failed waits before going back to the queue.
+const RETRY_PAUSE: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// What a worker builds with.
 pub struct Builder<'a> {
@@ -56,18 +60,22 @@ impl Builder<'_> {
             return;
         };
         let mut log = BuildLog::default();
+        let attempt = queue::attempt(&delivery.properties);
         let outcome = match self.build(&job, &mut log).await {
             Ok(outcome) => outcome,
+            Err(error) if attempt > BUILD_DELIVERY_LIMIT => {
+                tracing::warn!(bot = %job.bot, version = job.version, %error, attempt, "a build failed for the farm's fault, the last try");
+                BuildOutcome::Failed { reason: format!("the farm could not build it ({attempt} tries): {error}") }
+            }
             Err(error) => {
-                tracing::warn!(bot = %job.bot, version = job.version, %error, "a build failed for the farm's fault; requeued");
-                metrics::BUILDS.with_label_values(&["requeued"]).inc();
-                queue::requeue(&delivery.acker).await;
+                tracing::warn!(bot = %job.bot, version = job.version, %error, attempt, "a build failed for the farm's fault; requeued");
+                give_back(&delivery).await;
                 return;
             }
         };
         if let Err(error) = self.storage.put(&job.log_key, log.0.into_bytes()).await {
             tracing::warn!(bot = %job.bot, %error, "storing a build log failed; requeued");
-            queue::requeue(&delivery.acker).await;
+            give_back(&delivery).await;
             return;
         }
         let label = match &outcome {
@@ -84,7 +92,7 @@ impl Builder<'_> {
             }
             Err(error) => {
                 tracing::warn!(%error, "publishing a build report failed; requeued");
-                queue::requeue(&delivery.acker).await;
+                give_back(&delivery).await;
             }
         }
     }
@@ -112,4 +120,12 @@ impl Builder<'_> {
             Err(error) => Err(Retry::Build(error)),
         }
     }
+}
+
+/// Gives a build the farm failed back to the queue, after [`RETRY_PAUSE`]: a registry
+/// or an engine that just failed is not asked again at once.
+async fn give_back(delivery: &Delivery) {
+    metrics::BUILDS.with_label_values(&["requeued"]).inc();
+    tokio::time::sleep(RETRY_PAUSE).await;
+    queue::requeue(&delivery.acker).await;
 }

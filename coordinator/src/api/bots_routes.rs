@@ -27,7 +27,7 @@ use serde::Deserialize;
 use sha2::{Digest, Sha256};
 
 use super::{ApiState, MAX_BODY, caller, owner_or_admin, stream_object};
-use crate::accounts::Quotas;
+use crate::accounts::{Caller, Quotas};
 use crate::api_error::ApiError;
 use crate::ledger::{ChallengeView, NewVersion, VersionRefused, entry_name};
 use crate::tournament::Format;
@@ -127,6 +127,8 @@ async fn challenges(State(state): State<ApiState>) -> Result<Response, ApiError>
 /// Uploads checked at once: each holds its archive and its unpacked files (up to about
 /// 130 MiB) while it is checked and stored.
 const CONCURRENT_UPLOADS: usize = 2;
+/// The longest an upload's body may take to arrive.
+const UPLOAD_DEADLINE: std::time::Duration = std::time::Duration::from_secs(60);
 static UPLOADS: tokio::sync::Semaphore = tokio::sync::Semaphore::const_new(CONCURRENT_UPLOADS);
 
 /// The query of an upload.
@@ -165,14 +167,20 @@ async fn submit_version(
             .map_err(|exceeded| ApiError::Quota(exceeded.to_string()))?;
     }
     if let Some(ladder) = &query.ladder {
-        check_ladder(&state, ladder, game).await?;
+        check_ladder(&state, &caller, ladder, game).await?;
     }
     let _checking = UPLOADS.try_acquire().map_err(|_| {
         ApiError::Busy(format!("{CONCURRENT_UPLOADS} uploads are being checked: send it again in a moment"))
     })?;
     let limits = SourceLimits::default();
     let most = usize::try_from(limits.max_archive_bytes()).unwrap_or(usize::MAX);
-    let archive = axum::body::to_bytes(body, most).await.map_err(|_| ApiError::TooLarge(most))?;
+    // A body that trickles in would hold its permit: it has a deadline.
+    let archive = tokio::time::timeout(UPLOAD_DEADLINE, axum::body::to_bytes(body, most))
+        .await
+        .map_err(|_| {
+            ApiError::BadRequest(format!("the archive did not arrive within {} s", UPLOAD_DEADLINE.as_secs()))
+        })?
+        .map_err(|_| ApiError::TooLarge(most))?;
     // Decompressing and checking up to 64 MiB is CPU work: off the async threads.
     let checked = {
         let archive = archive.clone();
@@ -215,12 +223,21 @@ async fn submit_version(
     Ok((StatusCode::CREATED, Json(answer)).into_response())
 }
 
-/// `Ok` when tournament `id` is a ladder of `game` that has not ended.
-async fn check_ladder(state: &ApiState, id: &str, game: GameKind) -> Result<(), ApiError> {
+/// `Ok` when tournament `id` is a ladder of `game` that has not ended, which `caller`
+/// owns, administers, or may enter as its `open_to_submissions` says.
+async fn check_ladder(state: &ApiState, caller: &Caller, id: &str, game: GameKind) -> Result<(), ApiError> {
     let tournament =
         state.ledger.tournament(id).await?.ok_or_else(|| ApiError::NotFound(format!("ladder: no tournament {id}")))?;
-    if !matches!(tournament.format, Format::Ladder { .. }) {
+    let Format::Ladder { open_to_submissions, .. } = tournament.format else {
         return Err(ApiError::Conflict(format!("ladder: {id} is not a ladder")));
+    };
+    if !open_to_submissions {
+        let owner = state.ledger.owner(id).await?.unwrap_or_default();
+        if !caller.may_change(&owner) {
+            return Err(ApiError::Denied(format!(
+                "ladder {id}: it is {owner}'s and not open to submissions (open_to_submissions = true in its file)"
+            )));
+        }
     }
     if tournament.game != game {
         return Err(ApiError::Conflict(format!("ladder: {id} plays {}, not {game}", tournament.game)));

@@ -130,7 +130,7 @@ fn entrants(tournament: &Tournament, jobs: &[MatchRow]) -> Vec<LadderEntrant> {
 
 /// Fills the queue to its depth with matchmaking's choices; ends at the cap.
 pub fn decide(tournament: &Tournament, jobs: &[MatchRow]) -> Decision {
-    let Format::Ladder { seats, smallest_table, max_matches, queue_depth } = tournament.format else {
+    let Format::Ladder { seats, smallest_table, max_matches, queue_depth, .. } = tournament.format else {
         unreachable!("dispatched on the format")
     };
     let scheduled = jobs.len() as u64;

@@ -27,6 +27,15 @@ pub enum VersionState {
 }
 
 impl VersionState {
+    /// The state a version is decided from: building for a failed build, validating
+    /// for a verdict.
+    fn decided_from(self) -> VersionState {
+        match self {
+            VersionState::BuildFailed | VersionState::Building | VersionState::Validating => VersionState::Building,
+            VersionState::Validated | VersionState::Rejected => VersionState::Validating,
+        }
+    }
+
     fn name(self) -> &'static str {
         match self {
             VersionState::Building => "building",
@@ -268,8 +277,9 @@ impl Ledger {
         .await
     }
 
-    /// `bot` version `version` is decided: `state` (build_failed, validated or
-    /// rejected), for `reason`; `false` when it was decided already.
+    /// `bot` version `version` is decided: `state` (build_failed from building,
+    /// validated or rejected from validating), for `reason`; `false` when it was not in
+    /// the state that decision follows (decided already, or a late report).
     pub async fn decide_version(
         &self,
         bot: String,
@@ -280,8 +290,8 @@ impl Ledger {
         self.with(move |connection| {
             let changed = connection.execute(
                 "UPDATE versions SET state = ?3, reason = ?4, decided_at = ?5
-                 WHERE bot = ?1 AND version = ?2 AND state IN ('building', 'validating')",
-                params![bot, version, state.name(), reason, now()],
+                 WHERE bot = ?1 AND version = ?2 AND state = ?6",
+                params![bot, version, state.name(), reason, now(), state.decided_from().name()],
             )?;
             Ok(changed > 0)
         })
@@ -310,22 +320,6 @@ impl Ledger {
                 })?
                 .collect::<Result<Vec<_>, _>>()?;
             Ok(found)
-        })
-        .await
-    }
-
-    /// The newest validated version of `bot` before `version` that entered `ladder`.
-    pub async fn entered_before(&self, bot: String, version: u32, ladder: String) -> Result<Option<u32>, LedgerError> {
-        self.read(move |connection| {
-            Ok(connection
-                .query_row(
-                    "SELECT max(version) FROM versions
-                     WHERE bot = ?1 AND version < ?2 AND ladder = ?3 AND state = 'validated'",
-                    params![bot, version, ladder],
-                    |row| row.get(0),
-                )
-                .optional()?
-                .flatten())
         })
         .await
     }

@@ -1009,6 +1009,10 @@ async fn versions_are_numbered_owned_and_their_decisions_are_events() {
     // 1 validated, 2 rejected, 3 failed to build: one event each, none twice.
     assert!(ledger.version_built("ada-bot".into(), 1, "img@sha256:1".into(), "t-v1".into()).await.expect("built"));
     assert!(!ledger.version_built("ada-bot".into(), 1, "img@sha256:1".into(), "t-v1".into()).await.expect("again"));
+    assert!(ledger.version_built("ada-bot".into(), 2, "img@sha256:2".into(), "t-v2".into()).await.expect("built"));
+    // A verdict needs a validation; a failed build, a build not yet answered.
+    assert!(!ledger.decide_version("ada-bot".into(), 3, VersionState::Rejected, None).await.expect("not built"));
+    assert!(!ledger.decide_version("ada-bot".into(), 2, VersionState::BuildFailed, None).await.expect("late"));
     for (version, state) in [(1, VersionState::Validated), (2, VersionState::Rejected), (3, VersionState::BuildFailed)]
     {
         assert!(ledger.decide_version("ada-bot".into(), version, state, Some("why".into())).await.expect("decide"));

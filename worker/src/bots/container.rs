@@ -751,6 +751,15 @@ impl DockerSandbox {
         match self.docker.inspect_image(image).await {
             Err(bollard::errors::Error::DockerResponseServerError { status_code: 404, .. })
                 if self.is_pullable(image) => {}
+            // A submitted bot this worker cannot pull (no registry, or another): a worker
+            // set up as the farm's others are may.
+            Err(bollard::errors::Error::DockerResponseServerError { status_code: 404, .. })
+                if farm_proto::is_submitted_image(image) =>
+            {
+                return Err(BotLaunchError::Docker(DockerError::Setup(format!(
+                    "{image} is a submitted bot in a registry this worker does not pull from (docker.registry)"
+                ))));
+            }
             inspected => return inspected.map_err(|error| image_error(image, error)),
         }
         let options =
@@ -762,11 +771,13 @@ impl DockerSandbox {
             }
             Ok::<_, bollard::errors::Error>(())
         };
-        let pulled = timeout(PULL_TIMEOUT, pull).await.map_err(|_| BotLaunchError::ImageMissing {
-            image: image.to_owned(),
-            message: format!("pulling it took over {} s", PULL_TIMEOUT.as_secs()),
-        })?;
-        pulled.map_err(|error| BotLaunchError::ImageMissing { image: image.to_owned(), message: error.to_string() })?;
+        // A registry that is away or slow is the farm's failure, tried again elsewhere;
+        // only the registry's "no such manifest" is the tournament's.
+        let pulled = timeout(PULL_TIMEOUT, pull)
+            .await
+            .unwrap_or(Err(bollard::errors::Error::RequestTimeoutError))
+            .map_err(|error| image_error(image, error));
+        pulled?;
         tracing::info!(image, "pulled from the farm's registry");
         self.docker.inspect_image(image).await.map_err(|error| image_error(image, error))
     }
