@@ -300,5 +300,8 @@ pub async fn refresh_gauges(ledger: &Ledger) -> Result<(), LedgerError> {
         metrics::JOBS.with_label_values(&[state.name()]).set(i64::try_from(count).unwrap_or(i64::MAX));
     }
     metrics::TOURNAMENTS_ACTIVE.set(i64::try_from(ledger.active_tournaments().await?).unwrap_or(i64::MAX));
+    for (state, count) in ledger.versions_by_state().await? {
+        metrics::BOT_VERSIONS.with_label_values(&[state.name()]).set(i64::try_from(count).unwrap_or(i64::MAX));
+    }
     Ok(())
 }

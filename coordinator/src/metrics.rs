@@ -106,6 +106,13 @@ pub static JOBS: LazyLock<IntGaugeVec> = LazyLock::new(|| {
     register(IntGaugeVec::new(Opts::new(name, "Jobs in the ledger, by state."), &["state"]), name)
 });
 
+/// Submitted bots' versions by state (building, validating, validated, rejected,
+/// build_failed): versions long `building` mean no worker builds (`docker.registry`).
+pub static BOT_VERSIONS: LazyLock<IntGaugeVec> = LazyLock::new(|| {
+    let name = "farm_coordinator_bot_versions";
+    register(IntGaugeVec::new(Opts::new(name, "Submitted bots' versions, by state."), &["state"]), name)
+});
+
 /// Tournaments with jobs still open.
 pub static TOURNAMENTS_ACTIVE: LazyLock<IntGauge> = LazyLock::new(|| {
     let name = "farm_coordinator_tournaments_active";
@@ -240,6 +247,7 @@ pub fn init() {
     LazyLock::force(&JOBS_RESTARTED);
     LazyLock::force(&JOBS);
     LazyLock::force(&TOURNAMENTS_ACTIVE);
+    LazyLock::force(&BOT_VERSIONS);
     LazyLock::force(&STANDINGS_SECONDS);
     LazyLock::force(&DIRECTED_UNANSWERED);
     LazyLock::force(&DIRECTED_TARGET);

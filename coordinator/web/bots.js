@@ -6,6 +6,7 @@
 (function () {
   const { el, fmt } = MatchFarm;
   const POLL_MS = 2000;
+  const PAGE = 500;
 
   function row(bot) {
     const newest = bot.versions[0];
@@ -18,9 +19,11 @@
   }
 
   async function drawBots() {
-    const { bots } = await MatchFarm.api("/api/bots");
+    const { bots, total } = await MatchFarm.api(`/api/bots?limit=${PAGE}`);
     document.querySelector('[data-testid="bots"] tbody').replaceChildren(...bots.map(row));
-    document.getElementById("bots-summary").textContent = bots.length === 0 ? "No bot has been submitted yet." : "";
+    document.getElementById("bots-summary").textContent = bots.length === 0
+      ? "No bot has been submitted yet."
+      : total > bots.length ? `The first ${fmt.number(bots.length)} of ${fmt.number(total)} bots, by name.` : "";
     return bots.some((bot) => bot.versions.some((version) => version.state === "building" || version.state === "validating"));
   }
 

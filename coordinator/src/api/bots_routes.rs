@@ -7,8 +7,8 @@
 //!   existing one is changed only by its owner or an admin. Answers 201 with the
 //!   version; 400 naming what is wrong with the archive; 413 over its size; 429 over the
 //!   uploader's `max_submissions_per_day`, or `busy` while two others are being checked.
-//! - `GET /api/bots`, `GET /api/bots/{name}`: bots with their versions, builds and
-//!   validations; `GET /api/bots/{name}/versions/{version}/build-log`: the build's log.
+//! - `GET /api/bots?limit=&offset=` (100 a page, at most 500; `total` says how many),
+//!   `GET /api/bots/{name}`: bots with their versions, builds and validations; `GET /api/bots/{name}/versions/{version}/build-log`: the build's log.
 //! - `POST /api/challenges` `{"bot", "opponent", "games"?}`: a short series between the
 //!   newest validated versions of the caller's bot and any other, in both seats (the
 //!   scrimmage of the competition sites); 201 with its tournament. Bounded by the
@@ -44,6 +44,9 @@ pub fn routes() -> axum::Router<ApiState> {
 
 /// Matches in a challenge unless it says.
 const DEFAULT_CHALLENGE_GAMES: u32 = 4;
+/// Bots listed a page unless asked, and at most.
+const DEFAULT_BOTS_PAGE: u32 = 100;
+const MAX_BOTS_PAGE: u32 = 500;
 /// The most challenges listed.
 const MAX_CHALLENGES_LISTED: u32 = 200;
 
@@ -248,8 +251,27 @@ async fn check_ladder(state: &ApiState, caller: &Caller, id: &str, game: GameKin
     Ok(())
 }
 
-async fn bots(State(state): State<ApiState>) -> Result<Response, ApiError> {
-    Ok(Json(serde_json::json!({ "bots": state.ledger.bots().await? })).into_response())
+/// A page of the bot list.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct BotsQuery {
+    #[serde(default)]
+    limit: Option<u32>,
+    #[serde(default)]
+    offset: Option<u64>,
+}
+
+async fn bots(
+    State(state): State<ApiState>,
+    query: Result<Query<BotsQuery>, axum::extract::rejection::QueryRejection>,
+) -> Result<Response, ApiError> {
+    let Query(query) = query.map_err(|rejection| ApiError::BadRequest(rejection.body_text()))?;
+    let limit = query.limit.unwrap_or(DEFAULT_BOTS_PAGE);
+    if limit == 0 || limit > MAX_BOTS_PAGE {
+        return Err(ApiError::BadRequest(format!("limit: must be 1 to {MAX_BOTS_PAGE}")));
+    }
+    let (bots, total) = state.ledger.bots(limit, query.offset.unwrap_or(0)).await?;
+    Ok(Json(serde_json::json!({ "bots": bots, "total": total })).into_response())
 }
 
 async fn bot(State(state): State<ApiState>, Path(name): Path<String>) -> Result<Response, ApiError> {

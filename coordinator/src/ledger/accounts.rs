@@ -52,9 +52,10 @@ pub struct NewUser {
 /// What one user has going in the farm, for their [`crate::accounts::Quotas`].
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
 pub struct Usage {
-    /// Their tournaments not yet finished.
+    /// Their tournaments not yet finished (their versions' validations aside: the farm
+    /// starts those).
     pub running_tournaments: u64,
-    /// Their jobs pending or published and unanswered.
+    /// Their jobs pending or published and unanswered (validations' aside).
     pub queued_jobs: u64,
     /// Their webhooks, those removed in the last day included.
     pub webhooks: u64,
@@ -196,14 +197,15 @@ impl Ledger {
                 .prepare_cached(
                     "SELECT count(*) FROM tournaments t WHERE t.owner = ?1 AND (t.open = 1 OR t.jobs = 0 OR EXISTS (
                      SELECT 1 FROM job_counts c WHERE c.tournament_id = t.id
-                         AND c.state IN ('pending', 'running') AND c.count > 0))",
+                         AND c.state IN ('pending', 'running') AND c.count > 0))
+                     AND NOT EXISTS (SELECT 1 FROM versions v WHERE v.validation = t.id)",
                 )?
                 .query_row([&user], |row| row.get(0))?;
             let queued_jobs: i64 = connection
                 .prepare_cached(
                     "SELECT coalesce(sum(c.count), 0) FROM tournaments t
                      JOIN job_counts c ON c.tournament_id = t.id AND c.state IN ('pending', 'running')
-                     WHERE t.owner = ?1",
+                     WHERE t.owner = ?1 AND NOT EXISTS (SELECT 1 FROM versions v WHERE v.validation = t.id)",
                 )?
                 .query_row([&user], |row| row.get(0))?;
             let since = now() - RECENT_SECS;

@@ -36,7 +36,17 @@ impl VersionState {
         }
     }
 
-    fn name(self) -> &'static str {
+    /// Every state, in the order a version goes through them.
+    pub const ALL: [VersionState; 5] = [
+        VersionState::Building,
+        VersionState::BuildFailed,
+        VersionState::Validating,
+        VersionState::Validated,
+        VersionState::Rejected,
+    ];
+
+    /// Its name, as stored and shown.
+    pub fn name(self) -> &'static str {
         match self {
             VersionState::Building => "building",
             VersionState::BuildFailed => "build_failed",
@@ -206,6 +216,21 @@ impl Ledger {
         .await
     }
 
+    /// How many versions are in each state (every state, 0 included).
+    pub async fn versions_by_state(&self) -> Result<Vec<(VersionState, u64)>, LedgerError> {
+        self.read(|connection| {
+            let mut select = connection.prepare_cached("SELECT count(*) FROM versions WHERE state = ?1")?;
+            VersionState::ALL
+                .into_iter()
+                .map(|state| {
+                    let count: i64 = select.query_row([state.name()], |row| row.get(0))?;
+                    Ok((state, count as u64))
+                })
+                .collect()
+        })
+        .await
+    }
+
     /// Versions uploaded by `user` in the last day: their `max_submissions_per_day`.
     pub async fn submissions_today(&self, user: &str) -> Result<u64, LedgerError> {
         let user = user.to_owned();
@@ -344,14 +369,18 @@ impl Ledger {
         .await
     }
 
-    /// Every bot with its versions, by name.
-    pub async fn bots(&self) -> Result<Vec<BotView>, LedgerError> {
-        self.read(|connection| {
+    /// A page of the bots, by name, with their versions: at most `limit` from the
+    /// `offset`-th, and how many there are in all.
+    pub async fn bots(&self, limit: u32, offset: u64) -> Result<(Vec<BotView>, u64), LedgerError> {
+        self.read(move |connection| {
+            let total: i64 = connection.query_row("SELECT count(*) FROM bots", [], |row| row.get(0))?;
             let names: Vec<String> = connection
-                .prepare_cached("SELECT name FROM bots ORDER BY name")?
-                .query_map([], |row| row.get(0))?
+                .prepare_cached("SELECT name FROM bots ORDER BY name LIMIT ?1 OFFSET ?2")?
+                .query_map(params![limit, i64::try_from(offset).unwrap_or(i64::MAX)], |row| row.get(0))?
                 .collect::<Result<_, _>>()?;
-            names.iter().filter_map(|name| bot_view(connection, name).transpose()).collect()
+            let bots =
+                names.iter().filter_map(|name| bot_view(connection, name).transpose()).collect::<Result<_, _>>()?;
+            Ok((bots, total as u64))
         })
         .await
     }

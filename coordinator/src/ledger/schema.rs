@@ -210,6 +210,7 @@ CREATE TABLE IF NOT EXISTS versions (
 );
 CREATE INDEX IF NOT EXISTS versions_by_state ON versions(state);
 CREATE INDEX IF NOT EXISTS versions_by_uploader ON versions(submitted_by, submitted_at);
+CREATE INDEX IF NOT EXISTS versions_by_validation ON versions(validation);
 -- Short series one user asked for between two bots' validated versions.
 CREATE TABLE IF NOT EXISTS challenges (
     tournament_id TEXT PRIMARY KEY,

@@ -1046,3 +1046,26 @@ async fn versions_are_numbered_owned_and_their_decisions_are_events() {
     assert_eq!(view.versions[2].entry, "ada-bot.v1");
     assert_eq!(view.versions[2].build_log.as_deref(), Some("/api/bots/ada-bot/versions/1/build-log"));
 }
+
+#[tokio::test]
+async fn a_versions_validation_is_not_held_to_its_owners_quotas() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let ledger = open(&dir);
+    let validation = botwars("validation", 9);
+    ledger.insert_tournament_for(validation.clone(), "ada".into(), 100).await.expect("insert");
+    assert_eq!(ledger.usage("ada").await.expect("usage").running_tournaments, 1, "any tournament of hers counts");
+    let new = NewVersion {
+        bot: "ada-bot".into(),
+        by: Caller { name: "ada".into(), admin: false },
+        game: "botwars".into(),
+        layout: "python".into(),
+        source_key: "sources/ada-bot/x.tar".into(),
+        ladder: None,
+    };
+    assert_eq!(ledger.add_version(new).await.expect("add"), Ok(1));
+    assert!(ledger.version_built("ada-bot".into(), 1, "img".into(), validation.id.clone()).await.expect("built"));
+    let usage = ledger.usage("ada").await.expect("usage");
+    assert_eq!((usage.running_tournaments, usage.queued_jobs), (0, 0), "the farm started it, not she");
+    let counts = ledger.versions_by_state().await.expect("counts");
+    assert!(counts.contains(&(VersionState::Validating, 1)) && counts.contains(&(VersionState::Building, 0)));
+}
