@@ -6,6 +6,7 @@
 #   scripts/services/registry.sh stop     stop it
 #   scripts/services/registry.sh status   is it running?
 #   scripts/services/registry.sh env      `export` lines for the tests
+#   scripts/services/registry.sh install  install docker-registry if missing
 #
 # State lives in $FARM_TEST_REGISTRY_DIR, by default ${FARM_TEST_STATE:-/tmp/matchfarm-test}/registry:
 # data/ holds the images, config.yml, registry.pid and registry.log. Port:
@@ -14,6 +15,8 @@
 # without TLS (127.0.0.0/8 is an insecure registry by default).
 set -euo pipefail
 
+NAME=registry
+PROGRAM=docker-registry
 STATE=${FARM_TEST_STATE:-/tmp/matchfarm-test}
 DIR=${FARM_TEST_REGISTRY_DIR:-$STATE/registry}
 PORT=${FARM_TEST_REGISTRY_PORT:-5055}
@@ -22,11 +25,8 @@ PID_FILE=$DIR/registry.pid
 LOG_FILE=$DIR/registry.log
 BINARY=/usr/bin/docker-registry
 
-log() { printf '[registry] %s\n' "$*" >&2; }
-die() {
-    printf '[registry] error: %s\n' "$*" >&2
-    exit 1
-}
+# shellcheck source=scripts/services/daemon.sh
+. "$(dirname "$0")/daemon.sh"
 
 env_lines() {
     printf 'export %s=%q\n' FARM_TEST_REGISTRY "127.0.0.1:$PORT"
@@ -40,22 +40,10 @@ install() {
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends docker-registry >/dev/null
 }
 
-server_pid() {
-    local pid
-    [ -s "$PID_FILE" ] || return 1
-    pid=$(cat "$PID_FILE")
-    [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null && echo "$pid"
-}
-
 answers() { curl -fsS --max-time 2 "http://127.0.0.1:$PORT/v2/" >/dev/null 2>&1; }
 
-show_log_tail() {
-    [ -s "$LOG_FILE" ] || return 0
-    printf -- '--- last lines of %s\n' "$LOG_FILE" >&2
-    tail -n 30 "$LOG_FILE" >&2
-}
-
-write_config() {
+prepare() {
+    mkdir -p "$DIR/data"
     cat >"$DIR/config.yml" <<CONFIG
 version: 0.1
 log:
@@ -68,75 +56,7 @@ storage:
 http:
   addr: 127.0.0.1:$PORT
 CONFIG
+    DAEMON=("$BINARY" serve "$DIR/config.yml")
 }
 
-start() {
-    install
-    local pid
-    mkdir -p "$DIR/data"
-    if pid=$(server_pid) && answers; then
-        log "already running (pid $pid) on 127.0.0.1:$PORT"
-        return
-    fi
-    [ -z "$(ss -Hltn "sport = :$PORT" 2>/dev/null)" ] ||
-        die "port $PORT is already in use: $(ss -Hltnp "sport = :$PORT" | tr -s ' ')"
-    write_config
-    log "starting docker-registry on 127.0.0.1:$PORT storing $DIR/data"
-    local started=$SECONDS
-    # A session of its own, as the other services: a Ctrl-C in the caller does not reach it.
-    setsid "$BINARY" serve "$DIR/config.yml" >"$LOG_FILE" 2>&1 </dev/null &
-    echo $! >"$PID_FILE"
-    local deadline=$((SECONDS + START_TIMEOUT))
-    until answers; do
-        if ! server_pid >/dev/null; then
-            show_log_tail
-            die "docker-registry exited during start"
-        fi
-        if [ "$SECONDS" -ge "$deadline" ]; then
-            show_log_tail
-            die "docker-registry did not answer on 127.0.0.1:$PORT within $START_TIMEOUT s"
-        fi
-        sleep 0.1
-    done
-    log "running on 127.0.0.1:$PORT (pid $(cat "$PID_FILE")), ready in $((SECONDS - started)) s"
-}
-
-stop() {
-    local pid
-    if pid=$(server_pid); then
-        log "stopping docker-registry (pid $pid)"
-        kill "$pid" 2>/dev/null || true
-        local deadline=$((SECONDS + 10))
-        while kill -0 "$pid" 2>/dev/null; do
-            if [ "$SECONDS" -ge "$deadline" ]; then
-                kill -9 "$pid" 2>/dev/null || true
-                break
-            fi
-            sleep 0.1
-        done
-    else
-        log "not running"
-    fi
-    rm -f "$PID_FILE"
-}
-
-status() {
-    local pid
-    if pid=$(server_pid) && answers; then
-        echo "running: docker-registry pid $pid on 127.0.0.1:$PORT"
-    else
-        echo "stopped"
-        return 3
-    fi
-}
-
-case "${1:-}" in
-start) start ;;
-stop) stop ;;
-status) status ;;
-env) env_lines ;;
-*)
-    echo "usage: $0 {start|stop|status|env}" >&2
-    exit 2
-    ;;
-esac
+main "$@"
