@@ -22,7 +22,7 @@ use crate::ledger::{Ledger, LedgerError};
 use crate::metrics;
 use crate::observations::Observer;
 use crate::tournament::TournamentLimits;
-use crate::versions::{self, Validator};
+use crate::versions;
 use crate::webhooks::Deliverer;
 
 /// How often the job gauges are refreshed from the ledger.
@@ -110,17 +110,6 @@ pub async fn serve(config: CoordinatorConfig, mut shutdown: Shutdown) -> Result<
         tokio::spawn(async move { director.run(recorded, &mut stop).await })
     };
 
-    // So does judging validations.
-    let validating = {
-        let (recorded, mut stop) = (recorder.subscribe(), stop.clone());
-        let validator = Validator::new(ledger.clone(), Arc::clone(&director));
-        tokio::spawn(async move {
-            if let Err(error) = validator.run(recorded, &mut stop).await {
-                tracing::error!(%error, "judging validations stopped");
-            }
-        })
-    };
-
     // Webhooks need only the ledger too.
     let delivering = {
         let (recorded, mut stop) = (recorder.subscribe(), stop.clone());
@@ -145,7 +134,6 @@ pub async fn serve(config: CoordinatorConfig, mut shutdown: Shutdown) -> Result<
         },
     };
     directing.abort();
-    validating.abort();
     delivering.abort();
     gauges.abort();
     forward.abort();

@@ -6,13 +6,12 @@
 //! - [`ingest_builds`] takes the workers' reports from `farm.build-results`: a built
 //!   version gets its validation tournament ([`validation_tournament`]); a failed one is
 //!   `build_failed`;
-//! - the [`Validator`] judges each validation tournament once it has finished
-//!   ([`judge`]): a version whose bot crashed, timed out or broke the protocol in any
+//! - [`judge_finished`], called by the director's loop, judges each validation
+//!   tournament once it has finished ([`judge`]): a version whose bot crashed, timed out or broke the protocol in any
 //!   match is rejected, naming the match and where its log is; one that played every
 //!   seat cleanly is validated and entered in the ladder it named, replacing its
 //!   previous version there.
 
-use std::sync::Arc;
 use std::time::Duration;
 
 use farm_proto::{BUILD_RESULTS_QUEUE, BUILDS_QUEUE, BuildAnswer, BuildOutcome, GameKind, PlayerStatus};
@@ -30,8 +29,6 @@ use crate::ledger::{JobState, Ledger, LedgerError, MatchFilter, MatchRow, ToJudg
 use crate::tournament::{BotEntry, FormatKind, Tournament, TournamentError, TournamentFile, TournamentLimits};
 
 const BUILD_RESULTS_TAG: &str = "coordinator-build-results";
-/// How often finished validations are looked for without a result to wake the search.
-const VALIDATION_SWEEP: Duration = Duration::from_secs(10);
 /// Build reports held unacked at once.
 const BUILD_RESULTS_PREFETCH: u16 = 16;
 /// How often unpublished build jobs are looked for without being woken: a wake lost to
@@ -304,111 +301,80 @@ async fn record_build(
     Ok(())
 }
 
-/// Judges validations as they finish and enters the versions that pass in their
-/// ladders. Needs only the ledger and the director.
-pub struct Validator {
-    ledger: Ledger,
-    director: Arc<Director>,
+/// Judges every validation that has finished ([`judge`]) and enters the versions that
+/// pass in their ladders through `director`, whose loop calls this after each pass: a
+/// validation finishes when its last result is recorded, which wakes that loop.
+pub async fn judge_finished(ledger: &Ledger, director: &Director) -> Result<(), LedgerError> {
+    for finished in ledger.validations_finished().await? {
+        let filter = MatchFilter { limit: u32::MAX, ..MatchFilter::default() };
+        let rows = ledger.matches(&finished.validation, filter).await?;
+        let (state, reason) = match judge(&finished.validation, &rows) {
+            Verdict::Validated => match enter(ledger, director, &finished).await? {
+                Ok(()) => (VersionState::Validated, None),
+                Err(problem) => (VersionState::Rejected, Some(problem)),
+            },
+            Verdict::Rejected(reason) => (VersionState::Rejected, Some(reason)),
+        };
+        if ledger.decide_version(finished.bot.clone(), finished.version, state, reason.clone()).await? {
+            tracing::info!(bot = %finished.bot, version = finished.version, ?state, ?reason, "version decided");
+        }
+    }
+    Ok(())
 }
 
-impl Validator {
-    /// A validator over `ledger`, entering bots through `director`.
-    pub fn new(ledger: Ledger, director: Arc<Director>) -> Self {
-        Validator { ledger, director }
+/// Enters a validated version in its ladder, if it named one, as the new version of
+/// the newest of its bot's versions playing there, retiring any older ones; `Err`
+/// says why the ladder would not take it. Judged again after a restart, a version
+/// already there is left as it is, and one older than a version already there does
+/// not enter.
+async fn enter(ledger: &Ledger, director: &Director, version: &ToJudge) -> Result<Result<(), String>, LedgerError> {
+    let Some(ladder) = &version.ladder else { return Ok(Ok(())) };
+    let Some(tournament) = ledger.tournament(ladder).await? else {
+        return Ok(Err(format!("validated, but ladder {ladder} is gone")));
+    };
+    let retired = crate::director::ladder::retired(&tournament);
+    let prefix = format!("{}.v", version.bot);
+    let mut playing: Vec<u32> = tournament
+        .bots
+        .iter()
+        .enumerate()
+        .filter(|(index, _)| !retired.contains(index))
+        .filter_map(|(_, bot)| bot.name.strip_prefix(&prefix)?.parse().ok())
+        .collect();
+    playing.sort_unstable();
+    if playing.last().is_some_and(|&newest| newest >= version.version) {
+        tracing::info!(bot = %version.bot, version = version.version, %ladder, ?playing, "not entered: it or a newer version plays there");
+        return Ok(Ok(()));
     }
-
-    /// Judges whatever has finished each time a result is recorded (`recorded`), until
-    /// `stop`.
-    pub async fn run(
-        &self,
-        mut recorded: watch::Receiver<u64>,
-        stop: &mut watch::Receiver<bool>,
-    ) -> Result<(), LedgerError> {
-        loop {
-            // A ledger that failed is tried again at the next result or sweep: versions
-            // are not left validating for good.
-            if let Err(error) = self.judge_finished().await {
-                tracing::error!(%error, "judging validations");
-            }
-            tokio::select! {
-                _ = stop.wait_for(|stop| *stop) => return Ok(()),
-                changed = recorded.changed() => if changed.is_err() { return Ok(()) },
-                () = tokio::time::sleep(VALIDATION_SWEEP) => {}
-            }
+    let name = entry_name(&version.bot, version.version);
+    let bot = BotEntry {
+        name: name.clone(),
+        builtin: None,
+        command: None,
+        image: Some(version.image.clone()),
+        args: Vec::new(),
+        transport: farm_proto::Transport::default(),
+        limits: farm_proto::BotLimits::default(),
+    };
+    let replaces = playing.pop().map(|before| entry_name(&version.bot, before));
+    match director.add_bot(ladder, bot, replaces.as_deref()).await {
+        Ok(_) => tracing::info!(bot = %name, %ladder, ?replaces, "entered in its ladder"),
+        Err(RosterError::Ledger(error)) => return Err(error),
+        Err(error) => return Ok(Err(format!("validated, but ladder {ladder} would not take it: {error}"))),
+    }
+    for older in playing {
+        let older = entry_name(&version.bot, older);
+        if let Err(error) = director.retire_bot(ladder, &older).await {
+            tracing::warn!(bot = %older, %ladder, %error, "retiring an older version");
         }
     }
-
-    /// Judges every validation that has finished.
-    pub async fn judge_finished(&self) -> Result<(), LedgerError> {
-        for finished in self.ledger.validations_finished().await? {
-            let filter = MatchFilter { limit: u32::MAX, ..MatchFilter::default() };
-            let rows = self.ledger.matches(&finished.validation, filter).await?;
-            let (state, reason) = match judge(&finished.validation, &rows) {
-                Verdict::Validated => match self.enter(&finished).await? {
-                    Ok(()) => (VersionState::Validated, None),
-                    Err(problem) => (VersionState::Rejected, Some(problem)),
-                },
-                Verdict::Rejected(reason) => (VersionState::Rejected, Some(reason)),
-            };
-            if self.ledger.decide_version(finished.bot.clone(), finished.version, state, reason.clone()).await? {
-                tracing::info!(bot = %finished.bot, version = finished.version, ?state, ?reason, "version decided");
-            }
-        }
-        Ok(())
-    }
-
-    /// Enters a validated version in its ladder, if it named one, as the new version of
-    /// the newest of its bot's versions playing there, retiring any older ones; `Err`
-    /// says why the ladder would not take it. Judged again after a restart, a version
-    /// already there is left as it is, and one older than a version already there does
-    /// not enter.
-    async fn enter(&self, version: &ToJudge) -> Result<Result<(), String>, LedgerError> {
-        let Some(ladder) = &version.ladder else { return Ok(Ok(())) };
-        let Some(tournament) = self.ledger.tournament(ladder).await? else {
-            return Ok(Err(format!("validated, but ladder {ladder} is gone")));
-        };
-        let retired = crate::director::ladder::retired(&tournament);
-        let prefix = format!("{}.v", version.bot);
-        let mut playing: Vec<u32> = tournament
-            .bots
-            .iter()
-            .enumerate()
-            .filter(|(index, _)| !retired.contains(index))
-            .filter_map(|(_, bot)| bot.name.strip_prefix(&prefix)?.parse().ok())
-            .collect();
-        playing.sort_unstable();
-        if playing.last().is_some_and(|&newest| newest >= version.version) {
-            tracing::info!(bot = %version.bot, version = version.version, %ladder, ?playing, "not entered: it or a newer version plays there");
-            return Ok(Ok(()));
-        }
-        let name = entry_name(&version.bot, version.version);
-        let bot = BotEntry {
-            name: name.clone(),
-            builtin: None,
-            command: None,
-            image: Some(version.image.clone()),
-            args: Vec::new(),
-            transport: farm_proto::Transport::default(),
-            limits: farm_proto::BotLimits::default(),
-        };
-        let replaces = playing.pop().map(|before| entry_name(&version.bot, before));
-        match self.director.add_bot(ladder, bot, replaces.as_deref()).await {
-            Ok(_) => tracing::info!(bot = %name, %ladder, ?replaces, "entered in its ladder"),
-            Err(RosterError::Ledger(error)) => return Err(error),
-            Err(error) => return Ok(Err(format!("validated, but ladder {ladder} would not take it: {error}"))),
-        }
-        for older in playing {
-            let older = entry_name(&version.bot, older);
-            if let Err(error) = self.director.retire_bot(ladder, &older).await {
-                tracing::warn!(bot = %older, %ladder, %error, "retiring an older version");
-            }
-        }
-        Ok(Ok(()))
-    }
+    Ok(Ok(()))
 }
 
 #[cfg(test)]
 mod tests {
+    use std::sync::Arc;
+
     use farm_proto::PlayerStatus;
 
     use super::*;
@@ -460,8 +426,8 @@ mod tests {
         assert!(matches!(judge("t", &[]), Verdict::Rejected(_)));
     }
 
-    /// A ladder of two built-in bots in a fresh ledger, with a validator over it.
-    async fn ladder() -> (tempfile::TempDir, Validator, String) {
+    /// A ladder of two built-in bots in a fresh ledger, with a director over it.
+    async fn ladder() -> (tempfile::TempDir, Ledger, Arc<Director>, String) {
         let dir = tempfile::tempdir().expect("temp dir");
         let ledger = Ledger::open(&dir.path().join("ledger.sqlite")).expect("ledger");
         let text = "name = \"l\"\ngame = \"botwars\"\nformat = \"ladder\"\nopen_to_submissions = true\n\
@@ -473,7 +439,7 @@ mod tests {
         ledger.insert_tournament(tournament).await.expect("insert");
         let director =
             Director::new(ledger.clone(), farm_worker::SandboxKind::Docker, Arc::new(tokio::sync::Notify::new()));
-        (dir, Validator::new(ledger, director), id)
+        (dir, ledger, director, id)
     }
 
     fn validated(version: u32, ladder: &str) -> ToJudge {
@@ -487,8 +453,8 @@ mod tests {
     }
 
     /// The ladder's bots still playing.
-    async fn playing(validator: &Validator, id: &str) -> Vec<String> {
-        let tournament = validator.ledger.tournament(id).await.expect("read").expect("the ladder");
+    async fn playing(ledger: &Ledger, id: &str) -> Vec<String> {
+        let tournament = ledger.tournament(id).await.expect("read").expect("the ladder");
         let retired = crate::director::ladder::retired(&tournament);
         let bots = tournament.bots.iter().enumerate();
         bots.filter(|(index, _)| !retired.contains(index)).map(|(_, bot)| bot.name.clone()).collect()
@@ -496,16 +462,20 @@ mod tests {
 
     #[tokio::test]
     async fn versions_enter_their_ladder_once_newest_last_whatever_order_they_pass_in() {
-        let (_dir, validator, id) = ladder().await;
-        assert_eq!(validator.enter(&validated(2, &id)).await.expect("ledger"), Ok(()));
+        let (_dir, ledger, director, id) = ladder().await;
+        let enter = |version: u32| {
+            let (ledger, director, id) = (ledger.clone(), Arc::clone(&director), id.clone());
+            async move { enter(&ledger, &director, &validated(version, &id)).await.expect("ledger") }
+        };
+        assert_eq!(enter(2).await, Ok(()));
         // Judged again after a restart: nothing changes.
-        assert_eq!(validator.enter(&validated(2, &id)).await.expect("ledger"), Ok(()));
+        assert_eq!(enter(2).await, Ok(()));
         // An older version that passes later does not enter over the newer.
-        assert_eq!(validator.enter(&validated(1, &id)).await.expect("ledger"), Ok(()));
-        assert_eq!(playing(&validator, &id).await, ["a", "b", "ada.v2"]);
+        assert_eq!(enter(1).await, Ok(()));
+        assert_eq!(playing(&ledger, &id).await, ["a", "b", "ada.v2"]);
         // A newer one replaces it.
-        assert_eq!(validator.enter(&validated(3, &id)).await.expect("ledger"), Ok(()));
-        assert_eq!(playing(&validator, &id).await, ["a", "b", "ada.v3"]);
+        assert_eq!(enter(3).await, Ok(()));
+        assert_eq!(playing(&ledger, &id).await, ["a", "b", "ada.v3"]);
     }
 
     #[test]

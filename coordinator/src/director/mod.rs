@@ -158,8 +158,9 @@ impl Director {
         self.changed.subscribe()
     }
 
-    /// Directs every open tournament now, then again whenever results are recorded
-    /// (`recorded` changes) or it is woken, until `stop`.
+    /// Directs every open tournament now and judges the submitted versions whose
+    /// validations have finished ([`crate::versions::judge_finished`]), then again
+    /// whenever results are recorded (`recorded` changes) or it is woken, until `stop`.
     pub async fn run(
         &self,
         mut recorded: watch::Receiver<u64>,
@@ -167,6 +168,7 @@ impl Director {
     ) -> Result<(), LedgerError> {
         loop {
             self.direct_all().await?;
+            crate::versions::judge_finished(&self.ledger, self).await?;
             tokio::select! {
                 changed = recorded.changed() => if changed.is_err() { return Ok(()) },
                 () = self.wake.notified() => {}
