@@ -5,7 +5,6 @@
 
 (function () {
   const { el, fmt } = MatchFarm;
-  const POLL_MS = 2000;
   const PAGE = 500;
 
   function row(bot) {
@@ -68,14 +67,6 @@
     }
   }
 
-  async function refresh() {
-    try {
-      if (await drawBots()) setTimeout(refresh, POLL_MS);
-    } catch (error) {
-      MatchFarm.showError(error);
-    }
-  }
-
   MatchFarm.run(async () => {
     MatchFarm.header([{ text: "Tournaments", href: "/" }, { text: "Bots" }]);
     document.getElementById("sign-in").addEventListener("submit", signIn);
@@ -85,6 +76,6 @@
     });
     document.getElementById("submit").addEventListener("submit", submit);
     await showCaller();
-    if (await drawBots()) setTimeout(refresh, POLL_MS);
+    if (await drawBots()) MatchFarm.refreshWhile(drawBots);
   });
 })();

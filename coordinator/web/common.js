@@ -21,6 +21,8 @@
 //                                 session storage; signedIn() is /api/me's answer or null
 //   MatchFarm.send(method, path, body, contentType)
 //                                 a write as the signed-in user; its JSON answer or an ApiError
+//   MatchFarm.refreshWhile(draw)  calls the async draw() every 2 s while it answers true (what
+//                                 it shows is still changing); an error it throws is shown
 //   MatchFarm.pathSegment(index)  the decoded index-th segment of location.pathname
 //   MatchFarm.pager({total, offset, limit, href})
 //                                 "previous / next" links for a paged list
@@ -171,6 +173,22 @@
     };
     if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", start);
     else start();
+  };
+
+  const REFRESH_MS = 2000;
+
+  /** Calls `draw` (async; it answers whether what it shows is still changing) every 2 s
+   * for as long as it answers true. An error it throws is shown, and it is called again. */
+  MatchFarm.refreshWhile = function (draw) {
+    const again = async () => {
+      try {
+        if (!(await draw())) return;
+      } catch (error) {
+        MatchFarm.showError(error);
+      }
+      setTimeout(again, REFRESH_MS);
+    };
+    setTimeout(again, REFRESH_MS);
   };
 
   MatchFarm.pathSegment = function (index) {

@@ -4,7 +4,6 @@
 
 (function () {
   const { el, fmt, paths } = MatchFarm;
-  const POLL_MS = 2000;
 
   function miniBar(progress) {
     const share = (count) => (progress.total > 0 ? `${(100 * count) / progress.total}%` : "0%");
@@ -64,21 +63,16 @@
     document.getElementById("workers-section").hidden = workers.length === 0;
   }
 
-  async function poll() {
-    try {
-      const { tournaments } = await MatchFarm.api("/api/tournaments");
-      MatchFarm.showError(null);
-      if (!draw(tournaments)) return;
-    } catch (error) {
-      MatchFarm.showError(error);
-    }
-    setTimeout(poll, POLL_MS);
+  async function refresh() {
+    const { tournaments } = await MatchFarm.api("/api/tournaments");
+    MatchFarm.showError(null);
+    return draw(tournaments);
   }
 
   MatchFarm.run(async () => {
     MatchFarm.header([{ text: "Tournaments" }]);
     const { tournaments } = await MatchFarm.api("/api/tournaments");
     await drawWorkers();
-    if (draw(tournaments)) setTimeout(poll, POLL_MS);
+    if (draw(tournaments)) MatchFarm.refreshWhile(refresh);
   });
 })();

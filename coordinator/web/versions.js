@@ -4,7 +4,6 @@
 
 (function () {
   const { el, fmt, paths } = MatchFarm;
-  const POLL_MS = 2000;
   const name = MatchFarm.pathSegment(1);
 
   /** `text` with every API log path in it made a link. */
@@ -55,15 +54,7 @@
     return bot.versions.some((version) => version.state === "building" || version.state === "validating");
   }
 
-  async function refresh() {
-    try {
-      if (await draw()) setTimeout(refresh, POLL_MS);
-    } catch (error) {
-      MatchFarm.showError(error);
-    }
-  }
-
   MatchFarm.run(async () => {
-    if (await draw()) setTimeout(refresh, POLL_MS);
+    if (await draw()) MatchFarm.refreshWhile(draw);
   });
 })();
