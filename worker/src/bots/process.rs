@@ -432,8 +432,18 @@ fn namespace_args(launch: &ProcessLaunch<'_>, server: Option<SocketAddr>) -> Vec
             .collect();
             // Private writable places, each bounded: /tmp by the bot's tmp limit, the
             // others small. /run goes too, so no host socket (Docker's) is in sight.
-            for (place, size) in [("/tmp", tmp_bytes.as_str()), ("/dev/shm", "16777216"), ("/run", "1048576")] {
+            let private = [("/tmp", tmp_bytes.as_str()), ("/dev/shm", "16777216"), ("/run", "1048576")];
+            for (place, size) in private {
                 args.extend(["--size", size, "--tmpfs", place].map(str::to_owned));
+            }
+            // The directory the farm runs in (where commands run, and their files are)
+            // stays in sight read-only, as the rest of the host, even when it lies in one
+            // of those places: a checkout under /tmp.
+            if let Ok(dir) = std::env::current_dir()
+                && private.iter().any(|(place, _)| dir.starts_with(place))
+            {
+                let dir = dir.to_string_lossy().into_owned();
+                args.extend(["--ro-bind".to_owned(), dir.clone(), dir]);
             }
             args.extend(["--dir", ISOLATED_HOME, "--clearenv"].map(str::to_owned));
             for (name, value) in bot_environment(launch, server) {
