@@ -280,6 +280,7 @@ impl IsolatedSandbox {
     /// The sandbox, once bubblewrap is known to work here; otherwise why not.
     pub fn new() -> Result<Self, String> {
         namespaces_available()?;
+        bots_can_enter_here()?;
         if cgroup::CgroupHost::get().is_none_or(|host| !host.limits_enforced()) {
             tracing::warn!(
                 "isolated bots run without memory, process and CPU limits: this worker cannot make cgroups with those \
@@ -288,6 +289,30 @@ impl IsolatedSandbox {
         }
         Ok(IsolatedSandbox { _checked: () })
     }
+}
+
+/// `Ok` unless isolated bots, which a root worker runs as [`BOT_UID`], could not reach
+/// the directory the farm runs in, where their commands run and their code lies (a
+/// checkout in a `mktemp -d` directory, mode 700): every bot would crash at its start.
+fn bots_can_enter_here() -> Result<(), String> {
+    use std::os::unix::fs::PermissionsExt;
+    if !nix::unistd::Uid::effective().is_root() {
+        return Ok(());
+    }
+    let here = std::env::current_dir().map_err(|error| format!("the current directory: {error}"))?;
+    for dir in here.ancestors() {
+        let mode = std::fs::metadata(dir).map_err(|error| format!("{}: {error}", dir.display()))?.permissions().mode();
+        if mode & 0o001 == 0 {
+            return Err(format!(
+                "isolated bots run as uid {BOT_UID}, which cannot enter {} (mode {:o}) to reach {}, where the farm \
+                 runs: give others search permission there (chmod o+x)",
+                dir.display(),
+                mode & 0o777,
+                here.display()
+            ));
+        }
+    }
+    Ok(())
 }
 
 impl Sandbox for IsolatedSandbox {
