@@ -864,6 +864,7 @@ pub fn check_bot(game: GameKind, earlier: &[BotEntry], key: &str, bot: &BotEntry
     if !bot.args.is_empty() && bot.image.is_none() {
         return Err(invalid(key("args"), "only an image takes args (a command has its own)"));
     }
+    farm_proto::check_transport(game, bot.transport).map_err(|problem| invalid(key("transport"), problem))?;
     farm_proto::check_image_args(&bot.args).map_err(|problem| invalid(key("args"), problem))?;
     bot.limits.check().map_err(|problem| invalid(key("limits"), problem))
 }
@@ -1202,6 +1203,11 @@ image = "matchfarm/bot-botwars-random-py"
                 "image = \"matchfarm/bot-botwars-random-py\"",
                 "image = \"i\"\nargs = [\"a\\u0000\"]",
                 "bots[2].args: argument 0 holds a NUL",
+            ),
+            (
+                "image = \"matchfarm/bot-botwars-random-py\"",
+                "image = \"i\"\ntransport = \"vindinium-server\"",
+                "bots[2].transport: vindinium-server is vindinium's own API, and this is botwars",
             ),
         ];
         for (from, to, expected) in cases {

@@ -16,22 +16,54 @@ pub enum Transport {
     /// Skookum Botwars servers read.
     #[serde(rename = "http-form")]
     HttpForm,
+    /// The bot is a client of the original Vindinium server's HTTP API, as the game's
+    /// starter kits are: the farm serves that API to it alone (`POST /api/arena` or
+    /// `/api/training` with its key, then `dir` to its `playUrl`), at the address and
+    /// with the key it finds in `FARM_VINDINIUM_SERVER` and `FARM_VINDINIUM_KEY`.
+    /// Vindinium only.
+    #[serde(rename = "vindinium-server")]
+    VindiniumServer,
 }
 
 impl Transport {
-    /// Whether the bot serves HTTP (and so needs a network to be reached on).
+    /// Every transport, in the order `--help` texts list them.
+    pub const ALL: [Transport; 4] =
+        [Transport::Stdio, Transport::Http, Transport::HttpForm, Transport::VindiniumServer];
+
+    /// Whether the bot speaks HTTP, as a server or as a client (and so needs a network
+    /// to be reached on, or to reach the farm).
     pub fn is_http(self) -> bool {
-        matches!(self, Transport::Http | Transport::HttpForm)
+        !matches!(self, Transport::Stdio)
     }
 
-    /// What follows `+` in a bot spec's scheme (`image+http-form:`): `http` or
-    /// `http-form`; empty for stdio, which has none.
+    /// The one game a transport is for, if it is a game's own API.
+    pub fn only_for(self) -> Option<crate::GameKind> {
+        match self {
+            Transport::VindiniumServer => Some(crate::GameKind::Vindinium),
+            Transport::Stdio | Transport::Http | Transport::HttpForm => None,
+        }
+    }
+
+    /// What follows `+` in a bot spec's scheme (`image+http-form:`), as the
+    /// tournament file names it too; empty for stdio, which has none.
     pub fn scheme_suffix(self) -> &'static str {
         match self {
             Transport::Stdio => "",
             Transport::Http => "http",
             Transport::HttpForm => "http-form",
+            Transport::VindiniumServer => "vindinium-server",
         }
+    }
+}
+
+/// Checks that a bot of a `game` match may speak `transport`: a game's own API serves
+/// that game only.
+pub fn check_transport(game: crate::GameKind, transport: Transport) -> Result<(), String> {
+    match transport.only_for() {
+        Some(only) if only != game => {
+            Err(format!("{} is {only}'s own API, and this is {game}", transport.scheme_suffix()))
+        }
+        _ => Ok(()),
     }
 }
 
@@ -182,7 +214,8 @@ impl BotSpec {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error(
     "bad bot {given:?}: {problem} (expected builtin:NAME, cmd:COMMAND, image:NAME [ARG...], or cmd+http:, \
-     cmd+http-form:, image+http:, image+http-form: for bots serving HTTP)"
+     cmd+http-form:, image+http:, image+http-form: for bots serving HTTP, cmd+vindinium-server:, \
+     image+vindinium-server: for clients of the original Vindinium server)"
 )]
 pub struct BotSpecError {
     /// The text that was given.
@@ -196,7 +229,8 @@ impl FromStr for BotSpec {
 
     /// Parses `builtin:NAME`, `cmd:COMMAND` or `image:NAME [ARG...]` (the words after
     /// an image's name replace its `CMD`); `+http` or `+http-form` after `cmd` or `image`
-    /// is a bot serving HTTP rather than stdio. The name is the builtin's, or the
+    /// is a bot serving HTTP rather than stdio, `+vindinium-server` a client of the
+    /// original Vindinium server's API. The name is the builtin's, or the
     /// image's name (without registry path or tag) joined by `-` to its arguments, or
     /// the command's first word without its directory (`cmd:python3 bots/x/random_bot.py`
     /// is named `random_bot.py`, the last word that looks like a file).
@@ -209,13 +243,12 @@ impl FromStr for BotSpec {
         }
         let (kind, transport) = match scheme.split_once('+') {
             None => (scheme, Transport::Stdio),
-            Some((kind, suffix)) => match [Transport::Http, Transport::HttpForm]
-                .into_iter()
-                .find(|transport| transport.scheme_suffix() == suffix)
-            {
-                Some(transport) => (kind, transport),
-                None => return Err(error("unknown transport (+http or +http-form)")),
-            },
+            Some((kind, suffix)) => {
+                match Transport::ALL[1..].iter().find(|transport| transport.scheme_suffix() == suffix) {
+                    Some(&transport) => (kind, transport),
+                    None => return Err(error("unknown transport (+http, +http-form or +vindinium-server)")),
+                }
+            }
         };
         let mut args = Vec::new();
         let launch = match kind {
@@ -289,6 +322,11 @@ mod tests {
         assert_eq!(python.name, "random_bot.py");
         assert_eq!(python.launch.to_string(), "cmd:python3 bots/vindinium/random_bot.py");
 
+        let client: BotSpec = "cmd+vindinium-server:python3 kit/client.py".parse().expect("a client parses");
+        assert_eq!(client.transport, Transport::VindiniumServer);
+        assert_eq!(serde_json::to_string(&client.transport).expect("serializes"), "\"vindinium-server\"");
+        assert_eq!(check_transport(crate::GameKind::Vindinium, client.transport), Ok(()));
+        assert!(check_transport(crate::GameKind::Botwars, client.transport).is_err());
         let form: BotSpec = "image+http-form:matchfarm/x".parse().expect("form parses");
         assert_eq!(form.transport, Transport::HttpForm);
         assert!(form.transport.is_http() && !Transport::Stdio.is_http());

@@ -29,6 +29,7 @@ pub use audit::{
 };
 pub use bot::{
     BotLaunch, BotLimits, BotSpec, BotSpecError, MAX_IMAGE_ARG_BYTES, MAX_IMAGE_ARGS, Transport, check_image_args,
+    check_transport,
 };
 pub use build::{
     BUILD_RESULTS_QUEUE, BUILDS_QUEUE, BuildAnswer, BuildJob, BuildOutcome, BuildReport, MAX_BOT_NAME,

@@ -9,6 +9,8 @@
 //! PROGRAM as UID:GID in DIR with the descriptors it was handed as stdin, stdout and
 //! stderr, so turns pass between worker and bot without it or the Docker daemon (and
 //! hands the worker its cgroup's CPU usage file, to time the bot's moves by); on
+//! `connect` and `listen` it hands over a socket of the container's own loopback (to a
+//! bot's server, or for a bot that is a client of the worker's); on
 //! `pause` and `resume` it stops and continues every process of the bot; on `end` it
 //! kills every process but itself, empties every `--clean` directory and the
 //! System V IPC objects, checks that nothing is left, and says whether the container
@@ -23,7 +25,7 @@ mod reset;
 
 use std::ffi::OsString;
 use std::io;
-use std::net::{Ipv4Addr, SocketAddr, TcpStream};
+use std::net::{Ipv4Addr, SocketAddr, TcpListener, TcpStream};
 use std::os::fd::{AsFd, OwnedFd};
 use std::os::unix::fs::PermissionsExt;
 use std::os::unix::net::{UnixListener, UnixStream};
@@ -129,6 +131,7 @@ fn serve(options: &Options) -> io::Result<()> {
         match request {
             Ok(Request::Start { env }) => play(options, &listener, &connection, &mut reader, &env),
             Ok(Request::Connect { port }) => connect(&connection, port),
+            Ok(Request::Listen { port }) => listen(&connection, port),
             Ok(Request::End | Request::Pause | Request::Resume) => {
                 reply(&connection, &Reply::Failed { reason: "no match is running".to_owned() })
             }
@@ -164,6 +167,18 @@ fn connect(connection: &UnixStream, port: u16) {
     match TcpStream::connect_timeout(&SocketAddr::from((Ipv4Addr::LOCALHOST, port)), CONNECT_TIMEOUT) {
         Ok(stream) => {
             let _ = send_line(connection, &Reply::Connected.to_string(), &[stream.as_fd()]);
+        }
+        Err(error) => reply(connection, &Reply::Refused { reason: error.to_string() }),
+    }
+}
+
+/// Listens on `port` of the container's loopback and hands the listening socket
+/// over; the supervisor keeps no copy, so the port is free again once the worker
+/// closes it.
+fn listen(connection: &UnixStream, port: u16) {
+    match TcpListener::bind(SocketAddr::from((Ipv4Addr::LOCALHOST, port))) {
+        Ok(listener) => {
+            let _ = send_line(connection, &Reply::Listening.to_string(), &[listener.as_fd()]);
         }
         Err(error) => reply(connection, &Reply::Refused { reason: error.to_string() }),
     }
@@ -221,6 +236,7 @@ fn play(
         {
             match read_request(&other, &mut LineReader::default()) {
                 Ok(Request::Connect { port }) => connect(&other, port),
+                Ok(Request::Listen { port }) => listen(&other, port),
                 _ => reply(&other, &Reply::Failed { reason: "a match is running".to_owned() }),
             }
         }

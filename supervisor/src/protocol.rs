@@ -8,7 +8,11 @@
 //! every process of the bot; `end` is answered `exited`, then, once the container is
 //! reset, `ready` or `dirty`. An `http` bot's server is reached by
 //! `connect` on connections of their own, answered `connected` (carrying a socket
-//! connected to the bot's port inside the container) or `refused`.
+//! connected to the bot's port inside the container) or `refused`. A bot that is a
+//! client of a server the worker plays (the original Vindinium API) finds it at a
+//! port inside the container that `listen`, before `start`, opens: answered
+//! `listening` (carrying the listening socket, which the worker accepts on) or
+//! `refused`.
 
 use std::fmt;
 
@@ -44,6 +48,12 @@ pub enum Request {
     Resume,
     /// Connect to the bot's server on this TCP port inside the container.
     Connect {
+        /// The port.
+        port: u16,
+    },
+    /// Listen on this TCP port of the container's loopback, for the worker to accept
+    /// the bot's connections there.
+    Listen {
         /// The port.
         port: u16,
     },
@@ -90,7 +100,10 @@ pub enum Reply {
     },
     /// The bot's server took the connection; the socket travels with this line.
     Connected,
-    /// The bot's server did not take the connection.
+    /// The listening socket travels with this line (answers `listen`).
+    Listening,
+    /// The bot's server did not take the connection, or the port could not be
+    /// listened on.
     Refused {
         /// Why.
         reason: String,
@@ -160,6 +173,7 @@ impl fmt::Display for Request {
             Request::Pause => f.write_str("pause"),
             Request::Resume => f.write_str("resume"),
             Request::Connect { port } => write!(f, "connect {port}"),
+            Request::Listen { port } => write!(f, "listen {port}"),
         }
     }
 }
@@ -180,10 +194,13 @@ impl Request {
             Some("end") if words.next().is_none() => Ok(Request::End),
             Some("pause") if words.next().is_none() => Ok(Request::Pause),
             Some("resume") if words.next().is_none() => Ok(Request::Resume),
-            Some("connect") => match (words.next().and_then(|port| port.parse().ok()), words.next()) {
-                (Some(port), None) => Ok(Request::Connect { port }),
-                _ => Err(bad()),
-            },
+            Some(verb @ ("connect" | "listen")) => {
+                match (words.next().and_then(|port| port.parse().ok()), words.next()) {
+                    (Some(port), None) if verb == "connect" => Ok(Request::Connect { port }),
+                    (Some(port), None) => Ok(Request::Listen { port }),
+                    _ => Err(bad()),
+                }
+            }
             _ => Err(bad()),
         }
     }
@@ -206,6 +223,7 @@ impl fmt::Display for Reply {
             Reply::Ready => f.write_str("ready"),
             Reply::Dirty { reason } => write!(f, "dirty {}", one_line(reason)),
             Reply::Connected => f.write_str("connected"),
+            Reply::Listening => f.write_str("listening"),
             Reply::Refused { reason } => write!(f, "refused {}", one_line(reason)),
         }
     }
@@ -244,6 +262,7 @@ impl Reply {
             "ready" if rest.is_empty() => Ok(Reply::Ready),
             "dirty" => Ok(Reply::Dirty { reason: rest.to_owned() }),
             "connected" if rest.is_empty() => Ok(Reply::Connected),
+            "listening" if rest.is_empty() => Ok(Reply::Listening),
             "refused" => Ok(Reply::Refused { reason: rest.to_owned() }),
             _ => Err(bad()),
         }
@@ -263,6 +282,7 @@ mod tests {
             Request::Pause,
             Request::Resume,
             Request::Connect { port: 8080 },
+            Request::Listen { port: 9000 },
         ];
         for request in requests {
             assert_eq!(Request::parse(&request.to_string()), Ok(request));
@@ -277,6 +297,7 @@ mod tests {
             Reply::Ready,
             Reply::Dirty { reason: "/tmp holds 2 entries".into() },
             Reply::Connected,
+            Reply::Listening,
             Reply::Refused { reason: "connection refused".into() },
         ];
         for reply in replies {
@@ -297,7 +318,17 @@ mod tests {
     fn free_text_stays_on_one_line_and_malformed_lines_are_refused() {
         let reply = Reply::Failed { reason: "cannot\nexec\t x".into() };
         assert_eq!(reply.to_string(), "failed cannot exec x");
-        for line in ["", "start FARM_SEED", "end now", "pause 1", "connect", "connect 70000", "connect 1 2"] {
+        for line in [
+            "",
+            "start FARM_SEED",
+            "end now",
+            "pause 1",
+            "connect",
+            "connect 70000",
+            "connect 1 2",
+            "listen",
+            "listen x",
+        ] {
             assert!(Request::parse(line).is_err(), "{line:?}");
         }
         for line in [

@@ -339,7 +339,9 @@ pub async fn start_match<S: Sandbox>(
     let game = Match::new(setup)?;
     clock.check().map_err(|problem| RunError::InvalidClock(problem.to_string()))?;
     for (seat, bot) in bots.iter().enumerate() {
-        bot.check().map_err(|problem| RunError::InvalidBot { seat, problem })?;
+        bot.check()
+            .and_then(|()| farm_proto::check_transport(game_kind, bot.transport))
+            .map_err(|problem| RunError::InvalidBot { seat, problem })?;
     }
     let contexts: Vec<LaunchContext<'_>> =
         (0..bots.len()).map(|seat| LaunchContext { game: game_kind, seed, seat, job_id, isolation }).collect();
@@ -413,6 +415,10 @@ impl StartedMatch {
             () = tokio::time::sleep(limit) => Err(RunError::TooLong(limit)),
         };
 
+        if result.is_ok() {
+            let concluded = sessions.iter_mut().enumerate().map(|(seat, session)| session.conclude(&game, seat));
+            futures_util::future::join_all(concluded).await;
+        }
         // Every bot is ended, whether the match finished or failed.
         let images: Vec<Option<String>> =
             sessions.iter().map(|session| session.image_id().map(str::to_owned)).collect();

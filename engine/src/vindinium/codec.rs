@@ -10,7 +10,7 @@
 use super::Vindinium;
 use super::map::{Board, Dir};
 use super::state::{Hero, VindiniumAction};
-use crate::game::write_int;
+use crate::game::{write_int, write_json_str};
 use crate::{BotReply, PlayerStatus, Pos, java_trim};
 
 /// Parses a move: `north|south|east|west` in any case, bare or as a JSON string,
@@ -28,8 +28,15 @@ pub fn parse_dir(reply: &str) -> Dir {
 /// [`parse_dir`] for any reply.
 fn parse_dir_in_full(reply: &str) -> Dir {
     let word = java_trim(reply);
-    let word = java_trim(word.strip_prefix('"').and_then(|w| w.strip_suffix('"')).unwrap_or(word)).to_lowercase();
-    Dir::MOVES.into_iter().find(|dir| dir.name().eq_ignore_ascii_case(&word)).unwrap_or(Dir::Stay)
+    parse_form_dir(word.strip_prefix('"').and_then(|w| w.strip_suffix('"')).unwrap_or(word))
+}
+
+/// Parses the `dir` field of a move posted to the original server's `playUrl`, as
+/// that server read it: trimmed as Java's `String.trim` does, any case, and anything
+/// but `north|south|east|west` is `Stay` (a JSON string is not unquoted there).
+pub fn parse_form_dir(value: &str) -> Dir {
+    let word = java_trim(value);
+    Dir::MOVES.into_iter().find(|dir| dir.name().eq_ignore_ascii_case(word)).unwrap_or(Dir::Stay)
 }
 
 /// Reads a hero's reply: a move, or for no reply in time a crash.
@@ -201,6 +208,41 @@ pub(super) fn write_document(game: &Vindinium, seat: usize, out: &mut Vec<u8>) {
     out.extend_from_slice(b"\",\"viewUrl\":\"\",\"playUrl\":\"\"}");
 }
 
+/// How [`write_document`] ends a document: the seat's token and no URLs, which an
+/// original server's client is given instead ([`server_document`]).
+const STDIO_TAIL: &str = "\",\"viewUrl\":\"\",\"playUrl\":\"\"}";
+/// How every document begins, up to the game id.
+const GAME_ID_HEAD: &str = "{\"game\":{\"id\":\"";
+
+/// The game id of a state document ([`crate::Match::observation`] of a Vindinium
+/// match), if it is one.
+pub fn document_game_id(document: &str) -> Option<&str> {
+    let rest = document.strip_prefix(GAME_ID_HEAD)?;
+    rest.split_once('"').map(|(id, _)| id)
+}
+
+/// A state document as the original server sends it to one HTTP client: `document`
+/// (a Vindinium match's observation, which the stdio transport sends as it is) with
+/// the client's `token` in place of the seat's, and the `viewUrl` and `playUrl` the
+/// original made of the `Host` its client asked for, `http://HOST/GAME` and
+/// `http://HOST/api/GAME/TOKEN/play`. Everything before the token is left byte for
+/// byte as it is. `None` if `document` is not such an observation.
+pub fn server_document(document: &str, token: &str, host: &str) -> Option<String> {
+    let game = document_game_id(document)?;
+    let head = document.strip_suffix(STDIO_TAIL)?;
+    let (head, _seat_token) = head.rsplit_once(",\"token\":\"")?;
+    let mut out = Vec::with_capacity(document.len() + 2 * host.len() + 64);
+    out.extend_from_slice(head.as_bytes());
+    out.extend_from_slice(b",\"token\":");
+    write_json_str(&mut out, token);
+    out.extend_from_slice(b",\"viewUrl\":");
+    write_json_str(&mut out, &format!("http://{host}/{game}"));
+    out.extend_from_slice(b",\"playUrl\":");
+    write_json_str(&mut out, &format!("http://{host}/api/{game}/{token}/play"));
+    out.push(b'}');
+    String::from_utf8(out).ok()
+}
+
 /// Appends the `game` object alone to `out`: what a replay frame records.
 pub(super) fn write_snapshot(game: &Vindinium, out: &mut Vec<u8>) {
     write_game(out, game);
@@ -217,7 +259,7 @@ mod tests {
     use crate::{Game, GameRng};
 
     /// A position as the original's JSON has it: `x` the row, `y` the column.
-    #[derive(Serialize)]
+    #[derive(Serialize, Clone)]
     struct PosDoc {
         x: i32,
         y: i32,
@@ -229,7 +271,7 @@ mod tests {
         }
     }
 
-    #[derive(Serialize)]
+    #[derive(Serialize, Clone)]
     #[serde(rename_all = "camelCase")]
     struct HeroDoc<'a> {
         id: HeroId,
@@ -244,13 +286,13 @@ mod tests {
         crashed: bool,
     }
 
-    #[derive(Serialize)]
+    #[derive(Serialize, Clone)]
     struct BoardDoc {
         size: usize,
         tiles: String,
     }
 
-    #[derive(Serialize)]
+    #[derive(Serialize, Clone)]
     #[serde(rename_all = "camelCase")]
     struct GameDoc<'a> {
         id: &'a str,
@@ -261,14 +303,14 @@ mod tests {
         finished: bool,
     }
 
-    #[derive(Serialize)]
+    #[derive(Serialize, Clone)]
     #[serde(rename_all = "camelCase")]
     struct StateDoc<'a> {
         game: GameDoc<'a>,
         hero: HeroDoc<'a>,
         token: String,
-        view_url: &'static str,
-        play_url: &'static str,
+        view_url: &'a str,
+        play_url: &'a str,
     }
 
     /// What the documents are written from besides the match: the names given to it.
@@ -325,7 +367,22 @@ mod tests {
                     view_url: "",
                     play_url: "",
                 };
-                assert_eq!(game.observation(seat), serde_json::to_string(&expected).expect("serializes"));
+                let observation = game.observation(seat);
+                assert_eq!(observation, serde_json::to_string(&expected).expect("serializes"));
+                // The original server's document: the same, but for the client's token
+                // and the URLs it makes of the client's Host, escaped however odd.
+                for host in ["127.0.0.1:9000", "odd\"host\\"] {
+                    let server = StateDoc {
+                        token: "t0k3".to_owned(),
+                        view_url: &format!("http://{host}/{}", names.game_id),
+                        play_url: &format!("http://{host}/api/{}/t0k3/play", names.game_id),
+                        ..expected.clone()
+                    };
+                    assert_eq!(
+                        server_document(&observation, "t0k3", host),
+                        Some(serde_json::to_string(&server).expect("serializes"))
+                    );
+                }
             }
             assert_eq!(game.snapshot().get(), serde_json::to_string(&game_doc(&game, &names)).expect("serializes"));
             if game.is_over() {
@@ -341,6 +398,32 @@ mod tests {
             deaths += game.heroes.iter().filter(|hero| hero.last_respawn == Some(game.turn - 1)).count();
         }
         assert!(owned_mines > 0 && deaths > 0, "the match takes mines and kills: {owned_mines} mines, {deaths} deaths");
+    }
+
+    #[test]
+    fn a_posted_dir_reads_as_the_original_server_read_it() {
+        for (value, dir) in [
+            ("north", Dir::North),
+            (" SOUTH\t\r\n", Dir::South),
+            ("East", Dir::East),
+            ("\u{1}west\u{1f}", Dir::West),
+            ("stay", Dir::Stay),
+            // Unquoted nowhere, and Unicode spaces are not trimmed.
+            ("\"north\"", Dir::Stay),
+            ("south\u{a0}", Dir::Stay),
+            ("up", Dir::Stay),
+            ("", Dir::Stay),
+        ] {
+            assert_eq!(parse_form_dir(value), dir, "{value:?}");
+        }
+    }
+
+    #[test]
+    fn only_a_state_document_gets_a_server_document() {
+        assert_eq!(document_game_id("{\"game\":{\"id\":\"00ab\",\"turn\":0"), Some("00ab"));
+        for not_one in ["", "{}", "{\"game\":{\"id\":\"x\"}}", "North"] {
+            assert_eq!(server_document(not_one, "t0k3", "h"), None, "{not_one:?}");
+        }
     }
 
     proptest! {

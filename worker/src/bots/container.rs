@@ -55,7 +55,10 @@ use super::capped::{CappedLog, read_capped};
 use super::cpu::CpuMeter;
 use super::http::{BOT_PORT, BotServer};
 use super::supervisor::{Control, Resetting, Supervisor};
-use super::{BOT_GID, BOT_OPEN_FILES, BOT_UID, BotChannel, BotExit, BotLaunchError, LaunchContext, Sandbox};
+use super::vindinium_server::{CONTAINER_PORT as VINDINIUM_SERVER_PORT, VindiniumServer};
+use super::{
+    BOT_GID, BOT_OPEN_FILES, BOT_UID, BotChannel, BotExit, BotLaunchError, Conversation, LaunchContext, Sandbox,
+};
 use crate::metrics::{self, SandboxPhase};
 
 /// Label carrying the id of the worker that started the container.
@@ -523,7 +526,8 @@ impl DockerSandbox {
     ) -> Result<ContainerBot, BotLaunchError> {
         if transport.is_http() && self.gvisor {
             // gVisor passes descriptors into its sandbox but not out (EINVAL), so the
-            // supervisor cannot hand over a connection to the bot's server.
+            // supervisor cannot hand over a connection to the bot's server, nor the
+            // port a client bot reaches the worker's on.
             return Err(BotLaunchError::WrongSandbox {
                 bot: format!("image+{}:{image}", transport.scheme_suffix()),
                 sandbox: "gVisor (docker.runtime is runsc; stdio bots only)",
@@ -551,12 +555,28 @@ impl DockerSandbox {
             self.count_in_use(&shape, true, false);
         }
         let supervisor = Supervisor::new(&container.run_dir);
-        let env = vec![
-            ("FARM_SEED".to_owned(), context.bot_seed().to_string()),
-            ("FARM_SEAT".to_owned(), context.seat.to_string()),
-            ("FARM_PORT".to_owned(), BOT_PORT.to_string()),
-        ];
-        let bot = match SandboxPhase::Spawn.timed(Self::NAME, supervisor.start(env)).await {
+        let starting = async {
+            let conversation = Conversation::of(transport, || async {
+                VindiniumServer::in_container(supervisor.listen(VINDINIUM_SERVER_PORT).await?)
+            })
+            .await?;
+            let env = [
+                ("FARM_SEED", context.bot_seed().to_string()),
+                ("FARM_SEAT", context.seat.to_string()),
+                ("FARM_PORT", BOT_PORT.to_string()),
+            ]
+            .into_iter()
+            .chain(conversation.environment())
+            .map(|(name, value)| (name.to_owned(), value))
+            .collect();
+            let bot = supervisor.start(env).await?;
+            let meter = bot.cpu.map(Arc::new);
+            let server = BotServer::Supervised { supervisor, port: BOT_PORT };
+            // A failure here drops the bot's control connection: its supervisor ends it.
+            let channel = conversation.channel(Some(server), bot.stdout, bot.stdin, meter.clone())?;
+            Ok::<_, std::io::Error>((channel, meter, bot.control, bot.stderr))
+        };
+        let (channel, meter, control, stderr) = match SandboxPhase::Spawn.timed(Self::NAME, starting).await {
             Ok(bot) => bot,
             Err(error) => {
                 if !fresh {
@@ -567,25 +587,17 @@ impl DockerSandbox {
                 return Err(BotLaunchError::Spawn { command: image.to_owned(), source: error });
             }
         };
-        let meter = bot.cpu.map(Arc::new);
-        let channel = match BotChannel::http_body(transport) {
-            None => BotChannel::lines(bot.stdout, bot.stdin, meter.clone()),
-            Some(body) => {
-                let server = BotServer::Supervised { supervisor, port: BOT_PORT };
-                BotChannel::http(body, server, bot.stdout, bot.stdin, meter.clone())
-            }
-        };
         metrics::CONTAINER_START.observe(started.elapsed().as_secs_f64());
         Ok(ContainerBot {
             sandbox: self.clone(),
             shape,
             fresh,
             container: Some(container),
-            control: Some(bot.control),
+            control: Some(control),
             channel: Some(channel),
             meter,
             frozen: false,
-            stderr: tokio::spawn(read_capped(bot.stderr, limits.stderr_bytes)),
+            stderr: tokio::spawn(read_capped(stderr, limits.stderr_bytes)),
         })
     }
 

@@ -9,6 +9,7 @@ mod http;
 mod lines;
 mod process;
 mod supervisor;
+mod vindinium_server;
 
 use farm_engine::builtin::{self, BuiltinBot, UnknownBuiltin};
 use farm_engine::wire::HttpBody;
@@ -22,12 +23,14 @@ use tokio::time::Instant;
 use capped::read_capped;
 use http::{BotServer, HttpChannel};
 use lines::LineChannel;
+use vindinium_server::{ServerChannel, VindiniumServer};
 
 pub use capped::CappedLog;
 pub use container::{ContainerBot, DockerError, DockerSandbox, DockerSettings, IMAGE_LABEL, WORKER_LABEL};
 pub use cpu::CpuMeter;
 pub use farm_proto::ContainerIsolation;
 pub use process::{Isolation, ProcessBot, ProcessLaunch, namespaces_available};
+pub use vindinium_server::{CONTAINER_PORT as VINDINIUM_SERVER_PORT, KEY_VARIABLE, SERVER_VARIABLE};
 
 /// The user an untrusted bot runs as, in its container or isolated (when the worker
 /// can choose): unprivileged, and never the worker's own.
@@ -120,47 +123,76 @@ enum BotChannel {
     Lines(LineChannel),
     /// POSTs to its server (`http`).
     Http(HttpChannel),
+    /// Answers to its requests, as the original Vindinium server's (`vindinium-server`).
+    Server(ServerChannel),
 }
 
-impl BotChannel {
-    /// Lines over the bot's stdout (`output`) and stdin (`input`).
-    fn lines(
-        output: impl AsyncRead + Unpin + Send + 'static,
-        input: impl AsyncWrite + Unpin + Send + 'static,
-        meter: Option<Arc<CpuMeter>>,
-    ) -> Self {
-        BotChannel::Lines(LineChannel::new(output, input, meter))
+/// How a bot will be spoken to, decided before it starts: its sandbox gives it what
+/// it needs to be reached (a port, for a bot's server) or to reach the worker (the
+/// server the worker plays for it).
+pub(crate) enum Conversation {
+    /// Lines over its stdin and stdout.
+    Lines,
+    /// POSTs to its server, which listens on its own port.
+    Http(HttpBody),
+    /// The worker's server, of which the bot is a client.
+    Server(VindiniumServer),
+}
+
+impl Conversation {
+    /// How a bot speaking `transport` is spoken to; `server` makes the worker's server
+    /// for a client of the original Vindinium API.
+    async fn of<F>(transport: Transport, server: impl FnOnce() -> F) -> std::io::Result<Self>
+    where
+        F: Future<Output = std::io::Result<VindiniumServer>>,
+    {
+        Ok(match transport {
+            Transport::Stdio => Conversation::Lines,
+            Transport::Http => Conversation::Http(HttpBody::Json),
+            Transport::HttpForm => Conversation::Http(HttpBody::LegacyForm),
+            Transport::VindiniumServer => Conversation::Server(server().await?),
+        })
     }
 
-    /// Requests encoded as `body` to the bot's server. Its stdout is not its
-    /// conversation: it is drained and dropped (like a stdio bot's after the match);
-    /// its stdin is closed.
-    fn http(
-        body: HttpBody,
-        server: BotServer,
-        output: impl AsyncRead + Unpin + Send + 'static,
-        input: impl AsyncWrite + Unpin + Send + 'static,
-        meter: Option<Arc<CpuMeter>>,
-    ) -> Self {
-        tokio::spawn(read_capped(output, 0));
-        drop(input);
-        BotChannel::Http(HttpChannel::new(server, body, meter))
-    }
-
-    /// How requests are encoded for a bot speaking `transport`, if it serves HTTP.
-    fn http_body(transport: Transport) -> Option<HttpBody> {
-        match transport {
-            Transport::Stdio => None,
-            Transport::Http => Some(HttpBody::Json),
-            Transport::HttpForm => Some(HttpBody::LegacyForm),
+    /// The variables that tell the bot how to reach the worker's server, if it is its client.
+    fn environment(&self) -> Vec<(&'static str, String)> {
+        match self {
+            Conversation::Server(server) => server.environment().into(),
+            Conversation::Lines | Conversation::Http(_) => Vec::new(),
         }
     }
 
+    /// The bot's channel, once it runs, `server` being where an `http` bot serves. Its
+    /// stdout and stdin are its conversation only if it speaks lines; otherwise its
+    /// stdout is drained and dropped (like a stdio bot's after the match) and its
+    /// stdin closed.
+    fn channel(
+        self,
+        server: Option<BotServer>,
+        output: impl AsyncRead + Unpin + Send + 'static,
+        input: impl AsyncWrite + Unpin + Send + 'static,
+        meter: Option<Arc<CpuMeter>>,
+    ) -> std::io::Result<BotChannel> {
+        if let Conversation::Lines = self {
+            return Ok(BotChannel::Lines(LineChannel::new(output, input, meter)));
+        }
+        tokio::spawn(read_capped(output, 0));
+        drop(input);
+        match (self, server) {
+            (Conversation::Server(server), _) => Ok(BotChannel::Server(server.serve(meter))),
+            (Conversation::Http(body), Some(server)) => Ok(BotChannel::Http(HttpChannel::new(server, body, meter))),
+            _ => Err(std::io::Error::other("an http bot's server has no address")),
+        }
+    }
+}
+
+impl BotChannel {
     /// Queues a request. `false` if the bot is not taking it.
     fn send(&mut self, request: &str) -> bool {
         match self {
             BotChannel::Lines(lines) => lines.send(request),
             BotChannel::Http(http) => http.send(request),
+            BotChannel::Server(server) => server.send(request),
         }
     }
 
@@ -169,6 +201,7 @@ impl BotChannel {
         match self {
             BotChannel::Lines(lines) => lines.receive_until(until).await,
             BotChannel::Http(http) => http.receive_until(until).await,
+            BotChannel::Server(server) => server.receive_until(until).await,
         }
     }
 
@@ -177,6 +210,15 @@ impl BotChannel {
         match self {
             BotChannel::Lines(lines) => lines.give_up(),
             BotChannel::Http(http) => http.give_up(),
+            BotChannel::Server(server) => server.give_up(),
+        }
+    }
+
+    /// The server the worker plays for a client bot, if the bot is one.
+    fn server(&mut self) -> Option<&mut ServerChannel> {
+        match self {
+            BotChannel::Server(server) => Some(server),
+            BotChannel::Lines(_) | BotChannel::Http(_) => None,
         }
     }
 }
@@ -324,7 +366,7 @@ impl Sandbox for IsolatedSandbox {
 }
 
 /// Starts a `cmd:` bot for the local sandboxes. An isolated bot has no network, so
-/// none of its ports can be reached: it speaks stdio only.
+/// none of its ports can be reached and it reaches none: it speaks stdio only.
 async fn launch_process<S: Sandbox>(
     spec: &BotSpec,
     context: &LaunchContext<'_>,
@@ -332,7 +374,10 @@ async fn launch_process<S: Sandbox>(
 ) -> Result<BotSession, BotLaunchError> {
     match &spec.launch {
         BotLaunch::Command(_) if spec.transport.is_http() && isolation == Isolation::Namespaces => {
-            Err(BotLaunchError::WrongSandbox { bot: format!("{} over http", spec.launch), sandbox: S::NAME })
+            Err(BotLaunchError::WrongSandbox {
+                bot: format!("{} over {}", spec.launch, spec.transport.scheme_suffix()),
+                sandbox: S::NAME,
+            })
         }
         BotLaunch::Command(command) => {
             let launch = ProcessLaunch {
@@ -461,6 +506,29 @@ impl BotSession {
             BotSession::Builtin { .. } => None,
             BotSession::Process(process) => process.cpu_meter()?.used(),
             BotSession::Container(container) => container.cpu_meter()?.used(),
+        }
+    }
+
+    /// The match is over and `game` is its end. A client of the worker's Vindinium
+    /// server is sent the last state (`finished`), as the original server sent it,
+    /// and given a moment to take it; other bots are told nothing.
+    pub async fn conclude(&mut self, game: &Match, seat: Seat) {
+        if self.channel().and_then(BotChannel::server).is_none() {
+            return;
+        }
+        // A bot frozen between turns could not read it.
+        self.freeze(false);
+        if let Some(server) = self.channel().and_then(BotChannel::server) {
+            server.conclude(&game.observation(seat)).await;
+        }
+    }
+
+    /// The conversation with an external bot, until it is being ended.
+    fn channel(&mut self) -> Option<&mut BotChannel> {
+        match self {
+            BotSession::Builtin { .. } => None,
+            BotSession::Process(process) => Some(process.channel()),
+            BotSession::Container(container) => container.channel(),
         }
     }
 

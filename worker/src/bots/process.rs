@@ -24,8 +24,10 @@ use super::capped::{CappedLog, read_capped};
 use super::cgroup::{BotCgroup, CgroupHost};
 use super::cpu::CpuMeter;
 use super::http::BotServer;
+use super::vindinium_server::VindiniumServer;
 use super::{
-    BOT_GID, BOT_OPEN_FILES, BOT_UID, BotChannel, BotExit, BotLaunchError, IsolatedSandbox, LocalSandbox, Sandbox,
+    BOT_GID, BOT_OPEN_FILES, BOT_UID, BotChannel, BotExit, BotLaunchError, Conversation, IsolatedSandbox, LocalSandbox,
+    Sandbox,
 };
 use crate::metrics::SandboxPhase;
 
@@ -131,11 +133,13 @@ impl ProcessBot {
     async fn start(command: &str, launch: ProcessLaunch<'_>) -> Result<Self, BotLaunchError> {
         let spawn_error = |source| BotLaunchError::Spawn { command: command.to_owned(), source };
         let isolated = launch.isolation == Isolation::Namespaces;
-        let http = match BotChannel::http_body(launch.transport) {
-            Some(body) => Some((body, LoopbackPort::take().map_err(spawn_error)?)),
-            None => None,
+        let conversation =
+            Conversation::of(launch.transport, VindiniumServer::on_loopback).await.map_err(spawn_error)?;
+        let port = match conversation {
+            Conversation::Http(_) => Some(LoopbackPort::take().map_err(spawn_error)?),
+            Conversation::Lines | Conversation::Server(_) => None,
         };
-        let server = http.as_ref().map(|(_, port)| port.0);
+        let server = port.as_ref().map(|port| port.0);
         let cgroup = match CgroupHost::get() {
             Some(host) => Some(
                 host.create(isolated.then_some(launch.limits))
@@ -157,7 +161,7 @@ impl ProcessBot {
         } else {
             wrapper.arg("-c").arg(format!("{limits} {WAIT_FOR_GO} {command}"));
         }
-        wrapper.env_clear().envs(bot_environment(&launch, server));
+        wrapper.env_clear().envs(bot_environment(&launch, server)).envs(conversation.environment());
         if isolated && Uid::effective().is_root() {
             wrapper.uid(BOT_UID).gid(BOT_GID);
         }
@@ -199,13 +203,8 @@ impl ProcessBot {
             None => None,
         }
         .map(Arc::new);
-        let (channel, port) = match http {
-            Some((body, port)) => {
-                let server = BotServer::Loopback(port.0);
-                (BotChannel::http(body, server, stdout, stdin, meter.clone()), Some(port))
-            }
-            None => (BotChannel::lines(stdout, stdin, meter.clone()), None),
-        };
+        let channel =
+            conversation.channel(server.map(BotServer::Loopback), stdout, stdin, meter.clone()).map_err(spawn_error)?;
         Ok(ProcessBot {
             child,
             group,

@@ -1,6 +1,7 @@
 //! The worker's side of a prepared container's supervisor (`farm_supervisor`): it
 //! starts the bot of one match with the worker's own pipes as its stdio, ends it and
-//! reports the reset, and hands over connections to an `http` bot's server.
+//! reports the reset, and hands over connections to an `http` bot's server and the
+//! port a client of the worker's Vindinium server connects to.
 //!
 //! The socket calls are short blocking exchanges with a process the worker trusts (its
 //! own binary), each bounded by [`REPLY_TIMEOUT`], so they run on tokio's blocking
@@ -103,14 +104,39 @@ impl Supervisor {
     /// A connection to the bot's server on `port` inside the container; `None` while
     /// nothing accepts there (the bot is still starting, or never serves).
     pub async fn connect(&self, port: u16) -> io::Result<Option<tokio::net::TcpStream>> {
+        let socket = self.socket_for(Request::Connect { port }, Reply::Connected).await?;
+        socket
+            .map(|fd| {
+                let stream = std::net::TcpStream::from(fd);
+                stream.set_nonblocking(true)?;
+                tokio::net::TcpStream::from_std(stream)
+            })
+            .transpose()
+    }
+
+    /// A socket listening on `port` of the container's loopback, which the worker
+    /// accepts the bot's connections on: for a bot that is the client of a server the
+    /// worker plays. Asked before the bot starts, so that its first request finds it.
+    pub async fn listen(&self, port: u16) -> io::Result<tokio::net::TcpListener> {
+        let socket = self.socket_for(Request::Listen { port }, Reply::Listening).await?;
+        let listener = std::net::TcpListener::from(socket.ok_or_else(|| {
+            io::Error::new(io::ErrorKind::AddrInUse, format!("the container cannot listen on port {port}"))
+        })?);
+        listener.set_nonblocking(true)?;
+        tokio::net::TcpListener::from_std(listener)
+    }
+
+    /// Sends `request` on a connection of its own and takes the socket its answer
+    /// `granted` carries; `None` if it was refused.
+    async fn socket_for(&self, request: Request, granted: Reply) -> io::Result<Option<OwnedFd>> {
         let socket = self.socket.clone();
-        let stream = tokio::task::spawn_blocking(move || {
+        tokio::task::spawn_blocking(move || {
             let mut control = Control::connect(&socket)?;
-            send_line(&control.stream, &Request::Connect { port }.to_string(), &[])?;
+            send_line(&control.stream, &request.to_string(), &[])?;
             match control.reply()? {
-                Reply::Connected => match control.reader.take_fds().into_iter().next() {
-                    Some(fd) => Ok(Some(std::net::TcpStream::from(fd))),
-                    None => Err(io::Error::other("the supervisor connected but sent no socket")),
+                reply if reply == granted => match control.reader.take_fds().into_iter().next() {
+                    Some(fd) => Ok(Some(fd)),
+                    None => Err(io::Error::other(format!("the supervisor answered {reply} but sent no socket"))),
                 },
                 Reply::Refused { .. } => Ok(None),
                 Reply::Failed { reason } => Err(io::Error::other(reason)),
@@ -118,13 +144,7 @@ impl Supervisor {
             }
         })
         .await
-        .map_err(io::Error::other)??;
-        stream
-            .map(|stream| {
-                stream.set_nonblocking(true)?;
-                tokio::net::TcpStream::from_std(stream)
-            })
-            .transpose()
+        .map_err(io::Error::other)?
     }
 }
 
