@@ -57,7 +57,7 @@ while IFS= read -r line || [ -n "$line" ]; do
                 die "$where: its base '$base' is not a base listed above it"
             fi
             if [ "$game" = - ] || [ "$lang" = - ]; then die "$where: a bot image needs a game and a language"; fi
-            case $transport in stdio | http) ;; *) die "$where: transport '$transport' is neither stdio nor http" ;; esac
+            case $transport in stdio | http | http-form | vindinium-server) ;; *) die "$where: transport '$transport' is not stdio, http, http-form or vindinium-server" ;; esac
             ;;
         service)
             if [ "$base" = - ] || [ -z "${ABOUT_OF[$base]:-}" ] || [ -n "${BASE_OF[$base]:-}" ]; then

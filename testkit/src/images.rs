@@ -56,7 +56,7 @@ pub struct Image {
     pub game: Option<GameKind>,
     /// The language it is written in (`py`, `rs`, `js`, ...); none for a base.
     pub language: Option<String>,
-    /// How the farm talks to it ([`Transport::Stdio`] or [`Transport::Http`]); none for a base.
+    /// How the farm talks to it; none for a base or a service.
     pub transport: Option<Transport>,
     /// Its Dockerfile, from the repository's root; none when a recipe makes the image.
     pub dockerfile: Option<PathBuf>,
@@ -73,7 +73,7 @@ impl Image {
     }
 
     /// The bot spec that plays it over its transport: `image:matchfarm/NAME`, or
-    /// `image+http:matchfarm/NAME` for an image that serves http.
+    /// `image+TRANSPORT:matchfarm/NAME` (`image+http:`, `image+vindinium-server:`).
     pub fn spec(&self) -> String {
         match self.transport.unwrap_or_default().scheme_suffix() {
             "" => format!("image:{}", self.reference()),
@@ -165,8 +165,14 @@ pub fn parse(text: &str) -> Result<Vec<Image>, TableError> {
             }
             let transport = match transport {
                 "stdio" => Transport::Stdio,
-                "http" => Transport::Http,
-                other => return Err(error(format!("{name}: transport {other:?} is neither stdio nor http"))),
+                other => match Transport::ALL.into_iter().find(|known| known.scheme_suffix() == other) {
+                    Some(known) => known,
+                    None => {
+                        return Err(error(format!(
+                            "{name}: transport {other:?} is not stdio, http, http-form or vindinium-server"
+                        )));
+                    }
+                },
             };
             (game.parse::<GameKind>().map(Some), Some(transport))
         };

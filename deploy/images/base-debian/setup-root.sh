@@ -1,7 +1,7 @@
 #!/bin/sh
 # Runs INSIDE the debootstrapped root (chroot DIR /bin/sh /setup-root.sh), called by
-# deploy/build-images.sh: installs python3 and nodejs, adds the `bot` user and strips
-# what a bot never needs. Arguments: MIRROR [SECURITY_MIRROR].
+# deploy/build-images.sh: installs python3 (with requests, which the Vindinium Python
+# starter kit uses) and nodejs, adds the `bot` user and strips what a bot never needs. Arguments: MIRROR [SECURITY_MIRROR].
 set -eu
 mirror=$1
 security=${2:-}
@@ -36,7 +36,7 @@ CFG
 
 apt-get update -qq
 apt-get upgrade -y -qq >/dev/null
-apt-get install -y -qq --no-install-recommends python3 nodejs >/dev/null
+apt-get install -y -qq --no-install-recommends python3 python3-requests nodejs >/dev/null
 
 groupadd --gid 10001 bot
 useradd --uid 10001 --gid 10001 --no-create-home --home-dir /tmp \
