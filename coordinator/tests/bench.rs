@@ -67,7 +67,16 @@ fn a_quick_run_reports_every_figure_of_its_sections() {
         assert!(table.contains(&format!("{game}.turns_per_second")), "the table shows {game}: {table}");
     }
     let latencies = ["samples", "p50_us", "p99_us", "mean_us"];
-    for transport in ["builtin", "process_stdio", "process_http", "docker_stdio", "docker_http"] {
+    for transport in [
+        "builtin",
+        "process_stdio",
+        "process_http",
+        "docker_stdio",
+        "docker_http",
+        "process_stdio_vindinium",
+        "process_vindinium_server",
+        "docker_vindinium_server",
+    ] {
         figures(sections, &format!("roundtrip.{transport}"), &latencies);
     }
     positive(sections, "overhead.local_process.ms_per_match");

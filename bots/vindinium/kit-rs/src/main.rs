@@ -10,8 +10,8 @@
 //! direction to the state's `playUrl` per turn until the game is finished, GAMES times
 //! (1 by default). The key and the server default to what matchfarm gives a bot,
 //! `FARM_VINDINIUM_KEY` and `FARM_VINDINIUM_SERVER`. The moves are [`choose_move`]'s:
-//! replace it. Plain HTTP/1.1 over `std::net`, a connection per request, as the
-//! original server speaks it.
+//! replace it. Plain HTTP/1.1 over `std::net`, on one kept-alive connection while the
+//! server keeps it.
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
@@ -45,8 +45,9 @@ fn main() {
         }
     };
     let mut random = Random(std::env::var("FARM_SEED").ok().and_then(|seed| seed.parse().ok()).unwrap_or(1) | 1);
+    let mut client = Client::default();
     for _ in 0..options.games {
-        play(&options, &mut random);
+        play(&options, &mut client, &mut random);
     }
 }
 
@@ -77,20 +78,21 @@ fn options(args: impl Iterator<Item = String>) -> Result<Options, String> {
 }
 
 /// One game, from its start request to its finished state.
-fn play(options: &Options, random: &mut Random) {
+fn play(options: &Options, client: &mut Client, random: &mut Random) {
     let (path, form) = if options.training {
         ("training", format!("key={}&turns=300", encode(&options.key)))
     } else {
         ("arena", format!("key={}", encode(&options.key)))
     };
-    let Some(mut state) = post(&format!("{}/api/{path}", options.server), &form, START_TIMEOUT, options.trace) else {
+    let start = format!("{}/api/{path}", options.server);
+    let Some(mut state) = client.post(&start, &form, START_TIMEOUT, options.trace) else {
         return;
     };
     eprintln!("playing {} as hero {}", state["viewUrl"].as_str().unwrap_or_default(), state["hero"]["id"]);
     while state["game"]["finished"] == false {
         let play_url = state["playUrl"].as_str().unwrap_or_default().to_owned();
         let direction = choose_move(&state, random);
-        match post(&play_url, &format!("dir={direction}"), MOVE_TIMEOUT, options.trace) {
+        match client.post(&play_url, &format!("dir={direction}"), MOVE_TIMEOUT, options.trace) {
             Some(next) => state = next,
             None => return,
         }
@@ -129,64 +131,125 @@ fn encode(value: &str) -> String {
         .collect()
 }
 
-/// POSTs `form` to `url` and reads the state it answers; `None` when the server
-/// refuses (its status and text are logged) or cannot be reached: the game is over
-/// for this client, as in the original kits.
-fn post(url: &str, form: &str, timeout: Duration, trace: bool) -> Option<Value> {
-    match request(url, form, timeout) {
-        Ok((200, body)) => {
-            if trace {
-                eprintln!("state {body}");
+/// An HTTP/1.1 client: one connection, kept while the server keeps it.
+#[derive(Default)]
+struct Client {
+    /// The open connection and the `host:port` it goes to.
+    connection: Option<(String, BufReader<TcpStream>)>,
+}
+
+/// An answer: its status, its body, and whether the server closes the connection.
+struct Answer {
+    status: u16,
+    body: String,
+    close: bool,
+}
+
+impl Client {
+    /// POSTs `form` to `url` and reads the state it answers; `None` when the server
+    /// refuses (its status and text are logged) or cannot be reached: the game is over
+    /// for this client, as in the original kits.
+    fn post(&mut self, url: &str, form: &str, timeout: Duration, trace: bool) -> Option<Value> {
+        match self.request(url, form, timeout) {
+            Ok(Answer { status: 200, body, .. }) => {
+                if trace {
+                    eprintln!("state {body}");
+                }
+                serde_json::from_str(&body).map_err(|error| eprintln!("error: {url}: not JSON: {error}")).ok()
             }
-            serde_json::from_str(&body).map_err(|error| eprintln!("error: {url}: not JSON: {error}")).ok()
+            Ok(Answer { status, body, .. }) => {
+                eprintln!("refused: {status} {body:?}");
+                None
+            }
+            Err(error) => {
+                eprintln!("error: {url}: {error}");
+                None
+            }
         }
-        Ok((status, body)) => {
-            eprintln!("refused: {status} {body:?}");
-            None
-        }
-        Err(error) => {
-            eprintln!("error: {url}: {error}");
-            None
+    }
+
+    /// One `POST` of a form, on the kept connection if it goes to the same server
+    /// (once more on a new one if the kept one turns out closed before answering).
+    fn request(&mut self, url: &str, form: &str, timeout: Duration) -> std::io::Result<Answer> {
+        let invalid = |what: &str| std::io::Error::new(std::io::ErrorKind::InvalidData, format!("{what}: {url}"));
+        let rest = url.strip_prefix("http://").ok_or_else(|| invalid("not an http:// URL"))?;
+        let (host, path) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
+        let path = if path.is_empty() { "/" } else { path };
+        let mut reused = self.connection.as_ref().is_some_and(|(to, _)| to == host);
+        loop {
+            let reader = match self.connection.as_mut() {
+                Some((_, reader)) if reused => reader,
+                _ => {
+                    let address = if host.contains(':') { host.to_owned() } else { format!("{host}:80") };
+                    let stream = TcpStream::connect(address)?;
+                    let _ = stream.set_nodelay(true);
+                    &mut self.connection.insert((host.to_owned(), BufReader::new(stream))).1
+                }
+            };
+            reader.get_ref().set_read_timeout(Some(timeout))?;
+            match exchange(reader, host, path, form) {
+                Ok(answer) => {
+                    if answer.close {
+                        self.connection = None;
+                    }
+                    return Ok(answer);
+                }
+                Err(Exchange::NotAnswered(_)) if reused => reused = false,
+                Err(Exchange::NotAnswered(error) | Exchange::Failed(error)) => {
+                    self.connection = None;
+                    return Err(error);
+                }
+            }
         }
     }
 }
 
-/// One `POST` of a form over a connection of its own; the status and the body.
-fn request(url: &str, form: &str, timeout: Duration) -> std::io::Result<(u16, String)> {
-    let invalid = |what: &str| std::io::Error::new(std::io::ErrorKind::InvalidData, format!("{what}: {url}"));
-    let rest = url.strip_prefix("http://").ok_or_else(|| invalid("not an http:// URL"))?;
-    let (host, path) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
-    let address = if host.contains(':') { host.to_owned() } else { format!("{host}:80") };
-    let mut stream = TcpStream::connect(address)?;
-    stream.set_read_timeout(Some(timeout))?;
-    let _ = stream.set_nodelay(true);
-    let path = if path.is_empty() { "/" } else { path };
-    write!(
-        stream,
+/// Why an exchange failed: before any byte of an answer (a kept connection the server
+/// had closed: the request can go again), or after.
+enum Exchange {
+    NotAnswered(std::io::Error),
+    Failed(std::io::Error),
+}
+
+/// Writes the request and reads its answer.
+fn exchange(reader: &mut BufReader<TcpStream>, host: &str, path: &str, form: &str) -> Result<Answer, Exchange> {
+    let request = format!(
         "POST {path} HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/x-www-form-urlencoded\r\n\
-         Content-Length: {}\r\nConnection: close\r\n\r\n{form}",
+         Content-Length: {}\r\n\r\n{form}",
         form.len()
-    )?;
-    let mut reader = BufReader::new(stream.take(MAX_ANSWER_BYTES));
+    );
+    reader.get_mut().write_all(request.as_bytes()).map_err(Exchange::NotAnswered)?;
     let mut line = String::new();
-    reader.read_line(&mut line)?;
+    match reader.read_line(&mut line) {
+        Ok(0) => return Err(Exchange::NotAnswered(std::io::ErrorKind::UnexpectedEof.into())),
+        Ok(_) => {}
+        Err(error) => return Err(Exchange::NotAnswered(error)),
+    }
+    let invalid = |what: &str| Exchange::Failed(std::io::Error::new(std::io::ErrorKind::InvalidData, what.to_owned()));
     let status = line.split(' ').nth(1).and_then(|code| code.parse().ok()).ok_or_else(|| invalid("no HTTP status"))?;
-    let mut length = None;
+    let (mut length, mut close) = (None, line.starts_with("HTTP/1.0"));
     loop {
         line.clear();
-        if reader.read_line(&mut line)? == 0 || line == "\r\n" {
+        if reader.read_line(&mut line).map_err(Exchange::Failed)? == 0 || line == "\r\n" {
             break;
         }
-        if let Some((name, value)) = line.split_once(':')
-            && name.eq_ignore_ascii_case("content-length")
-        {
-            length = value.trim().parse::<u64>().ok();
+        if let Some((name, value)) = line.split_once(':') {
+            if name.eq_ignore_ascii_case("content-length") {
+                length = value.trim().parse::<u64>().ok();
+            } else if name.eq_ignore_ascii_case("connection") {
+                close = value.trim().eq_ignore_ascii_case("close");
+            }
         }
     }
     let mut body = Vec::new();
-    match length {
-        Some(length) => reader.take(length).read_to_end(&mut body)?,
-        None => reader.read_to_end(&mut body)?,
+    let read = match length {
+        Some(length) if length <= MAX_ANSWER_BYTES => reader.take(length).read_to_end(&mut body),
+        Some(_) => return Err(invalid("an answer too large")),
+        None => {
+            close = true;
+            reader.take(MAX_ANSWER_BYTES).read_to_end(&mut body)
+        }
     };
-    Ok((status, String::from_utf8_lossy(&body).into_owned()))
+    read.map_err(Exchange::Failed)?;
+    Ok(Answer { status, body: String::from_utf8_lossy(&body).into_owned(), close })
 }
