@@ -96,7 +96,10 @@ struct PlayArgs {
     /// sh -c, speaking the game's stdio protocol; local or isolated sandbox) or image:NAME (a
     /// Docker image; docker sandbox). cmd+http: and image+http: bots serve POST / on $FARM_PORT
     /// instead (+http-form: bodies as data=<json>); cmd+http only in the local sandbox.
-    /// Missing Vindinium seats are filled with builtin:random.
+    /// cmd+vindinium-server: and image+vindinium-server: bots are clients of the original
+    /// Vindinium server's API, at $FARM_VINDINIUM_SERVER with the key $FARM_VINDINIUM_KEY
+    /// (the starter kits: 'cmd+vindinium-server:python3 client.py $FARM_VINDINIUM_KEY arena 1
+    /// $FARM_VINDINIUM_SERVER'). Missing Vindinium seats are filled with builtin:random.
     #[arg(long = "bot", required = true, value_name = "BOT")]
     bots: Vec<BotSpec>,
     /// Where cmd: and image: bots run: local processes (every process they start ends

@@ -3,13 +3,13 @@
 HTTP API, written the way the original kits are, which runs unchanged against
 vindinium.org's API and against matchfarm's (transport "vindinium-server").
 
-    python3 client.py [training|arena] [GAMES] [--key KEY] [--server URL] [--trace]
+    python3 client.py [KEY] [training|arena] [GAMES] [SERVER_URL] [--trace]
 
-It starts a game (POST /api/training or /api/arena with its key), then posts one
-direction to the state's playUrl per turn until the game is finished, GAMES times
-(1 by default). The key and the server default to what matchfarm gives a bot,
-FARM_VINDINIUM_KEY and FARM_VINDINIUM_SERVER. The moves are bot.py's: replace its
-choose_move.
+(the original kits' arguments, each optional). It starts a game (POST /api/training
+or /api/arena with its key), then posts one direction to the state's playUrl per
+turn until the game is finished, GAMES times (1 by default). The key and the server
+default to what matchfarm gives a bot, FARM_VINDINIUM_KEY and FARM_VINDINIUM_SERVER;
+the mode to arena. The moves are bot.py's: replace its choose_move.
 """
 
 import argparse
@@ -66,22 +66,32 @@ def play(session, args, bot):
     log(f"finished: turn {state['game']['turn']}, gold {hero['gold']}, crashed {hero['crashed']}")
 
 
+MODES = ("training", "arena")
+
+
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("mode", nargs="?", choices=["training", "arena"], default="arena")
-    parser.add_argument("games", nargs="?", type=int, default=1, help="games to play in a row (1)")
-    parser.add_argument("--key", default=os.environ.get("FARM_VINDINIUM_KEY"), help="your key ($FARM_VINDINIUM_KEY)")
-    parser.add_argument(
-        "--server",
-        default=os.environ.get("FARM_VINDINIUM_SERVER", "http://vindinium.org"),
-        help="the server's URL ($FARM_VINDINIUM_SERVER, else http://vindinium.org)",
+    parser = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0], usage="%(prog)s [KEY] [training|arena] [GAMES] [SERVER_URL] [--trace]"
     )
+    parser.add_argument("words", nargs="*", help=argparse.SUPPRESS)
     parser.add_argument("--turns", type=int, default=300, help="training: turns per hero (300)")
     parser.add_argument("--map", help="training: m1 to m6 (a random map if not given)")
     parser.add_argument("--trace", action="store_true", help="log every state received to stderr, a line each")
     args = parser.parse_args()
+    words = list(args.words)
+
+    def take(fits):
+        """The next word, if it is of its kind: each is optional, in this order."""
+        return words.pop(0) if words and fits(words[0]) else None
+
+    args.key = take(lambda word: word not in MODES and not word.isdigit()) or os.environ.get("FARM_VINDINIUM_KEY")
+    args.mode = take(lambda word: word in MODES) or "arena"
+    args.games = int(take(str.isdigit) or 1)
+    args.server = take(lambda word: "://" in word) or os.environ.get("FARM_VINDINIUM_SERVER", "http://vindinium.org")
+    if words:
+        parser.error(f"unexpected {' '.join(words)!r}")
     if not args.key:
-        parser.error("no key: give --key or set FARM_VINDINIUM_KEY")
+        parser.error("no key: give it first, or set FARM_VINDINIUM_KEY")
     args.server = args.server.rstrip("/")
     bot = RandomBot(int(os.environ.get("FARM_SEED", "0")))
     with requests.Session() as session:

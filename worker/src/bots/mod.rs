@@ -164,8 +164,9 @@ impl Conversation {
 
     /// The bot's channel, once it runs, `server` being where an `http` bot serves. Its
     /// stdout and stdin are its conversation only if it speaks lines; otherwise its
-    /// stdout is drained and dropped (like a stdio bot's after the match) and its
-    /// stdin closed.
+    /// stdout is drained and dropped (like a stdio bot's after the match), its end
+    /// telling a client of the worker's server that the bot has exited, and its stdin
+    /// closed.
     fn channel(
         self,
         server: Option<BotServer>,
@@ -176,11 +177,22 @@ impl Conversation {
         if let Conversation::Lines = self {
             return Ok(BotChannel::Lines(LineChannel::new(output, input, meter)));
         }
-        tokio::spawn(read_capped(output, 0));
         drop(input);
         match (self, server) {
-            (Conversation::Server(server), _) => Ok(BotChannel::Server(server.serve(meter))),
-            (Conversation::Http(body), Some(server)) => Ok(BotChannel::Http(HttpChannel::new(server, body, meter))),
+            (Conversation::Server(server), _) => {
+                // A client's stdout closes when it exits: its move will not come.
+                let channel = server.serve(meter);
+                let exited = channel.exited();
+                tokio::spawn(async move {
+                    read_capped(output, 0).await;
+                    exited.cancel();
+                });
+                Ok(BotChannel::Server(channel))
+            }
+            (Conversation::Http(body), Some(server)) => {
+                tokio::spawn(read_capped(output, 0));
+                Ok(BotChannel::Http(HttpChannel::new(server, body, meter)))
+            }
             _ => Err(std::io::Error::other("an http bot's server has no address")),
         }
     }

@@ -33,7 +33,7 @@ use hyper_util::rt::TokioIo;
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{Notify, mpsc, oneshot};
 use tokio::task::JoinSet;
-use tokio::time::{Duration, Instant, timeout, timeout_at};
+use tokio::time::{Duration, Instant, timeout};
 use tokio_util::sync::CancellationToken;
 
 use super::Received;
@@ -106,7 +106,7 @@ impl VindiniumServer {
         });
         let closed = CancellationToken::new();
         tokio::spawn(accept(self.listener, Arc::clone(&shared), closed.clone()));
-        ServerChannel { shared, moves, closed }
+        ServerChannel { shared, moves, closed, exited: CancellationToken::new() }
     }
 }
 
@@ -130,6 +130,8 @@ pub struct ServerChannel {
     moves: mpsc::Receiver<Received>,
     /// Ends the server: taken by no new connection, its held requests refused.
     closed: CancellationToken,
+    /// Cancelled when the bot has exited (its stdout closed): no move will come.
+    exited: CancellationToken,
 }
 
 /// What the server's connections and the channel share.
@@ -205,9 +207,20 @@ impl ServerChannel {
         true
     }
 
-    /// The bot's move for the last state if it arrives by `until`; `None` if not.
+    /// The bot's move for the last state if it arrives by `until`; `None` if not;
+    /// `Crashed` once the bot has exited.
     pub async fn receive_until(&mut self, until: Instant) -> Option<Received> {
-        timeout_at(until, self.moves.recv()).await.ok().flatten()
+        tokio::select! {
+            biased;
+            posted = self.moves.recv() => posted,
+            () = self.exited.cancelled() => Some(Received::now(BotReply::Crashed, self.shared.meter.as_deref())),
+            () = tokio::time::sleep_until(until) => None,
+        }
+    }
+
+    /// What tells the channel the bot has exited: cancel it once its stdout closes.
+    pub fn exited(&self) -> CancellationToken {
+        self.exited.clone()
     }
 
     /// The move did not come in time: the hero has crashed, and every post of the bot
@@ -640,6 +653,15 @@ mod tests {
             "Vindinium - Time out! You must play faster",
         );
         assert!(!channel.send(&game.observation(0)), "a crashed hero is sent nothing");
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_client_that_has_exited_is_crashed_at_once() {
+        let (mut channel, _, _) = server().await;
+        assert!(channel.send(&vindinium().observation(0)));
+        channel.exited().cancel();
+        let received = channel.receive_until(Instant::now() + Duration::from_secs(3600)).await;
+        assert_eq!(received.map(|received| received.reply), Some(BotReply::Crashed));
     }
 
     #[tokio::test(flavor = "multi_thread")]

@@ -3,13 +3,14 @@
 //! vindinium.org's API and against matchfarm's (transport `vindinium-server`).
 //!
 //! ```text
-//! vindinium-kit [training|arena] [GAMES] [--key KEY] [--server URL] [--trace]
+//! vindinium-kit [KEY] [training|arena] [GAMES] [SERVER_URL] [--trace]
 //! ```
 //!
-//! It starts a game (`POST /api/training` or `/api/arena` with its key), then posts one
-//! direction to the state's `playUrl` per turn until the game is finished, GAMES times
-//! (1 by default). The key and the server default to what matchfarm gives a bot,
-//! `FARM_VINDINIUM_KEY` and `FARM_VINDINIUM_SERVER`. The moves are [`choose_move`]'s:
+//! (the original kits' arguments, each optional). It starts a game (`POST
+//! /api/training` or `/api/arena` with its key), then posts one direction to the
+//! state's `playUrl` per turn until the game is finished, GAMES times (1 by default).
+//! The key and the server default to what matchfarm gives a bot, `FARM_VINDINIUM_KEY`
+//! and `FARM_VINDINIUM_SERVER`; the mode to arena. The moves are [`choose_move`]'s:
 //! replace it. Plain HTTP/1.1 over `std::net`, on one kept-alive connection while the
 //! server keeps it.
 
@@ -39,7 +40,7 @@ fn main() {
         Ok(options) => options,
         Err(message) => {
             eprintln!(
-                "vindinium-kit: {message}\nusage: vindinium-kit [training|arena] [GAMES] [--key KEY] [--server URL] [--trace]"
+                "vindinium-kit: {message}\nusage: vindinium-kit [KEY] [training|arena] [GAMES] [SERVER_URL] [--trace]"
             );
             std::process::exit(2);
         }
@@ -51,29 +52,37 @@ fn main() {
     }
 }
 
+/// Reads the original kits' arguments, `[KEY] [training|arena] [GAMES] [SERVER_URL]`,
+/// each optional (in this order), and `--trace` anywhere.
 fn options(args: impl Iterator<Item = String>) -> Result<Options, String> {
-    let mut options = Options {
-        training: false,
-        games: 1,
-        key: std::env::var("FARM_VINDINIUM_KEY").unwrap_or_default(),
-        server: std::env::var("FARM_VINDINIUM_SERVER").unwrap_or_else(|_| "http://vindinium.org".to_owned()),
-        trace: false,
+    let (flags, words): (Vec<String>, Vec<String>) = args.partition(|arg| arg.starts_with("--"));
+    if let Some(flag) = flags.iter().find(|flag| *flag != "--trace") {
+        return Err(format!("unknown option {flag:?}"));
+    }
+    let mut words = words.into_iter().peekable();
+    let is_mode = |word: &str| word == "training" || word == "arena";
+    let is_number = |word: &str| !word.is_empty() && word.bytes().all(|byte| byte.is_ascii_digit());
+    let key = words.next_if(|word| !is_mode(word) && !is_number(word) && !word.contains("://"));
+    let mode = words.next_if(|word| is_mode(word));
+    let games = words.next_if(|word| is_number(word));
+    let server = words.next_if(|word| word.contains("://"));
+    if let Some(extra) = words.next() {
+        return Err(format!("unexpected {extra:?}"));
+    }
+    let options = Options {
+        training: mode.as_deref() == Some("training"),
+        games: games.map_or(Ok(1), |games| games.parse().map_err(|_| format!("{games} games: too many")))?,
+        key: key.or_else(|| std::env::var("FARM_VINDINIUM_KEY").ok()).unwrap_or_default(),
+        server: server
+            .or_else(|| std::env::var("FARM_VINDINIUM_SERVER").ok())
+            .unwrap_or_else(|| "http://vindinium.org".to_owned())
+            .trim_end_matches('/')
+            .to_owned(),
+        trace: !flags.is_empty(),
     };
-    let mut args = args.peekable();
-    while let Some(arg) = args.next() {
-        match arg.as_str() {
-            "training" => options.training = true,
-            "arena" => options.training = false,
-            "--trace" => options.trace = true,
-            "--key" => options.key = args.next().ok_or("--key needs a value")?,
-            "--server" => options.server = args.next().ok_or("--server needs a value")?,
-            games => options.games = games.parse().map_err(|_| format!("unknown argument {games:?}"))?,
-        }
-    }
     if options.key.is_empty() {
-        return Err("no key: give --key or set FARM_VINDINIUM_KEY".to_owned());
+        return Err("no key: give it first, or set FARM_VINDINIUM_KEY".to_owned());
     }
-    options.server = options.server.trim_end_matches('/').to_owned();
     Ok(options)
 }
 
