@@ -344,7 +344,7 @@ mod tests {
             ("x example base-debian - py stdio d/Dockerfile a.py x", "needs a game and a language"),
             ("x example base-debian botwars - stdio d/Dockerfile a.py x", "needs a game and a language"),
             ("x example base-debian chess py stdio d/Dockerfile a.py x", "unknown game \"chess\""),
-            ("x example base-debian botwars py udp d/Dockerfile a.py x", "transport \"udp\" is neither stdio nor http"),
+            ("x example base-debian botwars py udp d/Dockerfile a.py x", "transport \"udp\" is not stdio"),
             ("x example base-debian botwars py stdio d/Dockerfile recipe x", "only a base has a recipe"),
             ("x example base-debian botwars py stdio - a.py x", "a Dockerfile is needed"),
             ("x service base-debian maze - - d/Dockerfile - x", "a service image has no game, language or transport"),
