@@ -164,9 +164,8 @@ impl Conversation {
 
     /// The bot's channel, once it runs, `server` being where an `http` bot serves. Its
     /// stdout and stdin are its conversation only if it speaks lines; otherwise its
-    /// stdout is drained and dropped (like a stdio bot's after the match), its end
-    /// telling a client of the worker's server that the bot has exited, and its stdin
-    /// closed.
+    /// stdout is drained and dropped (like a stdio bot's after the match) and its
+    /// stdin closed.
     fn channel(
         self,
         server: Option<BotServer>,
@@ -180,14 +179,8 @@ impl Conversation {
         drop(input);
         match (self, server) {
             (Conversation::Server(server), _) => {
-                // A client's stdout closes when it exits: its move will not come.
-                let channel = server.serve(meter);
-                let exited = channel.exited();
-                tokio::spawn(async move {
-                    read_capped(output, 0).await;
-                    exited.cancel();
-                });
-                Ok(BotChannel::Server(channel))
+                tokio::spawn(read_capped(output, 0));
+                Ok(BotChannel::Server(server.serve(meter)))
             }
             (Conversation::Http(body), Some(server)) => {
                 tokio::spawn(read_capped(output, 0));
@@ -532,6 +525,15 @@ impl BotSession {
         self.freeze(false);
         if let Some(server) = self.channel().and_then(BotChannel::server) {
             server.conclude(&game.observation(seat)).await;
+        }
+    }
+
+    /// Its move was judged too late (after its reply came): a client of the worker's
+    /// Vindinium server is told so from now on, as when no move came. (Other bots
+    /// were given up on, or took their reply, already.)
+    pub fn timed_out(&mut self) {
+        if let Some(server) = self.channel().and_then(BotChannel::server) {
+            server.give_up();
         }
     }
 

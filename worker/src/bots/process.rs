@@ -205,6 +205,9 @@ impl ProcessBot {
         .map(Arc::new);
         let channel =
             conversation.channel(server.map(BotServer::Loopback), stdout, stdin, meter.clone()).map_err(spawn_error)?;
+        if let (BotChannel::Server(server), Some(pid)) = (&channel, child.id()) {
+            watch_exit(pid, server.exited());
+        }
         Ok(ProcessBot {
             child,
             group,
@@ -339,6 +342,19 @@ impl Drop for ProcessBot {
     fn drop(&mut self) {
         self.kill_group();
     }
+}
+
+/// Cancels `exited` when the process `pid` (the bot, or the bubblewrap holding it)
+/// has exited: a client of the worker's Vindinium server says nothing on its stdio
+/// that would tell. The watch ends with the process, which ends with its match.
+fn watch_exit(pid: u32, exited: tokio_util::sync::CancellationToken) {
+    let Some(pid) = i32::try_from(pid).ok().and_then(rustix::process::Pid::from_raw) else { return };
+    let Ok(pidfd) = rustix::process::pidfd_open(pid, rustix::process::PidfdFlags::empty()) else { return };
+    let Ok(pidfd) = tokio::io::unix::AsyncFd::with_interest(pidfd, tokio::io::Interest::READABLE) else { return };
+    tokio::spawn(async move {
+        let _ = pidfd.readable().await;
+        exited.cancel();
+    });
 }
 
 /// The loopback ports of the local `http` bots alive in this process: the kernel may

@@ -10,7 +10,9 @@
 //! - either mode joins the match the bot was started for: `turns` is read (one that
 //!   is not a number is refused, as there) but the tournament's map and rules hold;
 //! - a start request after the first (a kit asking for its next game) is held until
-//!   the match is over, then refused: 503, `Vindinium - The match is over`;
+//!   the match is over, then refused: 503, `Vindinium - The match is over`; unless
+//!   the client had given up waiting for its state (the original kits wait 15 s), in
+//!   which case it rejoins its game where it is;
 //! - a move is not held back until 60 ms after its state, as the original did to
 //!   pace its viewers.
 //!
@@ -55,6 +57,8 @@ const MAX_LATER_STARTS: usize = 4;
 /// How long, once the final state is sent, the bot has to take it (exit, or ask for
 /// its next game) before the match ends it.
 const FINAL_STATE_GRACE: Duration = Duration::from_secs(1);
+/// How long to wait before accepting again after accepting failed.
+const ACCEPT_RETRY: Duration = Duration::from_millis(50);
 /// How long the bot's connections may take to close once the match is over.
 const CLOSE_GRACE: Duration = Duration::from_secs(1);
 /// The characters of the original's keys, tokens and game ids.
@@ -130,7 +134,7 @@ pub struct ServerChannel {
     moves: mpsc::Receiver<Received>,
     /// Ends the server: taken by no new connection, its held requests refused.
     closed: CancellationToken,
-    /// Cancelled when the bot has exited (its stdout closed): no move will come.
+    /// Cancelled when the bot has exited: no move will come.
     exited: CancellationToken,
 }
 
@@ -159,6 +163,21 @@ struct SeatState {
     held: Option<Held>,
     /// Start requests after the first, held until the match is over.
     later_starts: Vec<oneshot::Sender<Answer>>,
+}
+
+impl SeatState {
+    /// Whether a start request joins the bot's game: its first, or one from a client
+    /// that gave up waiting for its next state (the original kits wait 15 s for a
+    /// move's answer, then ask for a new game; the other heroes' turns may take longer
+    /// here), which rejoins the game where it is.
+    fn takes_a_start(&self) -> bool {
+        let nobody_waits = self.held.as_ref().is_none_or(|held| held.answer.is_closed());
+        match self.phase {
+            Phase::Starting | Phase::Waiting => nobody_waits,
+            Phase::Thinking => self.undelivered.is_some(),
+            Phase::TimedOut | Phase::Finished => false,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -218,7 +237,8 @@ impl ServerChannel {
         }
     }
 
-    /// What tells the channel the bot has exited: cancel it once its stdout closes.
+    /// What tells the channel the bot has exited: its sandbox cancels it when the
+    /// bot's process ends.
     pub fn exited(&self) -> CancellationToken {
         self.exited.clone()
     }
@@ -334,7 +354,7 @@ impl Shared {
         let (answer, answered) = oneshot::channel();
         {
             let mut seat = self.seat();
-            if seat.phase == Phase::Starting && seat.held.is_none() {
+            if seat.takes_a_start() {
                 let held = Held { answer, host };
                 match seat.undelivered.take() {
                     Some(observation) => {
@@ -434,11 +454,13 @@ async fn accept(listener: TcpListener, shared: Arc<Shared>, closed: Cancellation
         tokio::select! {
             () = closed.cancelled() => break,
             Some(_) = connections.join_next(), if !connections.is_empty() => {}
-            accepted = listener.accept() => {
-                let Ok((stream, _)) = accepted else { continue };
-                if connections.len() < MAX_CONNECTIONS {
+            accepted = listener.accept() => match accepted {
+                Ok((stream, _)) if connections.len() < MAX_CONNECTIONS => {
                     connections.spawn(serve(stream, Arc::clone(&shared), closed.clone()));
                 }
+                Ok(_) => {}
+                // Out of descriptors, most likely: the connection waits in the backlog.
+                Err(_) => tokio::time::sleep(ACCEPT_RETRY).await,
             }
         }
     }
@@ -653,6 +675,33 @@ mod tests {
             "Vindinium - Time out! You must play faster",
         );
         assert!(!channel.send(&game.observation(0)), "a crashed hero is sent nothing");
+    }
+
+    #[tokio::test(flavor = "multi_thread")]
+    async fn a_client_that_gave_up_waiting_rejoins_its_game_with_a_new_start() {
+        let (mut channel, address, key) = server().await;
+        let game = vindinium();
+        // A start request whose client hangs up before the hero's turn...
+        let mut gone = std::net::TcpStream::connect(&address).expect("the server listens");
+        let form = format!("key={key}");
+        write!(
+            gone,
+            "POST /api/arena HTTP/1.1\r\nHost: {address}\r\nContent-Type: application/x-www-form-urlencoded\r\n\
+             Content-Length: {}\r\n\r\n{form}",
+            form.len()
+        )
+        .expect("sent");
+        while channel.shared.seat().held.is_none() {
+            tokio::task::yield_now().await;
+        }
+        drop(gone);
+        while !channel.shared.seat().held.as_ref().is_some_and(|held| held.answer.is_closed()) {
+            tokio::task::yield_now().await;
+        }
+        assert!(channel.send(&game.observation(0)));
+        // ...leaves the state to its next start request, which takes the game up.
+        let got = in_background(&address, "/api/arena", &form).await.expect("answered");
+        expect_state(&got, &game, &channel.shared.token, &address);
     }
 
     #[tokio::test(start_paused = true)]
