@@ -158,8 +158,15 @@ async fn starter_kits_play_as_local_processes_beside_stdio_bots() {
         format!("cmd:{}", python("bots/vindinium/random_bot.py")),
         format!("cmd:{}", binary("vindinium-random-bot")),
     ];
-    let played = serve("local", &[job(&unique("t-vs-local"), "kits", &bots)]).await;
+    // A kit that refuses its arguments exits before its first move: crashed at once,
+    // its exit seen on its process (it says nothing on stdio), not at its deadline.
+    let broken = [format!("cmd+vindinium-server:{} --no-such-option", binary("vindinium-kit"))];
+    let tournament = unique("t-vs-local");
+    let played = serve("local", &[job(&tournament, "a-kits", &bots), job(&tournament, "b-broken", &broken)]).await;
     check_kits_match(&played[0]);
+    let broken = &played[1].players[0];
+    assert_eq!((broken.outcome.status, broken.timeouts), (PlayerStatus::Crashed, 0), "{broken:?}");
+    assert!(played[1].logs[0].contains("unknown option \"--no-such-option\""), "{}", played[1].logs[0]);
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -347,13 +347,23 @@ impl Drop for ProcessBot {
 /// Cancels `exited` when the process `pid` (the bot, or the bubblewrap holding it)
 /// has exited: a client of the worker's Vindinium server says nothing on its stdio
 /// that would tell. The watch ends with the process, which ends with its match.
+/// (A blocking thread waits on the process's pidfd: tokio registers no pidfd without
+/// `unsafe`, which the workspace forbids.)
 fn watch_exit(pid: u32, exited: tokio_util::sync::CancellationToken) {
     let Some(pid) = i32::try_from(pid).ok().and_then(rustix::process::Pid::from_raw) else { return };
     let Ok(pidfd) = rustix::process::pidfd_open(pid, rustix::process::PidfdFlags::empty()) else { return };
-    let Ok(pidfd) = tokio::io::unix::AsyncFd::with_interest(pidfd, tokio::io::Interest::READABLE) else { return };
-    tokio::spawn(async move {
-        let _ = pidfd.readable().await;
-        exited.cancel();
+    tokio::task::spawn_blocking(move || {
+        let mut ended = [rustix::event::PollFd::new(&pidfd, rustix::event::PollFlags::IN)];
+        let has_ended = loop {
+            match rustix::event::poll(&mut ended, None) {
+                Ok(_) => break true,
+                Err(rustix::io::Errno::INTR) => {}
+                Err(_) => break false,
+            }
+        };
+        if has_ended {
+            exited.cancel();
+        }
     });
 }
 
