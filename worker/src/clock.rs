@@ -89,7 +89,12 @@ impl SeatClock {
                 }
             };
             if let Some(received) = session.receive_until(until).await {
-                return self.judge(clock, &timed, received);
+                let judged = self.judge(clock, &timed, received);
+                if judged.0 == BotReply::Timeout {
+                    // It came, too late: only a client of the worker's server is told.
+                    session.timed_out();
+                }
+                return judged;
             }
             let now = Instant::now();
             let cpu = session.cpu_used();

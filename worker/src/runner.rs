@@ -531,8 +531,6 @@ async fn drive<W: AsyncWrite + Unpin>(
                 if seat_clock.requests == 1 && sessions[seat].is_external() {
                     SandboxPhase::FirstReply.observe(sessions[seat].sandbox_name(), took);
                 }
-            } else {
-                sessions[seat].timed_out();
             }
             replies.push((seat, budget.admit(seat, reply)));
             times.push(Some(time));

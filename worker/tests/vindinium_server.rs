@@ -71,6 +71,15 @@ async fn serve(sandbox: &str, jobs: &[MatchJob]) -> Vec<Played> {
     played.into_iter().map(|(_, played)| played).collect()
 }
 
+/// The frames of a replay, as JSON.
+fn frames(replay: &[String]) -> Vec<Value> {
+    replay
+        .iter()
+        .map(|line| serde_json::from_str::<Value>(line).expect("JSON"))
+        .filter(|line| line["type"] == "frame")
+        .collect()
+}
+
 /// Where each of `keys` is in `document`, in order: the original's field order.
 fn in_order(document: &str, keys: &[&str]) {
     let mut from = 0;
@@ -123,12 +132,7 @@ fn check_client_states(played: &Played, seat: usize) {
 
     // The last state is the match's end: the replay's last frame, finished.
     let last: Value = serde_json::from_str(states[sent.len()]).expect("JSON");
-    let frames: Vec<Value> = played
-        .replay
-        .iter()
-        .map(|line| serde_json::from_str::<Value>(line).expect("JSON"))
-        .filter(|line| line["type"] == "frame")
-        .collect();
+    let frames = frames(&played.replay);
     let end = &frames.last().expect("frames")["state"];
     assert_eq!(last["game"], *end);
     assert_eq!((&last["game"]["finished"], &last["game"]["turn"]), (&Value::Bool(true), &Value::from(40)));
@@ -207,15 +211,12 @@ async fn starter_kits_play_in_containers_without_a_network_and_a_careless_client
     assert_eq!(careless.players[0].timeouts, 1);
     assert!(careless.players[1..].iter().all(|player| player.outcome.status == PlayerStatus::Ok));
     // What it posted was played: a direction that is none as Stay, then North.
-    let replies: Vec<Value> = careless
-        .replay
-        .iter()
-        .map(|line| serde_json::from_str::<Value>(line).expect("JSON"))
-        .filter(|line| line["type"] == "frame")
+    let replies: Vec<Value> = frames(&careless.replay)
+        .into_iter()
         .filter_map(|frame| frame["replies"].as_array()?.iter().find(|reply| reply["seat"] == 0).cloned())
         .collect();
     assert_eq!(replies[0]["reply"], serde_json::json!({ "line": "Stay" }));
     assert_eq!(replies[1]["reply"], serde_json::json!({ "line": "North" }));
     assert_eq!(replies[2]["reply"], serde_json::json!("timeout"), "{replies:?}");
-    assert_eq!(careless.replay.iter().filter(|line| line.contains(r#""type":"frame""#)).count(), 40);
+    assert_eq!(frames(&careless.replay).len(), 40);
 }

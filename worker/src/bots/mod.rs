@@ -30,7 +30,6 @@ pub use container::{ContainerBot, DockerError, DockerSandbox, DockerSettings, IM
 pub use cpu::CpuMeter;
 pub use farm_proto::ContainerIsolation;
 pub use process::{Isolation, ProcessBot, ProcessLaunch, namespaces_available};
-pub use vindinium_server::{CONTAINER_PORT as VINDINIUM_SERVER_PORT, KEY_VARIABLE, SERVER_VARIABLE};
 
 /// The user an untrusted bot runs as, in its container or isolated (when the worker
 /// can choose): unprivileged, and never the worker's own.
@@ -528,9 +527,9 @@ impl BotSession {
         }
     }
 
-    /// Its move was judged too late (after its reply came): a client of the worker's
-    /// Vindinium server is told so from now on, as when no move came. (Other bots
-    /// were given up on, or took their reply, already.)
+    /// Its move came but was judged too late: a client of the worker's Vindinium
+    /// server is told so from now on, as when no move came. Other bots are told
+    /// nothing (giving up on a stdio bot now would drop its next reply).
     pub fn timed_out(&mut self) {
         if let Some(server) = self.channel().and_then(BotChannel::server) {
             server.give_up();

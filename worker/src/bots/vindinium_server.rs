@@ -61,7 +61,7 @@ const FINAL_STATE_GRACE: Duration = Duration::from_secs(1);
 const ACCEPT_RETRY: Duration = Duration::from_millis(50);
 /// How long the bot's connections may take to close once the match is over.
 const CLOSE_GRACE: Duration = Duration::from_secs(1);
-/// The characters of the original's keys, tokens and game ids.
+/// The characters of the original's keys and tokens.
 const ID_CHARS: &[u8; 36] = b"0123456789abcdefghijklmnopqrstuvwxyz";
 
 /// A bot's server, bound and not yet serving: what the bot is told to reach it.
@@ -300,11 +300,7 @@ impl Shared {
     /// gone, the state waits for the bot's next request.
     fn deliver(&self, seat: &mut SeatState, held: Held, observation: &str) {
         let answer = match server_document(observation, &self.token, &held.host) {
-            Some(document) => {
-                let mut answer = Response::new(Full::new(Bytes::from(document)));
-                answer.headers_mut().insert(CONTENT_TYPE, HeaderValue::from_static("application/json; charset=utf-8"));
-                answer
-            }
+            Some(document) => respond(StatusCode::OK, "application/json; charset=utf-8", document.into()),
             None => text(StatusCode::INTERNAL_SERVER_ERROR, "Vindinium - the farm sent no Vindinium state"),
         };
         if held.answer.send(answer).is_err() && seat.phase != Phase::Finished {
@@ -332,12 +328,11 @@ impl Shared {
         match (is_post, parts.as_slice()) {
             (true, ["", "api", mode @ ("training" | "arena")]) => self.start(*mode == "training", &form, host).await,
             (true, ["", "api", game, token, "play"]) => self.play(game, token, &form, host).await,
-            _ => {
-                let mut answer = text(StatusCode::NOT_FOUND, "");
-                *answer.body_mut() = Full::new(Bytes::from_static(b"<!DOCTYPE html><title>Not found</title>Not found"));
-                answer.headers_mut().insert(CONTENT_TYPE, HeaderValue::from_static("text/html; charset=utf-8"));
-                answer
-            }
+            _ => respond(
+                StatusCode::NOT_FOUND,
+                "text/html; charset=utf-8",
+                Bytes::from_static(b"<!DOCTYPE html><title>Not found</title>Not found"),
+            ),
         }
     }
 
@@ -432,12 +427,17 @@ impl Form {
     }
 }
 
+/// An answer of `status` with `body` of `content_type`.
+fn respond(status: StatusCode, content_type: &'static str, body: Bytes) -> Answer {
+    let mut answer = Response::new(Full::new(body));
+    *answer.status_mut() = status;
+    answer.headers_mut().insert(CONTENT_TYPE, HeaderValue::from_static(content_type));
+    answer
+}
+
 /// A plain-text answer, as the original's errors are.
 fn text(status: StatusCode, body: &str) -> Answer {
-    let mut answer = Response::new(Full::new(Bytes::from(body.to_owned())));
-    *answer.status_mut() = status;
-    answer.headers_mut().insert(CONTENT_TYPE, HeaderValue::from_static("text/plain; charset=utf-8"));
-    answer
+    respond(status, "text/plain; charset=utf-8", Bytes::from(body.to_owned()))
 }
 
 /// The answer to a request held when the match ended.
