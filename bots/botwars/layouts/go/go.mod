@@ -1,0 +1,3 @@
+module example.invalid/wanderer
+
+go 1.19
