@@ -16,7 +16,9 @@ kubernetes-validate (in scripts/validate-deploy.sh); here:
   its TriggerAuthentication and the Secret key it reads exist; the workers' grace
   period is longer than FARM_DRAIN_SECS; every container has resource requests and
   limits, limits no lower than requests; pods carry prometheus.io scrape annotations;
-  the coordinator's ledger is on a PersistentVolumeClaim; env references resolve.
+  the coordinator's ledger is on a PersistentVolumeClaim; env references resolve; the
+  workers read the image registry's user and password from a Secret that no other
+  workload reads (whoever holds them can push over any bot's image).
 """
 
 import re
@@ -272,6 +274,42 @@ def main(path):
     for key in ("FARM_API_TOKEN", "FARM_AMQP_URL", "FARM_STORAGE__ACCESS_KEY", "FARM_STORAGE__SECRET_KEY"):
         if not any(key in secret_keys(name) for name in secrets):
             errors.append(f"no Secret holds {key}")
+
+    # The registry's credentials: the workers' alone.
+    registry_keys = ("FARM_DOCKER__REGISTRY_USER", "FARM_DOCKER__REGISTRY_PASSWORD")
+
+    def reads(workload):
+        """The Secrets a workload's containers read, whole or by key: {name: keys or None}."""
+        read = {}
+        pod = workload["spec"]["template"]["spec"]
+        for container in pod.get("containers", []) + pod.get("initContainers", []):
+            for source in container.get("envFrom", []):
+                if "secretRef" in source:
+                    read[source["secretRef"]["name"]] = None
+            for variable in container.get("env", []):
+                ref = variable.get("valueFrom", {}).get("secretKeyRef")
+                if ref and read.get(ref["name"], set()) is not None:
+                    read.setdefault(ref["name"], set()).add(ref["key"])
+        return read
+
+    holders = {name for name in secrets if "FARM_DOCKER__REGISTRY_PASSWORD" in secret_keys(name)}
+    if not holders:
+        errors.append("no Secret holds FARM_DOCKER__REGISTRY_PASSWORD")
+    if worker is not None:
+        worker_reads = reads(worker)
+        for key in registry_keys:
+            if not any(key in secret_keys(name) and (keys is None or key in keys) for name, keys in worker_reads.items()):
+                errors.append(f"farm-worker: reads {key} from no Secret")
+    for (kind, name), workload in workloads.items():
+        if (kind, name) == ("Deployment", "farm-worker"):
+            continue
+        for secret, keys in reads(workload).items():
+            if secret in holders and (keys is None or "FARM_DOCKER__REGISTRY_PASSWORD" in keys):
+                errors.append(f"{kind}/{name}: reads Secret {secret}, which holds the registry's password")
+    for name, auth in by_kind.get("TriggerAuthentication", {}).items():
+        for ref in auth["spec"].get("secretTargetRef", []):
+            if ref["name"] in holders and ref["key"] == "FARM_DOCKER__REGISTRY_PASSWORD":
+                errors.append(f"TriggerAuthentication/{name}: reads the registry's password")
 
     for error in errors:
         print(f"error: {error}", file=sys.stderr)

@@ -4,7 +4,8 @@
 #                        resolved model: the services, their images local (matchfarm/)
 #                        but the optional Grafana's, no container_name on the workers,
 #                        the Docker socket mounted, a stop grace period above the drain,
-#                        and FARM_API_TOKEN required
+#                        FARM_API_TOKEN and REGISTRY_PASSWORD required, and the registry's
+#                        password given to the registry and the workers only
 #   deploy/k8s           rendered with `kubectl kustomize` (or, without kubectl, by
 #                        reading kustomization.yaml's resources and namespace), checked
 #                        against the Kubernetes schemas with kubernetes-validate --strict
@@ -36,18 +37,23 @@ else
 fi
 log "compose: ${compose[*]} config (deploy/compose.yaml)"
 export FARM_API_TOKEN=validate-deploy-token-0123456789
+export REGISTRY_PASSWORD=validate-deploy-registry-password
 "${compose[@]}" -f deploy/compose.yaml config >"$WORK/compose.yaml" ||
     die "deploy/compose.yaml is not valid"
-# Without the token compose must refuse (FARM_API_TOKEN is required, no default).
-if env -u FARM_API_TOKEN "${compose[@]}" -f deploy/compose.yaml config -q >/dev/null 2>&1; then
-    die "deploy/compose.yaml resolves without FARM_API_TOKEN"
-fi
-python3 - "$WORK/compose.yaml" <<'EOF'
+# Without either secret compose must refuse, naming it (both are required, no default).
+for required in FARM_API_TOKEN REGISTRY_PASSWORD; do
+    if env -u "$required" "${compose[@]}" -f deploy/compose.yaml config -q >"$WORK/refused.log" 2>&1; then
+        die "deploy/compose.yaml resolves without $required"
+    fi
+    grep -q "set $required" "$WORK/refused.log" ||
+        die "deploy/compose.yaml refuses to resolve without $required but does not name it: $(cat "$WORK/refused.log")"
+done
+python3 - "$WORK/compose.yaml" "$REGISTRY_PASSWORD" <<'EOF'
 import re, sys, yaml
 model = yaml.safe_load(open(sys.argv[1]))
 services = model["services"]
 errors = []
-for name in ("rabbitmq", "s3", "coordinator", "worker", "prometheus", "grafana"):
+for name in ("rabbitmq", "s3", "registry", "coordinator", "worker", "prometheus", "grafana"):
     if name not in services:
         errors.append(f"no service {name}")
 # Nothing but the optional Grafana may need a registry: every other image is built here.
@@ -71,6 +77,21 @@ for name in ("coordinator", "worker"):
     env = services.get(name, {}).get("environment", {})
     if env.get("FARM_STORAGE__KIND") != "s3" or "rabbitmq:5672" not in env.get("FARM_AMQP_URL", ""):
         errors.append(f"{name}: not wired to rabbitmq and the S3 store")
+# The registry requires the workers' credentials: its entrypoint writes its htpasswd
+# from REGISTRY_USER and REGISTRY_PASSWORD, and the workers sign in with the same pair.
+# Nothing else may see the password.
+password = sys.argv[2]
+registry_env = services.get("registry", {}).get("environment", {})
+if registry_env.get("REGISTRY_PASSWORD") != password or not registry_env.get("REGISTRY_USER"):
+    errors.append("registry: REGISTRY_USER and REGISTRY_PASSWORD are not set from the variables")
+worker_env = worker.get("environment", {})
+if worker_env.get("FARM_DOCKER__REGISTRY_PASSWORD") != password:
+    errors.append("worker: FARM_DOCKER__REGISTRY_PASSWORD is not REGISTRY_PASSWORD")
+if worker_env.get("FARM_DOCKER__REGISTRY_USER") != registry_env.get("REGISTRY_USER"):
+    errors.append("worker: FARM_DOCKER__REGISTRY_USER is not the registry's REGISTRY_USER")
+for name, service in services.items():
+    if name not in ("registry", "worker") and password in yaml.safe_dump(service):
+        errors.append(f"{name}: is given the registry's password")
 mounts = {name: " ".join(str(v) for v in s.get("volumes", [])) for name, s in services.items()}
 if "/etc/prometheus" not in mounts.get("prometheus", ""):
     errors.append("prometheus: no config mounted at /etc/prometheus")

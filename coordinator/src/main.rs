@@ -178,15 +178,17 @@ enum BotsCommand {
         #[command(flatten)]
         api: ApiArgs,
     },
-    /// Upload a bot's source as its next version: a worker builds it (no network, from
-    /// the farm's base images), it plays validation matches against the game's built-in
-    /// bots, and once validated it enters --ladder, replacing its previous version there.
+    /// Upload a bot's source as its next version: a worker compiles it in a sandbox (no
+    /// network, the farm's toolchain image for its layout), the farm assembles its image,
+    /// it plays validation matches against the game's built-in bots, and once validated
+    /// it enters --ladder, replacing its previous version there.
     ///
-    /// DIR holds a Dockerfile (FROM matchfarm/base-debian, matchfarm/base-static,
-    /// matchfarm/base-rust or scratch), or bot.py (run by python3), bot.js (run by node)
-    /// or Cargo.toml (one binary, built offline by Debian's cargo: vendor dependencies).
-    /// It is checked here and again by the farm: at most 2000 entries and 64 MiB, no
-    /// links out of it.
+    /// DIR is in one of the layouts, the first whose marker it has: python (bot.py;
+    /// optional wheels/*.whl), javascript (bot.js; optional node_modules/), rust
+    /// (Cargo.toml; dependencies vendored), go (go.mod; optional vendor/), c-cpp
+    /// (CMakeLists.txt with a target bot, or a Makefile that makes ./bot), java
+    /// (src/**/*.java; optional Main-Class file). It is checked here and again by the
+    /// farm: at most 2000 entries and 64 MiB, no links out of it.
     ///
     /// Example: farm-coordinator bots submit ./my-bot --name ada-bot --game botwars --ladder t-44876f57cc4d05c5 --wait
     Submit {
@@ -782,7 +784,7 @@ async fn bots(command: BotsCommand) -> Result<ExitCode> {
             let client = Client::new(&api.url, api.token.clone())?;
             let submitted = client.submit_bot(&name, &game, ladder.as_deref(), source.archive()).await?;
             let version = submitted["version"].as_u64().unwrap_or_default();
-            println!("{name} v{version} submitted ({} layout): building", source.layout().name());
+            println!("{name} v{version} submitted ({} layout): building", source.layout().name);
             if wait {
                 return wait_for_version(&client, &name, version).await;
             }

@@ -1391,7 +1391,12 @@ async fn uploads_are_checked_owned_bounded_and_become_versions() {
     for (archive, expected) in [
         (tar_of(&[("bot.py", b"", None), ("../evil.py", b"", None)]), "must stay inside"),
         (tar_of(&[("bot.py", b"", None), ("passwd", b"", Some("/etc/passwd"))]), "out of the source"),
-        (tar_of(&[("README", b"hello", None)]), "no Dockerfile, bot.py, bot.js or Cargo.toml"),
+        (tar_of(&[("README", b"hello", None)]), "nothing says how to build it"),
+        // An author's Dockerfile is no layout: the farm compiles and assembles itself.
+        (
+            tar_of(&[("Dockerfile", b"FROM matchfarm/base-debian\nADD http://127.0.0.1/x /x\n", None)]),
+            "the layouts python (bot.py",
+        ),
     ] {
         let message = fixture
             .upload(&bob, "name=bob-bot&game=botwars", archive)

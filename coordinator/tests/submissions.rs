@@ -1,11 +1,12 @@
 //! Bots submitted by their authors, end to end: a `farm-coordinator serve` process, a
 //! `farm-worker serve` process with the Docker sandbox and the farm's registry,
 //! RabbitMQ, the S3 server and the registry (`scripts/services/registry.sh`). A user
-//! submits a Python bot from a directory: a worker builds it, pushes it, it passes
-//! validation, joins a ladder and plays. A second version that crashes is rejected,
-//! naming the match whose log shows why; a source whose build fails is reported with
-//! its build log; another user cannot submit a version of it (403). A challenge plays a
-//! short series between two users' validated versions, within its quota.
+//! submits a Python bot from a directory: a worker compiles it in a sandbox, assembles
+//! and pushes it, it passes validation, joins a ladder and plays. A second version that
+//! crashes is rejected, naming the match whose log shows why; a source whose compile
+//! fails is reported with its build log; another user cannot submit a version of it
+//! (403). Another user's Go bot builds and validates too, and a challenge plays a short
+//! series between the two users' validated versions, within its quota.
 
 mod support;
 
@@ -64,7 +65,7 @@ async fn a_submitted_python_bot_builds_validates_joins_a_ladder_and_a_broken_ver
         &farm_testkit::unique("builder"),
         2,
         5,
-        &[("FARM_DOCKER__REGISTRY", registry.as_str())],
+        &farm_testkit::registry_environment().each_ref().map(|(name, value)| (*name, value.as_str())),
     );
     let operator = |args: &[&str]| {
         let (ok, stdout, stderr) = run_as(&coordinator, TOKEN, args);
@@ -105,9 +106,10 @@ async fn a_submitted_python_bot_builds_validates_joins_a_ladder_and_a_broken_ver
     for seat in 0..2 {
         assert!(played.iter().any(|row| row["bots"][seat] == "ada-bot.v1"), "never in seat {seat}: {played:?}");
     }
-    // Its build log is kept.
+    // Its build log is kept: the sandboxed compile and the farm's assembly.
     let (ok, log, stderr) = run_as(&coordinator, &ada, &["bots", "log", "ada-bot", "1"]);
-    assert!(ok && log.contains("COPY"), "{log}{stderr}");
+    assert!(ok && log.contains("compiling the python layout in matchfarm/toolchain-python"), "{log}{stderr}");
+    assert!(log.contains("COPY bot/ /bot/") && log.contains("scratch space used"), "{log}");
 
     // It joined the ladder and plays there.
     eventually(Duration::from_secs(120), "ada-bot.v1 plays 3 ladder matches", || {
@@ -137,15 +139,16 @@ async fn a_submitted_python_bot_builds_validates_joins_a_ladder_and_a_broken_ver
     let names: Vec<&str> = view["bots"].as_array().expect("bots").iter().filter_map(|bot| bot.as_str()).collect();
     assert!(names.contains(&"ada-bot.v1") && !names.contains(&"ada-bot.v2"), "{view}");
 
-    // A source whose build fails: build_failed, with the failing step in its log.
-    let failing = source(dir.path(), "failing", &[("Dockerfile", "FROM matchfarm/base-debian\nRUN exit 7\n")]);
+    // A source whose compile fails: build_failed, with the compiler's output in its log.
+    let failing =
+        source(dir.path(), "failing", &[("Makefile", "bot:\n\t@echo the compile fails on purpose; exit 7\n")]);
     let (ok, _, _) =
         run_as(&coordinator, &ada, &["bots", "submit", &failing, "--name", "ada-bot", "--game", "botwars", "--wait"]);
     assert!(!ok);
     let bot = coordinator.get_json("/api/bots/ada-bot");
     assert_eq!(bot["versions"][0]["state"], "build_failed", "{bot}");
     let (_, log, _) = run_as(&coordinator, &ada, &["bots", "log", "ada-bot", "3"]);
-    assert!(log.contains("exit 7"), "{log}");
+    assert!(log.contains("the compile fails on purpose") && log.contains("Error 7"), "{log}");
 
     // Bob may not submit a version of ada's bot: 403, naming its owner.
     let (ok, _, stderr) =
@@ -153,12 +156,16 @@ async fn a_submitted_python_bot_builds_validates_joins_a_ladder_and_a_broken_ver
     assert!(!ok && stderr.contains("it is ada's"), "{stderr}");
     assert_eq!(coordinator.get_json("/api/bots/ada-bot")["versions"].as_array().map(Vec::len), Some(3));
 
-    // Bob's own bot, then Ada's challenge: her newest validated version (v1) against
+    // Bob's own bot, in Go (the layout's example), then Ada's challenge: her newest validated version (v1) against
     // his, in both seats; one a day is all her quota allows, and Bob cannot challenge
     // with Ada's bot.
-    let (ok, stdout, stderr) =
-        run_as(&coordinator, &bob, &["bots", "submit", &good, "--name", "bob-bot", "--game", "botwars", "--wait"]);
-    assert!(ok, "{stdout}{stderr}");
+    let go_example = farm_testkit::repo().join("bots/botwars/layouts/go").to_str().expect("UTF-8").to_owned();
+    let (ok, stdout, stderr) = run_as(
+        &coordinator,
+        &bob,
+        &["bots", "submit", &go_example, "--name", "bob-bot", "--game", "botwars", "--wait"],
+    );
+    assert!(ok && stdout.contains("bob-bot v1 submitted (go layout)"), "{stdout}{stderr}");
     let (ok, series, stderr) = run_as(&coordinator, &ada, &["bots", "challenge", "ada-bot", "bob-bot", "--games", "4"]);
     assert!(ok, "{stderr}");
     let series = series.trim().to_owned();

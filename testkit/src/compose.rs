@@ -50,6 +50,7 @@ impl ComposeFarm {
         // Short: the bots' supervisor sockets live under it (at most 108 bytes a path).
         let run_dir = std::env::temp_dir().join(format!("mf-{}", &project[project.len().saturating_sub(10)..]));
         let token = format!("{:032x}{:032x}", rand_u128(), rand_u128());
+        let registry_password = format!("{:032x}", rand_u128());
         let socket_group = std::fs::metadata("/var/run/docker.sock")
             .map(|metadata| std::os::unix::fs::MetadataExt::gid(&metadata).to_string())
             .expect("the Docker socket");
@@ -65,6 +66,7 @@ impl ComposeFarm {
             ("GRAFANA_PORT", "0"),
             // Not 0: the workers are told this port, where the host's engine reaches it.
             ("REGISTRY_PORT", registry_port.as_str()),
+            ("REGISTRY_PASSWORD", registry_password.as_str()),
         ]
         .iter()
         .map(|(key, value)| ((*key).to_owned(), (*value).to_owned()))

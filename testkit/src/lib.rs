@@ -106,6 +106,22 @@ pub fn registry() -> String {
     required("FARM_TEST_REGISTRY")
 }
 
+/// The user and password the workers sign in to [`registry`] with.
+pub fn registry_login() -> (String, String) {
+    (required("FARM_TEST_REGISTRY_USER"), required("FARM_TEST_REGISTRY_PASSWORD"))
+}
+
+/// The environment that makes a worker build for [`registry`] and pull from it, signed
+/// in as [`registry_login`] (the worker's `[docker]` registry settings).
+pub fn registry_environment() -> [(&'static str, String); 3] {
+    let (user, password) = registry_login();
+    [
+        ("FARM_DOCKER__REGISTRY", registry()),
+        ("FARM_DOCKER__REGISTRY_USER", user),
+        ("FARM_DOCKER__REGISTRY_PASSWORD", password),
+    ]
+}
+
 /// The storage settings of the S3 server `scripts/test` starts.
 pub fn s3_config() -> StorageConfig {
     StorageConfig::S3 {

@@ -1,8 +1,9 @@
 //! Build jobs: a worker with the Docker sandbox and a registry (`registry` in its
-//! configuration) takes `farm.builds` one at a time beside its matches. For each it
-//! reads the uploaded source from object storage, builds it ([`crate::build`]), pushes
-//! the image to the registry and reports it by digest on `farm.build-results`; the
-//! build's log goes to object storage whether it built or not.
+//! configuration) takes `farm.builds` one at a time beside its matches, each build
+//! holding one of its slots while it runs. For each it reads the uploaded source from
+//! object storage, builds it ([`crate::build`]: compiled in a sandbox, assembled by the
+//! farm), pushes the image to the registry and reports it by digest on
+//! `farm.build-results`; the build's log goes to object storage whether it built or not.
 //!
 //! A failure of the farm's own (the engine, the registry, the store) gives the job back
 //! to the queue for another try after a pause, up to its delivery limit, and on its
@@ -10,14 +11,14 @@
 //! source's (a step that fails, too long a build, too large an image, a source that
 //! breaks the rules) is reported at once.
 
-use bollard::Docker;
+use bollard::auth::DockerCredentials;
 use farm_proto::{BUILD_RESULTS_QUEUE, BuildJob, BuildOutcome, BuildReport};
 use farm_runtime::queue::{self, BUILD_DELIVERY_LIMIT, ConfirmedPublisher};
 use farm_runtime::storage::{Storage, StorageError};
 use lapin::message::Delivery;
 use lapin::options::{BasicAckOptions, BasicRejectOptions};
 
-use crate::build::{self, BuildError, BuildLimits, BuildLog, Source};
+use crate::build::{self, BuildEngine, BuildError, BuildLimits, BuildLog, Source};
 use crate::metrics;
 
 /// How long a build the farm failed waits before going back to the queue.
@@ -26,9 +27,11 @@ const RETRY_PAUSE: std::time::Duration = std::time::Duration::from_secs(10);
 /// What a worker builds with.
 pub struct Builder<'a> {
     /// The engine that builds.
-    pub docker: &'a Docker,
+    pub engine: &'a BuildEngine,
     /// Where images are pushed (`HOST:PORT`).
     pub registry: &'a str,
+    /// What the worker signs in to the registry with.
+    pub credentials: Option<DockerCredentials>,
     /// What a build may take.
     pub limits: BuildLimits,
     /// Where sources are read and logs written.
@@ -110,12 +113,12 @@ impl Builder<'_> {
             Ok(source) => source,
             Err(error) => return failed(format!("the source: {error}")),
         };
-        let built = match build::build(self.docker, &source, &job.bot, self.limits, log).await {
+        let built = match build::build(self.engine, &source, &job.bot, self.limits, log).await {
             Ok(built) => built,
             Err(error) if error.is_retryable() => return Err(Retry::Build(error)),
             Err(error) => return failed(error.to_string()),
         };
-        match build::push(self.docker, &built, self.registry).await {
+        match build::push(self.engine.docker(), &built, self.registry, self.credentials.clone()).await {
             Ok(image) => Ok(BuildOutcome::Built { image, size: built.size }),
             Err(error) => Err(Retry::Build(error)),
         }

@@ -78,7 +78,8 @@ pub struct WorkerConfig {
     pub storage: StorageConfig,
     /// What building one submitted bot may take (a worker builds when it has the docker
     /// sandbox and `docker.registry`) (`[build]`: build_secs, max_image_mib,
-    /// memory_mib, and `[build.source]`: max_files, max_bytes).
+    /// memory_mib, cpu_millis, scratch_mib, pids, and `[build.source]`: max_files,
+    /// max_bytes).
     pub build: BuildLimits,
 }
 

@@ -51,12 +51,17 @@ enum Command {
     Reproduce(ReproduceArgs),
     /// Build a bot's image from its source directory, as the farm builds its authors'
     /// submissions: the source checked (at most 2,000 entries and 64 MiB; no path or
-    /// link out of it), its own Dockerfile (starting from the farm's base images) or a
-    /// starter layout (bot.py: Python; bot.js: Node), built with no network, tagged
-    /// matchfarm-bots/NAME:DIGEST by the source's content. Prints the tag; the build's
-    /// output goes to stderr.
+    /// link out of it), compiled in a sandbox by the farm's toolchain image for its
+    /// layout (no network, read-only root, user 10001, pids, memory and CPU limits, a
+    /// 2 GiB scratch space, 600 s), and its image assembled by the farm from the
+    /// compiled artifact, tagged matchfarm-bots/NAME:DIGEST by the source's content.
+    /// Prints the tag; the build's log goes to stderr.
     ///
-    /// Example: farm-worker build bots/botwars/my-bot --name my-bot, then use
+    /// The layouts, the first whose marker the source has: python (bot.py), javascript
+    /// (bot.js), rust (Cargo.toml), go (go.mod), c-cpp (CMakeLists.txt or Makefile),
+    /// java (src/**/*.java). An author's Dockerfile is a file like any other.
+    ///
+    /// Example: farm-worker build bots/botwars/layouts/go --name my-bot, then use
     ///   image = "matchfarm-bots/my-bot:..." in a tournament file.
     Build {
         /// The source directory.
@@ -116,6 +121,10 @@ struct PlayArgs {
     /// digest there (image:HOST:PORT/REPO@sha256:...) are pulled if the engine lacks them.
     #[arg(long, value_name = "HOST:PORT")]
     registry: Option<String>,
+    /// With --registry: the user to sign in to it as; the password is read from
+    /// FARM_DOCKER__REGISTRY_PASSWORD.
+    #[arg(long, value_name = "USER", env = "FARM_DOCKER__REGISTRY_USER", requires = "registry")]
+    registry_user: Option<String>,
     /// A named rules preset of the game (Ostibot: Default, SemiFinal, Final),
     /// applied before --rules.
     #[arg(long, value_name = "NAME")]
@@ -424,6 +433,8 @@ async fn play(args: PlayArgs) -> Result<ExitCode> {
             let settings = DockerSettings {
                 runtime: args.docker_runtime.clone(),
                 registry: args.registry.clone(),
+                registry_user: args.registry_user.clone(),
+                registry_password: std::env::var("FARM_DOCKER__REGISTRY_PASSWORD").ok(),
                 ..DockerSettings::default()
             };
             let docker = DockerSandbox::connect(&job_id, &settings).await.context("the Docker sandbox")?;
@@ -527,10 +538,11 @@ async fn build(dir: &Path, name: &str) -> Result<ExitCode> {
     let limits = farm_worker::build::BuildLimits::default();
     let source = farm_worker::build::Source::read_dir(dir, limits.source)
         .with_context(|| format!("the source in {}", dir.display()))?;
-    eprintln!("building {name} ({} layout) from {}", source.layout().name(), dir.display());
+    eprintln!("building {name} ({} layout) from {}", source.layout().name, dir.display());
     let docker = bollard::Docker::connect_with_local_defaults()?.negotiate_version().await?;
+    let engine = farm_worker::build::BuildEngine::new(docker);
     let mut log = farm_worker::build::BuildLog::default();
-    let built = farm_worker::build::build(&docker, &source, name, limits, &mut log).await;
+    let built = farm_worker::build::build(&engine, &source, name, limits, &mut log).await;
     eprint!("{}", log.0);
     let built = built?;
     eprintln!("built {} ({}, {} MiB)", built.tag, built.image_id, built.size >> 20);

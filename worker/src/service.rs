@@ -343,32 +343,44 @@ async fn run_audit_lane<S: Sandbox + Clone + Send + 'static>(
     one_at_a_time(&connection, AUDITS_QUEUE, &tag, &context, |delivery| auditor.handle(delivery)).await
 }
 
-/// Build jobs ([`crate::builds`]), one at a time on a channel of their own, until the
-/// worker drains or is quarantined ([`WorkerConfig::builds_for`] says which do).
+/// Build jobs ([`crate::builds`]), one at a time on a channel of their own, each
+/// holding one of the worker's slots while it builds, until the worker drains or is
+/// quarantined ([`WorkerConfig::builds_for`] says which workers build).
 async fn run_build_lane<S: Sandbox + Clone + Send + 'static>(
     connection: Arc<Connection>,
     registry: String,
     context: Arc<JobContext<S>>,
 ) -> Result<(), BrokerError> {
-    let docker = match bollard::Docker::connect_with_local_defaults() {
-        Ok(docker) => docker,
-        Err(error) => {
-            // The builds wait for another worker; the matches go on.
-            tracing::error!(%error, "cannot reach the Docker engine: this worker takes no build jobs");
-            let _ = context.drain.clone().wait_for(|stop| *stop).await;
-            return Ok(());
-        }
+    let Some(engine) = context.player.sandbox.build_engine() else {
+        tracing::error!("this worker's sandbox builds nothing: it takes no build jobs");
+        let _ = context.drain.clone().wait_for(|stop| *stop).await;
+        return Ok(());
     };
     let tag = format!("{}-{}-build", context.config.worker_id, std::process::id());
     let builder = Builder {
-        docker: &docker,
+        engine: &engine,
         registry: &registry,
+        credentials: context.config.docker.registry_credentials(),
         limits: context.config.build,
         storage: &context.player.storage,
         worker_id: &context.config.worker_id,
         publisher: &context.publisher,
     };
-    one_at_a_time(&connection, BUILDS_QUEUE, &tag, &context, |delivery| builder.handle(delivery)).await
+    one_at_a_time(&connection, BUILDS_QUEUE, &tag, &context, |delivery| async {
+        let mut drain = context.drain.clone();
+        let slot = tokio::select! {
+            slot = context.slots.hold() => Some(slot),
+            _ = drain.wait_for(|stop| *stop) => None,
+        };
+        let Some(slot) = slot else {
+            // Draining while every slot plays: the build goes back for another worker.
+            queue::requeue(&delivery.acker).await;
+            return;
+        };
+        builder.handle(delivery).await;
+        drop(slot);
+    })
+    .await
 }
 
 /// One job at a time, on a lane of its own ([`one_at_a_time`]).

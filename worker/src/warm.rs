@@ -72,6 +72,12 @@ impl Slots {
         }
     }
 
+    /// Waits for a slot for work that is not a match (a build): held until the permit
+    /// is dropped, so that the worker runs no more than its slots at once.
+    pub async fn hold(&self) -> OwnedSemaphorePermit {
+        Arc::clone(&self.playing).acquire_owned().await.expect("the slots' semaphore is never closed")
+    }
+
     /// Waits for a slot for one job and returns it with the job's bots, started by
     /// `start` once the slot is taken. When no slot is free and the pool has room,
     /// `prepare` runs at once (it prepares the job's sandboxes and returns how many of

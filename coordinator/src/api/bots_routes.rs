@@ -1,8 +1,9 @@
 //! The API's routes for bots submitted by their authors ([`crate::versions`]).
 //!
 //! - `POST /api/bots?name=N&game=G[&ladder=ID]`: the body is the bot's source, a tar
-//!   archive (gzipped or not) with its own `Dockerfile` or in a starter layout (`bot.py`,
-//!   `bot.js`, `Cargo.toml`). It becomes the bot's next version, built on a worker, validated, then
+//!   archive (gzipped or not) in one of the layouts ([`farm_worker::build::LAYOUTS`]:
+//!   `bot.py`, `bot.js`, `Cargo.toml`, `go.mod`, `CMakeLists.txt` or `Makefile`,
+//!   `src/**/*.java`). It becomes the bot's next version, built on a worker, validated, then
 //!   entered in ladder `ID` if given. A new name makes a bot owned by the caller; an
 //!   existing one is changed only by its owner or an admin. Answers 201 with the
 //!   version; 400 naming what is wrong with the archive; 413 over its size; 429 over the
@@ -198,7 +199,7 @@ async fn submit_version(
         bot: query.name.clone(),
         by: caller.clone(),
         game: game.name().to_owned(),
-        layout: source.layout().name().to_owned(),
+        layout: source.layout().name.to_owned(),
         source_key,
         ladder: query.ladder.clone(),
     };
@@ -214,13 +215,13 @@ async fn submit_version(
         }
     };
     state.wake_builds.notify_one();
-    tracing::info!(bot = %query.name, version, by = %caller.name, layout = source.layout().name(), "version submitted");
+    tracing::info!(bot = %query.name, version, by = %caller.name, layout = source.layout().name, "version submitted");
     let answer = serde_json::json!({
         "bot": query.name,
         "version": version,
         "entry": entry_name(&query.name, version),
         "state": "building",
-        "layout": source.layout().name(),
+        "layout": source.layout().name,
         "url": format!("/api/bots/{}", query.name),
     });
     Ok((StatusCode::CREATED, Json(answer)).into_response())

@@ -165,6 +165,13 @@ pub struct DockerSettings {
     /// (images must be on the engine) and no build is taken.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub registry: Option<String>,
+    /// The user this worker signs in to the registry as (its htpasswd entry): pulls and
+    /// the pushes of its builds. Unset: no credentials are sent.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub registry_user: Option<String>,
+    /// That user's password (`FARM_DOCKER__REGISTRY_PASSWORD`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub registry_password: Option<String>,
 }
 
 impl Default for DockerSettings {
@@ -179,6 +186,8 @@ impl Default for DockerSettings {
             heartbeat_secs: 10,
             runtime: None,
             registry: None,
+            registry_user: None,
+            registry_password: None,
         }
     }
 }
@@ -210,6 +219,17 @@ impl DockerSettings {
             ));
         }
         Ok(())
+    }
+
+    /// What this worker signs in to its registry with, if anything.
+    pub fn registry_credentials(&self) -> Option<bollard::auth::DockerCredentials> {
+        let registry = self.registry.as_ref()?;
+        Some(bollard::auth::DockerCredentials {
+            username: Some(self.registry_user.clone()?),
+            password: self.registry_password.clone(),
+            serveraddress: Some(registry.clone()),
+            ..Default::default()
+        })
     }
 
     /// Matches a container serves.
@@ -400,6 +420,29 @@ impl DockerSandbox {
             sandbox.clone_for_reaping(),
         ));
         Ok(sandbox)
+    }
+
+    /// Where this worker builds submitted bots: the same engine, its toolchain
+    /// containers labelled as this sandbox's own (reaped with them) and run under its
+    /// runtime.
+    pub fn build_engine(&self) -> crate::build::BuildEngine {
+        crate::build::BuildEngine::for_worker(
+            self.docker.clone(),
+            self.owner_labels(),
+            self.settings.runtime.clone(),
+            self.gvisor.then_some(GVISOR_SANDBOX_THREADS),
+        )
+    }
+
+    /// The labels that make a container this process's: what reaping goes by.
+    fn owner_labels(&self) -> HashMap<String, String> {
+        HashMap::from([
+            (WORKER_LABEL.to_owned(), self.worker_id.clone()),
+            (ENGINE_LABEL.to_owned(), self.engine.clone()),
+            (INSTANCE_LABEL.to_owned(), self.instance.clone()),
+            (RUN_ROOT_LABEL.to_owned(), self.run_root.to_string_lossy().into_owned()),
+            (HEARTBEAT_LABEL.to_owned(), self.settings.heartbeat_secs.to_string()),
+        ])
     }
 
     /// What the heartbeat task needs, holding no strong reference to the pool (the
@@ -777,7 +820,7 @@ impl DockerSandbox {
         let options =
             bollard::query_parameters::CreateImageOptions { from_image: Some(image.to_owned()), ..Default::default() };
         let pull = async {
-            let mut stream = self.docker.create_image(Some(options), None, None);
+            let mut stream = self.docker.create_image(Some(options), None, self.settings.registry_credentials());
             while let Some(progress) = stream.next().await {
                 progress?;
             }
@@ -941,14 +984,11 @@ impl DockerSandbox {
             user: Some("0:0".to_owned()),
             entrypoint: Some(vec![supervisor_protocol::BINARY.to_owned()]),
             cmd: Some(cmd),
-            labels: Some(HashMap::from([
-                (WORKER_LABEL.to_owned(), self.worker_id.clone()),
-                (ENGINE_LABEL.to_owned(), self.engine.clone()),
-                (INSTANCE_LABEL.to_owned(), self.instance.clone()),
-                (RUN_ROOT_LABEL.to_owned(), self.run_root.to_string_lossy().into_owned()),
-                (HEARTBEAT_LABEL.to_owned(), self.settings.heartbeat_secs.to_string()),
-                (IMAGE_LABEL.to_owned(), shape.image.clone()),
-            ])),
+            labels: Some({
+                let mut labels = self.owner_labels();
+                labels.insert(IMAGE_LABEL.to_owned(), shape.image.clone());
+                labels
+            }),
             network_disabled: Some(true),
             host_config: Some(host_config),
             ..Default::default()

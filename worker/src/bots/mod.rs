@@ -276,6 +276,12 @@ pub trait Sandbox: Sync {
         0
     }
 
+    /// Where submitted bots are built beside this sandbox's matches: the Docker
+    /// sandbox's engine; none elsewhere (only a Docker worker builds).
+    fn build_engine(&self) -> Option<crate::build::BuildEngine> {
+        None
+    }
+
     /// Starts a bot that is not built in.
     fn launch_external(
         &self,
@@ -402,6 +408,10 @@ impl Sandbox for DockerSandbox {
 
     fn prepare(&self, bots: &[BotSpec]) -> usize {
         DockerSandbox::prepare(self, bots)
+    }
+
+    fn build_engine(&self) -> Option<crate::build::BuildEngine> {
+        Some(DockerSandbox::build_engine(self))
     }
 
     async fn launch_external(&self, spec: &BotSpec, context: &LaunchContext<'_>) -> Result<BotSession, BotLaunchError> {
