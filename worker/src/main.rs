@@ -69,6 +69,10 @@ enum Command {
         /// The bot's name (lower-case letters, digits, '-', '_').
         #[arg(long)]
         name: String,
+        /// The OCI runtime the compile runs under, as the Docker engine names it (runsc
+        /// for gVisor). Default: the engine's own.
+        #[arg(long, value_name = "RUNTIME")]
+        docker_runtime: Option<String>,
     },
     /// Work with replay files.
     Replay {
@@ -325,7 +329,7 @@ async fn main() -> ExitCode {
         Command::Serve(args) => serve(args).await,
         Command::Play(args) => play(args).await,
         Command::Reproduce(args) => reproduce(args).await,
-        Command::Build { dir, name } => build(&dir, &name).await,
+        Command::Build { dir, name, docker_runtime } => build(&dir, &name, docker_runtime).await,
         Command::Replay { command: ReplayCommand::Verify { file } } => verify(&file),
         Command::Map { command: MapCommand::Generate { game, seed, out } } => generate_map(game, seed, out.as_deref()),
     };
@@ -529,7 +533,7 @@ async fn reproduce(args: ReproduceArgs) -> Result<ExitCode> {
     }
 }
 
-async fn build(dir: &Path, name: &str) -> Result<ExitCode> {
+async fn build(dir: &Path, name: &str, runtime: Option<String>) -> Result<ExitCode> {
     anyhow::ensure!(
         farm_proto::is_bot_name(name),
         "--name {name:?}: 1 to {} of a-z, 0-9, '-' and '_', starting with a letter or digit",
@@ -540,7 +544,7 @@ async fn build(dir: &Path, name: &str) -> Result<ExitCode> {
         .with_context(|| format!("the source in {}", dir.display()))?;
     eprintln!("building {name} ({} layout) from {}", source.layout().name, dir.display());
     let docker = bollard::Docker::connect_with_local_defaults()?.negotiate_version().await?;
-    let engine = farm_worker::build::BuildEngine::new(docker);
+    let engine = farm_worker::build::BuildEngine::connect(docker, runtime).await?;
     let mut log = farm_worker::build::BuildLog::default();
     let built = farm_worker::build::build(&engine, &source, name, limits, &mut log).await;
     eprint!("{}", log.0);

@@ -252,6 +252,28 @@ mod tests {
         assert_eq!(launcher.counts(), (1, 2), "its bots started when the slot came");
     }
 
+    #[tokio::test]
+    async fn a_build_holds_a_slot_as_a_match_does() {
+        let slots = Arc::new(Slots::new(1, 0, Duration::from_secs(60)));
+        let (launcher, _) = launcher();
+        let build = slots.hold().await;
+        let (waiting, _stop) = queue_job(&slots, &launcher);
+        // On this one-thread runtime the job's task runs until it waits for the slot.
+        tokio::task::yield_now().await;
+        assert!(!waiting.is_finished(), "the match took the slot the build holds");
+        assert_eq!(launcher.counts(), (0, 0), "no bot started while the build holds the slot");
+        drop(build);
+        let turn = waiting.await.expect("task").expect("the slot, once the build is done");
+        let build = tokio::spawn({
+            let slots = Arc::clone(&slots);
+            async move { slots.hold().await }
+        });
+        tokio::task::yield_now().await;
+        assert!(!build.is_finished(), "the build took the slot the match holds");
+        drop(turn);
+        let _slot = build.await.expect("the build's slot, once the match is done");
+    }
+
     #[tokio::test(start_paused = true)]
     async fn a_match_waiting_past_the_idle_time_gives_up_its_room() {
         let slots = Arc::new(Slots::new(1, 1, Duration::from_secs(10)));

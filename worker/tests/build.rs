@@ -69,16 +69,26 @@ fn play_botwars(spec: &str, extra: &[&str]) -> serde_json::Value {
     let out = tempfile::tempdir().expect("temp dir");
     let args = ["play", "--out", out.path().to_str().expect("UTF-8"), "--sandbox", "docker", "--game", "botwars"];
     let rules = ["--seed", "3", "--rules", r#"{"replyTimeoutMs":20000}"#, "--bot", spec, "--bot", "builtin:random"];
-    let played = worker(&[&args[..], extra, &rules[..]].concat());
+    let runtime = runtime_args();
+    let runtime: Vec<&str> = runtime.iter().map(String::as_str).collect();
+    let played = worker(&[&args[..], &runtime[..], extra, &rules[..]].concat());
     assert!(played.status.success(), "{spec}: {}", String::from_utf8_lossy(&played.stderr));
     let result: serde_json::Value =
         serde_json::from_slice(&std::fs::read(out.path().join("result.json")).expect("result.json")).expect("JSON");
     result["seats"][0].clone()
 }
 
+/// The runtime the tests' containers run under (FARM_TEST_DOCKER_RUNTIME), as
+/// `farm-worker` arguments.
+fn runtime_args() -> Vec<String> {
+    farm_testkit::docker_runtime().map(|runtime| vec!["--docker-runtime".to_owned(), runtime]).unwrap_or_default()
+}
+
 /// `farm-worker build DIR --name NAME`: (the tag printed, the log).
 fn build_dir(dir: &Path, name: &str) -> (Option<String>, String) {
-    let built = worker(&["build", dir.to_str().expect("UTF-8"), "--name", name]);
+    let runtime = runtime_args();
+    let runtime: Vec<&str> = runtime.iter().map(String::as_str).collect();
+    let built = worker(&[&["build", dir.to_str().expect("UTF-8"), "--name", name], &runtime[..]].concat());
     let stderr = String::from_utf8_lossy(&built.stderr).into_owned();
     let tag = built.status.success().then(|| String::from_utf8_lossy(&built.stdout).trim().to_owned());
     (tag, stderr)
@@ -192,7 +202,8 @@ async fn build_files(files: &[(&str, &[u8])], limits: BuildLimits) -> (Result<St
         bollard::Docker::connect_with_local_defaults().expect("docker").negotiate_version().await.expect("docker");
     let mut log = BuildLog::default();
     let name = unique("built");
-    let built = build(&BuildEngine::new(docker), &source, &name, limits, &mut log).await.map(|built| built.tag);
+    let engine = BuildEngine::connect(docker, farm_testkit::docker_runtime()).await.expect("the runtime");
+    let built = build(&engine, &source, &name, limits, &mut log).await.map(|built| built.tag);
     let images = Images(built.iter().cloned().collect());
     let left = docker_lines(&["ps", "-aq", "--filter", &format!("label={BUILD_LABEL}={name}")]);
     assert_eq!(left, BTreeSet::new(), "the toolchain container of {name} is left: {built:?}");
@@ -322,7 +333,7 @@ async fn a_pushed_bot_is_pulled_by_digest_from_the_farms_registry_and_from_nowhe
     let source = Source::read_dir(dir.path(), SourceLimits::default()).expect("a source");
     let docker = bollard::Docker::connect_with_local_defaults().expect("docker");
     let name = unique("pulled");
-    let engine = BuildEngine::new(docker.clone());
+    let engine = BuildEngine::connect(docker.clone(), None).await.expect("the engine");
     let built = build(&engine, &source, &name, BuildLimits::default(), &mut BuildLog::default()).await.expect("built");
     let credentials = |password: &str| {
         Some(bollard::auth::DockerCredentials {

@@ -106,7 +106,7 @@ const WRITABLE: [&str; 3] = ["/tmp", "/dev/shm", "/dev/mqueue"];
 /// name is gVisor, whatever the engine calls it (`runsc`, `runsc-kvm`, `gvisor`, ...).
 const GVISOR_PROGRAM: &str = "runsc";
 /// The threads a gVisor sandbox may have on the host (see `DockerSandbox::pids_limit`).
-const GVISOR_SANDBOX_THREADS: i64 = 4096;
+pub(crate) const GVISOR_SANDBOX_THREADS: i64 = 4096;
 /// Where the supervisor binary is looked for in a build tree, from an ancestor of the
 /// running binary (scripts/build-supervisor puts it there).
 const BUILT_SUPERVISOR: &str = "static/x86_64-unknown-linux-gnu/release/farm-supervisor";
@@ -372,22 +372,11 @@ impl DockerSandbox {
         let docker = Docker::connect_with_local_defaults()?.negotiate_version().await?;
         docker.ping().await?;
         let info = docker.info().await?;
-        let engine = info.id.unwrap_or_default();
-        let mut gvisor = false;
-        if let Some(runtime) = &settings.runtime {
-            let runtimes = info.runtimes.unwrap_or_default();
-            let Some(found) = runtimes.get(runtime) else {
-                let mut known: Vec<&String> = runtimes.keys().collect();
-                known.sort();
-                return Err(DockerError::Setup(format!(
-                    "docker.runtime {runtime:?} is not one of the engine's runtimes ({}): register it in the \
-                     engine's daemon.json (see the README, Which sandbox)",
-                    known.iter().map(|name| name.as_str()).collect::<Vec<_>>().join(", ")
-                )));
-            };
-            let program = found.path.as_deref().map(Path::new).and_then(Path::file_name);
-            gvisor = program.is_some_and(|name| name == GVISOR_PROGRAM);
-        }
+        let engine = info.id.clone().unwrap_or_default();
+        let gvisor = match &settings.runtime {
+            Some(runtime) => is_gvisor(&info, runtime)?,
+            None => false,
+        };
         let instance = uuid::Uuid::new_v4().simple().to_string()[..12].to_owned();
         // Named by the instance alone, not the worker id: the path of a container's
         // socket must fit a unix socket address (108 bytes), whatever the worker's name.
@@ -430,7 +419,7 @@ impl DockerSandbox {
             self.docker.clone(),
             self.owner_labels(),
             self.settings.runtime.clone(),
-            self.gvisor.then_some(GVISOR_SANDBOX_THREADS),
+            self.gvisor,
         )
     }
 
@@ -1009,6 +998,23 @@ impl DockerSandbox {
     async fn discard(&self, container: Prepared) {
         SandboxPhase::Remove.timed(Self::NAME, remove_prepared(&self.docker, container)).await;
     }
+}
+
+/// Whether the engine's runtime `runtime` is gVisor (its program is `runsc`); an error
+/// naming the engine's runtimes if it has none of that name.
+pub fn is_gvisor(info: &bollard::models::SystemInfo, runtime: &str) -> Result<bool, DockerError> {
+    let runtimes = info.runtimes.clone().unwrap_or_default();
+    let Some(found) = runtimes.get(runtime) else {
+        let mut known: Vec<&String> = runtimes.keys().collect();
+        known.sort();
+        return Err(DockerError::Setup(format!(
+            "docker.runtime {runtime:?} is not one of the engine's runtimes ({}): register it in the \
+             engine's daemon.json (see the README, Which sandbox)",
+            known.iter().map(|name| name.as_str()).collect::<Vec<_>>().join(", ")
+        )));
+    };
+    let program = found.path.as_deref().map(Path::new).and_then(Path::file_name);
+    Ok(program.is_some_and(|name| name == GVISOR_PROGRAM))
 }
 
 /// A resource limit, soft and hard alike.

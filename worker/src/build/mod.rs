@@ -150,26 +150,33 @@ pub struct BuildEngine {
     docker: Docker,
     labels: HashMap<String, String>,
     runtime: Option<String>,
-    /// The pids limit of every container under gVisor, whose cgroup holds the sandbox
-    /// kernel's threads, not the compile's processes; `None` under runc.
-    gvisor_pids: Option<i64>,
+    /// Whether `runtime` is gVisor, whose containers' cgroup holds the sandbox kernel's
+    /// threads, not the compile's processes: the pids bound is then its own kernel's
+    /// process limit (per sandbox there, unlike the host's per-user one).
+    gvisor: bool,
 }
 
 impl BuildEngine {
-    /// Builds on `docker` with the engine's default runtime, as `farm-worker build` does.
-    pub fn new(docker: Docker) -> Self {
-        BuildEngine { docker, labels: HashMap::new(), runtime: None, gvisor_pids: None }
+    /// Builds on `docker` under `runtime` (the engine's default if `None`), as
+    /// `farm-worker build` does; an error if the engine has no such runtime.
+    pub async fn connect(docker: Docker, runtime: Option<String>) -> Result<Self, BuildError> {
+        let gvisor = match &runtime {
+            Some(runtime) => crate::bots::is_gvisor(&docker.info().await?, runtime)
+                .map_err(|error| BuildError::Failed(error.to_string()))?,
+            None => false,
+        };
+        Ok(BuildEngine { docker, labels: HashMap::new(), runtime, gvisor })
     }
 
-    /// Builds on `docker` with a worker's owner `labels` and OCI `runtime`;
-    /// `gvisor_pids` is the pids limit when that runtime is gVisor.
+    /// Builds on `docker` with a worker's owner `labels` and OCI `runtime`, `gvisor`
+    /// saying whether that runtime is gVisor.
     pub(crate) fn for_worker(
         docker: Docker,
         labels: HashMap<String, String>,
         runtime: Option<String>,
-        gvisor_pids: Option<i64>,
+        gvisor: bool,
     ) -> Self {
-        BuildEngine { docker, labels, runtime, gvisor_pids }
+        BuildEngine { docker, labels, runtime, gvisor }
     }
 
     /// The engine.
@@ -186,10 +193,6 @@ impl BuildEngine {
             }
             Err(error) => Err(error.into()),
         }
-    }
-
-    fn pids_limit(&self, pids: i64) -> i64 {
-        self.gvisor_pids.unwrap_or(pids)
     }
 }
 

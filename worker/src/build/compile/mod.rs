@@ -20,6 +20,7 @@ use tokio::io::AsyncWriteExt;
 
 use super::source::{SourceLimits, Tree};
 use super::{BuildEngine, BuildError, BuildLimits, BuildLog, Run, Source};
+use crate::bots::GVISOR_SANDBOX_THREADS;
 
 /// The compile's user and group: the bots' (`bot` in the farm's Debian images).
 const BUILD_UID: u32 = 10001;
@@ -143,6 +144,13 @@ fn container_body(
     name: &str,
     limits: &BuildLimits,
 ) -> ContainerCreateBody {
+    let ulimit =
+        |name: &str, value: i64| ResourcesUlimits { name: Some(name.to_owned()), soft: Some(value), hard: Some(value) };
+    let mut ulimits = vec![ulimit("nofile", OPEN_FILES), ulimit("core", 0)];
+    if engine.gvisor {
+        // gVisor's kernel counts the compile's processes itself, per sandbox.
+        ulimits.push(ulimit("nproc", limits.pids));
+    }
     // The scratch space's pages are the container's memory too.
     let memory = ((u64::from(limits.memory_mib) + limits.scratch_mib) << 20) as i64;
     // Owned by the compile's user: a mode alone is not kept when the engine makes the
@@ -153,11 +161,8 @@ fn container_body(
         memory: Some(memory),
         memory_swap: Some(memory),
         nano_cpus: Some(i64::from(limits.cpu_millis) * 1_000_000),
-        pids_limit: Some(engine.pids_limit(limits.pids)),
-        ulimits: Some(vec![
-            ResourcesUlimits { name: Some("nofile".to_owned()), soft: Some(OPEN_FILES), hard: Some(OPEN_FILES) },
-            ResourcesUlimits { name: Some("core".to_owned()), soft: Some(0), hard: Some(0) },
-        ]),
+        pids_limit: Some(if engine.gvisor { GVISOR_SANDBOX_THREADS } else { limits.pids }),
+        ulimits: Some(ulimits),
         readonly_rootfs: Some(true),
         tmpfs: Some(HashMap::from([(SCRATCH.to_owned(), scratch)])),
         cap_drop: Some(vec!["ALL".to_owned()]),
