@@ -2,6 +2,12 @@
 //! the CPU clock, the bank of extra time a bot may draw on, the wall-clock backstop of
 //! the CPU clock, and what every move took.
 //!
+//! A move's CPU time runs from the end of the bot's previous move (the reading taken as
+//! its reply came) to its reply, unless the match lets bots ponder: a bot is frozen
+//! between its reply and its next request, and what it still spent before the freeze
+//! took hold (a thread or a child left computing) is charged to its next move, so no
+//! computation goes uncharged. With `ponder`, a move's CPU time runs from its request.
+//!
 //! With the CPU clock a move ends when the bot's CPU time passes its budget and bank;
 //! the wait for its reply wakes up at the earliest moment that could have happened (the
 //! CPU time left, spread over every core), reads the bot's CPU time, and waits again: a
@@ -34,6 +40,9 @@ pub(crate) struct SeatClock {
     wall_us: Vec<u64>,
     /// CPU time of each reply that came in time, where measured, in microseconds.
     cpu_us: Vec<u64>,
+    /// The bot's CPU time when its previous move ended, where measured: where its next
+    /// move's CPU time is counted from, unless bots ponder.
+    cpu_at_last_move: Option<Duration>,
 }
 
 /// A move being timed.
@@ -57,6 +66,7 @@ impl SeatClock {
             bank: Duration::from_millis(clock.time_bank_ms),
             wall_us: Vec::new(),
             cpu_us: Vec::new(),
+            cpu_at_last_move: None,
         }
     }
 
@@ -65,7 +75,11 @@ impl SeatClock {
         self.requests += 1;
         let sent = Instant::now();
         let wall = clock.wall_limit_ms(millis(budget), millis(self.bank));
-        Move { sent, cpu_at_send: session.cpu_used(), budget, wall_limit: sent + Duration::from_millis(wall) }
+        let cpu_at_send = match self.cpu_at_last_move {
+            Some(last) if !clock.ponder => Some(last),
+            _ => session.cpu_used(),
+        };
+        Move { sent, cpu_at_send, budget, wall_limit: sent + Duration::from_millis(wall) }
     }
 
     /// Waits for the reply to `timed` and judges it on the match's clock: a reply over
@@ -121,6 +135,7 @@ impl SeatClock {
     fn judge(&mut self, clock: &MoveClock, timed: &Move, received: Received) -> (BotReply, ReplyTime) {
         let wall = received.at.saturating_duration_since(timed.sent);
         let cpu = self.cpu_spent(timed, received.cpu);
+        self.cpu_at_last_move = received.cpu;
         if received.reply == BotReply::Crashed {
             return (BotReply::Crashed, reply_time(wall, cpu));
         }
@@ -145,6 +160,7 @@ impl SeatClock {
     fn time_out(&mut self, timed: &Move, at: Instant, cpu_now: Option<Duration>) -> (BotReply, ReplyTime) {
         self.timeouts += 1;
         self.bank = Duration::ZERO;
+        self.cpu_at_last_move = cpu_now;
         let wall = at.saturating_duration_since(timed.sent);
         (BotReply::Timeout, reply_time(wall, self.cpu_spent(timed, cpu_now)))
     }

@@ -532,6 +532,12 @@ async fn drive<W: AsyncWrite + Unpin>(
                     SandboxPhase::FirstReply.observe(sessions[seat].sandbox_name(), took);
                 }
             }
+            if !clock.ponder {
+                // From its reply to its next request the bot is frozen, in every game:
+                // in simultaneous ones too, where it is asked at every step, a thread or
+                // a child left computing would take the other bots' thinking time.
+                sessions[seat].freeze(true);
+            }
             replies.push((seat, budget.admit(seat, reply)));
             times.push(Some(time));
         }
@@ -542,15 +548,6 @@ async fn drive<W: AsyncWrite + Unpin>(
         writer.write(&timed_frame).await?;
         if writer.written.saturating_sub(budget.stored) > options.max_replay_bytes {
             return Err(RunError::ReplayTooLarge(options.max_replay_bytes));
-        }
-        if !clock.ponder && !game.is_over() {
-            // Bots that have begun and are not asked next wait frozen for their turn.
-            let next = game.to_act();
-            for (seat, session) in sessions.iter_mut().enumerate() {
-                if clocks[seat].requests > 0 && !next.contains(&seat) {
-                    session.freeze(true);
-                }
-            }
         }
         on_step(game.steps(), limit);
     }

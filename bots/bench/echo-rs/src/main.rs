@@ -12,9 +12,10 @@
 //!   over a tournament of them).
 //! - `bench-echo-bot --burn-ms N`: each reply after N milliseconds of this bot's own
 //!   CPU time, spun, however long that takes on a busy machine: the CPU clock's tests.
-//! - `bench-echo-bot --ponder`: a second thread spins all the time, thinking between
-//!   turns; at each request the bot writes to stderr `idle-cpu-us N`, the CPU time it
-//!   used since its last reply: what freezing idle bots takes away.
+//! - `bench-echo-bot --ponder`: a second thread and a child process spin all the time,
+//!   thinking between turns; at each request the bot writes to stderr `idle-cpu-us N`,
+//!   the CPU time it and its child used since its last reply: what freezing bots between
+//!   their reply and their next request takes away.
 //!
 //! The stdio flags combine. Standard library and nix only (for CPU clocks), so that
 //! its image is one static binary (see deploy/build-images.sh).
@@ -28,6 +29,8 @@ use nix::time::{ClockId, clock_gettime};
 /// The reply to every request.
 const REPLY: &[u8] = b"[]";
 const USAGE: &str = "usage: bench-echo-bot [--http | [--think-ms N] [--burn-ms N] [--ponder]]";
+/// The flag a pondering bot's child is started with: it spins until it is killed.
+const SPIN: &str = "--spin-forever";
 
 /// How a stdio bot answers.
 #[derive(Debug, Default, Clone, Copy)]
@@ -46,15 +49,39 @@ fn main() -> io::Result<()> {
         let port = std::env::var("FARM_PORT").ok().and_then(|port| port.parse().ok()).unwrap_or(8080u16);
         return serve_http(TcpListener::bind(("127.0.0.1", port))?);
     }
-    let answering = parse(&args).map_err(|problem| io::Error::new(io::ErrorKind::InvalidInput, problem))?;
-    if answering.ponder {
-        std::thread::spawn(|| {
-            loop {
-                std::hint::black_box(0u64);
-            }
-        });
+    if args == [SPIN] {
+        spin();
     }
-    serve_lines(io::stdin().lock(), io::stdout().lock(), io::stderr(), answering)
+    let answering = parse(&args).map_err(|problem| io::Error::new(io::ErrorKind::InvalidInput, problem))?;
+    let mut child = None;
+    if answering.ponder {
+        std::thread::spawn(spin);
+        // Its own stdio closed: only the farm's end of the bot (its process group, its
+        // cgroup) ends it.
+        let spinner = std::process::Command::new(std::env::current_exe()?)
+            .arg(SPIN)
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()?;
+        child = Some(spinner.id());
+    }
+    serve_lines(io::stdin().lock(), io::stdout().lock(), io::stderr(), answering, child)
+}
+
+/// Spins on a CPU until killed.
+fn spin() -> ! {
+    loop {
+        std::hint::black_box(0u64);
+    }
+}
+
+/// The CPU time process `pid`'s main thread has used, to the nanosecond, from
+/// `/proc/PID/schedstat` (its first field); zero once it is gone. The child spins on
+/// that one thread.
+fn process_cpu_time(pid: u32) -> Duration {
+    let schedstat = std::fs::read_to_string(format!("/proc/{pid}/schedstat")).unwrap_or_default();
+    Duration::from_nanos(schedstat.split_whitespace().next().and_then(|nanos| nanos.parse().ok()).unwrap_or(0))
 }
 
 fn parse(args: &[String]) -> Result<Answering, String> {
@@ -80,20 +107,23 @@ fn cpu_time(clock: ClockId) -> Duration {
     clock_gettime(clock).map(Duration::from).unwrap_or_default()
 }
 
-/// One reply line per request line, after `answering`'s thinking, flushed at once.
+/// One reply line per request line, after `answering`'s thinking, flushed at once;
+/// `child` is the pondering child process, whose CPU time counts as the bot's.
 fn serve_lines(
     input: impl BufRead,
     mut output: impl Write,
     mut log: impl Write,
     answering: Answering,
+    child: Option<u32>,
 ) -> io::Result<()> {
+    let used = || cpu_time(ClockId::CLOCK_PROCESS_CPUTIME_ID) + child.map(process_cpu_time).unwrap_or_default();
     let mut replied_at = None;
     for line in input.split(b'\n') {
         line?;
         if answering.ponder
             && let Some(replied_at) = replied_at
         {
-            let idle = cpu_time(ClockId::CLOCK_PROCESS_CPUTIME_ID).saturating_sub(replied_at);
+            let idle = used().saturating_sub(replied_at);
             writeln!(log, "idle-cpu-us {}", idle.as_micros())?;
         }
         if !answering.think.is_zero() {
@@ -106,7 +136,7 @@ fn serve_lines(
         output.write_all(REPLY)?;
         output.write_all(b"\n")?;
         output.flush()?;
-        replied_at = Some(cpu_time(ClockId::CLOCK_PROCESS_CPUTIME_ID));
+        replied_at = Some(used());
     }
     Ok(())
 }
@@ -168,7 +198,7 @@ mod tests {
     #[test]
     fn answers_every_line_with_one_reply_line() {
         let mut output = Vec::new();
-        serve_lines(&b"{\"player\":\"r\"}\nsecond\n"[..], &mut output, io::sink(), Answering::default())
+        serve_lines(&b"{\"player\":\"r\"}\nsecond\n"[..], &mut output, io::sink(), Answering::default(), None)
             .expect("in memory");
         assert_eq!(output, b"[]\n[]\n");
     }
@@ -178,7 +208,7 @@ mod tests {
         let mut output = Vec::new();
         let started = std::time::Instant::now();
         let thinking = Answering { think: Duration::from_millis(20), ..Answering::default() };
-        serve_lines(&b"a\nb\nc\n"[..], &mut output, io::sink(), thinking).expect("in memory");
+        serve_lines(&b"a\nb\nc\n"[..], &mut output, io::sink(), thinking, None).expect("in memory");
         assert_eq!(output, b"[]\n[]\n[]\n");
         assert!(started.elapsed() >= Duration::from_millis(60), "three replies, 20 ms each at least");
     }
@@ -188,7 +218,7 @@ mod tests {
         let burning = Answering { burn: Duration::from_millis(20), ..Answering::default() };
         let before = cpu_time(ClockId::CLOCK_THREAD_CPUTIME_ID);
         let mut output = Vec::new();
-        serve_lines(&b"a\nb\n"[..], &mut output, io::sink(), burning).expect("in memory");
+        serve_lines(&b"a\nb\n"[..], &mut output, io::sink(), burning, None).expect("in memory");
         assert_eq!(output, b"[]\n[]\n");
         assert!(cpu_time(ClockId::CLOCK_THREAD_CPUTIME_ID) - before >= Duration::from_millis(40));
     }
@@ -197,7 +227,7 @@ mod tests {
     fn a_pondering_bot_reports_its_idle_cpu_time_from_the_second_request() {
         let pondering = Answering { ponder: true, ..Answering::default() };
         let mut log = Vec::new();
-        serve_lines(&b"a\nb\nc\n"[..], io::sink(), &mut log, pondering).expect("in memory");
+        serve_lines(&b"a\nb\nc\n"[..], io::sink(), &mut log, pondering, None).expect("in memory");
         let log = String::from_utf8(log).expect("text");
         assert_eq!(log.lines().count(), 2, "{log}");
         assert!(log.lines().all(|line| line.strip_prefix("idle-cpu-us ").is_some_and(|n| n.parse::<u64>().is_ok())));
