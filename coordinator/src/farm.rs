@@ -111,6 +111,10 @@ impl Recorder {
                     metrics::DUPLICATES.inc();
                     tracing::debug!("dropped a duplicate result");
                 }
+                Recorded::DuplicateVerdict => {
+                    metrics::DUPLICATE_VERDICTS.inc();
+                    tracing::debug!("dropped a second verdict on an audit");
+                }
                 Recorded::UnknownJob => {
                     metrics::RESULTS_DROPPED.with_label_values(&["unknown_job"]).inc();
                     tracing::warn!("dropped the result of a job this ledger does not have");

@@ -45,6 +45,12 @@ pub static DUPLICATES: LazyLock<IntCounter> = LazyLock::new(|| {
     register(IntCounter::new(name, "Results dropped because their job already had one."), name)
 });
 
+/// Audit verdicts dropped because their audit already had one.
+pub static DUPLICATE_VERDICTS: LazyLock<IntCounter> = LazyLock::new(|| {
+    let name = "farm_coordinator_duplicate_verdicts_total";
+    register(IntCounter::new(name, "Audit verdicts dropped because their audit already had one."), name)
+});
+
 /// Messages on the result and dead-letter queues that are not recorded.
 pub static RESULTS_DROPPED: LazyLock<IntCounterVec> = LazyLock::new(|| {
     let name = "farm_coordinator_results_dropped_total";
@@ -239,6 +245,7 @@ pub fn init() {
     LazyLock::force(&JOBS_CONFIRMED);
     LazyLock::force(&RESULTS_INGESTED);
     LazyLock::force(&DUPLICATES);
+    LazyLock::force(&DUPLICATE_VERDICTS);
     LazyLock::force(&RESULTS_DROPPED);
     LazyLock::force(&DEAD_LETTERS);
     LazyLock::force(&BROKER_RECONNECTS);

@@ -256,7 +256,7 @@ fn check_pages(coordinator: &CoordinatorProcess, ada: &str, dir: &Path, good: &s
     check("the validated version links to its ladder", chromium.shows_text("playing"));
     let log = chromium.click("build-log-3").and_then(|()| {
         chromium.poll("the build log", &text_of("[data-testid=\"build-log-text\"]"), |text| {
-            text.as_str().is_some_and(|text| text.contains("exit 7"))
+            text.as_str().is_some_and(|text| text.contains("the compile fails on purpose"))
         })
     });
     check("the failed build's log", log.map(drop));

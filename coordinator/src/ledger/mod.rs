@@ -193,6 +193,9 @@ pub enum Recorded {
     },
     /// The job already had an answer: counted and dropped.
     Duplicate,
+    /// The job's audit already had a verdict: counted apart from duplicate results, and
+    /// dropped.
+    DuplicateVerdict,
     /// No such job: dropped (another coordinator's, or a deleted ledger's).
     UnknownJob,
     /// A result that does not fit its job (another tournament, storage keys outside its

@@ -817,7 +817,7 @@ async fn audits_count_on_the_record_of_the_worker_that_played_and_quarantine_it(
         .expect("record verdicts");
     assert!(matches!(&recorded[0], Recorded::Refused { problem } if problem.contains("its own match")), "{recorded:?}");
     assert_eq!(recorded[1], Recorded::Audited { verdict: "mismatch" });
-    assert_eq!(recorded[2], Recorded::Duplicate, "one verdict per audit");
+    assert_eq!(recorded[2], Recorded::DuplicateVerdict, "one verdict per audit");
     assert_eq!(recorded[3], Recorded::Audited { verdict: "confirmed" });
     assert!(matches!(&recorded[4], Recorded::Refused { .. }), "job 4 has no result, so no audit");
     let audit = ledger.audit_of(&jobs[0]).await.expect("audit").expect("audited");

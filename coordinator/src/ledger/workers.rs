@@ -78,7 +78,7 @@ pub(super) fn record_verdict(
         return Ok(Recorded::Refused { problem: format!("worker {played_by:?} audited its own match") });
     }
     if !matches!(state.as_str(), "pending" | "published") {
-        return Ok(Recorded::Duplicate);
+        return Ok(Recorded::DuplicateVerdict);
     }
     let detail = match verdict {
         AuditVerdict::Confirmed => None,

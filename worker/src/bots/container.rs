@@ -952,13 +952,7 @@ impl DockerSandbox {
             runtime: self.settings.runtime.clone(),
             // Only the supervisor writes to the container's own output (the bot's
             // stderr goes to the worker): a small log of its complaints.
-            log_config: Some(HostConfigLogConfig {
-                typ: Some("json-file".to_owned()),
-                config: Some(HashMap::from([
-                    ("max-size".to_owned(), "64k".to_owned()),
-                    ("max-file".to_owned(), "1".to_owned()),
-                ])),
-            }),
+            log_config: Some(small_engine_log()),
             ..Default::default()
         };
         let mut cmd = vec!["--user".to_owned(), format!("{BOT_UID}:{BOT_GID}")];
@@ -1000,6 +994,19 @@ impl DockerSandbox {
     }
 }
 
+/// The engine's own log of a farm container's output, kept small (64 KiB): a bot's
+/// container's supervisor complaints, a toolchain container's compile output (read
+/// through the attachment, not from there).
+pub(crate) fn small_engine_log() -> HostConfigLogConfig {
+    HostConfigLogConfig {
+        typ: Some("json-file".to_owned()),
+        config: Some(HashMap::from([
+            ("max-size".to_owned(), "64k".to_owned()),
+            ("max-file".to_owned(), "1".to_owned()),
+        ])),
+    }
+}
+
 /// Whether the engine's runtime `runtime` is gVisor (its program is `runsc`); an error
 /// naming the engine's runtimes if it has none of that name.
 pub fn is_gvisor(info: &bollard::models::SystemInfo, runtime: &str) -> Result<bool, DockerError> {
@@ -1018,7 +1025,7 @@ pub fn is_gvisor(info: &bollard::models::SystemInfo, runtime: &str) -> Result<bo
 }
 
 /// A resource limit, soft and hard alike.
-fn ulimit(name: &str, value: u64) -> ResourcesUlimits {
+pub(crate) fn ulimit(name: &str, value: u64) -> ResourcesUlimits {
     let value = i64::try_from(value).unwrap_or(i64::MAX);
     ResourcesUlimits { name: Some(name.to_owned()), soft: Some(value), hard: Some(value) }
 }

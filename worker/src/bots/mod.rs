@@ -26,8 +26,8 @@ use lines::LineChannel;
 use vindinium_server::{ServerChannel, VindiniumServer};
 
 pub use capped::CappedLog;
-pub(crate) use container::GVISOR_SANDBOX_THREADS;
 pub use container::{ContainerBot, DockerError, DockerSandbox, DockerSettings, IMAGE_LABEL, WORKER_LABEL, is_gvisor};
+pub(crate) use container::{GVISOR_SANDBOX_THREADS, small_engine_log, ulimit};
 pub use cpu::CpuMeter;
 pub use farm_proto::ContainerIsolation;
 pub use process::{Isolation, ProcessBot, ProcessLaunch, namespaces_available};

@@ -13,14 +13,14 @@
 use std::collections::HashMap;
 
 use bollard::container::LogOutput;
-use bollard::models::{ContainerCreateBody, HostConfig, HostConfigLogConfig, ResourcesUlimits};
+use bollard::models::{ContainerCreateBody, HostConfig};
 use bollard::query_parameters::{AttachContainerOptions, CreateContainerOptionsBuilder, RemoveContainerOptions};
 use futures_util::StreamExt;
 use tokio::io::AsyncWriteExt;
 
 use super::source::{SourceLimits, Tree};
 use super::{BuildEngine, BuildError, BuildLimits, BuildLog, Run, Source};
-use crate::bots::GVISOR_SANDBOX_THREADS;
+use crate::bots::{GVISOR_SANDBOX_THREADS, small_engine_log, ulimit};
 
 /// The compile's user and group: the bots' (`bot` in the farm's Debian images).
 const BUILD_UID: u32 = 10001;
@@ -31,7 +31,7 @@ pub const BUILD_LABEL: &str = "matchfarm.build";
 /// The files an artifact may hold: more than a source (installed wheels, node_modules).
 const ARTIFACT_MAX_FILES: usize = 20_000;
 /// Open files of the compile's processes.
-const OPEN_FILES: i64 = 4096;
+const OPEN_FILES: u64 = 4096;
 
 /// The toolchain container's program, run by `sh -c` with the layout's compile command
 /// as `$1`: the source tar from standard input unpacked in /scratch/src, the compile
@@ -144,12 +144,10 @@ fn container_body(
     name: &str,
     limits: &BuildLimits,
 ) -> ContainerCreateBody {
-    let ulimit =
-        |name: &str, value: i64| ResourcesUlimits { name: Some(name.to_owned()), soft: Some(value), hard: Some(value) };
     let mut ulimits = vec![ulimit("nofile", OPEN_FILES), ulimit("core", 0)];
     if engine.gvisor {
         // gVisor's kernel counts the compile's processes itself, per sandbox.
-        ulimits.push(ulimit("nproc", limits.pids));
+        ulimits.push(ulimit("nproc", u64::try_from(limits.pids).unwrap_or(0)));
     }
     // The scratch space's pages are the container's memory too.
     let memory = ((u64::from(limits.memory_mib) + limits.scratch_mib) << 20) as i64;
@@ -170,13 +168,7 @@ fn container_body(
         network_mode: Some("none".to_owned()),
         runtime: engine.runtime.clone(),
         // The log is read through the attachment; the engine keeps little of it.
-        log_config: Some(HostConfigLogConfig {
-            typ: Some("json-file".to_owned()),
-            config: Some(HashMap::from([
-                ("max-size".to_owned(), "64k".to_owned()),
-                ("max-file".to_owned(), "1".to_owned()),
-            ])),
-        }),
+        log_config: Some(small_engine_log()),
         ..Default::default()
     };
     ContainerCreateBody {
