@@ -92,7 +92,8 @@ async fn attach_and_run(
     engine.docker.start_container(id, None).await?;
     let mut input = attached.input;
     let archive = source.archive();
-    // A compile that stops reading is not waited for: its output is, and its exit.
+    // A write that fails (the container ended before reading it all) is no error of
+    // its own: the exit status says what happened.
     let feed = async move {
         let _ = input.write_all(&archive).await;
         let _ = input.shutdown().await;
