@@ -9,13 +9,15 @@ tar -x -f - -C /scratch/src --no-same-owner --no-same-permissions || exit 2
 cd /scratch/src || exit 2
 sh -ec "$1" >&2
 status=$?
-used=$(du -sk /scratch 2>/dev/null | cut -f1)
-free=$(df -Pk /scratch | awk 'NR == 2 { print $4 }')
+# df, not du or ls: gVisor's kernel refuses the statx that coreutils' du and ls make.
+usage=$(df -Pk /scratch | awk 'NR == 2 { print $3 " " $4 }')
+used=${usage% *}
+free=${usage#* }
 echo "matchfarm: the compile exited $status; scratch space used: ${used:-?} KiB, free: ${free:-?} KiB" >&2
 if [ "$status" -ne 0 ]; then
     # Unknown (the pids limit can leave no fork for df) is not full.
     if [ -n "$free" ] && [ "$free" -lt 1024 ]; then exit 2; fi
     exit 1
 fi
-[ -n "$(ls -A /scratch/out)" ] || exit 3
+[ -n "$(find /scratch/out -mindepth 1 -maxdepth 1 -print -quit)" ] || exit 3
 tar -c -f - -C /scratch/out .
