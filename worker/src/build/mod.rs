@@ -40,7 +40,7 @@ const MAX_LOG: usize = 1 << 20;
 pub struct BuildLimits {
     /// The source's bounds.
     pub source: SourceLimits,
-    /// The whole build's wall-clock time: compile, assembly and push.
+    /// The build's wall-clock time: the compile and the image's assembly.
     pub build_secs: u64,
     /// The image's size; the compiled artifact's too.
     pub max_image_mib: u64,
@@ -209,7 +209,8 @@ struct Run<'a> {
 /// An image built.
 #[derive(Debug, Clone)]
 pub struct Built {
-    /// `matchfarm-bots/NAME:DIGEST`, DIGEST the first 32 hex digits of [`Source::digest`].
+    /// `matchfarm-bots/NAME:DIGEST`, DIGEST the first 32 hex digits of its source's digest
+    /// ([`Source::archive_and_digest`]).
     pub tag: String,
     /// The image id (`sha256:...`).
     pub image_id: String,
@@ -240,11 +241,11 @@ pub async fn build(
     log: &mut BuildLog,
 ) -> Result<Built, BuildError> {
     let layout = source.layout();
-    let digest = source.digest();
+    let (archive, digest) = source.archive_and_digest();
     let tag = format!("{}/{name}:{}", farm_proto::SUBMITTED_REPOSITORY, &digest[..32]);
     let run = Run { engine, name, limits: &limits, deadline: Instant::now() + Duration::from_secs(limits.build_secs) };
     log.push(&format!("matchfarm: compiling the {} layout in {}\n", layout.name, layout.toolchain));
-    let artifact = compile::compile(&run, source, log).await?;
+    let artifact = compile::compile(&run, layout, archive, log).await?;
     log.push(&format!(
         "matchfarm: the artifact is {} KiB; assembling it on {}\n",
         artifact.bytes().div_ceil(1024),

@@ -367,14 +367,16 @@ impl Source {
         self.tree.archive()
     }
 
-    /// The SHA-256, in hex, of the layout's name and [`Source::archive`]: what the
-    /// image is tagged by.
-    pub fn digest(&self) -> String {
+    /// [`Source::archive`], and the SHA-256, in hex, of the layout's name and that
+    /// archive: what the image is tagged by. One archive serves both, since a build
+    /// needs the two.
+    pub fn archive_and_digest(&self) -> (Vec<u8>, String) {
+        let archive = self.archive();
         let mut hash = Sha256::new();
         hash.update(self.layout.name.as_bytes());
         hash.update([0]);
-        hash.update(self.archive());
-        hex::encode(hash.finalize())
+        hash.update(&archive);
+        (archive, hex::encode(hash.finalize()))
     }
 }
 
@@ -410,9 +412,12 @@ mod tests {
         let source = Source::read_archive(&archive, SourceLimits::default()).expect("valid");
         assert_eq!(source.layout().name, "python");
         let again = Source::read_archive(&archive, SourceLimits::default()).expect("valid");
-        assert_eq!(source.digest(), again.digest());
+        assert_eq!(source.archive_and_digest().1, again.archive_and_digest().1);
         let other = tar_of(&[("bot.py", FILE, b"print('bye')", None)]);
-        assert_ne!(Source::read_archive(&other, SourceLimits::default()).expect("valid").digest(), source.digest());
+        assert_ne!(
+            Source::read_archive(&other, SourceLimits::default()).expect("valid").archive_and_digest().1,
+            source.archive_and_digest().1
+        );
     }
 
     #[test]

@@ -19,7 +19,7 @@ use futures_util::StreamExt;
 use tokio::io::AsyncWriteExt;
 
 use super::source::{SourceLimits, Tree};
-use super::{BuildEngine, BuildError, BuildLimits, BuildLog, Run, Source};
+use super::{BuildEngine, BuildError, BuildLimits, BuildLog, Layout, Run};
 use crate::bots::{GVISOR_SANDBOX_THREADS, small_engine_log, ulimit};
 
 /// The compile's user and group: the bots' (`bot` in the farm's Debian images).
@@ -46,17 +46,21 @@ const WRAPPER: &str = include_str!("wrapper.sh");
 /// cleaned up after failing on it still failed for the disk bound.
 const NO_SPACE: &str = "No space left on device";
 
-/// Compiles `source` in its layout's toolchain image, within the run's limits and by
-/// its deadline.
+/// Compiles the source `archive` (canonical, see [`super::Source::archive`]) in
+/// `layout`'s toolchain image, within the run's limits and by its deadline.
 /// Returns the artifact: what the compile left in /scratch/out.
-pub(super) async fn compile(run: &Run<'_>, source: &Source, log: &mut BuildLog) -> Result<Tree, BuildError> {
+pub(super) async fn compile(
+    run: &Run<'_>,
+    layout: &Layout,
+    archive: Vec<u8>,
+    log: &mut BuildLog,
+) -> Result<Tree, BuildError> {
     let Run { engine, name, limits, deadline } = *run;
-    let layout = source.layout();
     let image = engine.local_image(layout.toolchain).await?;
     let body = container_body(engine, &image, layout.compile, name, limits);
     let options = CreateContainerOptionsBuilder::new().build();
     let id = engine.docker.create_container(Some(options), body).await?.id;
-    let ran = tokio::time::timeout_at(deadline, attach_and_run(engine, &id, source, limits, log)).await;
+    let ran = tokio::time::timeout_at(deadline, attach_and_run(engine, &id, archive, limits, log)).await;
     // Removed whatever happened: killed if it still runs; its scratch space goes with it.
     let removal = RemoveContainerOptions { force: true, v: true, ..Default::default() };
     if let Err(error) = engine.docker.remove_container(&id, Some(removal)).await {
@@ -77,12 +81,12 @@ pub(super) async fn compile(run: &Run<'_>, source: &Source, log: &mut BuildLog) 
     }
 }
 
-/// Feeds the source to container `id`, starts it, and collects its log and artifact
+/// Feeds `archive` to container `id`, starts it, and collects its log and artifact
 /// until it exits: (its exit status, the artifact's bytes).
 async fn attach_and_run(
     engine: &BuildEngine,
     id: &str,
-    source: &Source,
+    archive: Vec<u8>,
     limits: &BuildLimits,
     log: &mut BuildLog,
 ) -> Result<(i64, Vec<u8>), BuildError> {
@@ -91,7 +95,6 @@ async fn attach_and_run(
     let attached = engine.docker.attach_container(id, Some(options)).await?;
     engine.docker.start_container(id, None).await?;
     let mut input = attached.input;
-    let archive = source.archive();
     // A write that fails (the container ended before reading it all) is no error of
     // its own: the exit status says what happened.
     let feed = async move {
