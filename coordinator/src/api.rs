@@ -574,8 +574,33 @@ async fn match_detail(State(state): State<ApiState>, Path(job_id): Path<String>)
 
 /// Every worker's record: matches, bot failures by status, faults, audits,
 /// mismatches, and why it is quarantined, if it is.
-async fn workers(State(state): State<ApiState>) -> Result<Response, ApiError> {
-    Ok(Json(serde_json::json!({ "workers": state.ledger.workers().await? })).into_response())
+/// A page of the workers' records: `after` the id the previous page ended with,
+/// `limit` 1 to [`MAX_WORKERS_PAGE`] (default [`WORKERS_PAGE`]).
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct WorkersQuery {
+    after: Option<String>,
+    limit: Option<u32>,
+}
+
+/// Workers' records per page of `/api/workers`, by default and at most.
+const WORKERS_PAGE: u32 = 100;
+const MAX_WORKERS_PAGE: u32 = 1000;
+
+/// The workers' records, a page at a time, by id; `next` is the `after` of the next
+/// page (null on the last).
+async fn workers(
+    State(state): State<ApiState>,
+    query: Result<Query<WorkersQuery>, axum::extract::rejection::QueryRejection>,
+) -> Result<Response, ApiError> {
+    let Query(query) = query.map_err(|rejection| ApiError::BadRequest(rejection.body_text()))?;
+    let limit = query.limit.unwrap_or(WORKERS_PAGE);
+    if !(1..=MAX_WORKERS_PAGE).contains(&limit) {
+        return Err(ApiError::BadRequest(format!("limit: 1 to {MAX_WORKERS_PAGE}, not {limit}")));
+    }
+    let page = state.ledger.workers_after(query.after.unwrap_or_default(), limit).await?;
+    let next = (page.len() == limit as usize).then(|| page.last().map(|worker| worker.worker_id.clone())).flatten();
+    Ok(Json(serde_json::json!({ "workers": page, "next": next })).into_response())
 }
 
 /// Releases a quarantined worker (its record starts over).

@@ -7,10 +7,17 @@
 //! few seconds the coordinator tells the workers through `farm.control` (a restarted
 //! worker with that id hears it again), until an operator releases it
 //! (`DELETE /api/workers/{id}/quarantine`).
+//!
+//! A published audit is leased for `lease_secs`: one still unanswered then (lost in a
+//! broker restart, which can drop the audits waiting in `farm.audits.wait`) is published
+//! again, up to `max_publications` times in all; then it is given up, `skipped` with
+//! its reason and counted (`farm_coordinator_audits_given_up_total`), never silently
+//! lost. Each publication carries the audit's token ([`crate::vouch`]): only a worker
+//! it was delivered to can give its verdict.
 
 use std::time::Duration;
 
-use farm_proto::{AUDITS_QUEUE, CONTROL_EXCHANGE, ControlEnvelope, ControlMessage, SCHEMA_VERSION};
+use farm_proto::{AUDITS_QUEUE, AuditEnvelope, CONTROL_EXCHANGE, ControlEnvelope, ControlMessage, SCHEMA_VERSION};
 use farm_runtime::queue::ConfirmedPublisher;
 use lapin::Connection;
 use serde::{Deserialize, Serialize};
@@ -18,8 +25,9 @@ use sha2::{Digest, Sha256};
 use tokio::sync::watch;
 
 use crate::farm::{FarmError, QueueError};
-use crate::ledger::Ledger;
+use crate::ledger::{AuditToPublish, Ledger};
 use crate::metrics;
+use crate::vouch::Answerable;
 
 /// How many completed matches are audited and when a worker is quarantined (the
 /// coordinator's `[audits]`).
@@ -41,6 +49,12 @@ pub struct AuditSettings {
     pub sweep_secs: u64,
     /// Audits published per sweep, at most.
     pub batch: u32,
+    /// How long a published audit may go unanswered before it is published again:
+    /// seconds, 60 to 86,400. Longer than an audit can circulate while only the worker
+    /// that played its match takes it (about five minutes).
+    pub lease_secs: u64,
+    /// Publications of an audit before it is given up, 1 to 100.
+    pub max_publications: u32,
 }
 
 impl Default for AuditSettings {
@@ -53,6 +67,8 @@ impl Default for AuditSettings {
             max_fault_rate: 0.5,
             sweep_secs: 5,
             batch: 500,
+            lease_secs: 900,
+            max_publications: 3,
         }
     }
 }
@@ -74,6 +90,12 @@ impl AuditSettings {
         }
         if !(1..=10_000).contains(&self.batch) {
             return Err(format!("audits.batch must be 1 to 10000, not {}", self.batch));
+        }
+        if !(60..=86_400).contains(&self.lease_secs) {
+            return Err(format!("audits.lease_secs must be 60 to 86400, not {}", self.lease_secs));
+        }
+        if !(1..=100).contains(&self.max_publications) {
+            return Err(format!("audits.max_publications must be 1 to 100, not {}", self.max_publications));
         }
         Ok(())
     }
@@ -134,9 +156,10 @@ pub struct WorkerRecord {
     pub last_seen: i64,
 }
 
-/// Every `settings.sweep_secs` until `stop`: publishes pending audits to
-/// `farm.audits`, announces every quarantine through `farm.control`, and refreshes the
-/// workers' figures in metrics.
+/// Every `settings.sweep_secs` until `stop`: publishes pending audits and those whose
+/// lease expired to `farm.audits` (giving up those published too often), announces
+/// every quarantine through `farm.control`, and refreshes the workers' figures in
+/// metrics.
 pub async fn run(
     connection: &Connection,
     ledger: &Ledger,
@@ -145,16 +168,7 @@ pub async fn run(
 ) -> Result<(), FarmError> {
     let publisher = ConfirmedPublisher::open(connection).await.map_err(QueueError::from)?;
     loop {
-        let pending = ledger.pending_audits(settings.batch).await?;
-        if !pending.is_empty() {
-            publisher
-                .publish_batch(AUDITS_QUEUE, pending.iter().map(|(_, document)| document.as_bytes()))
-                .await
-                .map_err(QueueError::from)?;
-            let published: Vec<String> = pending.into_iter().map(|(job_id, _)| job_id).collect();
-            metrics::AUDITS_PUBLISHED.inc_by(published.len() as u64);
-            ledger.mark_audits_published(published).await?;
-        }
+        publish_due(&publisher, ledger, settings).await?;
         let workers = ledger.workers().await?;
         for worker in &workers {
             if let Some(reason) = &worker.quarantined {
@@ -171,6 +185,45 @@ pub async fn run(
             _ = stop.wait_for(|stop| *stop) => return Ok(()),
         }
     }
+}
+
+/// Publishes the audits due now, each with its token, and gives up those published
+/// `max_publications` times already.
+async fn publish_due(
+    publisher: &ConfirmedPublisher,
+    ledger: &Ledger,
+    settings: &AuditSettings,
+) -> Result<(), FarmError> {
+    let due = ledger.audits_to_publish(settings.batch, settings.lease_secs).await?;
+    let (spent, due): (Vec<AuditToPublish>, Vec<AuditToPublish>) =
+        due.into_iter().partition(|audit| audit.publications >= settings.max_publications);
+    if !spent.is_empty() {
+        let reason = format!(
+            "no verdict came for it in {} publications, {} s apart: it was never placed",
+            settings.max_publications, settings.lease_secs
+        );
+        tracing::warn!(audits = spent.len(), %reason, "giving up audits");
+        metrics::AUDITS_GIVEN_UP.inc_by(spent.len() as u64);
+        ledger.give_up_audits(spent.into_iter().map(|audit| audit.job_id).collect(), reason).await?;
+    }
+    if due.is_empty() {
+        return Ok(());
+    }
+    let republished = due.iter().filter(|audit| audit.publications > 0).count();
+    let bodies = due
+        .iter()
+        .map(|audit| {
+            let mut envelope: AuditEnvelope = serde_json::from_str(&audit.document)?;
+            envelope.token = ledger.answer_key().token(Answerable::Audit(&audit.job_id));
+            serde_json::to_vec(&envelope)
+        })
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(QueueError::from)?;
+    publisher.publish_batch(AUDITS_QUEUE, bodies.iter().map(Vec::as_slice)).await.map_err(QueueError::from)?;
+    metrics::AUDITS_PUBLISHED.inc_by(due.len() as u64);
+    metrics::AUDITS_REPUBLISHED.inc_by(republished as u64);
+    ledger.mark_audits_published(due.into_iter().map(|audit| audit.job_id).collect()).await?;
+    Ok(())
 }
 
 #[cfg(test)]

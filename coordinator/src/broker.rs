@@ -2,9 +2,11 @@
 //! results consumed from `farm.results` and dead letters from `farm.jobs.dead`, each
 //! acked only after the ledger committed it. A message that is no answer the ledger can
 //! take (unreadable, or of another schema version) is moved to `farm.set-aside`, with
-//! confirms, before it is acked: never dropped.
+//! confirms, before it is acked: never dropped. So is an answer that is not believed
+//! ([`crate::vouch`]): one whose sender the broker does not vouch for, or that answers
+//! a job or audit its sender was never given; those are counted as forged.
 
-use farm_proto::{JobEnvelope, MatchJob, RESULTS_QUEUE, ResultEnvelope, SCHEMA_VERSION};
+use farm_proto::{JobEnvelope, MatchJob, MatchResult, RESULTS_QUEUE, ResultEnvelope, SCHEMA_VERSION};
 use farm_runtime::queue::{self, BrokerError, ConfirmedPublisher, DEAD_LETTER_QUEUE, SET_ASIDE_QUEUE};
 use futures_util::{FutureExt, StreamExt};
 use lapin::message::Delivery;
@@ -16,6 +18,7 @@ use tokio::sync::watch;
 use crate::farm::{FarmError, JobQueue, QueueError, Recorder};
 use crate::ledger::Answer;
 use crate::metrics;
+use crate::vouch::{AnswerKey, Answerable, Forgery, vouched_for};
 
 /// Answers recorded per ledger transaction, at most: also the consumers' prefetch.
 const INGEST_BATCH: u16 = 256;
@@ -23,22 +26,28 @@ const INGEST_BATCH: u16 = 256;
 const RESULTS_TAG: &str = "coordinator-results";
 const DEAD_LETTERS_TAG: &str = "coordinator-dead-letters";
 
-/// `farm.jobs` on a confirm-mode channel.
+/// `farm.jobs` on a confirm-mode channel; every job carries its token.
 pub struct AmqpJobQueue {
     publisher: ConfirmedPublisher,
+    key: AnswerKey,
 }
 
 impl AmqpJobQueue {
-    /// Opens a confirm-mode channel on `connection`.
-    pub async fn open(connection: &Connection) -> Result<Self, BrokerError> {
-        Ok(AmqpJobQueue { publisher: ConfirmedPublisher::open(connection).await? })
+    /// Opens a confirm-mode channel on `connection`; jobs carry tokens made with `key`.
+    pub async fn open(connection: &Connection, key: AnswerKey) -> Result<Self, BrokerError> {
+        Ok(AmqpJobQueue { publisher: ConfirmedPublisher::open(connection).await?, key })
     }
 }
 
 impl JobQueue for AmqpJobQueue {
     async fn publish(&mut self, jobs: Vec<MatchJob>) -> Result<(), QueueError> {
-        let bodies =
-            jobs.into_iter().map(|job| serde_json::to_vec(&JobEnvelope::new(job))).collect::<Result<Vec<_>, _>>()?;
+        let bodies = jobs
+            .into_iter()
+            .map(|job| {
+                let token = self.key.token(Answerable::Job(&job.job_id));
+                serde_json::to_vec(&JobEnvelope::new(job, token))
+            })
+            .collect::<Result<Vec<_>, _>>()?;
         self.publisher.publish_batch(farm_proto::JOBS_QUEUE, bodies.iter().map(Vec::as_slice)).await?;
         Ok(())
     }
@@ -57,11 +66,13 @@ pub async fn declare(connection: &Connection, delivery_limit: u32) -> Result<Cha
 }
 
 /// Consumes results and dead letters on `channel` until `stop` (`Ok`) or a failure;
-/// what cannot be used is moved to `farm.set-aside` through `set_aside`.
+/// what cannot be used is moved to `farm.set-aside` through `set_aside`. Answers must
+/// carry the tokens `key` made.
 pub async fn ingest(
     channel: &Channel,
     set_aside: &ConfirmedPublisher,
     recorder: &Recorder,
+    key: &AnswerKey,
     stop: &mut watch::Receiver<bool>,
 ) -> Result<(), FarmError> {
     let options = BasicConsumeOptions::default();
@@ -87,7 +98,7 @@ pub async fn ingest(
             }
             first = results.next() => {
                 let batch = gather(first, &mut results)?;
-                record_batch(batch, set_aside, recorder, result_answer).await?;
+                record_batch(batch, set_aside, recorder, |delivery| result_answer(delivery, key)).await?;
             }
             first = dead.next() => {
                 let batch = gather(first, &mut dead)?;
@@ -119,8 +130,34 @@ fn gather(
     Ok(batch)
 }
 
-/// Why a message is no answer the ledger can take: a metric's `reason` label.
-type Unusable = &'static str;
+/// Why a message is no answer the ledger can take.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Unusable {
+    /// It cannot be read (`unreadable`), or is of another schema version (`schema`):
+    /// the `reason` label of `farm_coordinator_results_dropped_total`.
+    Unreadable(&'static str),
+    /// It is not believed: counted in `farm_coordinator_forged_answers_total`.
+    Forged(Forgery),
+}
+
+impl Unusable {
+    /// Counts it in its metric.
+    pub fn count(self) {
+        match self {
+            Unusable::Unreadable(reason) => metrics::RESULTS_DROPPED.with_label_values(&[reason]).inc(),
+            Unusable::Forged(forgery) => metrics::FORGED_ANSWERS.with_label_values(&[forgery.label()]).inc(),
+        }
+    }
+}
+
+impl std::fmt::Display for Unusable {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Unusable::Unreadable(reason) => f.write_str(reason),
+            Unusable::Forged(forgery) => write!(f, "forged ({})", forgery.label()),
+        }
+    }
+}
 
 /// Records what `parse` makes of `batch` in one transaction, then acks the lot. The
 /// messages it cannot use are first moved to `farm.set-aside`, counted and logged.
@@ -128,16 +165,17 @@ async fn record_batch(
     batch: Vec<Delivery>,
     set_aside: &ConfirmedPublisher,
     recorder: &Recorder,
-    parse: fn(&Delivery) -> Result<Answer, Unusable>,
+    parse: impl Fn(&Delivery) -> Result<Answer, Unusable>,
 ) -> Result<(), FarmError> {
     let mut answers = Vec::with_capacity(batch.len());
     let mut unusable = Vec::new();
     for delivery in &batch {
         match parse(delivery) {
             Ok(answer) => answers.push(answer),
-            Err(reason) => {
-                tracing::warn!(bytes = delivery.data.len(), reason, "setting aside a message that is no answer");
-                unusable.push((reason, delivery.data.as_slice()));
+            Err(why) => {
+                let sender = queue::sender(&delivery.properties).unwrap_or("nobody");
+                tracing::warn!(bytes = delivery.data.len(), %why, sender, "setting aside a message that is no answer");
+                unusable.push((why, delivery.data.as_slice()));
             }
         }
     }
@@ -146,8 +184,8 @@ async fn record_batch(
             .publish_batch(SET_ASIDE_QUEUE, unusable.iter().map(|(_, body)| *body))
             .await
             .map_err(QueueError::from)?;
-        for (reason, _) in &unusable {
-            metrics::RESULTS_DROPPED.with_label_values(&[reason]).inc();
+        for (why, _) in &unusable {
+            why.count();
         }
     }
     if !answers.is_empty() {
@@ -164,18 +202,30 @@ async fn record_batch(
     Ok(())
 }
 
-fn result_answer(delivery: &Delivery) -> Result<Answer, Unusable> {
-    if farm_proto::schema_of(&delivery.data).map_err(|_| "unreadable")? != SCHEMA_VERSION {
-        return Err("schema");
+/// A worker's answer, believed only from the worker the broker vouches for, and only
+/// if it carries the token of the job (or, for a verdict, the audit) it answers.
+fn result_answer(delivery: &Delivery, key: &AnswerKey) -> Result<Answer, Unusable> {
+    let unreadable = |_| Unusable::Unreadable("unreadable");
+    if farm_proto::schema_of(&delivery.data).map_err(unreadable)? != SCHEMA_VERSION {
+        return Err(Unusable::Unreadable("schema"));
     }
-    let envelope: ResultEnvelope = serde_json::from_slice(&delivery.data).map_err(|_| "unreadable")?;
+    let envelope: ResultEnvelope = serde_json::from_slice(&delivery.data).map_err(unreadable)?;
+    vouched_for(&delivery.properties, &envelope.worker_id).map_err(Unusable::Forged)?;
+    let answers = match envelope.result {
+        MatchResult::Audited { .. } => Answerable::Audit(&envelope.job_id),
+        _ => Answerable::Job(&envelope.job_id),
+    };
+    if !key.holds(answers, &envelope.token) {
+        return Err(Unusable::Forged(Forgery::NotHeld));
+    }
     Ok(Answer::Result(envelope))
 }
 
 /// A dead-lettered job: its id from the body, why and how often from the headers
 /// RabbitMQ adds.
 fn dead_letter_answer(delivery: &Delivery) -> Result<Answer, Unusable> {
-    let envelope: JobEnvelope = serde_json::from_slice(&delivery.data).map_err(|_| "unreadable")?;
+    let envelope: JobEnvelope =
+        serde_json::from_slice(&delivery.data).map_err(|_| Unusable::Unreadable("unreadable"))?;
     let headers = delivery.properties.headers().as_ref();
     let reason = headers
         .and_then(|headers| headers.inner().get("x-first-death-reason").cloned())

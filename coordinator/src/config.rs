@@ -117,6 +117,9 @@ impl CoordinatorConfig {
                 "publish_batch, max_outstanding, queue_ahead and max_tournament_jobs must be at least 1",
             ));
         }
+        if farm_runtime::queue::broker_user(&config.amqp_url).is_none() {
+            return Err(ConfigError::invalid("amqp_url must be an AMQP URL (amqp://USER:PASSWORD@HOST:PORT/VHOST)"));
+        }
         config.webhooks.check().map_err(ConfigError::invalid)?;
         config.validation.check().map_err(ConfigError::invalid)?;
         config.observations.check().map_err(ConfigError::invalid)?;

@@ -8,7 +8,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use farm_proto::{MatchJob, MatchResult, ResultEnvelope};
+use farm_proto::{JobEnvelope, MatchJob, MatchResult, ResultEnvelope};
 use farm_runtime::Shutdown;
 use farm_runtime::storage::{AttemptKeys, Storage, StorageConfig, StorageError};
 use farm_worker::SandboxKind;
@@ -302,7 +302,9 @@ async fn work<S: Sandbox + Clone + Send + Sync + 'static>(
             }
         };
         let Some(job) = job else { return };
-        let Some(envelope) = play_with_retries(&player, &job, &worker_id, delivery_limit, &shutdown).await else {
+        // In process no answer crosses a broker: nobody checks a token.
+        let delivered = JobEnvelope::new(job, String::new());
+        let Some(envelope) = play_with_retries(&player, &delivered, &worker_id, delivery_limit, &shutdown).await else {
             // Aborted: the ledger still holds the job as unanswered.
             return;
         };
@@ -312,28 +314,30 @@ async fn work<S: Sandbox + Clone + Send + Sync + 'static>(
     }
 }
 
-/// Plays `job` as the queue would deliver it: again after an infrastructure failure,
-/// at most `delivery_limit` more times, then as a failed match. `None` if aborted.
+/// Plays the job `delivered` as the queue would deliver it: again after an
+/// infrastructure failure, at most `delivery_limit` more times, then as a failed match.
+/// `None` if aborted.
 async fn play_with_retries<S: Sandbox>(
     player: &JobPlayer<S>,
-    job: &MatchJob,
+    delivered: &JobEnvelope,
     worker_id: &str,
     delivery_limit: u32,
     shutdown: &Shutdown,
 ) -> Option<ResultEnvelope> {
+    let job = &delivered.job;
     let mut attempt = 1;
     loop {
         let keys = AttemptKeys::new(&job.tournament_id, &job.job_id, attempt);
         let mut abort = shutdown.clone();
         let played = player.play(job, &keys, async move { abort.aborted().await }).await;
-        match player.answer(job, &keys, worker_id, played).await {
+        match player.answer(delivered, &keys, worker_id, played).await {
             Disposition::Report { envelope, .. } => return Some(envelope),
             Disposition::Retry { .. } if shutdown.is_aborted() => return None,
             // What the queue's delivery limit does: the job is failed, with the reason.
             Disposition::Retry { error, .. } if attempt > delivery_limit => {
                 tracing::warn!(job = %job.job_id, attempt, %error, "giving up on a job");
                 let reason = format!("gave up after {attempt} tries: {error}");
-                return Some(ResultEnvelope::new(job, worker_id, attempt, MatchResult::Failed { reason }));
+                return Some(ResultEnvelope::new(delivered, worker_id, attempt, MatchResult::Failed { reason }));
             }
             Disposition::Retry { error, delay } => {
                 tracing::warn!(job = %job.job_id, attempt, %error, "trying a job again");

@@ -11,6 +11,8 @@
 //! - [`farm`]: the [`farm::Publisher`] (ledger to queue, a bounded window at a time) and
 //!   the [`farm::Recorder`] (answers to the ledger), over any [`farm::JobQueue`].
 //! - [`broker`]: that queue on RabbitMQ, with confirms; result and dead-letter ingest.
+//! - [`vouch`]: who sent an answer (the broker's word) and whether it was given what it
+//!   answers (the tokens deliveries carry).
 //! - [`audits`]: a share of completed matches re-verified by other workers, each
 //!   worker's record, and the quarantine of the untrustworthy.
 //! - [`standings`] and [`ratings`]: per-bot results, Elo, Weng-Lin and mean scores.
@@ -22,6 +24,7 @@
 //!   [`fair_share`]: the workers shared among users; [`webhooks`]: users told of events,
 //!   signed, retried; [`versions`]: bots submitted by their authors, built on workers,
 //!   validated, entered in their ladders.
+//! - [`worker_identities`]: workers' broker users, issued and revoked by the operator.
 //! - [`config`], [`metrics`]; [`token`]: how strong the API's bearer token must be.
 //!
 //! Shutdown, reconnect backoff, the configuration loader, object storage and the
@@ -55,8 +58,10 @@ pub mod token;
 pub mod tournament;
 pub mod versions;
 pub mod view;
+pub mod vouch;
 pub mod web;
 pub mod webhooks;
+pub mod worker_identities;
 
 pub use config::CoordinatorConfig;
 pub use service::serve;

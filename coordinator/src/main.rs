@@ -14,6 +14,7 @@ use farm_coordinator::ledger::{BotView, DeliveryView, Progress, UserView, Versio
 use farm_coordinator::standings::Standings;
 use farm_coordinator::tournament::{BotEntry, TournamentFile, TournamentLimits};
 use farm_coordinator::view::{View, ViewError};
+use farm_coordinator::worker_identities::Management;
 use farm_coordinator::{CoordinatorConfig, serve};
 use farm_proto::{BotLimits, Transport};
 use farm_runtime::config::StorageArgs;
@@ -123,6 +124,15 @@ enum Command {
     /// and change a running ladder's bots.
     #[command(subcommand)]
     Bots(BotsCommand),
+    /// Issue and revoke workers' identities (operators): each worker signs in to
+    /// RabbitMQ as a user of its own, which is who the coordinator believes its
+    /// answers are from. Talks to RabbitMQ's management API as its administrator.
+    ///
+    /// Example: FARM_RABBITMQ_ADMIN_USER=admin FARM_RABBITMQ_ADMIN_PASSWORD=... \
+    /// farm-coordinator workers add gpu-box-1 (prints its password once; the worker
+    /// runs with worker_id = gpu-box-1 and amqp_url = amqp://gpu-box-1:PASSWORD@HOST/VHOST)
+    #[command(subcommand)]
+    Workers(WorkersCommand),
     /// Print a tournament's standings.
     Standings {
         /// The tournament id.
@@ -242,6 +252,60 @@ enum BotsCommand {
         #[command(flatten)]
         api: ApiArgs,
     },
+}
+
+#[derive(Subcommand)]
+enum WorkersCommand {
+    /// Make a worker's RabbitMQ user, with the workers' rights; prints its password,
+    /// which is shown only this once.
+    Add {
+        /// Its name, which is its worker_id: lower-case letters, digits, '-', '_', '.'.
+        name: String,
+        #[command(flatten)]
+        broker: ManagementArgs,
+    },
+    /// List the workers' users and their open connections.
+    List {
+        #[command(flatten)]
+        broker: ManagementArgs,
+    },
+    /// Revoke a worker: its user is deleted, which closes its connections, so nothing
+    /// more it sends is believed and it cannot sign in again.
+    Revoke {
+        /// Its name.
+        name: String,
+        #[command(flatten)]
+        broker: ManagementArgs,
+    },
+}
+
+/// Where RabbitMQ's management API is, and its administrator (from the environment,
+/// never the command line, where `ps` shows it).
+#[derive(clap::Args)]
+struct ManagementArgs {
+    /// The management API's URL.
+    #[arg(long, env = "FARM_RABBITMQ_MANAGEMENT", default_value = "http://127.0.0.1:15672")]
+    management: String,
+    /// The farm's virtual host.
+    #[arg(long, env = "FARM_RABBITMQ_VHOST", default_value = "/")]
+    vhost: String,
+    /// The administrator's user name.
+    #[arg(long, env = "FARM_RABBITMQ_ADMIN_USER", hide_env_values = true)]
+    admin_user: String,
+    /// The administrator's password: from FARM_RABBITMQ_ADMIN_PASSWORD only.
+    #[arg(skip = std::env::var("FARM_RABBITMQ_ADMIN_PASSWORD").unwrap_or_default())]
+    admin_password: String,
+}
+
+impl ManagementArgs {
+    fn management(&self) -> anyhow::Result<Management> {
+        anyhow::ensure!(
+            !self.admin_password.is_empty(),
+            "set FARM_RABBITMQ_ADMIN_PASSWORD to the password of RabbitMQ's administrator {:?}",
+            self.admin_user
+        );
+        Ok(Management::new(&self.management, &self.admin_user, &self.admin_password, &self.vhost))
+    }
 }
 
 #[derive(Subcommand)]
@@ -468,6 +532,7 @@ async fn main() -> ExitCode {
         Command::Retry { id, failed, api } => retry(&id, failed, &api).await,
         Command::Stop { id, api } => stop(&id, &api).await,
         Command::Bots(command) => bots(command).await,
+        Command::Workers(command) => workers(command).await,
     };
     match result {
         Ok(code) => code,
@@ -849,6 +914,30 @@ async fn wait_for_version(client: &Client, name: &str, version: u64) -> Result<E
             VersionState::Building | VersionState::Validating => tokio::time::sleep(Duration::from_secs(2)).await,
         }
     }
+}
+
+async fn workers(command: WorkersCommand) -> anyhow::Result<ExitCode> {
+    match command {
+        WorkersCommand::Add { name, broker } => {
+            let password = broker.management()?.add_worker(&name).await?;
+            eprintln!(
+                "worker {name} made, with the workers' rights on {:?}; its password (shown only this once) is on \
+                 stdout: run it with worker_id = {name:?} and amqp_url = amqp://{name}:PASSWORD@HOST:5672/VHOST",
+                broker.vhost
+            );
+            println!("{password}");
+        }
+        WorkersCommand::List { broker } => {
+            for worker in broker.management()?.workers().await? {
+                println!("{}\t{} connections", worker.name, worker.connections);
+            }
+        }
+        WorkersCommand::Revoke { name, broker } => {
+            broker.management()?.revoke_worker(&name).await?;
+            println!("worker {name} revoked: its user is deleted, and RabbitMQ closed its connections");
+        }
+    }
+    Ok(ExitCode::SUCCESS)
 }
 
 async fn users(command: UsersCommand) -> Result<ExitCode> {

@@ -67,6 +67,23 @@ pub static RESULTS_DROPPED: LazyLock<IntCounterVec> = LazyLock::new(|| {
     )
 });
 
+/// Answers and build reports refused as forged (see `crate::vouch`), by reason.
+pub static FORGED_ANSWERS: LazyLock<IntCounterVec> = LazyLock::new(|| {
+    let name = "farm_coordinator_forged_answers_total";
+    register(
+        IntCounterVec::new(
+            Opts::new(
+                name,
+                "Results, notices, audit verdicts and build reports refused as forged, moved to farm.set-aside, by \
+                 reason: unsigned (no user_id the broker vouches for), impostor (it names another worker than its \
+                 broker user), not_held (its token is not that of what it answers).",
+            ),
+            &["reason"],
+        ),
+        name,
+    )
+});
+
 /// Broker sessions lost and reconnected.
 pub static BROKER_RECONNECTS: LazyLock<IntCounter> = LazyLock::new(|| {
     let name = "farm_coordinator_broker_reconnects_total";
@@ -194,6 +211,21 @@ pub static AUDITS_PUBLISHED: LazyLock<IntCounter> = LazyLock::new(|| {
     register(IntCounter::new(name, "Audits of completed matches published to the audit queue."), name)
 });
 
+/// Audits published again because their lease passed unanswered.
+pub static AUDITS_REPUBLISHED: LazyLock<IntCounter> = LazyLock::new(|| {
+    let name = "farm_coordinator_audits_republished_total";
+    register(IntCounter::new(name, "Audits published again because their lease passed without a verdict."), name)
+});
+
+/// Audits given up after their last publication went unanswered.
+pub static AUDITS_GIVEN_UP: LazyLock<IntCounter> = LazyLock::new(|| {
+    let name = "farm_coordinator_audits_given_up_total";
+    register(
+        IntCounter::new(name, "Audits given up (skipped) after max_publications publications without a verdict."),
+        name,
+    )
+});
+
 /// Audit verdicts recorded, by verdict: `confirmed`, `mismatch`, `skipped`.
 pub static AUDIT_VERDICTS: LazyLock<IntCounterVec> = LazyLock::new(|| {
     let name = "farm_coordinator_audit_verdicts_total";
@@ -247,6 +279,7 @@ pub fn init() {
     LazyLock::force(&DUPLICATES);
     LazyLock::force(&DUPLICATE_VERDICTS);
     LazyLock::force(&RESULTS_DROPPED);
+    LazyLock::force(&FORGED_ANSWERS);
     LazyLock::force(&DEAD_LETTERS);
     LazyLock::force(&BROKER_RECONNECTS);
     LazyLock::force(&LEASES_EXPIRED);
@@ -262,6 +295,8 @@ pub fn init() {
     LazyLock::force(&API_SECONDS);
     LazyLock::force(&OBSERVATIONS);
     LazyLock::force(&AUDITS_PUBLISHED);
+    LazyLock::force(&AUDITS_REPUBLISHED);
+    LazyLock::force(&AUDITS_GIVEN_UP);
     LazyLock::force(&AUDIT_VERDICTS);
     LazyLock::force(&WORKER_FIGURES);
     LazyLock::force(&WEBHOOK_ATTEMPTS);

@@ -154,13 +154,16 @@ async fn broker_sessions(
     mut stop: watch::Receiver<bool>,
 ) -> Result<(), ServiceError> {
     let mut pacing = ReconnectPacing::default();
+    // Checked when the configuration is loaded: an AMQP URL names its user.
+    let coordinator_user = queue::broker_user(&config.amqp_url).unwrap_or_default();
     while !*stop.borrow() {
         let Some(connection) = queue::connect_with_backoff(&config.amqp_url, &mut stop).await else { break };
         tracing::info!("connected to RabbitMQ");
         let started = Instant::now();
         let session = async {
             let channel = broker::declare(&connection, config.delivery_limit).await.map_err(QueueError::from)?;
-            let mut jobs = AmqpJobQueue::open(&connection).await.map_err(QueueError::from)?;
+            let mut jobs =
+                AmqpJobQueue::open(&connection, ledger.answer_key().clone()).await.map_err(QueueError::from)?;
             let set_aside = ConfirmedPublisher::open(&connection).await.map_err(QueueError::from)?;
             let mut publisher = Publisher::new(
                 ledger.clone(),
@@ -177,13 +180,14 @@ async fn broker_sessions(
                 connection.create_channel().await.map_err(BrokerError::from).map_err(QueueError::from)?;
             tokio::try_join!(
                 publisher.run(&mut jobs, &mut publish_stop),
-                broker::ingest(&channel, &set_aside, recorder, &mut ingest_stop),
+                broker::ingest(&channel, &set_aside, recorder, ledger.answer_key(), &mut ingest_stop),
                 leases::sweep(&channel, ledger, &config.leases, wake_publisher, &mut lease_stop),
                 audits::run(&connection, ledger, &config.audits, &mut audit_stop),
-                versions::publish_builds(&connection, ledger, wake_builds, &mut build_stop),
+                versions::publish_builds(&connection, ledger, &coordinator_user, wake_builds, &mut build_stop),
                 versions::ingest_builds(
                     &builds_channel,
                     ledger,
+                    &coordinator_user,
                     director,
                     config.validation,
                     wake_publisher,

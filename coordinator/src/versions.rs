@@ -15,7 +15,7 @@
 use std::time::Duration;
 
 use farm_proto::{BUILD_RESULTS_QUEUE, BUILDS_QUEUE, BuildAnswer, BuildOutcome, GameKind, PlayerStatus};
-use farm_runtime::queue::{BrokerError, ConfirmedPublisher};
+use farm_runtime::queue::{self, BrokerError, ConfirmedPublisher};
 use futures_util::StreamExt;
 use lapin::options::{BasicAckOptions, BasicCancelOptions, BasicConsumeOptions, BasicQosOptions};
 use lapin::types::FieldTable;
@@ -26,7 +26,9 @@ use tokio::sync::{Notify, watch};
 use crate::director::{Director, RosterError};
 use crate::farm::{FarmError, QueueError};
 use crate::ledger::{JobState, Ledger, LedgerError, MatchFilter, MatchRow, ToJudge, VersionState, entry_name};
+use crate::metrics;
 use crate::tournament::{BotEntry, FormatKind, Tournament, TournamentError, TournamentFile, TournamentLimits};
+use crate::vouch::{AnswerKey, Answerable, Forgery, vouched_for};
 
 const BUILD_RESULTS_TAG: &str = "coordinator-build-results";
 /// Build reports held unacked at once.
@@ -174,14 +176,16 @@ pub fn judge(id: &str, rows: &[MatchRow]) -> Verdict {
 }
 
 /// Publishes the build jobs the ledger holds unpublished, as they come (`wake`), until
-/// `stop`.
+/// `stop`, each with its token, signed as the coordinator's broker user `coordinator`
+/// (so that one dead-lettered back is known for the coordinator's own).
 pub async fn publish_builds(
     connection: &Connection,
     ledger: &Ledger,
+    coordinator: &str,
     wake: &Notify,
     stop: &mut watch::Receiver<bool>,
 ) -> Result<(), FarmError> {
-    let publisher = ConfirmedPublisher::open(connection).await.map_err(QueueError::from)?;
+    let publisher = ConfirmedPublisher::open_as(connection, coordinator).await.map_err(QueueError::from)?;
     loop {
         let jobs = ledger.unpublished_builds().await?;
         if !jobs.is_empty() {
@@ -200,10 +204,13 @@ pub async fn publish_builds(
 }
 
 /// Takes build reports from `farm.build-results` on `channel` until `stop`: each is
-/// recorded, then acked.
+/// recorded, then acked. A report is believed only from the worker the broker vouches
+/// for, with the build's token; a dead-lettered build job only as the coordinator's
+/// (broker user `coordinator`) own.
 pub async fn ingest_builds(
     channel: &Channel,
     ledger: &Ledger,
+    coordinator: &str,
     director: &Director,
     settings: ValidationSettings,
     wake_publisher: &Notify,
@@ -237,13 +244,39 @@ pub async fn ingest_builds(
             .map_err(BrokerError::from)
             .map_err(QueueError::from)?;
         match serde_json::from_slice::<BuildAnswer>(&delivery.data) {
-            Ok(answer) => record_build(ledger, director, settings, answer).await?,
+            Ok(answer) => match believed(&answer, &delivery.properties, ledger.answer_key(), coordinator) {
+                Ok(()) => record_build(ledger, director, settings, answer).await?,
+                Err(forgery) => {
+                    metrics::FORGED_ANSWERS.with_label_values(&[forgery.label()]).inc();
+                    let sender = queue::sender(&delivery.properties).unwrap_or("nobody");
+                    tracing::warn!(sender, reason = forgery.label(), "dropping a forged build report");
+                }
+            },
             // Only the farm's own workers write here: a message that is no answer is
             // logged and dropped, it names no version to fail.
             Err(error) => tracing::error!(%error, bytes = delivery.data.len(), "dropping an unreadable build report"),
         }
         wake_publisher.notify_one();
         delivery.acker.ack(BasicAckOptions::default()).await.map_err(BrokerError::from).map_err(QueueError::from)?;
+    }
+}
+
+/// `Ok` when `answer`, delivered with `properties`, is believed: a report from the
+/// worker the broker vouches for, with its build's token; a build job dead-lettered
+/// back, published by the coordinator's broker user `coordinator`.
+fn believed(
+    answer: &BuildAnswer,
+    properties: &lapin::BasicProperties,
+    key: &AnswerKey,
+    coordinator: &str,
+) -> Result<(), Forgery> {
+    match answer {
+        BuildAnswer::Report(report) => {
+            vouched_for(properties, &report.worker_id)?;
+            let build = Answerable::Build { bot: &report.job.bot, version: report.job.version };
+            if key.holds(build, &report.job.token) { Ok(()) } else { Err(Forgery::NotHeld) }
+        }
+        BuildAnswer::Abandoned(_) => vouched_for(properties, coordinator),
     }
 }
 

@@ -226,6 +226,7 @@ fn won_by_seat_0(tournament_id: &str, job_id: &str, replay_key: &str, log_key: O
         job_id: job_id.to_owned(),
         tournament_id: tournament_id.to_owned(),
         worker_id: "worker-7".to_owned(),
+        token: String::new(),
         instance: None,
         attempt: 1,
         result: MatchResult::Completed {

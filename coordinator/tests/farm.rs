@@ -221,13 +221,16 @@ async fn results_that_do_not_fit_their_job_are_refused_counted_and_set_aside() {
     let coordinator = CoordinatorProcess::start(&vhost, &ledger);
     let id = submit_one_match(&coordinator, dir.path(), "guarded", &serde_json::json!({}));
 
-    // No worker: the test takes the job off the queue itself and answers it as a forger
-    // holding the broker's credentials would.
-    let connection = vhost.connect().await;
+    // No worker: the test takes the job off the queue itself, as a worker with broker
+    // credentials of its own, and answers it as a forger holding the job would.
+    let holder = farm_testkit::unique("holder");
+    let connection = lapin::Connection::connect(&vhost.worker_url(&holder), Default::default()).await.expect("connect");
     let mut jobs = farm_testkit::consume(&connection, farm_proto::JOBS_QUEUE).await;
     let delivery = jobs.next().await.expect("the job is published").expect("a delivery");
-    let job = serde_json::from_slice::<JobEnvelope>(&delivery.data).expect("a job envelope").job;
+    let delivered = serde_json::from_slice::<JobEnvelope>(&delivery.data).expect("a job envelope");
+    let job = &delivered.job;
     delivery.acker.ack(lapin::options::BasicAckOptions::default()).await.expect("ack");
+    let results = farm_runtime::queue::ConfirmedPublisher::open_as(&connection, &holder).await.expect("publisher");
     let completed = |replay_key: String| MatchResult::Completed {
         steps: 1,
         players: Vec::new(),
@@ -238,19 +241,20 @@ async fn results_that_do_not_fit_their_job_are_refused_counted_and_set_aside() {
     };
     let honest_key = AttemptKeys::new(&job.tournament_id, &job.job_id, 1).replay();
 
-    let mut other_tournament = ResultEnvelope::new(&job, "forger", 1, completed(honest_key.clone()));
+    let mut other_tournament = ResultEnvelope::new(&delivered, &holder, 1, completed(honest_key.clone()));
     other_tournament.tournament_id = "t-someone-elses".to_owned();
-    let outside_its_prefix = ResultEnvelope::new(&job, "forger", 1, completed("secrets/credentials.json".to_owned()));
-    let other_attempt = ResultEnvelope::new(&job, "forger", 2, completed(honest_key.clone()));
+    let outside_its_prefix =
+        ResultEnvelope::new(&delivered, &holder, 1, completed("secrets/credentials.json".to_owned()));
+    let other_attempt = ResultEnvelope::new(&delivered, &holder, 2, completed(honest_key.clone()));
     let mut other_schema =
-        serde_json::to_value(ResultEnvelope::new(&job, "old", 1, completed(honest_key.clone()))).expect("JSON");
+        serde_json::to_value(ResultEnvelope::new(&delivered, &holder, 1, completed(honest_key.clone()))).expect("JSON");
     other_schema["schema"] = serde_json::json!(farm_proto::SCHEMA_VERSION + 1);
     for forged in [other_tournament, outside_its_prefix, other_attempt] {
         let body = serde_json::to_vec(&forged).expect("JSON");
-        farm_testkit::publish_raw(&connection, RESULTS_QUEUE, &body).await;
+        results.publish(RESULTS_QUEUE, &body).await.expect("publish");
     }
-    farm_testkit::publish_raw(&connection, RESULTS_QUEUE, &serde_json::to_vec(&other_schema).expect("JSON")).await;
-    farm_testkit::publish_raw(&connection, RESULTS_QUEUE, b"not a result").await;
+    results.publish(RESULTS_QUEUE, &serde_json::to_vec(&other_schema).expect("JSON")).await.expect("publish");
+    results.publish(RESULTS_QUEUE, b"not a result").await.expect("publish");
 
     let metric = |sample: &str| {
         let metrics = http_get(coordinator.api, "/metrics").expect("metrics").1;
@@ -263,12 +267,13 @@ async fn results_that_do_not_fit_their_job_are_refused_counted_and_set_aside() {
     eventually(Duration::from_secs(30), "both unusable messages are counted", || {
         metric(&dropped("schema")) == Some(1) && metric(&dropped("unreadable")) == Some(1)
     });
-    assert_eq!(farm_testkit::ready_messages(&connection, SET_ASIDE_QUEUE).await, 2, "kept, not dropped");
+    let admin = vhost.connect().await;
+    assert_eq!(farm_testkit::ready_messages(&admin, SET_ASIDE_QUEUE).await, 2, "kept, not dropped");
     assert_eq!(coordinator.progress(&id)["done"], 0, "no forged result was recorded");
 
     // The job's own result, with keys of its attempt, is recorded as ever.
-    let honest = ResultEnvelope::new(&job, "worker", 1, completed(honest_key));
-    farm_testkit::publish_raw(&connection, RESULTS_QUEUE, &serde_json::to_vec(&honest).expect("JSON")).await;
+    let honest = ResultEnvelope::new(&delivered, &holder, 1, completed(honest_key));
+    results.publish(RESULTS_QUEUE, &serde_json::to_vec(&honest).expect("JSON")).await.expect("publish");
     eventually(Duration::from_secs(30), "the honest result is recorded", || coordinator.progress(&id)["done"] == 1);
     assert_eq!(metric(&dropped("mismatch")), Some(3));
 }
@@ -403,4 +408,167 @@ async fn a_restart_publishes_nothing_again_and_a_lost_job_comes_back_when_its_le
     for id in [&first, &second] {
         eventually(Duration::from_secs(60), "the match is recorded", || coordinator.progress(id)["done"] == 1);
     }
+}
+
+/// `farm-coordinator workers ...` against the test broker's management API, as its
+/// administrator, on `vhost`: (success, stdout, stderr).
+fn workers_cli(vhost: &Vhost, args: &[&str]) -> (bool, String, String) {
+    let output = std::process::Command::new(support::COORDINATOR)
+        .arg("workers")
+        .args(args)
+        .env("FARM_RABBITMQ_MANAGEMENT", farm_testkit::required("FARM_TEST_RABBITMQ_MGMT"))
+        .env("FARM_RABBITMQ_VHOST", &vhost.name)
+        .env("FARM_RABBITMQ_ADMIN_USER", "farm")
+        .env("FARM_RABBITMQ_ADMIN_PASSWORD", "farm")
+        .output()
+        .expect("farm-coordinator runs");
+    let text = |bytes: Vec<u8>| String::from_utf8(bytes).expect("UTF-8");
+    (output.status.success(), text(output.stdout), text(output.stderr))
+}
+
+/// A forger holding real worker credentials of its own: every answer it makes up for
+/// a job it never held, or in another worker's name, or with no name the broker
+/// vouches for, is refused, set aside and counted; an honest worker's result still
+/// lands, and only the identities that answered have records. Identities are issued
+/// and revoked with `farm-coordinator workers`.
+#[tokio::test(flavor = "multi_thread")]
+async fn forged_answers_are_refused_and_counted_and_workers_are_known_by_their_broker_users() {
+    use farm_proto::{
+        AuditVerdict, BUILD_RESULTS_QUEUE, BuildJob, BuildOutcome, BuildReport, JobEnvelope, MatchJob, MatchResult,
+        ResultEnvelope,
+    };
+    use farm_runtime::queue::{ConfirmedPublisher, SET_ASIDE_QUEUE};
+    use farm_runtime::storage::AttemptKeys;
+
+    let vhost = Vhost::new("farm-identities");
+    let dir = tempfile::tempdir().expect("temp dir");
+    let coordinator = CoordinatorProcess::start(&vhost, &dir.path().join("ledger.sqlite"));
+    let (honest, forger) = (farm_testkit::unique("honest"), farm_testkit::unique("forger"));
+    let mut passwords = Vec::new();
+    for name in [&honest, &forger] {
+        vhost.delete_user_with_it(name);
+        let (ok, password, stderr) = workers_cli(&vhost, &["add", name]);
+        assert!(ok && stderr.contains(&format!("worker_id = \"{name}\"")), "{stderr}");
+        passwords.push(password.trim().to_owned());
+    }
+    let (ok, _, stderr) = workers_cli(&vhost, &["add", &honest]);
+    assert!(!ok && stderr.contains("has a user") && stderr.contains("already"), "issued once: {stderr}");
+    let (ok, _, stderr) = workers_cli(&vhost, &["revoke", "farm"]);
+    assert!(!ok && stderr.contains("is not a worker's"), "the administrator is no worker: {stderr}");
+    let (_, listed, _) = workers_cli(&vhost, &["list"]);
+    assert!(listed.contains(&format!("{honest}\t")) && listed.contains(&format!("{forger}\t")), "{listed}");
+
+    // A match, and no worker yet: its job waits in the queue, held by nobody.
+    let id = submit_one_match(&coordinator, dir.path(), "guarded", &serde_json::json!({}));
+    eventually(Duration::from_secs(30), "the job is published", || coordinator.progress(&id)["running"] == 1);
+    let job_id = coordinator.get_json(&format!("/api/tournaments/{id}/matches"))["matches"][0]["job_id"]
+        .as_str()
+        .expect("a job id (ids are public)")
+        .to_owned();
+    let job = MatchJob {
+        job_id: job_id.clone(),
+        tournament_id: id.clone(),
+        game: farm_proto::GameKind::Botwars,
+        rules: serde_json::json!({}),
+        map: None,
+        seed: 0,
+        bots: Vec::new(),
+        isolation: None,
+        clock: Default::default(),
+    };
+    let replay_key = AttemptKeys::new(&id, &job_id, 1).replay();
+    let completed = MatchResult::Completed {
+        steps: 1,
+        players: Vec::new(),
+        replay_key,
+        replay_sha256: "0".repeat(64),
+        duration_ms: 1,
+        reproduction: None,
+    };
+    let guessed = JobEnvelope::new(job.clone(), "ab".repeat(32));
+    let unheld = JobEnvelope::new(job, String::new());
+    let answer = |delivered: &JobEnvelope, worker: &str, result: &MatchResult| {
+        serde_json::to_vec(&ResultEnvelope::new(delivered, worker, 1, result.clone())).expect("JSON")
+    };
+
+    let forging = lapin::Connection::connect(&vhost.url_as(&forger, &passwords[1]), Default::default())
+        .await
+        .expect("the forger signs in with its own credentials");
+    let signed = ConfirmedPublisher::open_as(&forging, &forger).await.expect("publisher");
+    let unsigned = ConfirmedPublisher::open(&forging).await.expect("publisher");
+    let fault = MatchResult::Returned { reason: "its sandbox failed".into(), fault: true };
+    let mismatch = MatchResult::Audited { verdict: AuditVerdict::Mismatch { reason: "made up".into() } };
+    // Jobs and audits it was never given: no token, or a guessed one.
+    for body in [answer(&unheld, &forger, &completed), answer(&guessed, &forger, &completed)] {
+        signed.publish(RESULTS_QUEUE, &body).await.expect("publish");
+    }
+    signed.publish(RESULTS_QUEUE, &answer(&unheld, &forger, &mismatch)).await.expect("publish");
+    // In another worker's name, or an invented one: the broker says who sent it.
+    for body in [answer(&guessed, &honest, &completed), answer(&guessed, "ghost", &completed)] {
+        signed.publish(RESULTS_QUEUE, &body).await.expect("publish");
+    }
+    signed.publish(RESULTS_QUEUE, &answer(&unheld, &honest, &fault)).await.expect("publish");
+    // Naming nobody the broker vouches for.
+    unsigned.publish(RESULTS_QUEUE, &answer(&unheld, &forger, &completed)).await.expect("publish");
+    // Build reports: for a build it was never given, and a "dead-lettered" build job,
+    // which only the coordinator's own can be.
+    let build = BuildJob {
+        bot: "ada-bot".into(),
+        version: 1,
+        source_key: "s".into(),
+        log_key: "l".into(),
+        token: String::new(),
+    };
+    let image = "127.0.0.1:1/matchfarm-bots/evil@sha256:00".to_owned();
+    let report =
+        BuildReport { job: build.clone(), worker_id: forger.clone(), outcome: BuildOutcome::Built { image, size: 1 } };
+    signed.publish(BUILD_RESULTS_QUEUE, &serde_json::to_vec(&report).expect("JSON")).await.expect("publish");
+    signed.publish(BUILD_RESULTS_QUEUE, &serde_json::to_vec(&build).expect("JSON")).await.expect("publish");
+
+    let metric = |reason: &str| {
+        let sample = format!("farm_coordinator_forged_answers_total{{reason=\"{reason}\"}} ");
+        let metrics = http_get(coordinator.api, "/metrics").expect("metrics").1;
+        metrics.lines().find_map(|line| line.strip_prefix(&sample)).and_then(|value| value.trim().parse::<u64>().ok())
+    };
+    eventually(Duration::from_secs(30), "every forgery is refused and counted", || {
+        metric("not_held") == Some(4) && metric("impostor") == Some(4) && metric("unsigned") == Some(1)
+    });
+    let admin = vhost.connect().await;
+    assert_eq!(farm_testkit::ready_messages(&admin, SET_ASIDE_QUEUE).await, 7, "forged answers are kept aside");
+    assert_eq!(coordinator.progress(&id)["done"], 0, "no forged result was recorded");
+    assert_eq!(coordinator.get_json("/api/workers")["workers"], serde_json::json!([]), "no record for anyone");
+
+    // The honest worker, signed in as itself, takes the job and its result lands.
+    let _worker = WorkerProcess::start_signed_in(&vhost.url_as(&honest, &passwords[0]), &honest, 1, 5, &[]);
+    eventually(Duration::from_secs(60), "the honest result is recorded", || coordinator.progress(&id)["done"] == 1);
+    let workers = coordinator.get_json("/api/workers")["workers"].clone();
+    let names: Vec<&str> =
+        workers.as_array().expect("workers").iter().filter_map(|w| w["worker_id"].as_str()).collect();
+    assert_eq!(names, [honest.as_str()], "only the identity that answered has a record: {workers}");
+
+    // Revoked, the forger is out: its user is gone and its connection closed.
+    let (ok, revoked, stderr) = workers_cli(&vhost, &["revoke", &forger]);
+    assert!(ok && revoked.contains(&format!("worker {forger} revoked")), "{revoked}{stderr}");
+    eventually(Duration::from_secs(10), "the forger's connection is closed", || !forging.status().connected());
+    let signing_in = lapin::Connection::connect(&vhost.url_as(&forger, &passwords[1]), Default::default()).await;
+    assert!(signing_in.is_err(), "a revoked worker cannot sign in again");
+    let (_, listed, _) = workers_cli(&vhost, &["list"]);
+    assert!(listed.contains(&format!("{honest}\t")) && !listed.contains(&forger), "{listed}");
+}
+
+/// A worker whose id is not the broker user it signs in as does not start.
+#[test]
+fn a_worker_must_be_the_broker_user_it_signs_in_as() {
+    let vhost = Vhost::new("farm-impostor");
+    let url = vhost.worker_url(&farm_testkit::unique("real"));
+    let output = std::process::Command::new(farm_testkit::worker_binary())
+        .arg("serve")
+        .env("FARM_AMQP_URL", &url)
+        .env("FARM_WORKER_ID", "someone-else")
+        .env("FARM_METRICS_LISTEN", farm_testkit::free_port().to_string())
+        .output()
+        .expect("farm-worker runs");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(!output.status.success(), "{stderr}");
+    assert!(stderr.contains("worker_id \"someone-else\" is not the broker user"), "{stderr}");
 }

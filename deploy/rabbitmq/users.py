@@ -29,15 +29,10 @@ import os
 import secrets
 import sys
 
-# The rights of each user, as RabbitMQ's configure / write / read regular expressions.
-PERMISSIONS = {
-    "coordinator": {"configure": r"^farm\..*", "write": r"^(amq\.default|farm\..*)$", "read": r"^farm\..*"},
-    "worker": {
-        "configure": r"^amq\.gen-.*",
-        "write": r"^(farm\.results|amq\.gen-.*)$",
-        "read": r"^(farm\.jobs|farm\.audits|farm\.builds|farm\.control|amq\.gen-.*)$",
-    },
-}
+# The rights of each user, as RabbitMQ's configure / write / read regular expressions:
+# permissions.json beside this script, which `farm-coordinator workers add` reads too.
+with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "permissions.json")) as rights:
+    PERMISSIONS = json.load(rights)
 
 
 def password_hash(password: str) -> str:

@@ -36,6 +36,10 @@ pub struct AuditEnvelope {
     pub schema: u32,
     /// The audit.
     pub audit: AuditJob,
+    /// The coordinator's token for this audit: its verdict carries it back (see
+    /// [`crate::JobEnvelope::token`]).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub token: String,
 }
 
 /// What an audit found.

@@ -21,6 +21,10 @@ pub struct BuildJob {
     pub source_key: String,
     /// Where the worker stores the build's log.
     pub log_key: String,
+    /// The coordinator's token for this build: its report carries it back with the job
+    /// (see [`crate::JobEnvelope::token`]).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub token: String,
 }
 
 /// What became of a [`BuildJob`].
@@ -29,7 +33,7 @@ pub struct BuildJob {
 pub struct BuildReport {
     /// The job it answers.
     pub job: BuildJob,
-    /// The worker that built it.
+    /// The worker that built it: its broker user, as for a match's result.
     pub worker_id: String,
     /// The image, or why there is none.
     pub outcome: BuildOutcome,
@@ -93,7 +97,8 @@ mod tests {
 
     #[test]
     fn a_report_and_a_dead_lettered_job_are_told_apart() {
-        let job = BuildJob { bot: "ada".into(), version: 2, source_key: "s".into(), log_key: "l".into() };
+        let job =
+            BuildJob { bot: "ada".into(), version: 2, source_key: "s".into(), log_key: "l".into(), token: "t".into() };
         let report = BuildReport {
             job: job.clone(),
             worker_id: "w".into(),

@@ -73,12 +73,17 @@ pub struct JobEnvelope {
     pub schema: u32,
     /// The job.
     pub job: MatchJob,
+    /// The coordinator's token for this job, which only the workers it is delivered
+    /// to see: every answer to the job carries it back, so that an answer to a job its
+    /// sender never held is refused (empty where nobody checks: `farm-coordinator run`).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub token: String,
 }
 
 impl JobEnvelope {
-    /// Wraps a job with this build's schema version.
-    pub fn new(job: MatchJob) -> Self {
-        JobEnvelope { schema: SCHEMA_VERSION, job }
+    /// Wraps a job and its token with this build's schema version.
+    pub fn new(job: MatchJob, token: String) -> Self {
+        JobEnvelope { schema: SCHEMA_VERSION, job, token }
     }
 }
 
@@ -231,8 +236,12 @@ pub struct ResultEnvelope {
     pub job_id: String,
     /// The job's tournament.
     pub tournament_id: String,
-    /// The worker that played it.
+    /// The worker that played it: the broker user it signed in as, which RabbitMQ
+    /// vouches for in the message's `user_id` (the coordinator refuses one that differs).
     pub worker_id: String,
+    /// The token of the job or audit it answers, as its delivery carried it.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub token: String,
     /// The worker's process (a restarted worker is another instance), when it says.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub instance: Option<String>,
@@ -243,14 +252,16 @@ pub struct ResultEnvelope {
 }
 
 impl ResultEnvelope {
-    /// `result` of attempt `attempt` (from 1) at `job`, played by `worker_id`, with this
-    /// build's schema version: the one way a result document is made.
-    pub fn new(job: &MatchJob, worker_id: &str, attempt: u32, result: MatchResult) -> Self {
+    /// `result` of attempt `attempt` (from 1) at the job `delivered`, played by
+    /// `worker_id`, with this build's schema version: the one way a result document is
+    /// made.
+    pub fn new(delivered: &JobEnvelope, worker_id: &str, attempt: u32, result: MatchResult) -> Self {
         ResultEnvelope {
             schema: SCHEMA_VERSION,
-            job_id: job.job_id.clone(),
-            tournament_id: job.tournament_id.clone(),
+            job_id: delivered.job.job_id.clone(),
+            tournament_id: delivered.job.tournament_id.clone(),
             worker_id: worker_id.to_owned(),
+            token: delivered.token.clone(),
             instance: None,
             attempt,
             result,
@@ -282,9 +293,12 @@ mod tests {
             isolation: None,
             clock: MoveClock::default(),
         };
-        let text = serde_json::to_string(&JobEnvelope::new(job.clone())).expect("serialize");
+        let text = serde_json::to_string(&JobEnvelope::new(job.clone(), "t0k3n".into())).expect("serialize");
         let back: JobEnvelope = serde_json::from_str(&text).expect("deserialize");
-        assert_eq!(back.job, job);
+        assert_eq!((&back.job, back.token.as_str()), (&job, "t0k3n"));
+        // What a worker answers carries the token back.
+        let answer = ResultEnvelope::new(&back, "w1", 1, MatchResult::Failed { reason: "no".into() });
+        assert_eq!((answer.token.as_str(), answer.worker_id.as_str()), ("t0k3n", "w1"));
         assert_eq!(back.job.bots[1].transport, Transport::Stdio);
         let extra = text.replacen("{\"schema\":1,", "{\"schema\":1,\"surprise\":true,", 1);
         assert!(serde_json::from_str::<JobEnvelope>(&extra).is_err());

@@ -242,17 +242,41 @@ pub async fn connect_with_backoff(url: &str, stop: &mut watch::Receiver<bool>) -
     }
 }
 
+/// The user `url` signs in to the broker as (`amqp://USER:PASSWORD@HOST/VHOST`), as
+/// RabbitMQ knows it; `None` for a URL that is no AMQP URL.
+pub fn broker_user(url: &str) -> Option<String> {
+    url.parse::<lapin::uri::AMQPUri>().ok().map(|uri| uri.authority.userinfo.username)
+}
+
+/// Who published a delivery, as the broker vouches for it: its `user_id`, which
+/// RabbitMQ accepts only when it names the user the publisher signed in as. `None`
+/// when the publisher named nobody, which vouches for nothing.
+pub fn sender(properties: &BasicProperties) -> Option<&str> {
+    properties.user_id().as_ref().map(ShortString::as_str)
+}
+
 /// A channel in confirm mode: every publish waits for the broker's ack.
 pub struct ConfirmedPublisher {
     channel: Channel,
+    /// The `user_id` its messages carry: RabbitMQ refuses a message whose `user_id` is
+    /// not the user its connection signed in as, so a reader may believe it.
+    user_id: Option<ShortString>,
 }
 
 impl ConfirmedPublisher {
-    /// Opens a confirm-mode channel on `connection`.
+    /// Opens a confirm-mode channel on `connection`; its messages name no sender.
     pub async fn open(connection: &Connection) -> Result<Self, BrokerError> {
         let channel = connection.create_channel().await?;
         channel.confirm_select(ConfirmSelectOptions::default()).await?;
-        Ok(ConfirmedPublisher { channel })
+        Ok(ConfirmedPublisher { channel, user_id: None })
+    }
+
+    /// Opens a confirm-mode channel on `connection`, signed in as `user`: every
+    /// message carries `user` as its `user_id`, which the broker vouches for.
+    pub async fn open_as(connection: &Connection, user: &str) -> Result<Self, BrokerError> {
+        let mut publisher = Self::open(connection).await?;
+        publisher.user_id = Some(ShortString::from(user));
+        Ok(publisher)
     }
 
     /// [`ready`] on this publisher's channel.
@@ -275,9 +299,12 @@ impl ConfirmedPublisher {
         queue: &'static str,
         bodies: impl IntoIterator<Item = &'a [u8]>,
     ) -> Result<(), BrokerError> {
-        let properties = BasicProperties::default()
+        let mut properties = BasicProperties::default()
             .with_delivery_mode(PERSISTENT)
             .with_content_type(ShortString::from("application/json"));
+        if let Some(user) = &self.user_id {
+            properties = properties.with_user_id(user.clone());
+        }
         let options = BasicPublishOptions { mandatory: true, ..Default::default() };
         let (exchange, routing_key) = route(queue);
         let confirmations = tokio::time::timeout(CONFIRM_TIMEOUT, async {

@@ -62,12 +62,18 @@ pub fn rabbitmq_api(method: &str, path: &str, body: Option<&str>) {
     assert!(output.status.success(), "{method} {path}: {}", String::from_utf8_lossy(&output.stderr));
 }
 
-/// A RabbitMQ virtual host of its own, deleted when dropped.
+/// The password of the broker users [`Vhost::worker_url`] makes.
+const WORKER_PASSWORD: &str = "a-test-workers-password";
+
+/// A RabbitMQ virtual host of its own, deleted when dropped (with the worker users made
+/// for it).
 pub struct Vhost {
     /// Its name (unique to the test run).
     pub name: String,
-    /// The AMQP URL that reaches it.
+    /// The AMQP URL that reaches it as the test broker's administrator (`farm`).
     pub url: String,
+    /// The worker users made for it.
+    users: std::sync::Mutex<Vec<String>>,
 }
 
 impl Vhost {
@@ -82,7 +88,33 @@ impl Vhost {
         );
         let base = required("FARM_TEST_AMQP_URL");
         let base = base.rsplit_once('/').map_or(base.as_str(), |(head, _)| head).to_owned();
-        Vhost { url: format!("{base}/{name}"), name }
+        Vhost { url: format!("{base}/{name}"), name, users: std::sync::Mutex::default() }
+    }
+
+    /// The AMQP URL that reaches it as `user` with `password`.
+    pub fn url_as(&self, user: &str, password: &str) -> String {
+        assert!(self.url.contains("//farm:farm@"), "the test URL names the test user: {}", self.url);
+        self.url.replacen("//farm:farm@", &format!("//{user}:{password}@"), 1)
+    }
+
+    /// Deletes the broker user `name` (made by the test some other way) with this vhost.
+    pub fn delete_user_with_it(&self, name: &str) {
+        self.users.lock().expect("users").push(name.to_owned());
+    }
+
+    /// The AMQP URL of the worker `id`, signed in as a broker user of its own named
+    /// `id` (made now, with every right on this vhost), as every worker of a farm is:
+    /// the coordinator believes a worker's answers only from its own user.
+    pub fn worker_url(&self, id: &str) -> String {
+        let user = serde_json::json!({ "password": WORKER_PASSWORD, "tags": "" }).to_string();
+        rabbitmq_api("PUT", &format!("/api/users/{id}"), Some(&user));
+        rabbitmq_api(
+            "PUT",
+            &format!("/api/permissions/{}/{id}", self.name),
+            Some(r#"{"configure":".*","write":".*","read":".*"}"#),
+        );
+        self.delete_user_with_it(id);
+        self.url_as(id, WORKER_PASSWORD)
     }
 
     /// A connection to it.
@@ -94,9 +126,13 @@ impl Vhost {
 impl Drop for Vhost {
     fn drop(&mut self) {
         let management = required("FARM_TEST_RABBITMQ_MGMT");
-        let _ = Command::new("curl")
-            .args(["-sS", "-u", "farm:farm", "-X", "DELETE", &format!("{management}/api/vhosts/{}", self.name)])
-            .output();
+        let users = self.users.get_mut().map(std::mem::take).unwrap_or_default();
+        let paths = users.iter().map(|user| format!("users/{user}")).chain([format!("vhosts/{}", self.name)]);
+        for path in paths {
+            let _ = Command::new("curl")
+                .args(["-sS", "-u", "farm:farm", "-X", "DELETE", &format!("{management}/api/{path}")])
+                .output();
+        }
     }
 }
 
@@ -183,7 +219,8 @@ pub struct WorkerProcess {
 }
 
 impl WorkerProcess {
-    /// Starts `farm-worker serve` as `id` on `vhost` with `slots` slots and a queue of
+    /// Starts `farm-worker serve` as `id` (signed in as its own broker user, see
+    /// [`Vhost::worker_url`]) on `vhost` with `slots` slots and a queue of
     /// `delivery_limit` redeliveries.
     pub fn start(vhost: &Vhost, id: &str, slots: u16, delivery_limit: u32) -> Self {
         Self::start_with(vhost, id, slots, delivery_limit, &[])
@@ -191,11 +228,17 @@ impl WorkerProcess {
 
     /// As [`WorkerProcess::start`], with extra environment variables (which win).
     pub fn start_with(vhost: &Vhost, id: &str, slots: u16, delivery_limit: u32, env: &[(&str, &str)]) -> Self {
+        Self::start_signed_in(&vhost.worker_url(id), id, slots, delivery_limit, env)
+    }
+
+    /// As [`WorkerProcess::start_with`], signed in to the broker with `amqp_url` (whose
+    /// user must be `id`), made by the test.
+    pub fn start_signed_in(amqp_url: &str, id: &str, slots: u16, delivery_limit: u32, env: &[(&str, &str)]) -> Self {
         let metrics = free_port();
         let mut command = Command::new(worker_binary());
         command
             .arg("serve")
-            .env("FARM_AMQP_URL", &vhost.url)
+            .env("FARM_AMQP_URL", amqp_url)
             .env("FARM_WORKER_ID", id)
             .env("FARM_SLOTS", slots.to_string())
             .env("FARM_SANDBOX", "docker")
@@ -309,7 +352,8 @@ pub async fn publish_jobs(connection: &Connection, delivery_limit: u32, jobs: &[
     queue::declare_topology(&channel, delivery_limit).await.expect("declare topology");
     let publisher = ConfirmedPublisher::open(connection).await.expect("publisher");
     for job in jobs {
-        let body = serde_json::to_vec(&JobEnvelope::new(job.clone())).expect("serialize");
+        // No coordinator checks its answers: no token.
+        let body = serde_json::to_vec(&JobEnvelope::new(job.clone(), String::new())).expect("serialize");
         publisher.publish(JOBS_QUEUE, &body).await.expect("publish job");
     }
 }

@@ -39,8 +39,8 @@ impl Auditor<'_> {
     /// acked. An audit that cannot be done now (storage or the broker failing) waits
     /// and comes back.
     pub async fn handle(&self, delivery: Delivery) {
-        let audit = match serde_json::from_slice::<AuditEnvelope>(&delivery.data) {
-            Ok(envelope) if envelope.schema == SCHEMA_VERSION => envelope.audit,
+        let (audit, token) = match serde_json::from_slice::<AuditEnvelope>(&delivery.data) {
+            Ok(envelope) if envelope.schema == SCHEMA_VERSION => (envelope.audit, envelope.token),
             _ => {
                 // No worker of this build reads it: the coordinator publishes it again
                 // (it is still pending in its ledger) if it is its own.
@@ -69,6 +69,7 @@ impl Auditor<'_> {
             job_id: audit.job_id.clone(),
             tournament_id: audit.tournament_id.clone(),
             worker_id: self.worker_id.to_owned(),
+            token,
             instance: Some(crate::instance().to_owned()),
             attempt: 0,
             result: MatchResult::Audited { verdict: verdict.clone() },

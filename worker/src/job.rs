@@ -7,7 +7,7 @@
 use std::time::Duration;
 
 use farm_engine::MatchSetup;
-use farm_proto::{BotSpec, MatchJob, MatchResult, PlayerResult, PlayerStatus, ResultEnvelope};
+use farm_proto::{BotSpec, JobEnvelope, MatchJob, MatchResult, PlayerResult, PlayerStatus, ResultEnvelope};
 use farm_runtime::storage::{AttemptKeys, Storage};
 use tokio::io::AsyncWriteExt;
 
@@ -169,7 +169,7 @@ impl<S: Sandbox> JobPlayer<S> {
         })
     }
 
-    /// What becomes of the attempt `keys` at `job`, played by `worker_id` with the
+    /// What becomes of the attempt `keys` at the job `delivered`, played by `worker_id` with the
     /// outcome `played`: the one policy of `farm-worker serve` and `farm-coordinator
     /// run`. A result, or a failure no retry would change (bad rules, a bot that
     /// cannot run here), becomes a result document, stored beside the replay and then
@@ -177,7 +177,7 @@ impl<S: Sandbox> JobPlayer<S> {
     /// tried again after [`retry_delay`].
     pub async fn answer(
         &self,
-        job: &MatchJob,
+        delivered: &JobEnvelope,
         keys: &AttemptKeys,
         worker_id: &str,
         played: Result<MatchResult, JobError>,
@@ -188,7 +188,8 @@ impl<S: Sandbox> JobPlayer<S> {
             Err(error) if error.is_retryable() => return retry(error),
             Err(error) => MatchResult::Failed { reason: error.to_string() },
         };
-        let envelope = ResultEnvelope::new(job, worker_id, keys.attempt(), result).from_instance(crate::instance());
+        let envelope =
+            ResultEnvelope::new(delivered, worker_id, keys.attempt(), result).from_instance(crate::instance());
         match self.store_result(keys, &envelope).await {
             Ok(body) => Disposition::Report { envelope, body },
             Err(error) => retry(error),
@@ -239,6 +240,7 @@ mod tests {
         let player = player(&dir);
         let job = botwars_job(vec!["builtin:random".parse().expect("spec"), "builtin:random".parse().expect("spec")]);
         let keys = AttemptKeys::new(&job.tournament_id, &job.job_id, 3);
+        let job = JobEnvelope::new(job, "its-token".to_owned());
 
         // A failure no retry would change is the job's result, stored, then reported.
         let too_long = JobError::Run(RunError::TooLong(Duration::from_secs(9)));
@@ -250,6 +252,7 @@ mod tests {
             envelope,
             ResultEnvelope::new(&job, "w-1", 3, MatchResult::Failed { reason }).from_instance(crate::instance())
         );
+        assert_eq!(envelope.token, "its-token", "the answer carries its job's token back");
         assert_eq!(player.storage.read(&keys.result()).await.expect("stored"), body);
         assert_eq!(serde_json::from_slice::<ResultEnvelope>(&body).expect("a result document"), envelope);
 

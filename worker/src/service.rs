@@ -7,8 +7,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use farm_proto::{
-    AUDITS_QUEUE, BUILDS_QUEUE, JOBS_QUEUE, JobEnvelope, MatchJob, MatchResult, RESULTS_QUEUE, ResultEnvelope,
-    SCHEMA_VERSION,
+    AUDITS_QUEUE, BUILDS_QUEUE, JOBS_QUEUE, JobEnvelope, MatchResult, RESULTS_QUEUE, ResultEnvelope, SCHEMA_VERSION,
 };
 use farm_runtime::Shutdown;
 use farm_runtime::backoff::ReconnectPacing;
@@ -45,6 +44,29 @@ pub enum ServiceError {
         /// Why.
         source: std::io::Error,
     },
+    /// The worker's id is not the broker user it signs in as: the coordinator knows a
+    /// worker only by the user RabbitMQ vouches for.
+    #[error(
+        "worker_id {worker_id:?} is not the broker user {user:?} that amqp_url signs in as: each worker has a \
+         broker user of its own (farm-coordinator workers add NAME) and its worker_id is that user's name"
+    )]
+    Identity {
+        /// The configured id.
+        worker_id: String,
+        /// The user of the AMQP URL, if it has one.
+        user: Option<String>,
+    },
+}
+
+/// `Ok` when the worker's id is the broker user its `amqp_url` signs in as: the one
+/// identity the coordinator believes its answers are from. Checked before anything
+/// starts.
+pub fn check_identity(config: &WorkerConfig) -> Result<(), ServiceError> {
+    let user = queue::broker_user(&config.amqp_url);
+    if user.as_deref() == Some(config.worker_id.as_str()) {
+        return Ok(());
+    }
+    Err(ServiceError::Identity { worker_id: config.worker_id.clone(), user })
 }
 
 /// What every job task shares.
@@ -95,11 +117,11 @@ impl Drop for HeldJob<'_> {
 }
 
 impl Held {
-    fn hold(&self, job: &MatchJob, attempt: u32, worker_id: &str) -> HeldJob<'_> {
+    fn hold(&self, delivered: &JobEnvelope, attempt: u32, worker_id: &str) -> HeldJob<'_> {
         let reason = "the worker lost its broker connection while it held the job".to_owned();
         let returned = MatchResult::Returned { reason, fault: false };
-        let notice = ResultEnvelope::new(job, worker_id, attempt, returned).from_instance(crate::instance());
-        let key = (job.job_id.clone(), attempt);
+        let notice = ResultEnvelope::new(delivered, worker_id, attempt, returned).from_instance(crate::instance());
+        let key = (delivered.job.job_id.clone(), attempt);
         self.lock().held.insert(key.clone(), notice);
         HeldJob { held: self, key }
     }
@@ -144,6 +166,7 @@ pub async fn run<S: Sandbox + Clone + Send + 'static>(
     storage: Storage,
     shutdown: Shutdown,
 ) -> Result<(), ServiceError> {
+    check_identity(&config)?;
     metrics::init();
     metrics::SLOTS.set(i64::from(config.slots));
     let health = Arc::new(Health::default());
@@ -192,7 +215,7 @@ pub async fn run<S: Sandbox + Clone + Send + 'static>(
         }
         first = false;
         let session = Instant::now();
-        let outcome = match ConfirmedPublisher::open(&connection).await {
+        let outcome = match ConfirmedPublisher::open_as(&connection, &config.worker_id).await {
             Ok(publisher) => {
                 for notice in held.take_lost() {
                     send_notice(&publisher, &notice).await;
@@ -486,8 +509,8 @@ async fn handle<S: Sandbox + Clone + Send + 'static>(delivery: Delivery, context
         requeue_after(&delivery, &context, retry_delay(attempt)).await;
         return;
     }
-    let job = match serde_json::from_slice::<JobEnvelope>(&delivery.data) {
-        Ok(envelope) => envelope.job,
+    let delivered = match serde_json::from_slice::<JobEnvelope>(&delivery.data) {
+        Ok(envelope) => envelope,
         Err(error) => {
             // Unreadable: no worker will ever read it. Straight to the dead letters.
             tracing::warn!(%error, "rejecting an unreadable job");
@@ -497,18 +520,19 @@ async fn handle<S: Sandbox + Clone + Send + 'static>(delivery: Delivery, context
             return;
         }
     };
-    let _held = context.held.hold(&job, attempt, &context.config.worker_id);
-    play(&delivery, &job, attempt, &context).await;
+    let _held = context.held.hold(&delivered, attempt, &context.config.worker_id);
+    play(&delivery, &delivered, attempt, &context).await;
 }
 
 /// Plays a job and answers it: acked after its result is published, or given back
 /// (with a notice when the cause is outside the job).
 async fn play<S: Sandbox + Clone + Send + 'static>(
     delivery: &Delivery,
-    job: &MatchJob,
+    delivered: &JobEnvelope,
     attempt: u32,
     context: &Arc<JobContext<S>>,
 ) {
+    let job = &delivered.job;
     let game = job.game.name();
     let keys = AttemptKeys::new(&job.tournament_id, &job.job_id, attempt);
     let mut drain = context.drain.clone();
@@ -520,7 +544,8 @@ async fn play<S: Sandbox + Clone + Send + 'static>(
         // The worker stopped before this job's turn: another worker plays it.
         tracing::info!(job = %job.job_id, "requeueing a job that had not begun");
         metrics::MATCHES.with_label_values(&[game, "requeued"]).inc();
-        notify_returned(context, job, attempt, "the worker stopped before the match began".to_owned(), false).await;
+        notify_returned(context, delivered, attempt, "the worker stopped before the match began".to_owned(), false)
+            .await;
         queue::requeue(&delivery.acker).await;
         return;
     };
@@ -544,12 +569,12 @@ async fn play<S: Sandbox + Clone + Send + 'static>(
     // that failed for infrastructure reasons keeps it through its job's retry delay,
     // which slows intake while things fail.
     let held_slot = retrying.then_some(turn.slot);
-    let (envelope, body) = match context.player.answer(job, &keys, &context.config.worker_id, played).await {
+    let (envelope, body) = match context.player.answer(delivered, &keys, &context.config.worker_id, played).await {
         Disposition::Report { envelope, body } => (envelope, body),
         Disposition::Retry { error, delay } => {
             tracing::warn!(job = %job.job_id, attempt, %error, "requeueing job");
             metrics::MATCHES.with_label_values(&[game, "requeued"]).inc();
-            notify_returned(context, job, attempt, error.to_string(), error.is_the_workers_fault()).await;
+            notify_returned(context, delivered, attempt, error.to_string(), error.is_the_workers_fault()).await;
             requeue_after(delivery, context, delay).await;
             drop(held_slot);
             return;
@@ -570,19 +595,25 @@ async fn play<S: Sandbox + Clone + Send + 'static>(
         Err(error) => {
             tracing::warn!(job = %job.job_id, %error, "publishing the result failed; requeueing");
             metrics::MATCHES.with_label_values(&[game, "requeued"]).inc();
-            notify_returned(context, job, attempt, format!("publishing its result failed: {error}"), false).await;
+            notify_returned(context, delivered, attempt, format!("publishing its result failed: {error}"), false).await;
             requeue_after(delivery, context, retry_delay(attempt)).await;
         }
     }
 }
 
-/// Tells the coordinator that this delivery of `job` goes back to the queue for
-/// `reason`, a cause outside the job (a `fault` of the worker's own infrastructure, or
-/// not).
-async fn notify_returned<S>(context: &JobContext<S>, job: &MatchJob, attempt: u32, reason: String, fault: bool) {
+/// Tells the coordinator that this delivery of the job `delivered` goes back to the
+/// queue for `reason`, a cause outside the job (a `fault` of the worker's own
+/// infrastructure, or not).
+async fn notify_returned<S>(
+    context: &JobContext<S>,
+    delivered: &JobEnvelope,
+    attempt: u32,
+    reason: String,
+    fault: bool,
+) {
     let returned = MatchResult::Returned { reason, fault };
     let notice =
-        ResultEnvelope::new(job, &context.config.worker_id, attempt, returned).from_instance(crate::instance());
+        ResultEnvelope::new(delivered, &context.config.worker_id, attempt, returned).from_instance(crate::instance());
     send_notice(&context.publisher, &notice).await;
 }
 

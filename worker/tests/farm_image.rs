@@ -86,7 +86,7 @@ async fn the_farm_image_runs_a_worker_that_plays_and_acks_a_job() {
     let run_mount = format!("{run_dir}:{run_dir}");
     let container = WorkerContainer { name: worker_id.clone() };
     let env = [
-        format!("FARM_AMQP_URL={}", vhost.url),
+        format!("FARM_AMQP_URL={}", vhost.worker_url(&worker_id)),
         format!("FARM_WORKER_ID={worker_id}"),
         "FARM_SLOTS=1".to_owned(),
         "FARM_SANDBOX=docker".to_owned(),

@@ -7,6 +7,7 @@
 use farm_proto::BuildJob;
 
 use crate::accounts::Caller;
+use crate::vouch::Answerable;
 
 use super::*;
 
@@ -243,21 +244,19 @@ impl Ledger {
         .await
     }
 
-    /// The build jobs not yet published, oldest first.
+    /// The build jobs not yet published, oldest first, each with its token.
     pub async fn unpublished_builds(&self) -> Result<Vec<BuildJob>, LedgerError> {
-        self.read(|connection| {
+        let key = self.answer_key.clone();
+        self.read(move |connection| {
             let mut select = connection.prepare_cached(
                 "SELECT bot, version, source_key, log_key FROM versions
                  WHERE state = 'building' AND build_published = 0 ORDER BY submitted_at, bot, version",
             )?;
             let jobs = select
                 .query_map([], |row| {
-                    Ok(BuildJob {
-                        bot: row.get(0)?,
-                        version: row.get(1)?,
-                        source_key: row.get(2)?,
-                        log_key: row.get(3)?,
-                    })
+                    let (bot, version): (String, u32) = (row.get(0)?, row.get(1)?);
+                    let token = key.token(Answerable::Build { bot: &bot, version });
+                    Ok(BuildJob { bot, version, source_key: row.get(2)?, log_key: row.get(3)?, token })
                 })?
                 .collect::<Result<Vec<_>, _>>()?;
             Ok(jobs)

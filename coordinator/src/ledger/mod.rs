@@ -28,6 +28,7 @@ use rusqlite::{Connection, OptionalExtension, params};
 use serde::Serialize;
 
 use crate::tournament::{PlannedJob, Tournament};
+use crate::vouch::AnswerKey;
 
 mod accounts;
 mod bots;
@@ -47,7 +48,7 @@ pub use bots::{
     entry_name,
 };
 pub use webhooks::{Delivery, DeliveryView, NewWebhook, WebhookView};
-pub use workers::AuditState;
+pub use workers::{AuditState, AuditToPublish};
 
 /// A ledger operation that failed. Every one is an infrastructure error: retrying
 /// after the cause is fixed (disk space, permissions) may succeed.
@@ -331,6 +332,9 @@ pub struct Ledger {
     reader: Arc<Mutex<Connection>>,
     /// Which completed matches are audited, and when a worker is quarantined.
     audits: crate::audits::AuditSettings,
+    /// The key of the tokens deliveries carry ([`crate::vouch`]), kept in the ledger so
+    /// that a restarted coordinator still knows what it handed out.
+    answer_key: AnswerKey,
 }
 
 /// Runs `call` with `connection` on the blocking pool.
@@ -395,13 +399,24 @@ impl Ledger {
         connection.pragma_update(None, "foreign_keys", "ON")?;
         connection.busy_timeout(std::time::Duration::from_secs(10))?;
         schema::apply(&connection)?;
+        let answer_key = AnswerKey::new(connection.query_row("SELECT key FROM answer_key", [], |row| row.get(0))?);
         let reader = Connection::open(path)?;
         reader.busy_timeout(std::time::Duration::from_secs(10))?;
         reader.pragma_update(None, "query_only", "ON")?;
         // No audits unless asked: `farm-coordinator run`'s in-process workers share
         // one engine, and have no other worker to audit them.
         let audits = crate::audits::AuditSettings { fraction: 0.0, ..crate::audits::AuditSettings::default() };
-        Ok(Ledger { writer: Arc::new(Mutex::new(connection)), reader: Arc::new(Mutex::new(reader)), audits })
+        Ok(Ledger {
+            writer: Arc::new(Mutex::new(connection)),
+            reader: Arc::new(Mutex::new(reader)),
+            audits,
+            answer_key,
+        })
+    }
+
+    /// The key of the tokens this ledger's deliveries carry.
+    pub fn answer_key(&self) -> &AnswerKey {
+        &self.answer_key
     }
 
     /// This ledger, auditing and quarantining as `settings` say.

@@ -17,6 +17,9 @@ const DIRECTED_VERSION: i64 = 4;
 /// The `user_version` from which tournaments have an `owner` and a `priority`
 /// ([`crate::accounts`], [`crate::fair_share`]).
 const OWNED_VERSION: i64 = 5;
+/// The `user_version` from which published audits are leased (`published_at`,
+/// `publications`).
+const AUDIT_LEASED_VERSION: i64 = 6;
 /// The lease given to jobs a ledger from before leases had published: the workers'
 /// default cap on a match, twice (see [`super::Ledger::mark_running`]).
 const LEGACY_LEASE_SECS: i64 = 2 * 20 * 60;
@@ -39,6 +42,13 @@ CREATE TABLE IF NOT EXISTS tournaments (
     owner TEXT NOT NULL DEFAULT 'operator',
     priority INTEGER NOT NULL DEFAULT 0
 );
+-- The key of the tokens deliveries carry (crate::vouch), made with the ledger:
+-- SQLite's randomblob reads the operating system's random source.
+CREATE TABLE IF NOT EXISTS answer_key (
+    id INTEGER PRIMARY KEY CHECK (id = 1),
+    key BLOB NOT NULL CHECK (length(key) = 32)
+);
+INSERT OR IGNORE INTO answer_key (id, key) VALUES (1, randomblob(32));
 CREATE TABLE IF NOT EXISTS jobs (
     job_id TEXT PRIMARY KEY,
     tournament_id TEXT NOT NULL REFERENCES tournaments(id),
@@ -117,14 +127,17 @@ CREATE TABLE IF NOT EXISTS worker_bot_failures (
     PRIMARY KEY (worker_id, status)
 );
 -- Audits of stored replays: pending (to publish), published, then a verdict
--- (confirmed, mismatch, skipped). `document` is the audit job as published.
+-- (confirmed, mismatch, skipped). `document` is the audit job as published. A
+-- published audit is leased (crate::audits): when it was last published and how often.
 CREATE TABLE IF NOT EXISTS audits (
     job_id TEXT PRIMARY KEY REFERENCES jobs(job_id),
     played_by TEXT NOT NULL,
     state TEXT NOT NULL,
     audited_by TEXT,
     detail TEXT,
-    document TEXT NOT NULL
+    document TEXT NOT NULL,
+    published_at INTEGER,
+    publications INTEGER NOT NULL DEFAULT 0
 );
 CREATE INDEX IF NOT EXISTS audits_by_state ON audits(state);
 -- Users (crate::accounts) and their tokens, kept as hashes only.
@@ -298,6 +311,13 @@ pub(super) fn apply(connection: &Connection) -> rusqlite::Result<()> {
     if version < OWNED_VERSION {
         let columns = [("owner", "TEXT NOT NULL DEFAULT 'operator'"), ("priority", "INTEGER NOT NULL DEFAULT 0")];
         add_columns(connection, "tournaments", OWNED_VERSION, &columns, "")?;
+    }
+    if version < AUDIT_LEASED_VERSION {
+        // Audits published before leases: leased as if just published.
+        let columns = [("published_at", "INTEGER"), ("publications", "INTEGER NOT NULL DEFAULT 0")];
+        let lease_published =
+            "UPDATE audits SET published_at = unixepoch(), publications = 1 WHERE state = 'published';";
+        add_columns(connection, "audits", AUDIT_LEASED_VERSION, &columns, lease_published)?;
     }
     connection.execute_batch(AFTER_MIGRATIONS)?;
     Ok(())

@@ -65,6 +65,7 @@ fn envelope(tournament: &Tournament, job_id: &str, worker: &str, scores: [i64; 2
         job_id: job_id.to_owned(),
         tournament_id: tournament.id.clone(),
         worker_id: worker.to_owned(),
+        token: String::new(),
         instance: None,
         attempt: 1,
         result: MatchResult::Completed {
@@ -765,6 +766,7 @@ fn verdict(tournament: &Tournament, job_id: &str, auditor: &str, verdict: farm_p
         job_id: job_id.to_owned(),
         tournament_id: tournament.id.clone(),
         worker_id: auditor.to_owned(),
+        token: String::new(),
         instance: None,
         attempt: 0,
         result: MatchResult::Audited { verdict },
@@ -797,12 +799,19 @@ async fn audits_count_on_the_record_of_the_worker_that_played_and_quarantine_it(
     answers.push(completed(&tournament, &jobs[3], "good", [1, 2]));
     ledger.record(answers).await.expect("record");
 
-    let pending = ledger.pending_audits(100).await.expect("pending");
+    let lease = settings.lease_secs;
+    let pending = ledger.audits_to_publish(100, lease).await.expect("pending");
     assert_eq!(pending.len(), 4, "every completed match is audited at fraction 1");
-    let document: farm_proto::AuditEnvelope = serde_json::from_str(&pending[0].1).expect("an audit job");
+    assert!(pending.iter().all(|audit| audit.publications == 0));
+    let document: farm_proto::AuditEnvelope = serde_json::from_str(&pending[0].document).expect("an audit job");
     assert_eq!(document.audit.replay_sha256, "0".repeat(64));
-    ledger.mark_audits_published(pending.iter().map(|(job, _)| job.clone()).collect()).await.expect("published");
-    assert!(ledger.pending_audits(100).await.expect("pending").is_empty());
+    assert_eq!(document.token, "", "a token is added as it is published, never stored");
+    ledger.mark_audits_published(pending.iter().map(|audit| audit.job_id.clone()).collect()).await.expect("published");
+    assert!(ledger.audits_to_publish(100, lease).await.expect("pending").is_empty(), "leased");
+    // Once a lease has passed (none, here), the unanswered are due again, and say how
+    // often they were published.
+    let again = ledger.audits_to_publish(100, 0).await.expect("due again");
+    assert_eq!(again.iter().map(|audit| audit.publications).collect::<Vec<_>>(), [1, 1, 1, 1]);
 
     let mismatch = || AuditVerdict::Mismatch { reason: "line 3 differs".into() };
     let recorded = ledger
@@ -1068,4 +1077,38 @@ async fn a_versions_validation_is_not_held_to_its_owners_quotas() {
     assert_eq!((usage.running_tournaments, usage.queued_jobs), (0, 0), "the farm started it, not she");
     let counts = ledger.versions_by_state().await.expect("counts");
     assert!(counts.contains(&(VersionState::Validating, 1)) && counts.contains(&(VersionState::Building, 0)));
+}
+
+/// An audit nobody answered is given up as skipped, with its reason; the worker that
+/// played a match may only say that nobody else took its audit.
+#[tokio::test]
+async fn an_unplaced_audit_is_given_up_and_a_player_may_only_skip_its_own() {
+    use farm_proto::AuditVerdict;
+    let dir = tempfile::tempdir().expect("temp dir");
+    let settings = crate::audits::AuditSettings { fraction: 1.0, ..crate::audits::AuditSettings::default() };
+    let ledger = open(&dir).with_audits(settings);
+    let tournament = botwars("unplaced", 1);
+    ledger.insert_tournament(tournament.clone()).await.expect("insert");
+    let jobs: Vec<String> = jobs(&tournament).into_iter().map(|job| job.job_id).collect();
+    let answers = jobs[..2].iter().map(|job| completed(&tournament, job, "w", [1, 2])).collect();
+    ledger.record(answers).await.expect("record");
+    let due = ledger.audits_to_publish(10, 900).await.expect("due");
+    ledger.mark_audits_published(due.into_iter().map(|audit| audit.job_id).collect()).await.expect("published");
+
+    ledger.give_up_audits(vec![jobs[0].clone()], "never placed".to_owned()).await.expect("give up");
+    let audit = ledger.audit_of(&jobs[0]).await.expect("audit").expect("audited");
+    assert_eq!((audit.state.as_str(), audit.detail.as_deref()), ("skipped", Some("never placed")));
+    let due: Vec<String> = ledger.audits_to_publish(10, 0).await.expect("due").into_iter().map(|a| a.job_id).collect();
+    assert_eq!(due, [jobs[1].clone()], "a given-up audit is never due again");
+
+    let skipped = AuditVerdict::Skipped { reason: "no other worker took it".into() };
+    let recorded = ledger
+        .record(vec![
+            verdict(&tournament, &jobs[1], "w", AuditVerdict::Confirmed),
+            verdict(&tournament, &jobs[1], "w", skipped),
+        ])
+        .await
+        .expect("record verdicts");
+    assert!(matches!(&recorded[0], Recorded::Refused { problem } if problem.contains("its own match")), "{recorded:?}");
+    assert_eq!(recorded[1], Recorded::Audited { verdict: "skipped" });
 }

@@ -35,8 +35,10 @@ pub(super) fn count_completed(
             outcome: players.iter().map(|player| player.outcome.clone()).collect(),
             played_by: envelope.worker_id.clone(),
         };
-        let document = serde_json::to_string(&farm_proto::AuditEnvelope { schema: SCHEMA_VERSION, audit })
-            .map_err(|source| LedgerError::Corrupt { what: "audit", source })?;
+        // Its token is added as it is published (crate::audits).
+        let document =
+            serde_json::to_string(&farm_proto::AuditEnvelope { schema: SCHEMA_VERSION, audit, token: String::new() })
+                .map_err(|source| LedgerError::Corrupt { what: "audit", source })?;
         transaction.execute(
             "INSERT OR IGNORE INTO audits (job_id, played_by, state, document) VALUES (?1, ?2, 'pending', ?3)",
             params![envelope.job_id, envelope.worker_id, document],
@@ -74,7 +76,8 @@ pub(super) fn record_verdict(
             problem: format!("an audit of job {:?}, which is not audited", envelope.job_id),
         });
     };
-    if played_by == envelope.worker_id {
+    // The worker that played it may only say that nobody else took it.
+    if played_by == envelope.worker_id && !matches!(verdict, AuditVerdict::Skipped { .. }) {
         return Ok(Recorded::Refused { problem: format!("worker {played_by:?} audited its own match") });
     }
     if !matches!(state.as_str(), "pending" | "published") {
@@ -143,6 +146,17 @@ fn worker_record(connection: &Connection, worker_id: &str) -> Result<Option<Work
     Ok(connection.query_row(&sql, [worker_id], record_from).optional()?)
 }
 
+/// An audit due to be published ([`Ledger::audits_to_publish`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AuditToPublish {
+    /// The audited match.
+    pub job_id: String,
+    /// The audit job as stored: an [`farm_proto::AuditEnvelope`] without its token.
+    pub document: String,
+    /// How often it was published before.
+    pub publications: u32,
+}
+
 /// How one match's audit stands, for the API.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct AuditState {
@@ -155,26 +169,55 @@ pub struct AuditState {
 }
 
 impl Ledger {
-    /// Up to `limit` audits waiting to be published: job id and document.
-    pub async fn pending_audits(&self, limit: u32) -> Result<Vec<(String, String)>, LedgerError> {
+    /// Up to `limit` audits to publish now, oldest first: pending ones, and published
+    /// ones whose lease of `lease_secs` has passed unanswered (lost in a broker restart,
+    /// say), each with its document and how often it was published before.
+    pub async fn audits_to_publish(&self, limit: u32, lease_secs: u64) -> Result<Vec<AuditToPublish>, LedgerError> {
+        let expired_before = now() - i64::try_from(lease_secs).unwrap_or(i64::MAX);
         self.read(move |connection| {
-            let mut statement =
-                connection.prepare_cached("SELECT job_id, document FROM audits WHERE state = 'pending' LIMIT ?1")?;
-            let rows = statement.query_map([limit], |row| Ok((row.get(0)?, row.get(1)?)))?;
+            let mut statement = connection.prepare_cached(
+                "SELECT job_id, document, publications FROM audits
+                 WHERE state = 'pending' OR (state = 'published' AND published_at <= ?2)
+                 ORDER BY publications, rowid LIMIT ?1",
+            )?;
+            let rows = statement.query_map(params![limit, expired_before], |row| {
+                Ok(AuditToPublish { job_id: row.get(0)?, document: row.get(1)?, publications: row.get(2)? })
+            })?;
             Ok(rows.collect::<Result<_, _>>()?)
         })
         .await
     }
 
-    /// Notes that the audits of `job_ids` are in the queue.
+    /// Notes that the audits of `job_ids` are in the queue, leased from now.
     pub async fn mark_audits_published(&self, job_ids: Vec<String>) -> Result<(), LedgerError> {
         self.with(move |connection| {
             let transaction = connection.transaction()?;
             {
-                let mut update = transaction
-                    .prepare_cached("UPDATE audits SET state = 'published' WHERE job_id = ?1 AND state = 'pending'")?;
+                let mut update = transaction.prepare_cached(
+                    "UPDATE audits SET state = 'published', published_at = ?2, publications = publications + 1
+                     WHERE job_id = ?1 AND state IN ('pending', 'published')",
+                )?;
                 for job_id in &job_ids {
-                    update.execute([job_id])?;
+                    update.execute(params![job_id, now()])?;
+                }
+            }
+            transaction.commit()?;
+            Ok(())
+        })
+        .await
+    }
+
+    /// Gives up the audits of `job_ids`, unanswered however often they were published:
+    /// they end `skipped` with `reason`, and their matches stay unaudited.
+    pub async fn give_up_audits(&self, job_ids: Vec<String>, reason: String) -> Result<(), LedgerError> {
+        self.with(move |connection| {
+            let transaction = connection.transaction()?;
+            {
+                let mut update = transaction.prepare_cached(
+                    "UPDATE audits SET state = 'skipped', detail = ?2 WHERE job_id = ?1 AND state = 'published'",
+                )?;
+                for job_id in &job_ids {
+                    update.execute(params![job_id, reason])?;
                 }
             }
             transaction.commit()?;
@@ -185,16 +228,22 @@ impl Ledger {
 
     /// Every worker's record, by id.
     pub async fn workers(&self) -> Result<Vec<WorkerRecord>, LedgerError> {
-        self.read(|connection| {
-            let sql = format!("SELECT {RECORD_COLUMNS} FROM workers ORDER BY worker_id");
+        self.workers_after(String::new(), u32::MAX).await
+    }
+
+    /// Up to `limit` workers' records whose ids sort after `after`, by id: a page of
+    /// [`Ledger::workers`].
+    pub async fn workers_after(&self, after: String, limit: u32) -> Result<Vec<WorkerRecord>, LedgerError> {
+        self.read(move |connection| {
+            let sql = format!("SELECT {RECORD_COLUMNS} FROM workers WHERE worker_id > ?1 ORDER BY worker_id LIMIT ?2");
             let mut records: Vec<WorkerRecord> =
-                connection.prepare(&sql)?.query_map([], record_from)?.collect::<Result<_, _>>()?;
-            let mut failures = connection.prepare("SELECT worker_id, status, count FROM worker_bot_failures")?;
-            let rows =
-                failures.query_map([], |row| Ok((row.get::<_, String>(0)?, row.get(1)?, row.get::<_, i64>(2)?)))?;
-            for row in rows {
-                let (worker_id, status, count) = row?;
-                if let Some(record) = records.iter_mut().find(|record| record.worker_id == worker_id) {
+                connection.prepare(&sql)?.query_map(params![after, limit], record_from)?.collect::<Result<_, _>>()?;
+            let mut failures =
+                connection.prepare_cached("SELECT status, count FROM worker_bot_failures WHERE worker_id = ?1")?;
+            for record in &mut records {
+                let rows = failures.query_map([&record.worker_id], |row| Ok((row.get(0)?, row.get::<_, i64>(1)?)))?;
+                for row in rows {
+                    let (status, count) = row?;
                     record.bot_failures.insert(status, count as u64);
                 }
             }
