@@ -12,7 +12,9 @@ kubernetes-validate (in scripts/validate-deploy.sh); here:
 - KEDA's ScaledObject and TriggerAuthentication (CRDs) against JSON schemas written
   from KEDA's documented fields (keda.sh/docs: ScaledObject spec, RabbitMQ scaler,
   TriggerAuthentication), unknown fields rejected;
-- the farm's own rules: the ScaledObject scales the worker Deployment on farm.jobs;
+- the farm's own rules: the ScaledObject scales the worker StatefulSet on farm.jobs;
+  each worker's id is its pod's name, and the Secret farm-worker-identities (its keys
+  the pods' names, mounted at FARM_IDENTITY_DIR) holds their broker identities;
   its TriggerAuthentication and the Secret key it reads exist; the workers' grace
   period is longer than FARM_DRAIN_SECS; every container has resource requests and
   limits, limits no lower than requests; pods carry prometheus.io scrape annotations;
@@ -198,11 +200,16 @@ def main(path):
         secret = secrets.get(name, {})
         return set(secret.get("stringData", {})) | set(secret.get("data", {}))
 
-    # KEDA: the worker Deployment on farm.jobs, through an existing TriggerAuthentication.
+    # KEDA: the worker StatefulSet on farm.jobs, through an existing TriggerAuthentication;
+    # the identities are keyed by the pods' names.
+    identities = secret_keys("farm-worker-identities")
     for name, scaled in by_kind.get("ScaledObject", {}).items():
         target = scaled["spec"]["scaleTargetRef"]
-        if target.get("kind", "Deployment") != "Deployment" or target["name"] not in by_kind.get("Deployment", {}):
-            errors.append(f"ScaledObject/{name}: target {target} is not a Deployment here")
+        if target.get("kind", "Deployment") != "StatefulSet" or target["name"] not in by_kind.get("StatefulSet", {}):
+            errors.append(f"ScaledObject/{name}: target {target} is not a StatefulSet here")
+        wanted = {f"{target['name']}-{n}" for n in range(int(scaled["spec"].get("maxReplicaCount", 100)))}
+        if not wanted & identities or identities - wanted:
+            errors.append(f"ScaledObject/{name}: Secret farm-worker-identities has no key of its pods' names")
         for trigger in scaled["spec"]["triggers"]:
             if trigger["metadata"].get("queueName") != "farm.jobs":
                 errors.append(f"ScaledObject/{name}: trigger queue is not farm.jobs")
@@ -250,13 +257,22 @@ def main(path):
     drain = 60
     for config in config_maps.values():
         drain = int(config.get("data", {}).get("FARM_DRAIN_SECS", drain))
-    worker = by_kind.get("Deployment", {}).get("farm-worker")
+    worker = by_kind.get("StatefulSet", {}).get("farm-worker")
     if worker is None:
-        errors.append("no Deployment farm-worker")
+        errors.append("no StatefulSet farm-worker")
     else:
         grace = worker["spec"]["template"]["spec"].get("terminationGracePeriodSeconds", 30)
         if grace <= drain:
             errors.append(f"farm-worker: terminationGracePeriodSeconds {grace} is not above FARM_DRAIN_SECS {drain}")
+        # Its identity: the pod's name, signed in with the password of that key.
+        pod = worker["spec"]["template"]["spec"]
+        env = {v["name"]: v for c in pod["containers"] for v in c.get("env", [])}
+        if env.get("FARM_WORKER_ID", {}).get("valueFrom", {}).get("fieldRef", {}).get("fieldPath") != "metadata.name":
+            errors.append("farm-worker: FARM_WORKER_ID is not the pod's name")
+        mounted = {v["name"] for v in pod.get("volumes", []) if v.get("secret", {}).get("secretName") == "farm-worker-identities"}
+        paths = {m["mountPath"] for c in pod["containers"] for m in c.get("volumeMounts", []) if m["name"] in mounted}
+        if env.get("FARM_IDENTITY_DIR", {}).get("value") not in paths:
+            errors.append("farm-worker: FARM_IDENTITY_DIR is not where the Secret farm-worker-identities is mounted")
 
     # Coordinator: one replica, its ledger on a claim.
     coordinator = by_kind.get("StatefulSet", {}).get("farm-coordinator")
@@ -301,7 +317,7 @@ def main(path):
             if not any(key in secret_keys(name) and (keys is None or key in keys) for name, keys in worker_reads.items()):
                 errors.append(f"farm-worker: reads {key} from no Secret")
     for (kind, name), workload in workloads.items():
-        if (kind, name) == ("Deployment", "farm-worker"):
+        if (kind, name) == ("StatefulSet", "farm-worker"):
             continue
         for secret, keys in reads(workload).items():
             if secret in holders and (keys is None or "FARM_DOCKER__REGISTRY_PASSWORD" in keys):

@@ -85,7 +85,6 @@ struct User {
 
 #[derive(Deserialize)]
 struct ConnectionRow {
-    name: String,
     #[serde(default)]
     user: String,
 }

@@ -170,7 +170,7 @@ fn the_farm_survives_faults_everywhere_and_agrees_with_a_fault_free_run() {
     let timeline = Timeline { started: Instant::now(), lines: Default::default() };
 
     // The core: RabbitMQ, S3 and the coordinator, on the default network and both hosts'.
-    chaos.farm.compose(&["up", "-d", "rabbitmq", "s3", "coordinator", "worker-run-dir"]);
+    chaos.farm.compose(&["up", "-d", "rabbitmq", "s3", "coordinator", "worker-run-dir", "worker-identities"]);
     chaos.coordinator = chaos.farm.container("coordinator");
     let chaos = chaos;
     let farm = &chaos.farm;
@@ -181,7 +181,9 @@ fn the_farm_survives_faults_everywhere_and_agrees_with_a_fault_free_run() {
         // No restart policy: the faults below decide when a part comes back.
         docker(&["update", "--restart", "no", &container]);
     }
-    // Three workers, created, moved to their hosts' networks, then started.
+    // Three workers, created, moved to their hosts' networks, then started, once their
+    // identities are made.
+    farm.wait_for_worker_identities();
     farm.compose(&["up", "--no-start", "--no-deps", "--scale", "worker=3", "worker"]);
     eventually(Duration::from_secs(60), "worker-run-dir made the run directory", || farm.run_dir.is_dir());
     let workers = farm.containers("worker");

@@ -27,12 +27,15 @@ fn the_compose_stack_comes_up_plays_a_tournament_in_containers_and_goes_down_cle
     let farm = ComposeFarm::up("compose", 2, &[("WORKER_SLOTS", "2")]);
     assert_eq!(farm.containers("worker").len(), 2, "two workers");
     // Each part connects as its own least-privilege user (deploy/rabbitmq/users.py),
-    // none as the administrator.
+    // none as the administrator; each worker as an identity of its own
+    // (deploy/worker-identities.sh).
     let rabbitmq = farm.container("rabbitmq");
     eventually(Duration::from_secs(120), "the coordinator and both workers connect as their own users", || {
         let users = docker(&["exec", &rabbitmq, "rabbitmqctl", "-q", "list_connections", "user"]);
-        let count = |user: &str| users.lines().filter(|line| line.trim() == user).count();
-        count("farm-coordinator") >= 1 && count("farm-worker") >= 2 && count("farm") == 0
+        let users: Vec<&str> = users.lines().map(str::trim).collect();
+        let workers: std::collections::BTreeSet<&&str> =
+            users.iter().filter(|user| user.starts_with("farm-worker-")).collect();
+        users.contains(&"farm-coordinator") && workers.len() == 2 && !users.contains(&"farm")
     });
     let dir = tempfile::tempdir().expect("temp dir");
     let file = container_botwars_round_robin(dir.path(), "compose stack", 2);

@@ -1,9 +1,13 @@
 #!/usr/bin/env python3
-"""RabbitMQ definitions for the farm's two users, each with least privilege.
+"""RabbitMQ definitions for the farm's users, each with least privilege.
 
-    FARM_RABBITMQ_COORDINATOR_PASSWORD=... FARM_RABBITMQ_WORKER_PASSWORD=... \\
-        deploy/rabbitmq/users.py [--vhost /] [--admin-user NAME] > definitions.json
+    FARM_RABBITMQ_COORDINATOR_PASSWORD=... deploy/rabbitmq/users.py [--vhost /] \\
+        [--admin-user NAME] [--worker-user NAME] > definitions.json
     rabbitmqctl import_definitions definitions.json     # or load_definitions in rabbitmq.conf
+
+Each worker has a user of its own, which is who the coordinator believes its answers
+are from: `farm-coordinator workers add NAME` makes one through the management API (the
+rights are permissions.json's, beside this script); --worker-user makes one here.
 
 The passwords come from the environment, never the command line (where `ps` shows
 them); the file holds only their salted SHA-256 hashes, as RabbitMQ stores them.
@@ -45,7 +49,9 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--vhost", default="/", help="the virtual host the farm uses (default /)")
     parser.add_argument("--coordinator-user", default="farm-coordinator", help="default farm-coordinator")
-    parser.add_argument("--worker-user", default="farm-worker", help="default farm-worker")
+    parser.add_argument("--worker-user", help="also one worker's user (tagged farm-worker), its password from "
+                        "FARM_RABBITMQ_WORKER_PASSWORD; each worker needs a user of its own: farm-coordinator "
+                        "workers add makes them one at a time")
     parser.add_argument("--admin-user", help="also an administrator (for operators and the management UI), "
                         "its password from FARM_RABBITMQ_ADMIN_PASSWORD: RabbitMQ makes no default user "
                         "when it loads definitions at boot")
@@ -60,14 +66,17 @@ def main() -> int:
         users.append({"name": args.admin_user, "password_hash": password_hash(password),
                       "hashing_algorithm": "rabbit_password_hashing_sha256", "tags": "administrator"})
         permissions.append({"user": args.admin_user, "vhost": args.vhost, "configure": ".*", "write": ".*", "read": ".*"})
-    for role, name in (("coordinator", args.coordinator_user), ("worker", args.worker_user)):
+    roles = [("coordinator", args.coordinator_user, "")]
+    if args.worker_user:
+        roles.append(("worker", args.worker_user, "farm-worker"))
+    for role, name, tags in roles:
         variable = f"FARM_RABBITMQ_{role.upper()}_PASSWORD"
         password = os.environ.get(variable, "")
         if len(password) < 16:
             print(f"error: set {variable} to the {role}'s password, at least 16 characters", file=sys.stderr)
             return 2
         users.append({"name": name, "password_hash": password_hash(password),
-                      "hashing_algorithm": "rabbit_password_hashing_sha256", "tags": ""})
+                      "hashing_algorithm": "rabbit_password_hashing_sha256", "tags": tags})
         permissions.append({"user": name, "vhost": args.vhost, **PERMISSIONS[role]})
     json.dump({"users": users, "vhosts": [{"name": args.vhost}], "permissions": permissions}, sys.stdout, indent=2)
     print()

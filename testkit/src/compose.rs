@@ -148,6 +148,17 @@ impl ComposeFarm {
         });
     }
 
+    /// Waits until `worker-identities` has made the workers' identities (it exited 0),
+    /// for workers started without their dependencies; fails the test if it failed.
+    pub fn wait_for_worker_identities(&self) {
+        eventually(Duration::from_secs(120), "worker-identities made the workers' identities", || {
+            let container = self.container("worker-identities");
+            let state = docker(&["inspect", "--format", "{{.State.Status}} {{.State.ExitCode}}", &container]);
+            assert!(!state.starts_with("exited") || state == "exited 0", "worker-identities failed: {}", self.logs(20));
+            state == "exited 0"
+        });
+    }
+
     /// The last `lines` lines of every service's log, for a failure's message.
     pub fn logs(&self, lines: usize) -> String {
         let output = self.try_compose(&["logs", "--no-color", "--tail", &lines.to_string()]);

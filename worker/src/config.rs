@@ -49,8 +49,15 @@ pub struct WorkerConfig {
     pub sandbox: SandboxKind,
     /// How the Docker sandbox prepares and reuses its containers (`[docker]`).
     pub docker: DockerSettings,
-    /// The RabbitMQ URL.
+    /// The RabbitMQ URL. Its user is the worker's broker identity, which must be
+    /// `worker_id` (see `identity_dir`).
     pub amqp_url: String,
+    /// A directory of broker identities, a file per worker name holding its password
+    /// (compose and the Kubernetes manifests mount one; `farm-coordinator workers add`
+    /// makes them). With it the worker signs in as one of them, whatever `amqp_url`'s
+    /// user: the one named `worker_id` if there is one (a Kubernetes pod's name), else
+    /// the first it can claim (a compose replica; see [`crate::identity`]).
+    pub identity_dir: Option<std::path::PathBuf>,
     /// Redeliveries of one job before it is dead-lettered (RabbitMQ's
     /// `x-delivery-limit`): a job is tried at most `delivery_limit + 1` times.
     pub delivery_limit: u32,
@@ -93,6 +100,7 @@ impl Default for WorkerConfig {
             sandbox: SandboxKind::Docker,
             docker: DockerSettings::default(),
             amqp_url: "amqp://guest:guest@127.0.0.1:5672/%2f".to_owned(),
+            identity_dir: None,
             delivery_limit: 5,
             metrics_listen: "127.0.0.1:9464".to_owned(),
             startup_grace_ms: 5000,

@@ -10,7 +10,8 @@
 //! - [`service`]: the worker service: jobs from RabbitMQ ([`farm_runtime::queue`]),
 //!   replays and logs to object storage ([`farm_runtime::storage`]), results published
 //!   with confirms, then the ack; [`error`] decides what is retried; [`warm`] starts the
-//!   bots of jobs waiting for a slot while other matches play.
+//!   bots of jobs waiting for a slot while other matches play; [`identity`]: which
+//!   broker user the worker signs in as (its identity, the one the coordinator believes).
 //! - [`audit`]: other workers' matches re-verified from their stored replays;
 //!   [`quarantine`]: what the coordinator imposes on a worker whose results it no
 //!   longer trusts; [`reproduce`]: a finished match played again from its bundle.
@@ -35,6 +36,7 @@ mod clock;
 pub mod config;
 pub mod error;
 pub mod http;
+pub mod identity;
 pub mod job;
 pub mod metrics;
 pub mod quarantine;

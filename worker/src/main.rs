@@ -343,7 +343,8 @@ async fn main() -> ExitCode {
 }
 
 async fn serve(args: ServeArgs) -> Result<ExitCode> {
-    let config = WorkerConfig::load(args.config.as_deref(), std::env::vars(), &args.overrides())?;
+    let mut config = WorkerConfig::load(args.config.as_deref(), std::env::vars(), &args.overrides())?;
+    farm_worker::identity::sign_in(&mut config)?;
     farm_worker::service::check_identity(&config)?;
     let storage = Storage::open(&config.storage)?;
     let (trigger, shutdown) = farm_runtime::shutdown_channel();
