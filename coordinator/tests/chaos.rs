@@ -20,7 +20,9 @@
 //! It takes a few minutes, so `cargo test` skips it; `scripts/test` runs it on its own
 //! (`cargo test -p farm-coordinator --test chaos -- --ignored --nocapture`), which
 //! prints the fault timeline and the figures. FARM_CHAOS_GAMES sets the games per
-//! pairing (default 25: 12 ordered pairs, so 300 matches).
+//! pairing (default 25: 12 ordered pairs, so 300 matches). A quarter of the matches
+//! are audited, their audits leased for a minute: every one must end with a verdict (or
+//! given up, saying so), none left published by the broker's restart.
 
 mod support;
 
@@ -73,6 +75,27 @@ impl Chaos {
             .then(|| serde_json::from_str::<serde_json::Value>(&body).ok())
             .flatten()
             .map(|t| t["progress"].clone())
+    }
+
+    /// How many of the tournament `id`'s matches have their audit in each state
+    /// (matches not audited are not counted); empty while the coordinator does not answer.
+    fn audit_states(&self, id: &str) -> std::collections::BTreeMap<String, u64> {
+        let mut states = std::collections::BTreeMap::new();
+        let Some(api) = self.coordinator_api() else { return states };
+        let json = |path: &str| {
+            http_get(api, path)
+                .filter(|(status, _)| *status == 200)
+                .and_then(|(_, body)| serde_json::from_str::<serde_json::Value>(&body).ok())
+        };
+        let Some(matches) = json(&format!("/api/tournaments/{id}/matches?limit=1000")) else { return states };
+        for row in matches["matches"].as_array().into_iter().flatten() {
+            let Some(job) = row["job_id"].as_str() else { continue };
+            let Some(detail) = json(&format!("/api/matches/{job}")) else { return Default::default() };
+            if let Some(state) = detail["audit"]["state"].as_str() {
+                *states.entry(state.to_owned()).or_insert(0) += 1;
+            }
+        }
+        states
     }
 
     /// Every network `container` is on, by name.
@@ -161,7 +184,10 @@ args = ["/bot/bench-echo-bot", "--think-ms", "8"]
 fn the_farm_survives_faults_everywhere_and_agrees_with_a_fault_free_run() {
     let games = games_per_pairing();
     let total = 12 * u64::from(games);
-    let farm = ComposeFarm::create("chaos", &[("WORKER_SLOTS", "2")]);
+    // A quarter of the matches audited, their audits leased for a minute: the broker's
+    // restart must lose none of them.
+    let settings = [("WORKER_SLOTS", "2"), ("AUDIT_FRACTION", "0.25"), ("AUDIT_LEASE_SECS", "60")];
+    let farm = ComposeFarm::create("chaos", &settings);
     let hosts = ["host-a", "host-b"].map(|host| format!("{}_{host}", farm.project));
     let mut chaos = Chaos { farm, hosts, coordinator: String::new() };
     for network in &chaos.hosts {
@@ -277,6 +303,13 @@ fn the_farm_survives_faults_everywhere_and_agrees_with_a_fault_free_run() {
     });
     let progress = chaos.progress(&id).expect("progress");
     timeline.note(format!("tournament finished: {progress}"));
+    // Every audit ends with a verdict, or given up saying why: none stays published.
+    let mut audits = std::collections::BTreeMap::new();
+    eventually(Duration::from_secs(600), "every audit is answered or given up", || {
+        audits = chaos.audit_states(&id);
+        !audits.contains_key("pending") && !audits.contains_key("published")
+    });
+    timeline.note(format!("audits settled: {audits:?}"));
     let url = format!("http://{}", chaos.coordinator_api().expect("the API's address"));
     let chaos_standings: serde_json::Value =
         serde_json::from_str(&cli(&["standings", &id, "--url", &url, "--format", "json"])).expect("standings JSON");
@@ -310,6 +343,9 @@ fn the_farm_survives_faults_everywhere_and_agrees_with_a_fault_free_run() {
         if identical { "identical to" } else { "DIFFERENT from" },
         left.len()
     );
+    let audited: u64 = audits.values().sum();
+    assert!(audited > 0 && audits.get("confirmed").is_some_and(|&confirmed| confirmed > 0), "{audits:?}");
+    assert!(!audits.contains_key("mismatch"), "an honest farm's replays re-verify: {audits:?}");
     assert_eq!(progress["done"].as_u64(), Some(total), "every match done: {progress}");
     assert_eq!(progress["failed"].as_u64(), Some(0), "nothing failed: {progress}");
     assert_eq!(chaos_standings["tournament_id"], fault_free["tournament_id"]);

@@ -53,8 +53,8 @@ pub enum ServiceError {
     Identity {
         /// The configured id.
         worker_id: String,
-        /// The user of the AMQP URL, if it has one.
-        user: Option<String>,
+        /// The user of the AMQP URL (empty if it is no AMQP URL).
+        user: String,
     },
 }
 
@@ -62,8 +62,8 @@ pub enum ServiceError {
 /// identity the coordinator believes its answers are from. Checked before anything
 /// starts.
 pub fn check_identity(config: &WorkerConfig) -> Result<(), ServiceError> {
-    let user = queue::broker_user(&config.amqp_url);
-    if user.as_deref() == Some(config.worker_id.as_str()) {
+    let user = queue::broker_user(&config.amqp_url).unwrap_or_default();
+    if user == config.worker_id {
         return Ok(());
     }
     Err(ServiceError::Identity { worker_id: config.worker_id.clone(), user })
