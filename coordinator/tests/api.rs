@@ -1477,3 +1477,43 @@ async fn uploads_are_checked_owned_bounded_and_become_versions() {
         fixture.upload(&ada, "name=ada-two&game=botwars", bot).await.error(StatusCode::TOO_MANY_REQUESTS, "quota");
     assert_eq!(message, "ada has 3 of quotas.max_submissions_per_day = 3 already");
 }
+
+#[tokio::test]
+async fn the_workers_records_come_a_page_at_a_time() {
+    let fixture = fixture();
+    let id = fixture.submit_botwars().await;
+    let jobs: Vec<String> =
+        fixture.matches(&id, "").await.iter().map(|row| row["job_id"].as_str().expect("job id").to_owned()).collect();
+    // Three workers answered a match each.
+    let answers = ["w-a", "w-b", "w-c"]
+        .iter()
+        .zip(&jobs)
+        .map(|(worker, job)| {
+            let key = format!("tournaments/{id}/jobs/{job}/attempt-1-000000000000/replay.jsonl.zst");
+            let Answer::Result(mut envelope) = won_by_seat_0(&id, job, &key, None) else { unreachable!() };
+            envelope.worker_id = (*worker).to_owned();
+            Answer::Result(envelope)
+        })
+        .collect();
+    fixture.state.ledger.record(answers).await.expect("record");
+    let page = |query: &str| {
+        let fixture = &fixture;
+        let query = query.to_owned();
+        async move { fixture.get(&format!("/api/workers{query}")).await.json() }
+    };
+    let ids = |page: &Value| -> Vec<String> {
+        page["workers"]
+            .as_array()
+            .expect("workers")
+            .iter()
+            .map(|w| w["worker_id"].as_str().expect("id").to_owned())
+            .collect()
+    };
+    let first = page("?limit=2").await;
+    assert_eq!((ids(&first), &first["next"]), (vec!["w-a".to_owned(), "w-b".to_owned()], &Value::from("w-b")));
+    let second = page("?limit=2&after=w-b").await;
+    assert_eq!((ids(&second), &second["next"]), (vec!["w-c".to_owned()], &Value::Null));
+    assert_eq!(ids(&page("").await).len(), 3, "100 by default");
+    let refused = fixture.get("/api/workers?limit=0").await;
+    assert!(refused.error(StatusCode::BAD_REQUEST, "bad_request").contains("limit: 1 to 1000"));
+}
