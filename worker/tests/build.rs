@@ -68,7 +68,10 @@ fn docker_lines(args: &[&str]) -> BTreeSet<String> {
 fn play_botwars(spec: &str, extra: &[&str]) -> serde_json::Value {
     let out = tempfile::tempdir().expect("temp dir");
     let args = ["play", "--out", out.path().to_str().expect("UTF-8"), "--sandbox", "docker", "--game", "botwars"];
-    let rules = ["--seed", "3", "--rules", r#"{"replyTimeoutMs":20000}"#, "--bot", spec, "--bot", "builtin:random"];
+    // A deadline far above any reply: the builds played beside some of these matches
+    // slow a small machine down (a reply took over 20 s once in CI, under gVisor); what
+    // must not happen is that a match breaks.
+    let rules = ["--seed", "3", "--rules", r#"{"replyTimeoutMs":120000}"#, "--bot", spec, "--bot", "builtin:random"];
     let runtime = runtime_args();
     let runtime: Vec<&str> = runtime.iter().map(String::as_str).collect();
     let played = worker(&[&args[..], &runtime[..], extra, &rules[..]].concat());
