@@ -210,7 +210,7 @@ async fn an_outage_does_not_use_up_a_jobs_deliveries_until_it_has_started_over_t
 
 #[tokio::test(flavor = "multi_thread")]
 async fn results_that_do_not_fit_their_job_are_refused_counted_and_set_aside() {
-    use farm_proto::{JobEnvelope, MatchResult, ResultEnvelope};
+    use farm_proto::{JobEnvelope, ResultEnvelope};
     use farm_runtime::queue::SET_ASIDE_QUEUE;
     use farm_runtime::storage::AttemptKeys;
     use futures_util::StreamExt;
@@ -231,14 +231,7 @@ async fn results_that_do_not_fit_their_job_are_refused_counted_and_set_aside() {
     let job = &delivered.job;
     delivery.acker.ack(lapin::options::BasicAckOptions::default()).await.expect("ack");
     let results = farm_runtime::queue::ConfirmedPublisher::open_as(&connection, &holder).await.expect("publisher");
-    let completed = |replay_key: String| MatchResult::Completed {
-        steps: 1,
-        players: Vec::new(),
-        replay_key,
-        replay_sha256: "0".repeat(64),
-        duration_ms: 1,
-        reproduction: None,
-    };
+    let completed = completed_without_play;
     let honest_key = AttemptKeys::new(&job.tournament_id, &job.job_id, 1).replay();
 
     let mut other_tournament = ResultEnvelope::new(&delivered, &holder, 1, completed(honest_key.clone()));
@@ -276,6 +269,18 @@ async fn results_that_do_not_fit_their_job_are_refused_counted_and_set_aside() {
     results.publish(RESULTS_QUEUE, &serde_json::to_vec(&honest).expect("JSON")).await.expect("publish");
     eventually(Duration::from_secs(30), "the honest result is recorded", || coordinator.progress(&id)["done"] == 1);
     assert_eq!(metric(&dropped("mismatch")), Some(3));
+}
+
+/// A completed result as a forger makes it up: no play, a replay key of its choice.
+fn completed_without_play(replay_key: String) -> farm_proto::MatchResult {
+    farm_proto::MatchResult::Completed {
+        steps: 1,
+        players: Vec::new(),
+        replay_key,
+        replay_sha256: "0".repeat(64),
+        duration_ms: 1,
+        reproduction: None,
+    }
 }
 
 /// RabbitMQ users made for one test, deleted when it ends.
@@ -476,15 +481,7 @@ async fn forged_answers_are_refused_and_counted_and_workers_are_known_by_their_b
         isolation: None,
         clock: Default::default(),
     };
-    let replay_key = AttemptKeys::new(&id, &job_id, 1).replay();
-    let completed = MatchResult::Completed {
-        steps: 1,
-        players: Vec::new(),
-        replay_key,
-        replay_sha256: "0".repeat(64),
-        duration_ms: 1,
-        reproduction: None,
-    };
+    let completed = completed_without_play(AttemptKeys::new(&id, &job_id, 1).replay());
     let guessed = JobEnvelope::new(job.clone(), "ab".repeat(32));
     let unheld = JobEnvelope::new(job, String::new());
     let answer = |delivered: &JobEnvelope, worker: &str, result: &MatchResult| {

@@ -39,6 +39,12 @@ pub enum IdentityError {
         /// How many identities it holds.
         count: usize,
     },
+    /// An identity's file holds no password a URL carries as it is.
+    #[error(
+        "identity_dir: {0} holds no password of letters, digits, '-', '_', '.' and '~' (farm-coordinator workers add \
+         makes them)"
+    )]
+    Password(PathBuf),
     /// The AMQP URL cannot take a user.
     #[error("amqp_url is not an AMQP URL (amqp://HOST:PORT/VHOST)")]
     NotAnAmqpUrl,
@@ -56,8 +62,13 @@ pub fn sign_in(config: &mut WorkerConfig) -> Result<(), IdentityError> {
         claim(&dir, &names, &config.worker_id)?
     };
     let path = dir.join(&name);
-    let password = std::fs::read_to_string(&path).map_err(|source| IdentityError::Io { path, source })?;
-    config.amqp_url = with_user(&config.amqp_url, &name, password.trim())?;
+    let password = std::fs::read_to_string(&path).map_err(|source| IdentityError::Io { path: path.clone(), source })?;
+    let password = password.trim();
+    // What `workers add` makes (hex), or any password a URL carries as it is.
+    if password.is_empty() || !password.bytes().all(|byte| byte.is_ascii_alphanumeric() || b"-_.~".contains(&byte)) {
+        return Err(IdentityError::Password(path));
+    }
+    config.amqp_url = with_user(&config.amqp_url, &name, password)?;
     config.worker_id = name;
     Ok(())
 }
@@ -123,13 +134,6 @@ fn with_user(url: &str, user: &str, password: &str) -> Result<String, IdentityEr
         Some(at) => &rest[at + 1..],
         None => rest,
     };
-    let password: String = password
-        .bytes()
-        .map(|byte| match byte {
-            b'a'..=b'z' | b'A'..=b'Z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => char::from(byte).to_string(),
-            other => format!("%{other:02X}"),
-        })
-        .collect();
     Ok(format!("{scheme}://{user}:{password}@{host}"))
 }
 
@@ -149,13 +153,13 @@ mod tests {
     #[test]
     fn a_worker_takes_its_named_identity_or_claims_one_and_keeps_it() {
         let dir = tempfile::tempdir().expect("temp dir");
-        for (name, password) in [("farm-worker-1", "p1\n"), ("farm-worker-2", "p/2"), ("not a name", "x")] {
+        for (name, password) in [("farm-worker-1", "p1\n"), ("farm-worker-2", "p~2"), ("not a name", "x")] {
             std::fs::write(dir.path().join(name), password).expect("write");
         }
         // Named: a StatefulSet's pod.
         let mut named = config(dir.path(), "farm-worker-2");
         sign_in(&mut named).expect("signed in");
-        assert_eq!(named.amqp_url, "amqp://farm-worker-2:p%2F2@rabbitmq:5672/%2f");
+        assert_eq!(named.amqp_url, "amqp://farm-worker-2:p~2@rabbitmq:5672/%2f");
 
         // Claimed: compose's replicas, one identity each, the same again after a restart.
         let mut first = config(dir.path(), "c0ffee");
@@ -183,5 +187,8 @@ mod tests {
             "amqps://w:p@broker:5671/farm"
         );
         assert!(with_user("http://x", "w", "p").is_err());
+        std::fs::write(dir.path().join("farm-worker-3"), "p@ss/word").expect("write");
+        let error = sign_in(&mut config(dir.path(), "farm-worker-3")).expect_err("a password a URL cannot carry");
+        assert!(error.to_string().contains("holds no password of letters"), "{error}");
     }
 }
