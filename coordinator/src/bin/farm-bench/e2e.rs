@@ -12,6 +12,7 @@ use std::time::{Duration, Instant};
 use bytes::Bytes;
 use farm_coordinator::client::Client;
 use farm_coordinator::ledger::Progress;
+use farm_coordinator::worker_identities::Management;
 use farm_worker::bots::DockerSettings;
 use http_body_util::{BodyExt, Full};
 use hyper::{Method, Request};
@@ -125,12 +126,14 @@ fn base64(bytes: &[u8]) -> String {
     text
 }
 
-/// A RabbitMQ virtual host of one run, deleted when the run ends.
+/// A RabbitMQ virtual host of one run, deleted when the run ends, with its workers'
+/// identities.
 struct Vhost {
     management: String,
     credentials: String,
     name: String,
     url: String,
+    workers: Vec<String>,
 }
 
 impl Vhost {
@@ -147,10 +150,37 @@ impl Vhost {
             anyhow::ensure!((200..300).contains(&status), "PUT {path}: {status} {body}");
         }
         let base = amqp_url.rsplit_once('/').map_or(amqp_url, |(head, _)| head);
-        Ok(Vhost { url: format!("{base}/{name}"), management, credentials: credentials.to_owned(), name })
+        Ok(Vhost {
+            url: format!("{base}/{name}"),
+            management,
+            credentials: credentials.to_owned(),
+            name,
+            workers: Vec::new(),
+        })
+    }
+
+    /// The management API as the run's administrator, for this virtual host.
+    fn identities(&self) -> Management {
+        let (user, password) = self.credentials.split_once(':').unwrap_or((&self.credentials, ""));
+        Management::new(&format!("http://{}", self.management), user, password, &self.name)
+    }
+
+    /// The AMQP URL of the worker `name`, signed in as an identity of its own (as
+    /// `farm-coordinator workers add` makes them), revoked with the virtual host.
+    async fn worker_url(&mut self, name: &str) -> anyhow::Result<String> {
+        let password = self.identities().add_worker(name).await?;
+        self.workers.push(name.to_owned());
+        let (_, host) = self.url.split_once('@').ok_or_else(|| anyhow::anyhow!("no user in {}", self.url))?;
+        Ok(format!("amqp://{name}:{password}@{host}"))
     }
 
     async fn delete(self) {
+        let identities = self.identities();
+        for worker in &self.workers {
+            if let Err(error) = identities.revoke_worker(worker).await {
+                eprintln!("warning: revoking the bench's worker {worker}: {error}");
+            }
+        }
         let path = format!("/api/vhosts/{}", self.name);
         if let Err(error) = http(Method::DELETE, &self.management, &path, Some(&self.credentials), "").await {
             eprintln!("warning: deleting the virtual host {}: {error}", self.name);
@@ -257,7 +287,7 @@ async fn run_once(
         _ => anyhow::bail!("unreachable: checked by the caller"),
     };
     let dir = crate::scratch_dir(&format!("e2e-{sandbox}-{workers}"))?;
-    let vhost =
+    let mut vhost =
         Vhost::create(amqp_url, management, format!("farm-bench-{}-{sandbox}-{workers}", std::process::id())).await?;
     let result = async {
         let storage = services.storage_env(&dir);
@@ -279,9 +309,10 @@ async fn run_once(
         let mut running = Vec::new();
         for index in 0..workers {
             let metrics = free_port()?;
+            let id = format!("bench-{}-{sandbox}-{index}", std::process::id());
             let mut env: Vec<(&str, String)> = vec![
-                ("FARM_AMQP_URL", vhost.url.clone()),
-                ("FARM_WORKER_ID", format!("bench-{}-{sandbox}-{index}", std::process::id())),
+                ("FARM_AMQP_URL", vhost.worker_url(&id).await?),
+                ("FARM_WORKER_ID", id),
                 ("FARM_SLOTS", "1".to_owned()),
                 ("FARM_SANDBOX", sandbox.to_owned()),
                 ("FARM_METRICS_LISTEN", metrics.to_string()),
