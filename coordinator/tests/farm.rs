@@ -129,7 +129,11 @@ async fn a_round_robin_survives_a_coordinator_restart_and_matches_the_embedded_r
         .collect();
     assert!(results.len() >= 24, "a result document per match: {}", results.len());
     let document = storage.read(&results[0]).await.expect("a result document");
-    farm_testkit::publish_raw(&connection, RESULTS_QUEUE, &document).await;
+    // Sent again by the worker that played it, as a redelivery would make it.
+    let played_by = serde_json::from_slice::<farm_proto::ResultEnvelope>(&document).expect("a result").worker_id;
+    let again = lapin::Connection::connect(&vhost.worker_url(&played_by), Default::default()).await.expect("connect");
+    let publisher = farm_runtime::queue::ConfirmedPublisher::open_as(&again, &played_by).await.expect("publisher");
+    publisher.publish(RESULTS_QUEUE, &document).await.expect("publish the duplicate");
     eventually(Duration::from_secs(30), "the duplicate is counted", || {
         coordinator.progress(&id)["duplicates"].as_u64().is_some_and(|count| count > duplicates_before)
     });
