@@ -45,6 +45,70 @@ fn source(root: &Path, name: &str, files: &[(&str, &str)]) -> String {
 }
 
 /// The positions of the matches bot `name` of tournament `id` has been scheduled in.
+/// As a forger holding worker credentials of its own: waits for the validation of
+/// ada-bot's `version`, then reports each of its matches won cleanly by every seat,
+/// with a guessed token. Returns how many it sent.
+fn forge_validation(vhost: &Vhost, coordinator: &CoordinatorProcess, version: u64) -> usize {
+    use farm_proto::{JobEnvelope, MatchJob, PlayerOutcome, PlayerResult, PlayerStatus, ResultEnvelope};
+    let mut validation = String::new();
+    eventually(Duration::from_secs(300), "the version's validation exists", || {
+        let bot = coordinator.get_json("/api/bots/ada-bot");
+        let row = bot["versions"].as_array().into_iter().flatten().find(|row| row["version"] == version);
+        validation = row.and_then(|row| row["validation"].as_str()).unwrap_or_default().to_owned();
+        !validation.is_empty()
+    });
+    let forger = farm_testkit::unique("forger");
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("a runtime");
+    runtime.block_on(async {
+        let connection =
+            lapin::Connection::connect(&vhost.worker_url(&forger), Default::default()).await.expect("connect");
+        let results = farm_runtime::queue::ConfirmedPublisher::open_as(&connection, &forger).await.expect("publisher");
+        let matches = coordinator.get_json(&format!("/api/tournaments/{validation}/matches?limit=1000"));
+        let rows = matches["matches"].as_array().expect("matches").clone();
+        for row in &rows {
+            let job_id = row["job_id"].as_str().expect("a job id");
+            let players = (0..2)
+                .map(|seat| PlayerResult {
+                    seat,
+                    name: format!("seat-{seat}"),
+                    outcome: PlayerOutcome { score: 1, rank: 1, status: PlayerStatus::Ok },
+                    timeouts: 0,
+                    mean_reply_ms: 1.0,
+                    max_reply_ms: 1.0,
+                    p99_reply_ms: 1.0,
+                    cpu: None,
+                    exit_code: None,
+                    oom_killed: false,
+                    log_key: None,
+                })
+                .collect();
+            let result = farm_proto::MatchResult::Completed {
+                steps: 100,
+                players,
+                replay_key: farm_runtime::storage::AttemptKeys::new(&validation, job_id, 1).replay(),
+                replay_sha256: "0".repeat(64),
+                duration_ms: 10,
+                reproduction: None,
+            };
+            let job = MatchJob {
+                job_id: job_id.to_owned(),
+                tournament_id: validation.clone(),
+                game: farm_proto::GameKind::Botwars,
+                rules: serde_json::json!({}),
+                map: None,
+                seed: 0,
+                bots: Vec::new(),
+                isolation: None,
+                clock: Default::default(),
+            };
+            let guessed = JobEnvelope::new(job, "ab".repeat(32));
+            let body = serde_json::to_vec(&ResultEnvelope::new(&guessed, &forger, 1, result)).expect("JSON");
+            results.publish(farm_proto::RESULTS_QUEUE, &body).await.expect("publish");
+        }
+        rows.len()
+    })
+}
+
 fn matches_of(coordinator: &CoordinatorProcess, id: &str, name: &str) -> Vec<serde_json::Value> {
     let page = coordinator.get_json(&format!("/api/tournaments/{id}/matches?bot={name}&limit=1000"));
     page["matches"].as_array().expect("matches").clone()
@@ -123,7 +187,23 @@ async fn a_submitted_python_bot_builds_validates_joins_a_ladder_and_a_broken_ver
         &[("bot.py", "import sys\nprint('broken on purpose', file=sys.stderr)\nsys.exit(3)\n")],
     );
     let submit = ["bots", "submit", &broken, "--name", "ada-bot", "--game", "botwars", "--ladder", &ladder, "--wait"];
-    let (ok, stdout, stderr) = run_as(&coordinator, &ada, &submit);
+    // Meanwhile a forger with worker credentials of its own reports every match of its
+    // validation won cleanly, as soon as they exist: it holds none of them.
+    let (ok, stdout, stderr) = std::thread::scope(|scope| {
+        let forging = scope.spawn(|| forge_validation(&vhost, &coordinator, 2));
+        let answer = run_as(&coordinator, &ada, &submit);
+        let forged = forging.join().expect("the forger");
+        assert!(forged > 0, "the forger found the validation's matches");
+        let sample = "farm_coordinator_forged_answers_total{reason=\"not_held\"} ";
+        eventually(Duration::from_secs(30), "the forged results are refused and counted", || {
+            let metrics = http_get(coordinator.api, "/metrics").expect("metrics").1;
+            metrics
+                .lines()
+                .find_map(|line| line.strip_prefix(sample))
+                .is_some_and(|count| count.trim() == forged.to_string())
+        });
+        answer
+    });
     assert!(!ok, "version 2 is not validated: {stdout}{stderr}");
     let bot = coordinator.get_json("/api/bots/ada-bot");
     let v2 = &bot["versions"][0];
