@@ -67,7 +67,8 @@ fn quick_is_prepared_for(worker: &WorkerProcess) -> String {
         let running = quick_containers(&worker.id)
             .into_iter()
             .find_map(|name| Some((processes_in(&name)?, name)))
-            .filter(|(processes, _)| !processes.is_empty());
+            // Started: its supervisor runs (a container being created shows `runc init`).
+            .filter(|(processes, _)| processes.iter().any(|process| process.contains("farm-supervisor")));
         prepared = running;
         worker.metric("farm_worker_warm_bots") == 1.0 && prepared.is_some()
     });
