@@ -443,7 +443,7 @@ fn workers_cli(vhost: &Vhost, args: &[&str]) -> (bool, String, String) {
 #[tokio::test(flavor = "multi_thread")]
 async fn forged_answers_are_refused_and_counted_and_workers_are_known_by_their_broker_users() {
     use farm_proto::{
-        AuditVerdict, BUILD_RESULTS_QUEUE, BuildJob, BuildOutcome, BuildReport, JobEnvelope, MatchJob, MatchResult,
+        AuditVerdict, BUILD_RESULTS_QUEUE, BuildJob, BuildOutcome, BuildReport, JobEnvelope, MatchResult,
         ResultEnvelope,
     };
     use farm_runtime::queue::{ConfirmedPublisher, SET_ASIDE_QUEUE};
@@ -474,20 +474,9 @@ async fn forged_answers_are_refused_and_counted_and_workers_are_known_by_their_b
         .as_str()
         .expect("a job id (ids are public)")
         .to_owned();
-    let job = MatchJob {
-        job_id: job_id.clone(),
-        tournament_id: id.clone(),
-        game: farm_proto::GameKind::Botwars,
-        rules: serde_json::json!({}),
-        map: None,
-        seed: 0,
-        bots: Vec::new(),
-        isolation: None,
-        clock: Default::default(),
-    };
     let completed = completed_without_play(AttemptKeys::new(&id, &job_id, 1).replay());
-    let guessed = JobEnvelope::new(job.clone(), "ab".repeat(32));
-    let unheld = JobEnvelope::new(job, String::new());
+    let guessed = support::forged_delivery(&id, &job_id, &"ab".repeat(32));
+    let unheld = support::forged_delivery(&id, &job_id, "");
     let answer = |delivered: &JobEnvelope, worker: &str, result: &MatchResult| {
         serde_json::to_vec(&ResultEnvelope::new(delivered, worker, 1, result.clone())).expect("JSON")
     };

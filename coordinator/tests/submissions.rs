@@ -49,7 +49,7 @@ fn source(root: &Path, name: &str, files: &[(&str, &str)]) -> String {
 /// ada-bot's `version`, then reports each of its matches won cleanly by every seat,
 /// with a guessed token. Returns how many it sent.
 fn forge_validation(vhost: &Vhost, coordinator: &CoordinatorProcess, version: u64) -> usize {
-    use farm_proto::{JobEnvelope, MatchJob, PlayerOutcome, PlayerResult, PlayerStatus, ResultEnvelope};
+    use farm_proto::{PlayerOutcome, PlayerResult, PlayerStatus, ResultEnvelope};
     let mut validation = String::new();
     eventually(Duration::from_secs(300), "the version's validation exists", || {
         let bot = coordinator.get_json("/api/bots/ada-bot");
@@ -90,18 +90,7 @@ fn forge_validation(vhost: &Vhost, coordinator: &CoordinatorProcess, version: u6
                 duration_ms: 10,
                 reproduction: None,
             };
-            let job = MatchJob {
-                job_id: job_id.to_owned(),
-                tournament_id: validation.clone(),
-                game: farm_proto::GameKind::Botwars,
-                rules: serde_json::json!({}),
-                map: None,
-                seed: 0,
-                bots: Vec::new(),
-                isolation: None,
-                clock: Default::default(),
-            };
-            let guessed = JobEnvelope::new(job, "ab".repeat(32));
+            let guessed = support::forged_delivery(&validation, job_id, &"ab".repeat(32));
             let body = serde_json::to_vec(&ResultEnvelope::new(&guessed, &forger, 1, result)).expect("JSON");
             results.publish(farm_proto::RESULTS_QUEUE, &body).await.expect("publish");
         }

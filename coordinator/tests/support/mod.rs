@@ -83,6 +83,23 @@ impl Drop for CoordinatorProcess {
 }
 
 /// Runs the CLI; returns its stdout, failing on a non-zero exit.
+/// A job as a forger makes one up from a public job id: no bots, and `token` for its
+/// token (a guess, or none), answered as if it had been delivered.
+pub fn forged_delivery(tournament_id: &str, job_id: &str, token: &str) -> farm_proto::JobEnvelope {
+    let job = farm_proto::MatchJob {
+        job_id: job_id.to_owned(),
+        tournament_id: tournament_id.to_owned(),
+        game: farm_proto::GameKind::Botwars,
+        rules: serde_json::json!({}),
+        map: None,
+        seed: 0,
+        bots: Vec::new(),
+        isolation: None,
+        clock: Default::default(),
+    };
+    farm_proto::JobEnvelope::new(job, token.to_owned())
+}
+
 pub fn cli(args: &[&str]) -> String {
     let output = Command::new(COORDINATOR).args(args).current_dir(repo()).output().expect("farm-coordinator runs");
     assert!(output.status.success(), "{args:?}: {}", String::from_utf8_lossy(&output.stderr));
