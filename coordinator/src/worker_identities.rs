@@ -20,9 +20,6 @@ pub const WORKER_TAG: &str = "farm-worker";
 /// expressions: one file for this and `users.py`.
 const PERMISSIONS: &str = include_str!("../../deploy/rabbitmq/permissions.json");
 
-/// The longest worker name: it labels containers and metrics.
-const MAX_NAME: usize = 64;
-
 /// A call to the management API that failed.
 #[derive(Debug, thiserror::Error)]
 pub enum IdentityError {
@@ -197,12 +194,9 @@ impl Management {
     }
 }
 
-/// `Ok` for a name a worker may have.
+/// `Ok` for a name a worker may have ([`farm_proto::is_worker_name`]).
 pub fn check_name(name: &str) -> Result<(), IdentityError> {
-    let mut characters = name.chars();
-    let first_ok = characters.next().is_some_and(|c| c.is_ascii_lowercase() || c.is_ascii_digit());
-    let rest_ok = characters.all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || matches!(c, '-' | '_' | '.'));
-    if first_ok && rest_ok && name.len() <= MAX_NAME { Ok(()) } else { Err(IdentityError::BadName(name.to_owned())) }
+    if farm_proto::is_worker_name(name) { Ok(()) } else { Err(IdentityError::BadName(name.to_owned())) }
 }
 
 /// Whether RabbitMQ's `tags` (a list, or a comma-separated string in older versions)

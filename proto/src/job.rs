@@ -226,6 +226,19 @@ pub enum MatchResult {
     },
 }
 
+/// The longest worker name: it labels containers and metrics.
+pub const MAX_WORKER_NAME: usize = 64;
+
+/// Whether `name` may name a worker (its broker user, `farm-coordinator workers add`):
+/// 1 to [`MAX_WORKER_NAME`] of lower-case letters, digits, '-', '_' and '.', starting
+/// with a letter or digit.
+pub fn is_worker_name(name: &str) -> bool {
+    let mut characters = name.chars();
+    characters.next().is_some_and(|c| c.is_ascii_lowercase() || c.is_ascii_digit())
+        && characters.all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || matches!(c, '-' | '_' | '.'))
+        && name.len() <= MAX_WORKER_NAME
+}
+
 /// A [`MatchResult`] as it travels on [`RESULTS_QUEUE`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]

@@ -38,8 +38,8 @@ pub use build::{
 pub use clock::{ClockKind, ClockProblem, DEFAULT_WALL_BACKSTOP, MAX_TIME_BANK_MS, MAX_WALL_BACKSTOP, MoveClock};
 pub use game::{GameKind, UnknownGame};
 pub use job::{
-    ContainerIsolation, JOBS_QUEUE, JobEnvelope, MatchJob, MatchResult, PlayerResult, RESULTS_QUEUE, Reproduction,
-    ResultEnvelope, SCHEMA_VERSION, TimeSummary, schema_of,
+    ContainerIsolation, JOBS_QUEUE, JobEnvelope, MAX_WORKER_NAME, MatchJob, MatchResult, PlayerResult, RESULTS_QUEUE,
+    Reproduction, ResultEnvelope, SCHEMA_VERSION, TimeSummary, is_worker_name, schema_of,
 };
 pub use outcome::{PlayerOutcome, PlayerStatus};
 

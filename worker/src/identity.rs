@@ -82,7 +82,7 @@ fn identities(dir: &Path) -> Result<Vec<String>, IdentityError> {
         let Ok(name) = entry.file_name().into_string() else { continue };
         // Kubernetes mounts a Secret's keys as links into a hidden directory.
         let is_file = std::fs::metadata(entry.path()).is_ok_and(|metadata| metadata.is_file());
-        if is_file && is_worker_name(&name) {
+        if is_file && farm_proto::is_worker_name(&name) {
             names.push(name);
         }
     }
@@ -113,14 +113,6 @@ fn claim(dir: &Path, names: &[String], claimant: &str) -> Result<String, Identit
         }
     }
     Err(IdentityError::AllClaimed { dir: dir.to_owned(), count: names.len() })
-}
-
-/// Whether `name` is one `farm-coordinator workers add` gives: lower-case letters,
-/// digits, '-', '_' and '.', starting with a letter or digit.
-fn is_worker_name(name: &str) -> bool {
-    let mut characters = name.chars();
-    characters.next().is_some_and(|c| c.is_ascii_lowercase() || c.is_ascii_digit())
-        && characters.all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || matches!(c, '-' | '_' | '.'))
 }
 
 /// `url` signed in as `user` with `password` (any user and password it had replaced).
