@@ -238,13 +238,19 @@ impl Ledger {
             let sql = format!("SELECT {RECORD_COLUMNS} FROM workers WHERE worker_id > ?1 ORDER BY worker_id LIMIT ?2");
             let mut records: Vec<WorkerRecord> =
                 connection.prepare(&sql)?.query_map(params![after, limit], record_from)?.collect::<Result<_, _>>()?;
-            let mut failures =
-                connection.prepare_cached("SELECT status, count FROM worker_bot_failures WHERE worker_id = ?1")?;
-            for record in &mut records {
-                let rows = failures.query_map([&record.worker_id], |row| Ok((row.get(0)?, row.get::<_, i64>(1)?)))?;
-                for row in rows {
-                    let (status, count) = row?;
-                    record.bot_failures.insert(status, count as u64);
+            // The page's failures in one query: its ids run from after `after` to its last.
+            let Some(last) = records.last().map(|record| record.worker_id.clone()) else { return Ok(records) };
+            let mut failures = connection.prepare_cached(
+                "SELECT worker_id, status, count FROM worker_bot_failures WHERE worker_id > ?1 AND worker_id <= ?2",
+            )?;
+            let rows = failures.query_map(params![after, last], |row| {
+                Ok((row.get::<_, String>(0)?, row.get(1)?, row.get::<_, i64>(2)?))
+            })?;
+            for row in rows {
+                let (worker_id, status, count) = row?;
+                // Records are sorted by id.
+                if let Ok(index) = records.binary_search_by(|record| record.worker_id.cmp(&worker_id)) {
+                    records[index].bot_failures.insert(status, count as u64);
                 }
             }
             Ok(records)
