@@ -572,8 +572,6 @@ async fn match_detail(State(state): State<ApiState>, Path(job_id): Path<String>)
     .into_response())
 }
 
-/// Every worker's record: matches, bot failures by status, faults, audits,
-/// mismatches, and why it is quarantined, if it is.
 /// A page of the workers' records: `after` the id the previous page ended with,
 /// `limit` 1 to [`MAX_WORKERS_PAGE`] (default [`WORKERS_PAGE`]).
 #[derive(Debug, Default, Deserialize)]
@@ -587,8 +585,9 @@ struct WorkersQuery {
 const WORKERS_PAGE: u32 = 100;
 const MAX_WORKERS_PAGE: u32 = 1000;
 
-/// The workers' records, a page at a time, by id; `next` is the `after` of the next
-/// page (null on the last).
+/// Every worker's record (matches, bot failures by status, faults, audits,
+/// mismatches, and why it is quarantined, if it is), a page at a time, by id; `next`
+/// is the `after` of the next page (null on the last).
 async fn workers(
     State(state): State<ApiState>,
     query: Result<Query<WorkersQuery>, axum::extract::rejection::QueryRejection>,

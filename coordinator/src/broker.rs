@@ -132,7 +132,7 @@ fn gather(
 
 /// Why a message is no answer the ledger can take.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Unusable {
+enum Unusable {
     /// It cannot be read (`unreadable`), or is of another schema version (`schema`):
     /// the `reason` label of `farm_coordinator_results_dropped_total`.
     Unreadable(&'static str),
@@ -142,7 +142,7 @@ pub enum Unusable {
 
 impl Unusable {
     /// Counts it in its metric.
-    pub fn count(self) {
+    fn count(self) {
         match self {
             Unusable::Unreadable(reason) => metrics::RESULTS_DROPPED.with_label_values(&[reason]).inc(),
             Unusable::Forged(forgery) => metrics::FORGED_ANSWERS.with_label_values(&[forgery.label()]).inc(),
