@@ -67,16 +67,18 @@ pub static RESULTS_DROPPED: LazyLock<IntCounterVec> = LazyLock::new(|| {
     )
 });
 
-/// Answers and build reports refused as forged (see `crate::vouch`), by reason.
+/// Answers and build reports refused as forged (see `crate::vouch`), by reason:
+/// answers are moved to `farm.set-aside`, build reports logged and dropped (as
+/// unreadable ones are, `crate::versions::ingest_builds`).
 pub static FORGED_ANSWERS: LazyLock<IntCounterVec> = LazyLock::new(|| {
     let name = "farm_coordinator_forged_answers_total";
     register(
         IntCounterVec::new(
             Opts::new(
                 name,
-                "Results, notices, audit verdicts and build reports refused as forged, moved to farm.set-aside, by \
-                 reason: unsigned (no user_id the broker vouches for), impostor (it names another worker than its \
-                 broker user), not_held (its token is not that of what it answers).",
+                "Results, notices, audit verdicts (moved to farm.set-aside) and build reports (logged and dropped) \
+                 refused as forged, by reason: unsigned (no user_id the broker vouches for), impostor (it names \
+                 another worker than its broker user), not_held (its token is not that of what it answers).",
             ),
             &["reason"],
         ),
