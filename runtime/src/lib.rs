@@ -14,6 +14,7 @@
 //! - [`queue`]: the RabbitMQ topology (`farm.jobs`, its dead letters, `farm.results`),
 //!   connections with backoff, publishing with confirms, requeueing.
 //! - [`error`]: the text the binaries print for an error and its causes.
+//! - [`secrets`]: the example values no secret may hold.
 //!
 //! Whether a failure of the infrastructure is worth retrying is decided by its error:
 //! [`storage::StorageError::is_retryable`], [`queue::BrokerError::is_retryable`].
@@ -23,6 +24,7 @@ pub mod backoff;
 pub mod config;
 pub mod error;
 pub mod queue;
+pub mod secrets;
 pub mod shutdown;
 pub mod storage;
 
