@@ -66,7 +66,10 @@ mod tests {
     fn the_deploy_files_placeholders_are_refused_and_named() {
         let url = "amqp://farm-coordinator:coordinator-placeholder@rabbitmq:5672/%2f";
         let refused = check_chosen_secrets(url, &StorageConfig::default()).expect_err("a placeholder password");
-        assert!(refused.to_string().contains("FARM_AMQP_URL") && refused.to_string().contains("placeholder"), "{refused}");
+        assert!(
+            refused.to_string().contains("FARM_AMQP_URL") && refused.to_string().contains("placeholder"),
+            "{refused}"
+        );
         let refused = check_chosen_secrets("amqp://farm:9f2c4e1a@h/%2f", &s3("PLACEHOLDER-secret-key"))
             .expect_err("a placeholder S3 key");
         assert!(refused.to_string().contains("FARM_STORAGE__SECRET_KEY"), "{refused}");
