@@ -487,7 +487,7 @@ context_files() {
     for entry in "${entries[@]}"; do
         if [[ $entry == program:* ]]; then
             file=$(host_program "${entry#program:}") ||
-                die "matchfarm/$1 needs the program ${entry#program:} (its context in deploy/images.txt), which is neither on PATH nor in ~/.cargo/bin: install it (s3s-fs: scripts/services/s3.sh install)"
+                die "matchfarm/$1 needs the program ${entry#program:} (its context in deploy/images.txt), which is neither on PATH nor in ~/.cargo/bin: install it (farm-s3: scripts/services/s3.sh install)"
             FILES+=("$file")
             continue
         fi
