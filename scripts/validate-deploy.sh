@@ -4,8 +4,9 @@
 #                        resolved model: the services, their images local (matchfarm/)
 #                        but the optional Grafana's, no container_name on the workers,
 #                        the Docker socket mounted, a stop grace period above the drain,
-#                        FARM_API_TOKEN and REGISTRY_PASSWORD required, and the registry's
-#                        password given to the registry and the workers only
+#                        FARM_API_TOKEN, REGISTRY_PASSWORD and the S3 secret keys required,
+#                        the registry's password given to the registry and the workers
+#                        only, each S3 key to the S3 server and its own part only
 #   deploy/k8s           rendered with `kubectl kustomize` (or, without kubectl, by
 #                        reading kustomization.yaml's resources and namespace), checked
 #                        against the Kubernetes schemas with kubernetes-validate --strict
@@ -38,10 +39,11 @@ fi
 log "compose: ${compose[*]} config (deploy/compose.yaml)"
 export FARM_API_TOKEN=validate-deploy-token-0123456789
 export REGISTRY_PASSWORD=validate-deploy-registry-password
+export S3_COORDINATOR_SECRET_KEY=validate-deploy-coordinator-s3-secret S3_WORKER_SECRET_KEY=validate-deploy-worker-s3-secret
 "${compose[@]}" -f deploy/compose.yaml config >"$WORK/compose.yaml" ||
     die "deploy/compose.yaml is not valid"
 # Without either secret compose must refuse, naming it (both are required, no default).
-for required in FARM_API_TOKEN REGISTRY_PASSWORD; do
+for required in FARM_API_TOKEN REGISTRY_PASSWORD S3_COORDINATOR_SECRET_KEY S3_WORKER_SECRET_KEY; do
     if env -u "$required" "${compose[@]}" -f deploy/compose.yaml config -q >"$WORK/refused.log" 2>&1; then
         die "deploy/compose.yaml resolves without $required"
     fi
@@ -49,7 +51,7 @@ for required in FARM_API_TOKEN REGISTRY_PASSWORD; do
         die "deploy/compose.yaml refuses to resolve without $required but does not name it: $(cat "$WORK/refused.log")"
 done
 python3 - "$WORK/compose.yaml" "$REGISTRY_PASSWORD" <<'EOF'
-import re, sys, yaml
+import os, re, sys, yaml
 model = yaml.safe_load(open(sys.argv[1]))
 services = model["services"]
 errors = []
@@ -92,6 +94,18 @@ if worker_env.get("FARM_DOCKER__REGISTRY_USER") != registry_env.get("REGISTRY_US
 for name, service in services.items():
     if name not in ("registry", "worker") and password in yaml.safe_dump(service):
         errors.append(f"{name}: is given the registry's password")
+# The S3 keys: the coordinator's and the workers' own (farm-s3 gives each role only its
+# part's rights), both known to the s3 service, neither given to another service.
+s3_secrets = {part: os.environ[f"S3_{part.upper()}_SECRET_KEY"] for part in ("coordinator", "worker")}
+s3_env = services.get("s3", {}).get("environment", {})
+for part, secret in s3_secrets.items():
+    if services.get(part, {}).get("environment", {}).get("FARM_STORAGE__SECRET_KEY") != secret:
+        errors.append(f"{part}: FARM_STORAGE__SECRET_KEY is not S3_{part.upper()}_SECRET_KEY")
+    if s3_env.get(f"S3_{part.upper()}_SECRET_KEY") != secret:
+        errors.append(f"s3: S3_{part.upper()}_SECRET_KEY is not given to the S3 server")
+    for name, service in services.items():
+        if name not in ("s3", part) and secret in yaml.safe_dump(service):
+            errors.append(f"{name}: is given the {part}'s S3 secret key")
 mounts = {name: " ".join(str(v) for v in s.get("volumes", [])) for name, s in services.items()}
 if "/etc/prometheus" not in mounts.get("prometheus", ""):
     errors.append("prometheus: no config mounted at /etc/prometheus")

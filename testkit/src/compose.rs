@@ -50,6 +50,8 @@ impl ComposeFarm {
         // Short: the bots' supervisor sockets live under it (at most 108 bytes a path).
         let run_dir = std::env::temp_dir().join(format!("mf-{}", &project[project.len().saturating_sub(10)..]));
         let token = format!("{:032x}{:032x}", rand_u128(), rand_u128());
+        // The coordinator's and the workers' S3 keys (farm-s3 gives each only its part's rights).
+        let [s3_coordinator_secret, s3_worker_secret] = std::array::from_fn(|_| format!("{:032x}", rand_u128()));
         let registry_password = format!("{:032x}", rand_u128());
         let socket_group = std::fs::metadata("/var/run/docker.sock")
             .map(|metadata| std::os::unix::fs::MetadataExt::gid(&metadata).to_string())
@@ -58,6 +60,8 @@ impl ComposeFarm {
         let mut environment: Vec<(String, String)> = [
             ("COMPOSE_PROJECT_NAME", project.as_str()),
             ("FARM_API_TOKEN", token.as_str()),
+            ("S3_COORDINATOR_SECRET_KEY", s3_coordinator_secret.as_str()),
+            ("S3_WORKER_SECRET_KEY", s3_worker_secret.as_str()),
             ("DOCKER_GID", socket_group.as_str()),
             ("FARM_RUN_DIR", run_dir.to_str().expect("a UTF-8 temporary directory")),
             ("COORDINATOR_PORT", "0"),
