@@ -20,7 +20,9 @@ kubernetes-validate (in scripts/validate-deploy.sh); here:
   limits, limits no lower than requests; pods carry prometheus.io scrape annotations;
   the coordinator's ledger is on a PersistentVolumeClaim; env references resolve; the
   workers read the image registry's user and password from a Secret that no other
-  workload reads (whoever holds them can push over any bot's image).
+  workload reads (whoever holds them can push over any bot's image); the coordinator
+  and the workers each read an S3 key from a Secret of their own (the store gives each
+  key only its part's rights).
 """
 
 import re
@@ -326,6 +328,21 @@ def main(path):
         for ref in auth["spec"].get("secretTargetRef", []):
             if ref["name"] in holders and ref["key"] == "FARM_DOCKER__REGISTRY_PASSWORD":
                 errors.append(f"TriggerAuthentication/{name}: reads the registry's password")
+
+    # The S3 keys: one Secret each for the coordinator and the workers, not shared.
+    storage_secrets = {}
+    for part in ("farm-coordinator", "farm-worker"):
+        workload = by_kind.get("StatefulSet", {}).get(part)
+        if workload is None:
+            continue
+        storage_secrets[part] = {
+            secret for secret, keys in reads(workload).items()
+            if "FARM_STORAGE__SECRET_KEY" in secret_keys(secret) and (keys is None or "FARM_STORAGE__SECRET_KEY" in keys)
+        }
+        if len(storage_secrets[part]) != 1:
+            errors.append(f"{part}: reads FARM_STORAGE__SECRET_KEY from {len(storage_secrets[part])} Secrets, not one")
+    if len(storage_secrets) == 2 and storage_secrets["farm-coordinator"] & storage_secrets["farm-worker"]:
+        errors.append("farm-coordinator and farm-worker read the same S3 key: each needs its own")
 
     for error in errors:
         print(f"error: {error}", file=sys.stderr)
