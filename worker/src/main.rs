@@ -41,10 +41,12 @@ enum Command {
     /// Play a finished match again with the very bots it had, and say whether its
     /// replay is identical.
     ///
-    /// The match's reproduction bundle (its job, the image id each container bot ran,
-    /// the engine) comes from the coordinator's API or from a result file. Container
-    /// bots run the recorded image ids, whatever their tags name now. Exit status: 0
-    /// identical, 1 different, 2 the match cannot be played again (an image is gone).
+    /// Through the coordinator's API the job is the one its ledger scheduled; the
+    /// worker's reproduction bundle gives only the image id each container bot ran,
+    /// which plays whatever its tag names now. A result file gives the whole bundle.
+    /// A match with `command` bots (run on this machine, outside any container) is
+    /// refused unless --trust-commands. Exit status: 0 identical, 1 different, 2 the
+    /// match cannot be played again (an image is gone, or an untrusted command).
     ///
     /// Example: farm-worker reproduce j-0123abcd --api http://127.0.0.1:8000
     ///          farm-worker reproduce --result farm-out/botwars-seed7/result.json
@@ -167,6 +169,11 @@ struct ReproduceArgs {
     /// The OCI runtime container bots run in (for example runsc).
     #[arg(long, value_name = "NAME")]
     docker_runtime: Option<String>,
+    /// Run the match's `command` bots: programs started on this machine as your user,
+    /// outside any container, whose command lines a tournament's author wrote. Without
+    /// it a match with one is refused.
+    #[arg(long)]
+    trust_commands: bool,
     #[command(flatten)]
     runner: RunnerArgs,
 }
@@ -484,7 +491,7 @@ async fn reproduce(args: ReproduceArgs) -> Result<ExitCode> {
         (None, None) => anyhow::bail!("name the match (its job id) or give --result FILE"),
     };
     let bundle = &recorded.reproduction;
-    let job = &bundle.job;
+    let job = recorded.scheduled.as_ref().unwrap_or(&bundle.job);
     println!(
         "reproducing {}: {} seed {}, {} bots, played by {}{}",
         job.job_id,
@@ -494,13 +501,22 @@ async fn reproduce(args: ReproduceArgs) -> Result<ExitCode> {
         bundle.engine,
         if bundle.engine == farm_engine::engine_version() { "" } else { " (this worker has another engine)" }
     );
+    let commands = if args.trust_commands { reproduce::CommandBots::Trusted } else { reproduce::CommandBots::Refused };
+    if let Err(error) = recorded.check_commands(commands) {
+        eprintln!("cannot reproduce: {error}");
+        return Ok(ExitCode::from(2));
+    }
+    if recorded.departs_from_schedule() {
+        println!("the worker's bundle names another job than the ledger scheduled: the ledger's is played");
+    }
     let out = args.out.unwrap_or_else(|| PathBuf::from(format!("farm-out/reproduce-{}", job.job_id)));
     std::fs::create_dir_all(&out).with_context(|| format!("creating {}", out.display()))?;
     let replay_path = out.join("replay.jsonl");
     let replay_file =
         tokio::fs::File::create(&replay_path).await.with_context(|| format!("creating {}", replay_path.display()))?;
     let reproduced =
-        match reproduce::reproduce(&recorded, args.docker_runtime, &args.runner.options(), replay_file).await {
+        match reproduce::reproduce(&recorded, args.docker_runtime, commands, &args.runner.options(), replay_file).await
+        {
             Ok(reproduced) => reproduced,
             Err(error @ reproduce::ReproduceError::ImageGone { .. }) => {
                 eprintln!("cannot reproduce: {error}");

@@ -1,6 +1,13 @@
 //! `farm-worker reproduce`: plays a finished match again from its reproduction bundle
 //! ([`Reproduction`]) with the very bots it had (each container bot by the image id it
 //! ran, whatever its tag names now) and says whether the replay is identical.
+//!
+//! The bundle is a worker's word. Asked through the API, `reproduce` plays the job the
+//! coordinator's ledger scheduled (the match detail's `job`), taking from the bundle
+//! only the image ids its container bots ran, which play in a Docker sandbox; a bundle
+//! naming another job is said to depart from it. A job that runs `command` bots
+//! (processes on this machine, outside any container) is refused unless the operator
+//! trusts them ([`CommandBots`]).
 
 use std::path::Path;
 
@@ -20,6 +27,20 @@ pub struct Recorded {
     pub reproduction: Reproduction,
     /// The hash of its replay's play, as recorded.
     pub replay_sha256: String,
+    /// The job as the coordinator's ledger scheduled it, when the document says (the
+    /// API's match detail does): what is played, whatever the bundle says.
+    pub scheduled: Option<MatchJob>,
+}
+
+/// Whether `reproduce` may run a job's `command` bots: programs started on this
+/// machine as the operator's user, outside any container, whose command lines a
+/// tournament's author wrote.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CommandBots {
+    /// Refused: the default.
+    Refused,
+    /// Run them (`--trust-commands`).
+    Trusted,
 }
 
 /// Why a match cannot be played again.
@@ -74,6 +95,17 @@ pub enum ReproduceError {
     /// Playing the match failed.
     #[error(transparent)]
     Run(#[from] RunError),
+    /// The job runs `command` bots and the operator did not trust them.
+    #[error(
+        "seat {seat} runs the command {command:?} on this machine, outside any container: reproduce runs \
+         commands only with --trust-commands"
+    )]
+    UntrustedCommand {
+        /// The first such seat.
+        seat: usize,
+        /// Its command line.
+        command: String,
+    },
 }
 
 impl Recorded {
@@ -88,7 +120,44 @@ impl Recorded {
             .map_err(|_| ReproduceError::NoBundle(what.to_owned()))?;
         let replay_sha256 =
             holder["replay_sha256"].as_str().ok_or_else(|| ReproduceError::NoBundle(what.to_owned()))?.to_owned();
-        Ok(Recorded { reproduction, replay_sha256 })
+        let scheduled = match value.get("job") {
+            None | Some(serde_json::Value::Null) => None,
+            Some(job) => Some(
+                serde_json::from_value(job.clone())
+                    .map_err(|source| ReproduceError::NotJson { what: format!("{what}'s job"), source })?,
+            ),
+        };
+        Ok(Recorded { reproduction, replay_sha256, scheduled })
+    }
+
+    /// Whether the worker's bundle names another job than the ledger scheduled.
+    pub fn departs_from_schedule(&self) -> bool {
+        self.scheduled.as_ref().is_some_and(|scheduled| *scheduled != self.reproduction.job)
+    }
+
+    /// `Ok` unless the job played again runs a `command` bot that `commands` does not
+    /// trust; then the first such seat.
+    pub fn check_commands(&self, commands: CommandBots) -> Result<(), ReproduceError> {
+        if commands == CommandBots::Trusted {
+            return Ok(());
+        }
+        let first = self.job_to_play().bots.into_iter().enumerate().find_map(|(seat, bot)| match bot.launch {
+            BotLaunch::Command(command) => Some((seat, command)),
+            _ => None,
+        });
+        match first {
+            Some((seat, command)) => Err(ReproduceError::UntrustedCommand { seat, command }),
+            None => Ok(()),
+        }
+    }
+
+    /// The job played again: the ledger's when known, else the bundle's, each container
+    /// bot pinned to the image id the bundle says it ran.
+    pub fn job_to_play(&self) -> MatchJob {
+        match &self.scheduled {
+            Some(scheduled) => Reproduction { job: scheduled.clone(), ..self.reproduction.clone() }.pinned_job(),
+            None => self.reproduction.pinned_job(),
+        }
     }
 
     /// The bundle of match `job_id`, from the coordinator's API at `api` (`http://HOST:PORT`).
@@ -145,16 +214,19 @@ impl Reproduced {
     }
 }
 
-/// Plays `recorded`'s match again, writing its replay to `replay`: its container bots
-/// by the image ids they ran (in a Docker sandbox with `runtime`), others as the job
-/// gives them (locally).
+/// Plays `recorded`'s match again ([`Recorded::job_to_play`]), writing its replay to
+/// `replay`: its container bots by the image ids they ran (in a Docker sandbox with
+/// `runtime`), built-in bots in this process, `command` bots only when `commands` trusts
+/// them.
 pub async fn reproduce(
     recorded: &Recorded,
     runtime: Option<String>,
+    commands: CommandBots,
     options: &RunnerOptions,
     replay: impl tokio::io::AsyncWrite + Unpin,
 ) -> Result<Reproduced, ReproduceError> {
-    let job = recorded.reproduction.pinned_job();
+    recorded.check_commands(commands)?;
+    let job = recorded.job_to_play();
     let io = MatchIo { replay, on_step: |_, _| {}, stop: std::future::pending() };
     if !job.bots.iter().any(|bot| matches!(bot.launch, BotLaunch::Image(_))) {
         let report = play(&LocalSandbox, &job, options, io).await?;
@@ -163,9 +235,8 @@ pub async fn reproduce(
     let settings = crate::bots::DockerSettings { runtime, ..crate::bots::DockerSettings::default() };
     let docker = DockerSandbox::connect(&format!("reproduce-{}", std::process::id()), &settings).await?;
     let mut moved_tags = Vec::new();
-    for (seat, (given, image_id)) in
-        recorded.reproduction.job.bots.iter().zip(&recorded.reproduction.images).enumerate()
-    {
+    let given = recorded.scheduled.as_ref().unwrap_or(&recorded.reproduction.job);
+    for (seat, (given, image_id)) in given.bots.iter().zip(&recorded.reproduction.images).enumerate() {
         let (BotLaunch::Image(tag), Some(image_id)) = (&given.launch, image_id) else { continue };
         if docker.image_id(image_id).await?.is_none() {
             docker.shutdown().await?;
