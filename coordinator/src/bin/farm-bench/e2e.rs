@@ -1,9 +1,10 @@
 //! End to end: matches per second through RabbitMQ, with one and with two
 //! `farm-worker serve` processes (one slot each) behind a `farm-coordinator serve`
 //! process, on a round robin of short Botwars matches between echo bots; with the
-//! bots as local processes and as Docker containers. Also the peak memory (VmHWM) of
-//! the worker and coordinator processes. Each run has a RabbitMQ virtual host and a
-//! ledger of its own.
+//! bots as local processes, as Docker containers reused between matches, and as
+//! Docker containers fresh for every match (`docker.isolation = "fresh-container"`,
+//! as submitted bots play). Also the peak memory (VmHWM) of the worker and
+//! coordinator processes. Each run has a RabbitMQ virtual host and a ledger of its own.
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -271,11 +272,26 @@ struct TournamentView {
     progress: Progress,
 }
 
+/// How the bots of a run are launched: figures under `name`, workers with `sandbox` and
+/// `docker.isolation = isolation`.
+struct Variant {
+    name: &'static str,
+    sandbox: &'static str,
+    isolation: Option<&'static str>,
+}
+
+/// The runs, in order: processes first, the ratios' denominator.
+const VARIANTS: [Variant; 3] = [
+    Variant { name: "process", sandbox: "local", isolation: None },
+    Variant { name: "docker", sandbox: "docker", isolation: None },
+    Variant { name: "docker_fresh", sandbox: "docker", isolation: Some("fresh-container") },
+];
+
 /// One run: a coordinator and `workers` workers, the tournament submitted and played
 /// to its end. Records matches per second and peak memory under `path`.
 async fn run_once(
     services: &Services,
-    sandbox: &str,
+    variant: &Variant,
     workers: usize,
     plan: &Plan,
     games: u32,
@@ -286,9 +302,10 @@ async fn run_once(
         (Some(amqp), Some(management)) => (amqp, management),
         _ => anyhow::bail!("unreachable: checked by the caller"),
     };
-    let dir = crate::scratch_dir(&format!("e2e-{sandbox}-{workers}"))?;
+    let (name, sandbox) = (variant.name, variant.sandbox);
+    let dir = crate::scratch_dir(&format!("e2e-{name}-{workers}"))?;
     let mut vhost =
-        Vhost::create(amqp_url, management, format!("farm-bench-{}-{sandbox}-{workers}", std::process::id())).await?;
+        Vhost::create(amqp_url, management, format!("farm-bench-{}-{name}-{workers}", std::process::id())).await?;
     let result = async {
         let storage = services.storage_env(&dir);
         let api = free_port()?;
@@ -309,7 +326,7 @@ async fn run_once(
         let mut running = Vec::new();
         for index in 0..workers {
             let metrics = free_port()?;
-            let id = format!("bench-{}-{sandbox}-{index}", std::process::id());
+            let id = format!("bench-{}-{name}-{index}", std::process::id());
             let mut env: Vec<(&str, String)> = vec![
                 ("FARM_AMQP_URL", vhost.worker_url(&id).await?),
                 ("FARM_WORKER_ID", id),
@@ -317,6 +334,9 @@ async fn run_once(
                 ("FARM_SANDBOX", sandbox.to_owned()),
                 ("FARM_METRICS_LISTEN", metrics.to_string()),
             ];
+            if let Some(isolation) = variant.isolation {
+                env.push(("FARM_DOCKER__ISOLATION", isolation.to_owned()));
+            }
             env.extend(storage.iter().cloned());
             let worker = Service::start(&bots::sibling("farm-worker").map_err(anyhow::Error::msg)?, &env)?;
             let authority = metrics.to_string();
@@ -384,7 +404,7 @@ fn machine_cpu_seconds() -> f64 {
     busy as f64 / TICKS_PER_SECOND
 }
 
-/// Runs both sandboxes with one and two workers; says why when a service is missing.
+/// Runs every [`VARIANTS`] with one and two workers; says why when a service is missing.
 pub async fn run(services: &Services, plan: &Plan) -> anyhow::Result<Figures> {
     let mut figures = Figures::default();
     let missing = match (&services.amqp_url, &services.rabbitmq_mgmt) {
@@ -396,8 +416,9 @@ pub async fn run(services: &Services, plan: &Plan) -> anyhow::Result<Figures> {
         _ => None,
     };
     if let Some(why) = missing {
-        figures.skipped("process", why);
-        figures.skipped("docker", why);
+        for variant in &VARIANTS {
+            figures.skipped(variant.name, why);
+        }
         return Ok(figures);
     }
     let storage = if services.s3_endpoint.is_some() { "s3" } else { "local directory" };
@@ -405,27 +426,32 @@ pub async fn run(services: &Services, plan: &Plan) -> anyhow::Result<Figures> {
     figures.put("turns_per_match", plan.turns, plan.turns.to_string());
     let games = plan.games;
     let mut rates = Vec::new();
-    for sandbox in ["local", "docker"] {
-        let name = if sandbox == "local" { "process" } else { "docker" };
-        if sandbox == "docker"
+    for variant in &VARIANTS {
+        let name = variant.name;
+        if variant.sandbox == "docker"
             && let Err(why) = bots::docker("bench-e2e-check", &DockerSettings::default()).await
         {
             figures.skipped(name, &why);
             continue;
         }
-        let one = run_once(services, sandbox, 1, plan, games, &mut figures, &format!("{name}.one_worker")).await?;
-        let two = run_once(services, sandbox, 2, plan, games, &mut figures, &format!("{name}.two_workers")).await?;
+        let one = run_once(services, variant, 1, plan, games, &mut figures, &format!("{name}.one_worker")).await?;
+        let two = run_once(services, variant, 2, plan, games, &mut figures, &format!("{name}.two_workers")).await?;
         figures.ratio(&format!("{name}.scaling_two_over_one"), two / one);
-        rates.push((one, two));
+        rates.push((name, one, two));
     }
-    if let [(process_one, process_two), (docker_one, docker_two)] = rates[..] {
-        figures.ratio("docker_over_process.one_worker", docker_one / process_one);
-        figures.ratio("docker_over_process.two_workers", docker_two / process_two);
+    if let Some(&(_, process_one, process_two)) = rates.first().filter(|(name, ..)| *name == "process") {
+        for &(name, one, two) in &rates[1..] {
+            figures.ratio(&format!("{name}_over_process.one_worker"), one / process_one);
+            figures.ratio(&format!("{name}_over_process.two_workers"), two / process_two);
+        }
     }
     for workers in ["one_worker", "two_workers"] {
-        let cpu = |sandbox: &str| figures.get(&format!("{sandbox}.{workers}.cpu_ms_per_match"));
-        if let (Some(process), Some(docker)) = (cpu("process"), cpu("docker")) {
-            figures.ratio(&format!("cpu_per_match_docker_over_process.{workers}"), docker / process);
+        let cpu = |figures: &Figures, name: &str| figures.get(&format!("{name}.{workers}.cpu_ms_per_match"));
+        let Some(process) = cpu(&figures, "process") else { continue };
+        for variant in &VARIANTS[1..] {
+            if let Some(cpu) = cpu(&figures, variant.name) {
+                figures.ratio(&format!("cpu_per_match_{}_over_process.{workers}", variant.name), cpu / process);
+            }
         }
     }
     Ok(figures)
