@@ -4,7 +4,8 @@
 #                        resolved model: the services, their images local (matchfarm/)
 #                        but the optional Grafana's, no container_name on the workers,
 #                        the Docker socket mounted, a stop grace period above the drain,
-#                        FARM_API_TOKEN, REGISTRY_PASSWORD and the S3 secret keys required,
+#                        every secret required (the API token, RabbitMQ's passwords, the
+#                        S3 secret keys, the registry's and Grafana's passwords),
 #                        the registry's password given to the registry and the workers
 #                        only, each S3 key to the S3 server and its own part only
 #   deploy/k8s           rendered with `kubectl kustomize` (or, without kubectl, by
@@ -40,10 +41,13 @@ log "compose: ${compose[*]} config (deploy/compose.yaml)"
 export FARM_API_TOKEN=validate-deploy-token-0123456789
 export REGISTRY_PASSWORD=validate-deploy-registry-password
 export S3_COORDINATOR_SECRET_KEY=validate-deploy-coordinator-s3-secret S3_WORKER_SECRET_KEY=validate-deploy-worker-s3-secret
+export RABBITMQ_PASSWORD=validate-deploy-rabbitmq-password RABBITMQ_COORDINATOR_PASSWORD=validate-deploy-coordinator-password
+export GRAFANA_ADMIN_PASSWORD=validate-deploy-grafana-password
 "${compose[@]}" -f deploy/compose.yaml config >"$WORK/compose.yaml" ||
     die "deploy/compose.yaml is not valid"
-# Without either secret compose must refuse, naming it (both are required, no default).
-for required in FARM_API_TOKEN REGISTRY_PASSWORD S3_COORDINATOR_SECRET_KEY S3_WORKER_SECRET_KEY; do
+# Without any one secret compose must refuse, naming it (each is required, no default).
+for required in FARM_API_TOKEN REGISTRY_PASSWORD S3_COORDINATOR_SECRET_KEY S3_WORKER_SECRET_KEY \
+    RABBITMQ_PASSWORD RABBITMQ_COORDINATOR_PASSWORD GRAFANA_ADMIN_PASSWORD; do
     if env -u "$required" "${compose[@]}" -f deploy/compose.yaml config -q >"$WORK/refused.log" 2>&1; then
         die "deploy/compose.yaml resolves without $required"
     fi

@@ -120,6 +120,7 @@ impl CoordinatorConfig {
         if farm_runtime::queue::broker_user(&config.amqp_url).is_none() {
             return Err(ConfigError::invalid("amqp_url must be an AMQP URL (amqp://USER:PASSWORD@HOST:PORT/VHOST)"));
         }
+        farm_runtime::secrets::check_chosen_secrets(&config.amqp_url, &config.storage)?;
         config.webhooks.check().map_err(ConfigError::invalid)?;
         config.validation.check().map_err(ConfigError::invalid)?;
         config.observations.check().map_err(ConfigError::invalid)?;

@@ -19,11 +19,6 @@ pub const MIN_TOKEN_BITS: f64 = 128.0;
 /// characters has about 3.6; `aaaaaaaabbbbbbbb...` has 1.
 pub const MIN_BITS_PER_CHARACTER: f64 = 2.5;
 
-/// Words of the placeholder values in the project's own documents and deploy files
-/// (`PLACEHOLDER-change-me-api-token` in deploy/k8s/secret.yaml): a token holding one
-/// was copied from an example, known to everyone, so it is never a secret.
-const EXAMPLE_WORDS: &[&str] = &["placeholder", "change-me", "changeme", "change_me", "example"];
-
 /// A token the API refuses to be guarded by, and why.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum WeakToken {
@@ -59,8 +54,7 @@ pub fn check_strength(token: &str) -> Result<(), WeakToken> {
     if token.is_empty() {
         return Err(WeakToken::Missing);
     }
-    let lower = token.to_ascii_lowercase();
-    if EXAMPLE_WORDS.iter().any(|word| lower.contains(word)) {
+    if farm_runtime::secrets::example_word(token).is_some() {
         return Err(WeakToken::Example);
     }
     let length = token.chars().count();

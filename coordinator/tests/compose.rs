@@ -1,11 +1,12 @@
 //! `deploy/compose.yaml` as users start it, with only the images built on this machine
-//! (`deploy/build-images.sh`: RabbitMQ and Prometheus from Debian's packages, s3s-fs;
+//! (`deploy/build-images.sh`: RabbitMQ and Prometheus from Debian's packages, farm-s3;
 //! `deploy/build-farm-image.sh`: the farm): the stack comes up with two workers, a
 //! tournament with bots in containers is submitted through the API and played to the
 //! end, its replays and logs read back from S3 through the API, one match played again
 //! from its reproduction bundle (`farm-worker reproduce`), Prometheus scrapes the
 //! coordinator and the workers, and `down` leaves no container behind, not even a bot's.
-//! The coordinator and the workers connect to RabbitMQ as users of their own.
+//! The coordinator and the workers connect to RabbitMQ as users of their own. Compose
+//! refuses to start without its secrets, and the farm with a placeholder one.
 
 mod support;
 
@@ -20,6 +21,23 @@ fn json(address: SocketAddr, path: &str) -> serde_json::Value {
     let (status, body) = http_get(address, path).unwrap_or_else(|| panic!("GET {path}: no answer"));
     assert_eq!(status, 200, "GET {path}: {body}");
     serde_json::from_str(&body).unwrap_or_else(|error| panic!("GET {path}: {error}: {body}"))
+}
+
+/// A secret left out stops compose before anything starts, naming the variable; a
+/// placeholder copied from the documents stops the coordinator before it connects to
+/// anything, naming the setting.
+#[test]
+fn compose_refuses_a_missing_secret_and_the_coordinator_a_placeholder() {
+    let missing = ComposeFarm::create("secrets", &[("RABBITMQ_PASSWORD", "")]);
+    let config = missing.try_compose(&["config"]);
+    let refusal = String::from_utf8_lossy(&config.stderr);
+    assert!(!config.status.success() && refusal.contains("set RABBITMQ_PASSWORD"), "{refusal}");
+
+    let placeholder = ComposeFarm::create("secrets", &[("RABBITMQ_COORDINATOR_PASSWORD", "coordinator-placeholder")]);
+    let run = placeholder.try_compose(&["run", "--rm", "--no-deps", "coordinator"]);
+    let said = format!("{}{}", String::from_utf8_lossy(&run.stdout), String::from_utf8_lossy(&run.stderr));
+    assert!(!run.status.success(), "the coordinator started with a placeholder password: {said}");
+    assert!(said.contains("amqp_url's password (FARM_AMQP_URL) holds \"placeholder\""), "{said}");
 }
 
 #[test]

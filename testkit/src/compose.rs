@@ -52,7 +52,8 @@ impl ComposeFarm {
         let token = format!("{:032x}{:032x}", rand_u128(), rand_u128());
         // The coordinator's and the workers' S3 keys (farm-s3 gives each only its part's rights).
         let [s3_coordinator_secret, s3_worker_secret] = std::array::from_fn(|_| format!("{:032x}", rand_u128()));
-        let registry_password = format!("{:032x}", rand_u128());
+        let [registry_password, rabbitmq_password, coordinator_password, grafana_password] =
+            std::array::from_fn(|_| format!("{:032x}", rand_u128()));
         let socket_group = std::fs::metadata("/var/run/docker.sock")
             .map(|metadata| std::os::unix::fs::MetadataExt::gid(&metadata).to_string())
             .expect("the Docker socket");
@@ -71,6 +72,9 @@ impl ComposeFarm {
             // Not 0: the workers are told this port, where the host's engine reaches it.
             ("REGISTRY_PORT", registry_port.as_str()),
             ("REGISTRY_PASSWORD", registry_password.as_str()),
+            ("RABBITMQ_PASSWORD", rabbitmq_password.as_str()),
+            ("RABBITMQ_COORDINATOR_PASSWORD", coordinator_password.as_str()),
+            ("GRAFANA_ADMIN_PASSWORD", grafana_password.as_str()),
         ]
         .iter()
         .map(|(key, value)| ((*key).to_owned(), (*value).to_owned()))
@@ -93,7 +97,8 @@ impl ComposeFarm {
         String::from_utf8_lossy(&output.stdout).into_owned()
     }
 
-    fn try_compose(&self, args: &[&str]) -> Output {
+    /// Runs `docker-compose -f deploy/compose.yaml ARGS` in the project, whatever comes of it.
+    pub fn try_compose(&self, args: &[&str]) -> Output {
         let program = compose_program();
         Command::new(program[0])
             .args(&program[1..])

@@ -211,6 +211,10 @@ impl WorkerConfig {
         }
         config.bot_ceiling.check().map_err(|problem| ConfigError::invalid(format!("bot_ceiling: {problem}")))?;
         config.docker.check().map_err(ConfigError::invalid)?;
+        farm_runtime::secrets::check_chosen_secrets(&config.amqp_url, &config.storage)?;
+        if let Some(password) = &config.docker.registry_password {
+            farm_runtime::secrets::check_chosen("docker.registry_password (FARM_DOCKER__REGISTRY_PASSWORD)", password)?;
+        }
         config.build.check().map_err(|problem| ConfigError::invalid(format!("build: {problem}")))?;
         Ok(config)
     }
