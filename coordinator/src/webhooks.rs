@@ -19,7 +19,7 @@
 //! allows them ([`WebhookSettings::allow_private_addresses`]; the tests and a farm on one
 //! machine do). Redirects are not followed; the answer's body is not read.
 
-use std::net::{IpAddr, SocketAddr};
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::time::Duration;
 
 use futures_util::StreamExt;
@@ -171,8 +171,10 @@ fn reachable(address: IpAddr, settings: &WebhookSettings) -> bool {
     settings.allow_private_addresses || is_public(address)
 }
 
-/// Whether `address` is on the public internet: not loopback, private, link-local,
-/// shared (CGNAT), documentation, multicast, unspecified or the like.
+/// Whether `address` is on the public internet: for IPv4, not loopback, private,
+/// link-local, shared (CGNAT), documentation, multicast, unspecified or the like; for
+/// IPv6, global unicast but documentation, and an address that stands for an IPv4 one
+/// ([`ipv4_behind`]) judged by that IPv4 address.
 pub fn is_public(address: IpAddr) -> bool {
     match address {
         IpAddr::V4(v4) => {
@@ -190,17 +192,33 @@ pub fn is_public(address: IpAddr) -> bool {
                 || a >= 240)
         }
         IpAddr::V6(v6) => {
-            if let Some(v4) = v6.to_ipv4_mapped() {
+            if let Some(v4) = ipv4_behind(v6) {
                 return is_public(IpAddr::V4(v4));
             }
-            let first = v6.segments()[0];
-            !(v6.is_loopback()
-                || v6.is_unspecified()
-                || v6.is_multicast()
-                || (first & 0xfe00) == 0xfc00
-                || (first & 0xffc0) == 0xfe80
-                || first == 0x2001 && v6.segments()[1] == 0x0db8)
+            // Only global unicast (2000::/3) is routed on the internet. That leaves out
+            // loopback, unspecified, IPv4-compatible (::/96, deprecated by RFC 4291, which
+            // a stack that still knows them sends over IPv4 to any address), NAT64 for
+            // local use (64:ff9b:1::/48, RFC 8215: the operator's own translation), unique
+            // local (fc00::/7), link-local (fe80::/10), site-local (fec0::/10, deprecated
+            // but still routed within sites) and multicast (ff00::/8).
+            let [first, second, ..] = v6.segments();
+            (first & 0xe000) == 0x2000 && [first, second] != [0x2001, 0x0db8]
         }
+    }
+}
+
+/// The IPv4 address an IPv6 `address` reaches, where the network hands it over to
+/// IPv4: IPv4-mapped (`::ffff:0:0/96`), NAT64's well-known prefix (`64:ff9b::/96`,
+/// RFC 6052) and 6to4 (`2002::/16`, RFC 3056). Judged by that address rather than
+/// refused whole: on an IPv6-only network with DNS64, every IPv4-only receiver resolves
+/// to `64:ff9b::/96`.
+fn ipv4_behind(address: Ipv6Addr) -> Option<Ipv4Addr> {
+    let ipv4 = |high: u16, low: u16| Ipv4Addr::from((u32::from(high) << 16) | u32::from(low));
+    match address.segments() {
+        [0, 0, 0, 0, 0, 0xffff, high, low] | [0x64, 0xff9b, 0, 0, 0, 0, high, low] | [0x2002, high, low, ..] => {
+            Some(ipv4(high, low))
+        }
+        _ => None,
     }
 }
 
@@ -431,6 +449,55 @@ mod tests {
         {
             assert!(!is_public(private.parse().expect("address")), "{private}");
         }
+    }
+
+    /// Each IPv6 prefix that stands for IPv4 addresses is judged by the address it
+    /// holds; the deprecated and local-use ones are refused whatever they hold.
+    #[test]
+    fn ipv6_addresses_that_reach_ipv4_are_judged_by_it_and_the_deprecated_prefixes_refused() {
+        let cases: &[(&str, bool)] = &[
+            // IPv4-mapped.
+            ("::ffff:1.1.1.1", true),
+            ("::ffff:169.254.169.254", false),
+            // NAT64's well-known prefix: 1.1.1.1, then 127.0.0.1, 10.0.0.1 and 169.254.169.254.
+            ("64:ff9b::101:101", true),
+            ("64:ff9b::7f00:1", false),
+            ("64:ff9b::10.0.0.1", false),
+            ("64:ff9b::a9fe:a9fe", false),
+            // Beyond its /96 it is no NAT64 address, nor global unicast.
+            ("64:ff9b:0:1::101:101", false),
+            // NAT64 for local use: the operator's, whatever it holds.
+            ("64:ff9b:1::101:101", false),
+            // 6to4: 1.1.1.1 and 8.8.8.8, then 127.0.0.1, 192.168.0.1 and 100.64.0.1.
+            ("2002:101:101::1", true),
+            ("2002:808:808:1::", true),
+            ("2002:7f00:1::1", false),
+            ("2002:c0a8:1::1", false),
+            ("2002:6440:1::", false),
+            // IPv4-compatible: refused whatever it holds, a public address too.
+            ("::1.1.1.1", false),
+            ("::10.0.0.1", false),
+            ("::127.0.0.1", false),
+            ("::2", false),
+            // Site-local, across its /10; and the global unicast beside it.
+            ("fec0::1", false),
+            ("feff:ffff::1", false),
+            ("2a00:1450::1", true),
+            ("2001:db8::1", false),
+            ("3fff:ffff::1", true),
+            ("4000::1", false),
+        ];
+        for &(address, public) in cases {
+            assert_eq!(is_public(address.parse().expect("address")), public, "{address}");
+        }
+        let closed = WebhookSettings::default();
+        for url in
+            ["http://[64:ff9b::7f00:1]:8080/", "http://[2002:a00:1::1]/", "http://[::a00:1]/", "http://[fec0::1]/"]
+        {
+            let error = check_url(url, &closed).expect_err(url);
+            assert!(error.to_string().contains("not a public address"), "{url}: {error}");
+        }
+        assert!(check_url("http://[64:ff9b::101:101]/", &closed).is_ok());
     }
 
     #[test]
