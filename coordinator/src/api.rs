@@ -19,6 +19,7 @@ use axum::{Json, Router};
 use farm_engine::replay::ObservationError;
 use farm_proto::{MatchResult, PlayerStatus};
 use farm_runtime::storage::{Storage, StorageError};
+use farm_worker::SandboxKind;
 use futures_util::TryStreamExt;
 use serde::{Deserialize, Serialize};
 use tokio::sync::Notify;
@@ -226,7 +227,7 @@ async fn submit(
             other => ApiError::BadRequest(other.to_string()),
         })?;
     for (index, bot) in tournament.bots.iter().enumerate() {
-        only_validated(&state, &caller, &format!("bots[{index}].image"), bot).await?;
+        may_enter(&state, &caller, &format!("bots[{index}]"), bot).await?;
     }
     let id = tournament.id.clone();
     // The same tournament again makes nothing new: it is not held to the quotas.
@@ -243,13 +244,28 @@ async fn submit(
     Ok((status, Json(Submitted { id, created: inserted.created, jobs: inserted.jobs })).into_response())
 }
 
-/// `Ok` unless `bot`'s image would get round validation ([`crate::versions`]): a
-/// submitted bot's image plays only as a validated version, as its author built it (no
-/// `args` in place of its command, which could print its files to the public log), and
-/// only admins may name an image by its id, which could be a rejected version's or a
-/// failed build's layer. 409 naming `key`.
-async fn only_validated(state: &ApiState, caller: &Caller, key: &str, bot: &BotEntry) -> Result<(), ApiError> {
+/// `Ok` when `caller` may enter `bot` in a tournament; otherwise why not, naming the
+/// key under `key` (`bots[2]`). The farm runs what a tournament names, so:
+/// - a `command` runs on the workers as their own user (root on a worker that uses
+///   cgroups): only admins may give one, unless this farm launches bots in Docker,
+///   where no command is run (403);
+/// - only admins may name an image by its id, which could be a rejected version's or a
+///   failed build's layer (409);
+/// - a submitted bot's image plays only as a validated version ([`crate::versions`]),
+///   as its author built it (no `args` in place of its command, which could print its
+///   files to the public log) (409), and only in its owner's and admins' tournaments
+///   unless its bot is public; other users play it in challenges (403).
+async fn may_enter(state: &ApiState, caller: &Caller, key: &str, bot: &BotEntry) -> Result<(), ApiError> {
+    if bot.command.is_some() && !caller.admin && state.director.launch() != SandboxKind::Docker {
+        return Err(ApiError::Denied(format!(
+            "{key}.command: bot {:?} runs a command, which this farm's workers run outside Docker with their own \
+             access (bot_launch is not docker): only admins may enter one; submit its source instead \
+             (POST /api/bots)",
+            bot.name
+        )));
+    }
     let Some(image) = bot.image.as_deref() else { return Ok(()) };
+    let key = format!("{key}.image");
     let by_id = image.starts_with("sha256:") || image.chars().all(|c| c.is_ascii_hexdigit());
     if by_id && !caller.admin {
         return Err(ApiError::Conflict(format!("{key}: {image} names an image by its id, which only admins may")));
@@ -262,12 +278,16 @@ async fn only_validated(state: &ApiState, caller: &Caller, key: &str, bot: &BotE
             "{key}: {image} is a submitted bot's image: it runs as its author built it, without args"
         )));
     }
-    if state.ledger.is_validated_image(image).await? {
-        Ok(())
-    } else {
-        Err(ApiError::Conflict(format!(
+    match state.ledger.validated_image(image).await? {
+        None => Err(ApiError::Conflict(format!(
             "{key}: {image} is a submitted bot's image, and no version with it has passed validation"
-        )))
+        ))),
+        Some(found) if found.public || caller.may_change(&found.owner) => Ok(()),
+        Some(found) => Err(ApiError::Denied(format!(
+            "{key}: {image} is a version of bot {}, which is not public: only its owner's and admins' \
+             tournaments enter it; challenge it (POST /api/challenges), or ask its owner to make it public",
+            found.bot
+        ))),
     }
 }
 
@@ -352,7 +372,7 @@ async fn add_bot(
     may_change_tournament(&state, &caller, &id).await?;
     let bytes = axum::body::to_bytes(body, MAX_BODY).await.map_err(|_| ApiError::TooLarge(MAX_BODY))?;
     let new: NewBot = serde_json::from_slice(&bytes).map_err(|error| ApiError::BadRequest(error.to_string()))?;
-    only_validated(&state, &caller, "bot.image", &new.bot).await?;
+    may_enter(&state, &caller, "bot", &new.bot).await?;
     let name = new.bot.name.clone();
     let index = state.director.add_bot(&id, new.bot, new.replaces.as_deref()).await?;
     tracing::info!(tournament = %id, bot = %name, replaces = ?new.replaces, "bot added");

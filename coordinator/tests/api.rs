@@ -1517,3 +1517,114 @@ async fn the_workers_records_come_a_page_at_a_time() {
     let refused = fixture.get("/api/workers?limit=0").await;
     assert!(refused.error(StatusCode::BAD_REQUEST, "bad_request").contains("limit: 1 to 1000"));
 }
+
+/// [`fixture`], as a farm whose workers launch bots in Docker.
+fn docker_fixture() -> Fixture {
+    let mut fixture = fixture();
+    let wake = Arc::clone(&fixture.state.wake_publisher);
+    fixture.state.director = Director::new(fixture.state.ledger.clone(), SandboxKind::Docker, wake);
+    fixture
+}
+
+/// A hostile user enters a command bot, which a farm launching bots outside Docker runs
+/// on its workers, in a tournament and in a ladder of his own: refused, naming the bot,
+/// though admins may; a farm launching bots in Docker runs no command, and takes it.
+#[tokio::test]
+async fn users_enter_no_command_bots_unless_the_farm_launches_bots_in_docker() {
+    let fixture = fixture();
+    let bob = fixture.make_user("bob").await;
+    // In TOML, and in JSON beside an image (which a local farm ignores).
+    let command = BOTWARS
+        .replace("name = \"gamma\"\nbuiltin = \"random\"", "name = \"gamma\"\ncommand = \"cat /etc/farm/identity\"");
+    let expected = "bots[2].command: bot \"gamma\" runs a command, which this farm's workers run outside Docker \
+                    with their own access (bot_launch is not docker): only admins may enter one; submit its source \
+                    instead (POST /api/bots)";
+    assert_eq!(fixture.submit_as(&bob, &command).await.error(StatusCode::FORBIDDEN, "denied"), expected);
+    let json = serde_json::json!({
+        "name": "json", "game": "botwars", "format": "round-robin",
+        "bots": [{ "name": "a", "builtin": "random" },
+                 { "name": "sneaky", "image": "matchfarm/bot-botwars-random-py", "command": "id" }],
+    });
+    let message = fixture.call("POST", "/api/tournaments", &json.to_string(), Some(&bob)).await;
+    let message = message.error(StatusCode::FORBIDDEN, "denied");
+    assert!(message.starts_with("bots[1].command: bot \"sneaky\" runs a command"), "{message}");
+    assert_eq!(fixture.tournament_count().await, 0, "nothing refused was stored");
+    // Nor in a ladder of his own.
+    let ladder = "name = \"l\"\ngame = \"botwars\"\nformat = \"ladder\"\n\
+                  [[bots]]\nname = \"a\"\nbuiltin = \"random\"\n[[bots]]\nname = \"b\"\nbuiltin = \"gatherer\"\n";
+    let ladder = fixture.submit_as(&bob, ladder).await.json()["id"].as_str().expect("id").to_owned();
+    let bots = format!("/api/tournaments/{ladder}/bots");
+    let entry = r#"{"bot": {"name": "c", "command": "id"}}"#;
+    let message = fixture.call("POST", &bots, entry, Some(&bob)).await.error(StatusCode::FORBIDDEN, "denied");
+    assert!(message.starts_with("bot.command: bot \"c\" runs a command"), "{message}");
+    // The operator (its CLI) and admins may.
+    assert_eq!(fixture.submit(&command).await.status, StatusCode::CREATED);
+    assert_eq!(fixture.call("POST", &bots, entry, Some(TOKEN)).await.status, StatusCode::CREATED);
+    // A farm that launches bots in Docker never runs a command: anyone's bot may have one.
+    let docker = docker_fixture();
+    let carol = docker.make_user("carol").await;
+    let answer = docker.submit_as(&carol, &command).await;
+    assert_eq!(answer.status, StatusCode::CREATED, "{}", answer.text());
+}
+
+/// A hostile user names another's validated version, under a name of his own, in his
+/// tournament and his ladder: refused, naming the bot but not whose, until its owner
+/// (or an admin) makes her bot public; private again, it is refused again. Its owner's
+/// and admins' tournaments always take it.
+#[tokio::test]
+async fn users_enter_other_users_validated_versions_only_once_their_bots_are_public() {
+    let fixture = docker_fixture();
+    let ada = fixture.make_user("ada").await;
+    let bob = fixture.make_user("bob").await;
+    let made = fixture.upload(&ada, "name=ada-bot&game=botwars", tar_of(&[("bot.py", b"print('[]')", None)])).await;
+    assert_eq!(made.status, StatusCode::CREATED, "{}", made.text());
+    let image = format!("127.0.0.1:5055/matchfarm-bots/ada-bot@sha256:{}", "b".repeat(64));
+    let ledger = &fixture.state.ledger;
+    assert!(ledger.version_built("ada-bot".into(), 1, image.clone(), "t-v".into()).await.expect("built"));
+    assert!(ledger.decide_version("ada-bot".into(), 1, VersionState::Validated, None).await.expect("decided"));
+    let naming = |name: &str| {
+        BOTWARS
+            .replace("name = \"api test\"", &format!("name = \"{name}\""))
+            .replace("name = \"beta\"\nbuiltin = \"gatherer\"", &format!("name = \"mine\"\nimage = \"{image}\""))
+    };
+    let refused = format!(
+        "bots[1].image: {image} is a version of bot ada-bot, which is not public: only its owner's and admins' \
+         tournaments enter it; challenge it (POST /api/challenges), or ask its owner to make it public"
+    );
+    assert_eq!(fixture.submit_as(&bob, &naming("bob's")).await.error(StatusCode::FORBIDDEN, "denied"), refused);
+    let ladder = "name = \"l\"\ngame = \"botwars\"\nformat = \"ladder\"\n\
+                  [[bots]]\nname = \"a\"\nbuiltin = \"random\"\n[[bots]]\nname = \"b\"\nbuiltin = \"gatherer\"\n";
+    let ladder = fixture.submit_as(&bob, ladder).await.json()["id"].as_str().expect("id").to_owned();
+    let bots = format!("/api/tournaments/{ladder}/bots");
+    let entry = format!(r#"{{"bot": {{"name": "mine", "image": "{image}"}}}}"#);
+    let message = fixture.call("POST", &bots, &entry, Some(&bob)).await.error(StatusCode::FORBIDDEN, "denied");
+    assert_eq!(message, refused.replacen("bots[1]", "bot", 1));
+    // Its owner's and admins' tournaments take it.
+    assert_eq!(fixture.submit_as(&ada, &naming("ada's")).await.status, StatusCode::CREATED);
+    assert_eq!(fixture.submit(&naming("the operator's")).await.status, StatusCode::CREATED);
+
+    // Only its owner or an admin makes it public, with exactly that key.
+    let patch = async |body: &str, token: Option<&str>| fixture.call("PATCH", "/api/bots/ada-bot", body, token).await;
+    patch(r#"{"public": true}"#, None).await.error(StatusCode::UNAUTHORIZED, "unauthorized");
+    let message = patch(r#"{"public": true}"#, Some(&bob)).await.error(StatusCode::FORBIDDEN, "denied");
+    assert_eq!(message, "bot ada-bot: it is ada's, and bob is neither ada nor an admin");
+    patch(r#"{"public": true, "owner": "bob"}"#, Some(&ada)).await.error(StatusCode::BAD_REQUEST, "bad_request");
+    patch(r#"{"public": "yes"}"#, Some(&ada)).await.error(StatusCode::BAD_REQUEST, "bad_request");
+    let message = fixture.call("PATCH", "/api/bots/nobody", r#"{"public": true}"#, Some(&ada)).await;
+    assert_eq!(message.error(StatusCode::NOT_FOUND, "not_found"), "no bot nobody");
+    assert_eq!(fixture.get("/api/bots/ada-bot").await.json()["public"], false);
+    let made_public = patch(r#"{"public": true}"#, Some(&ada)).await;
+    assert_eq!(made_public.status, StatusCode::OK, "{}", made_public.text());
+    let shown = made_public.json();
+    assert_eq!((shown["name"].as_str(), shown["public"].as_bool()), (Some("ada-bot"), Some(true)), "{shown}");
+    assert_eq!(fixture.get("/api/bots/ada-bot").await.json()["public"], true);
+    // Public: Bob's tournament and ladder take it.
+    let answer = fixture.submit_as(&bob, &naming("bob's")).await;
+    assert_eq!(answer.status, StatusCode::CREATED, "{}", answer.text());
+    let answer = fixture.call("POST", &bots, &entry, Some(&bob)).await;
+    assert_eq!(answer.status, StatusCode::CREATED, "{}", answer.text());
+    // Private again (an admin may say so too): no new tournament of Bob's takes it.
+    assert_eq!(patch(r#"{"public": false}"#, Some(TOKEN)).await.status, StatusCode::OK);
+    let message = fixture.submit_as(&bob, &naming("bob's second")).await.error(StatusCode::FORBIDDEN, "denied");
+    assert_eq!(message, refused);
+}

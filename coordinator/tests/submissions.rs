@@ -6,7 +6,9 @@
 //! crashes is rejected, naming the match whose log shows why; a source whose compile
 //! fails is reported with its build log; another user cannot submit a version of it
 //! (403). Another user's Go bot builds and validates too, and a challenge plays a short
-//! series between the two users' validated versions, within its quota.
+//! series between the two users' validated versions, within its quota; his own
+//! tournament may enter hers only once she makes her bot public. On a farm that runs
+//! commands, a user's command bot is refused; the operator's is not.
 
 mod support;
 
@@ -251,6 +253,38 @@ async fn a_submitted_python_bot_builds_validates_joins_a_ladder_and_a_broken_ver
     let (ok, _, stderr) = run_as(&coordinator, &bob, &["bots", "challenge", "ada-bot", "bob-bot"]);
     assert!(!ok && stderr.contains("it is ada's"), "{stderr}");
 
+    // Bob enters Ada's validated version in a tournament of his own, under a name of
+    // his: refused, naming the bot but not whose, until Ada makes her bot public; then
+    // it plays there.
+    let borrowed = dir.path().join("borrowed.toml");
+    std::fs::write(
+        &borrowed,
+        format!(
+            "name = \"borrowed\"\ngame = \"botwars\"\nformat = \"round-robin\"\n\
+             [[bots]]\nname = \"mine\"\nimage = \"{image}\"\n[[bots]]\nname = \"random\"\nbuiltin = \"random\"\n"
+        ),
+    )
+    .expect("write the tournament");
+    let borrowed = borrowed.to_str().expect("UTF-8");
+    let (ok, _, stderr) = run_as(&coordinator, &bob, &["submit", borrowed]);
+    assert!(!ok && stderr.contains("is a version of bot ada-bot, which is not public"), "{stderr}");
+    assert!(!stderr.contains("ada's") && !stderr.contains(" ada "), "the owner is not named: {stderr}");
+    let as_ada = farm_coordinator::client::Client::new(&coordinator.url(), Some(ada.clone())).expect("a client");
+    let made_public: serde_json::Value = as_ada
+        .send(hyper::Method::PATCH, "/api/bots/ada-bot", Some(&serde_json::json!({ "public": true })))
+        .await
+        .expect("ada makes her bot public");
+    assert_eq!(made_public["public"], true, "{made_public}");
+    let (ok, id, stderr) = run_as(&coordinator, &bob, &["submit", borrowed]);
+    assert!(ok, "{stderr}");
+    let id = id.trim().to_owned();
+    eventually(Duration::from_secs(120), "Bob's tournament is played", || {
+        coordinator.get_json(&format!("/api/tournaments/{id}"))["finished"] == true
+    });
+    let played = matches_of(&coordinator, &id, "mine");
+    assert_eq!(played.iter().filter(|row| row["state"] == "done").count(), 2, "{played:?}");
+    assert_eq!(coordinator.get_json(&format!("/api/tournaments/{id}"))["owner"], "bob");
+
     // The web pages, in Chromium: Ada signs in with her token, submits a version from
     // the form, and follows her bot's versions, builds and validations.
     check_pages(&coordinator, &ada, dir.path(), &good);
@@ -336,4 +370,50 @@ fn check_pages(coordinator: &CoordinatorProcess, ada: &str, dir: &Path, good: &s
     );
     problems.extend(chromium.problems().into_iter().map(|problem| format!("console: {problem}")));
     assert!(problems.is_empty(), "{} problems in the bots pages:\n{}", problems.len(), problems.join("\n"));
+}
+
+/// A farm whose workers run bots' commands (`bot_launch = local`): a user's tournament
+/// or ladder entry with a command is refused through the CLI, naming the bot; the
+/// operator's is taken. No worker: nothing is played.
+#[test]
+fn a_user_enters_no_command_bot_in_a_farm_that_runs_commands() {
+    let vhost = Vhost::new("commands");
+    let dir = tempfile::tempdir().expect("temp dir");
+    let coordinator =
+        CoordinatorProcess::start_with(&vhost, &dir.path().join("ledger.sqlite"), &[("FARM_BOT_LAUNCH", "local")]);
+    let (ok, bob, stderr) = run_as(&coordinator, TOKEN, &["users", "add", "bob"]);
+    assert!(ok, "{stderr}");
+    let bob = bob.trim().to_owned();
+    let file = dir.path().join("commands.toml");
+    std::fs::write(
+        &file,
+        "name = \"commands\"\ngame = \"botwars\"\nformat = \"ladder\"\n\
+         [[bots]]\nname = \"random\"\nbuiltin = \"random\"\n\
+         [[bots]]\nname = \"reader\"\ncommand = \"cat /etc/passwd >&2\"\nimage = \"matchfarm/bot-botwars-random-py\"\n",
+    )
+    .expect("write the tournament");
+    let file = file.to_str().expect("UTF-8");
+    let (ok, _, stderr) = run_as(&coordinator, &bob, &["submit", file]);
+    assert!(
+        !ok && stderr.contains("403") && stderr.contains("bots[1].command: bot \"reader\" runs a command"),
+        "{stderr}"
+    );
+    // His own ladder takes no command bot either.
+    let own = file.replace("commands.toml", "own.toml");
+    std::fs::write(
+        &own,
+        "name = \"own\"\ngame = \"botwars\"\nformat = \"ladder\"\n\
+         [[bots]]\nname = \"a\"\nbuiltin = \"random\"\n[[bots]]\nname = \"b\"\nbuiltin = \"gatherer\"\n",
+    )
+    .expect("write the ladder");
+    let (ok, ladder, stderr) = run_as(&coordinator, &bob, &["submit", &own]);
+    assert!(ok, "{stderr}");
+    let ladder = ladder.trim().to_owned();
+    let (ok, _, stderr) = run_as(&coordinator, &bob, &["bots", "add", &ladder, "--name", "c", "--command", "id"]);
+    assert!(!ok && stderr.contains("bot.command: bot \"c\" runs a command"), "{stderr}");
+    // The operator's CLI is unaffected; what Bob sent was not stored.
+    let (ok, _, stderr) = run_as(&coordinator, TOKEN, &["submit", file]);
+    assert!(ok && stderr.starts_with("submitted: "), "new, not already submitted: {stderr}");
+    let (ok, _, stderr) = run_as(&coordinator, TOKEN, &["bots", "add", &ladder, "--name", "c", "--command", "id"]);
+    assert!(ok, "{stderr}");
 }

@@ -10,6 +10,10 @@
 //!   uploader's `max_submissions_per_day`, or `busy` while two others are being checked.
 //! - `GET /api/bots?limit=&offset=` (100 a page, at most 500; `total` says how many),
 //!   `GET /api/bots/{name}`: bots with their versions, builds and validations; `GET /api/bots/{name}/versions/{version}/build-log`: the build's log.
+//! - `PATCH /api/bots/{name}` `{"public": true}`: lets other users' tournaments enter
+//!   its validated versions (`false` again stops new ones); its owner or an admin.
+//!   Private, a version plays only in its owner's and admins' tournaments, and in
+//!   challenges.
 //! - `POST /api/challenges` `{"bot", "opponent", "games"?}`: a short series between the
 //!   newest validated versions of the caller's bot and any other, in both seats (the
 //!   scrimmage of the competition sites); 201 with its tournament. Bounded by the
@@ -38,7 +42,7 @@ use crate::versions;
 pub fn routes() -> axum::Router<ApiState> {
     axum::Router::new()
         .route("/api/bots", post(submit_version).get(bots))
-        .route("/api/bots/{name}", get(bot))
+        .route("/api/bots/{name}", get(bot).patch(change_bot))
         .route("/api/bots/{name}/versions/{version}/build-log", get(build_log))
         .route("/api/challenges", post(challenge).get(challenges))
 }
@@ -278,6 +282,32 @@ async fn bots(
 async fn bot(State(state): State<ApiState>, Path(name): Path<String>) -> Result<Response, ApiError> {
     let bot = state.ledger.bot(&name).await?.ok_or_else(|| ApiError::NotFound(format!("no bot {name}")))?;
     Ok(Json(bot).into_response())
+}
+
+/// What `PATCH /api/bots/{name}` changes.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct BotChange {
+    public: bool,
+}
+
+/// Makes a bot public or private; answers the bot.
+async fn change_bot(
+    State(state): State<ApiState>,
+    headers: HeaderMap,
+    Path(name): Path<String>,
+    body: Body,
+) -> Result<Response, ApiError> {
+    let caller = caller(&headers, &state).await?;
+    let bytes = axum::body::to_bytes(body, MAX_BODY).await.map_err(|_| ApiError::TooLarge(MAX_BODY))?;
+    let change: BotChange = serde_json::from_slice(&bytes).map_err(|error| ApiError::BadRequest(error.to_string()))?;
+    let owner = state.ledger.bot_owner(&name).await?.ok_or_else(|| ApiError::NotFound(format!("no bot {name}")))?;
+    owner_or_admin(&caller, &format!("bot {name}"), &owner)?;
+    if !state.ledger.set_public(&name, change.public).await? {
+        return Err(ApiError::NotFound(format!("no bot {name}")));
+    }
+    tracing::info!(bot = %name, public = change.public, by = %caller.name, "bot changed");
+    bot(State(state), Path(name)).await
 }
 
 async fn build_log(

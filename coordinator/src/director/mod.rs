@@ -148,6 +148,11 @@ impl Director {
         })
     }
 
+    /// How this farm's workers launch bots (the coordinator's `bot_launch`).
+    pub fn launch(&self) -> SandboxKind {
+        self.launch
+    }
+
     /// Looks at every open tournament again soon (a new one was submitted).
     pub fn wake(&self) {
         self.wake.notify_one();

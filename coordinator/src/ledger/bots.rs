@@ -140,6 +140,10 @@ pub struct BotView {
     pub game: String,
     /// When its first version came (Unix seconds).
     pub created_at: i64,
+    /// Whether other users' tournaments may enter its validated versions (its owner's
+    /// and admins' always may; challenges play any bot).
+    #[serde(default)]
+    pub public: bool,
     /// Its versions, newest first.
     pub versions: Vec<VersionView>,
 }
@@ -348,13 +352,28 @@ impl Ledger {
         .await
     }
 
-    /// Whether some validated version's image is `image`.
-    pub async fn is_validated_image(&self, image: &str) -> Result<bool, LedgerError> {
+    /// The bot whose validated version's image is `image`, if one is. An image is one
+    /// bot's: its repository is named after the bot (`matchfarm-bots/NAME`).
+    pub async fn validated_image(&self, image: &str) -> Result<Option<ImageBot>, LedgerError> {
         let image = image.to_owned();
         self.read(move |connection| {
             Ok(connection
-                .prepare_cached("SELECT 1 FROM versions WHERE image = ?1 AND state = 'validated'")?
-                .exists([&image])?)
+                .prepare_cached(
+                    "SELECT b.name, b.owner, b.public FROM versions v JOIN bots b ON b.name = v.bot
+                     WHERE v.image = ?1 AND v.state = 'validated' LIMIT 1",
+                )?
+                .query_row([&image], |row| Ok(ImageBot { bot: row.get(0)?, owner: row.get(1)?, public: row.get(2)? }))
+                .optional()?)
+        })
+        .await
+    }
+
+    /// Makes `bot` public or private ([`BotView::public`]); `false` when there is no
+    /// such bot.
+    pub async fn set_public(&self, bot: &str, public: bool) -> Result<bool, LedgerError> {
+        let bot = bot.to_owned();
+        self.with(move |connection| {
+            Ok(connection.execute("UPDATE bots SET public = ?2 WHERE name = ?1", params![bot, public])? > 0)
         })
         .await
     }
@@ -399,6 +418,18 @@ impl Ledger {
             .filter(|row| row.state != VersionState::Building)
             .map(|_| build_log_key(bot, version)))
     }
+}
+
+/// The bot a validated image is a version of: what decides whose tournaments may
+/// enter it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ImageBot {
+    /// The bot.
+    pub bot: String,
+    /// Its owner.
+    pub owner: String,
+    /// Whether it is public ([`BotView::public`]).
+    pub public: bool,
 }
 
 /// The newest validated version of a bot: what a challenge plays.
@@ -504,9 +535,9 @@ impl Ledger {
 }
 
 pub(super) fn bot_view(connection: &Connection, bot: &str) -> Result<Option<BotView>, LedgerError> {
-    let Some((owner, game, created_at)) = connection
-        .query_row("SELECT owner, game, created_at FROM bots WHERE name = ?1", [bot], |row| {
-            Ok((row.get(0)?, row.get(1)?, row.get(2)?))
+    let Some((owner, game, created_at, public)) = connection
+        .query_row("SELECT owner, game, created_at, public FROM bots WHERE name = ?1", [bot], |row| {
+            Ok((row.get(0)?, row.get(1)?, row.get(2)?, row.get(3)?))
         })
         .optional()?
     else {
@@ -550,5 +581,5 @@ pub(super) fn bot_view(connection: &Connection, bot: &str) -> Result<Option<BotV
             decided_at,
         });
     }
-    Ok(Some(BotView { name: bot.to_owned(), owner, game, created_at, versions }))
+    Ok(Some(BotView { name: bot.to_owned(), owner, game, created_at, public, versions }))
 }

@@ -44,8 +44,8 @@ mod workers;
 
 pub use accounts::{NewUser, TokenView, Usage, UserView};
 pub use bots::{
-    BotView, ChallengeView, NewVersion, Playable, ToJudge, VersionRefused, VersionState, VersionView, build_log_key,
-    entry_name,
+    BotView, ChallengeView, ImageBot, NewVersion, Playable, ToJudge, VersionRefused, VersionState, VersionView,
+    build_log_key, entry_name,
 };
 pub use webhooks::{Delivery, DeliveryView, NewWebhook, WebhookView};
 pub use workers::{AuditState, AuditToPublish};

@@ -20,6 +20,9 @@ const OWNED_VERSION: i64 = 5;
 /// The `user_version` from which published audits are leased (`published_at`,
 /// `publications`).
 const AUDIT_LEASED_VERSION: i64 = 6;
+/// The `user_version` from which bots say whether other users' tournaments may enter
+/// their validated versions (`public`).
+const PUBLIC_BOTS_VERSION: i64 = 7;
 /// The lease given to jobs a ledger from before leases had published: the workers'
 /// default cap on a match, twice (see [`super::Ledger::mark_running`]).
 const LEGACY_LEASE_SECS: i64 = 2 * 20 * 60;
@@ -199,7 +202,10 @@ CREATE TABLE IF NOT EXISTS bots (
     name TEXT PRIMARY KEY,
     owner TEXT NOT NULL,
     game TEXT NOT NULL,
-    created_at INTEGER NOT NULL
+    created_at INTEGER NOT NULL,
+    -- 1 when other users' tournaments may enter its validated versions (its owner's
+    -- and admins' always may).
+    public INTEGER NOT NULL DEFAULT 0
 );
 CREATE TABLE IF NOT EXISTS versions (
     bot TEXT NOT NULL REFERENCES bots(name),
@@ -318,6 +324,10 @@ pub(super) fn apply(connection: &Connection) -> rusqlite::Result<()> {
         let lease_published =
             "UPDATE audits SET published_at = unixepoch(), publications = 1 WHERE state = 'published';";
         add_columns(connection, "audits", AUDIT_LEASED_VERSION, &columns, lease_published)?;
+    }
+    if version < PUBLIC_BOTS_VERSION {
+        // Bots from before: private, as their owners left them.
+        add_columns(connection, "bots", PUBLIC_BOTS_VERSION, &[("public", "INTEGER NOT NULL DEFAULT 0")], "")?;
     }
     connection.execute_batch(AFTER_MIGRATIONS)?;
     Ok(())

@@ -1112,3 +1112,54 @@ async fn an_unplaced_audit_is_given_up_and_a_player_may_only_skip_its_own() {
     assert!(matches!(&recorded[0], Recorded::Refused { problem } if problem.contains("its own match")), "{recorded:?}");
     assert_eq!(recorded[1], Recorded::Audited { verdict: "skipped" });
 }
+
+/// A bot is private until its owner says otherwise; a validated image names its bot,
+/// owner and flag, and nothing else does. A ledger from before the flag gets it, its
+/// bots private.
+#[tokio::test]
+async fn bots_are_private_until_made_public_and_a_ledger_from_before_gets_the_flag() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    {
+        let ledger = open(&dir);
+        let new = NewVersion {
+            bot: "ada-bot".into(),
+            by: Caller { name: "ada".into(), admin: false },
+            game: "botwars".into(),
+            layout: "python".into(),
+            source_key: "sources/ada-bot/x.tar".into(),
+            ladder: None,
+        };
+        for expected in 1..=2 {
+            assert_eq!(ledger.add_version(new.clone()).await.expect("add"), Ok(expected));
+        }
+        for version in 1..=2 {
+            let image = format!("r/matchfarm-bots/ada-bot@sha256:{version}");
+            assert!(ledger.version_built("ada-bot".into(), version, image, "t-v".into()).await.expect("built"));
+        }
+        assert!(ledger.decide_version("ada-bot".into(), 1, VersionState::Validated, None).await.expect("decide"));
+        assert!(!ledger.bot("ada-bot").await.expect("bot").expect("exists").public);
+        assert_eq!(
+            ledger.validated_image("r/matchfarm-bots/ada-bot@sha256:2").await.expect("read"),
+            None,
+            "validating"
+        );
+        assert_eq!(ledger.validated_image("r/matchfarm-bots/bob-bot@sha256:1").await.expect("read"), None);
+        let private = ImageBot { bot: "ada-bot".into(), owner: "ada".into(), public: false };
+        let image = "r/matchfarm-bots/ada-bot@sha256:1";
+        assert_eq!(ledger.validated_image(image).await.expect("read"), Some(private.clone()));
+        assert!(ledger.set_public("ada-bot", true).await.expect("set"));
+        assert!(!ledger.set_public("nobody", true).await.expect("set"), "no such bot");
+        assert!(ledger.bot("ada-bot").await.expect("bot").expect("exists").public);
+        assert_eq!(ledger.validated_image(image).await.expect("read"), Some(ImageBot { public: true, ..private }));
+    }
+    // As the build before public bots left it: no flag, version 6.
+    let raw = Connection::open(dir.path().join("ledger").join("ledger.sqlite")).expect("raw");
+    raw.execute_batch("ALTER TABLE bots DROP COLUMN public; PRAGMA user_version = 6;").expect("wind back");
+    drop(raw);
+    let ledger = open(&dir);
+    let view = ledger.bot("ada-bot").await.expect("bot").expect("exists");
+    assert!(!view.public, "private, as its owner left it");
+    assert_eq!(view.versions.len(), 2);
+    assert!(ledger.set_public("ada-bot", true).await.expect("set"));
+    assert!(ledger.bot("ada-bot").await.expect("bot").expect("exists").public);
+}
