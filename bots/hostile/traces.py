@@ -12,6 +12,13 @@ memory segment, message queue and semaphore set, a process in a session of its o
 and a process that ignores SIGTERM, and logs `traces: left`.
 
 A container reused between matches must always report `found nothing`.
+
+It also reports, as `traces: kernel pid=P sysv-id=I time-wait=T cgroup-usec=U`, the
+kernel state a reset does not renew (the README lists it: "What a reused container
+keeps"): its own pid (the namespace's pid counter), the id a new System V segment
+gets (the IPC id sequence), how many TCP sockets of its loopback are in TIME_WAIT, and
+the CPU time its cgroup has counted. Then it leaves some of each: a loopback connection
+it closes first (TIME_WAIT), besides the processes and the segment above.
 """
 
 import ctypes
@@ -26,6 +33,8 @@ from stdio_bot import log, play
 PLACES = ("/tmp", "/dev/shm", "/dev/mqueue")
 MARK = "farm-trace"
 IPC_CREAT = 0o1000
+IPC_RMID = 0
+TCP_TIME_WAIT = "06"
 O_CREAT, O_RDWR = 0o100, 0o2
 
 
@@ -52,6 +61,39 @@ def found():
                 continue
             items.append(f"process {entry} {command}")
     return items
+
+
+def kernel_state(libc):
+    """The kernel state a reset leaves, as `key=value` words."""
+    segment = libc.shmget(0, 4096, IPC_CREAT | 0o600)  # IPC_PRIVATE: always a new one
+    if segment >= 0:
+        libc.shmctl(segment, IPC_RMID, None)
+    time_wait = 0
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        try:
+            with open(table, encoding="ascii") as rows:
+                time_wait += sum(1 for row in rows.readlines()[1:] if row.split()[3] == TCP_TIME_WAIT)
+        except OSError:
+            pass
+    usec = "unknown"
+    try:
+        with open("/sys/fs/cgroup/cpu.stat", encoding="ascii") as stat:
+            usec = next(line.split()[1] for line in stat if line.startswith("usage_usec "))
+    except (OSError, StopIteration):
+        pass
+    return f"pid={os.getpid()} sysv-id={segment} time-wait={time_wait} cgroup-usec={usec}"
+
+
+def leave_time_wait():
+    """A loopback connection this side closes first: its socket stays in TIME_WAIT."""
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(1)
+    client = socket.create_connection(listener.getsockname())
+    server, _ = listener.accept()
+    client.close()
+    server.close()
+    listener.close()
 
 
 def keep_running(name, ignore_term, new_session):
@@ -94,6 +136,7 @@ def leave():
     ):
         if result < 0:
             log(f"traces: {name} failed ({os.strerror(ctypes.get_errno())})")
+    leave_time_wait()
     keep_running("session", ignore_term=False, new_session=True)
     keep_running("stubborn", ignore_term=True, new_session=False)
     log("traces: left")
@@ -105,6 +148,7 @@ def on_request(index, _state):
     items = found()
     log("traces: found " + (", ".join(items) if items else "nothing"))
     log(f"traces: host {socket.gethostname()}")
+    log("traces: kernel " + kernel_state(ctypes.CDLL(None, use_errno=True)))
     leave()
 
 

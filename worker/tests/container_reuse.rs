@@ -49,8 +49,25 @@ async fn play_asking(
     started.play(&RunnerOptions::default(), io).await.expect("played")
 }
 
-/// Seat 0's log, and what `traces` said it found and which host it ran on.
-fn traces_of(report: &MatchReport) -> (String, String, String) {
+/// What `traces` reported in one match: what it found, its host (the container), the
+/// kernel state a reset does not renew, and the whole log.
+struct Traces {
+    found: String,
+    host: String,
+    kernel: Kernel,
+    log: String,
+}
+
+/// `traces: kernel ...`: the state the README lists under "What a reused container keeps".
+#[derive(Debug)]
+struct Kernel {
+    pid: u64,
+    sysv_id: i64,
+    time_wait: u64,
+}
+
+/// Seat 0's log, and what `traces` said in it.
+fn traces_of(report: &MatchReport) -> Traces {
     let seat = &report.seats[0];
     assert_eq!(seat.outcome.status, PlayerStatus::Ok, "{seat:?}");
     let log = String::from_utf8_lossy(&seat.log.bytes).into_owned();
@@ -60,9 +77,19 @@ fn traces_of(report: &MatchReport) -> (String, String, String) {
             .unwrap_or_else(|| panic!("no {prefix:?} in the log:\n{log}"))
             .to_owned()
     };
-    let (found, host) = (line("traces: found "), line("traces: host "));
+    let (found, host, kernel) = (line("traces: found "), line("traces: host "), line("traces: kernel "));
+    let value = |key: &str| {
+        kernel
+            .split_whitespace()
+            .find_map(|word| word.strip_prefix(key)?.strip_prefix('='))
+            .unwrap_or_else(|| panic!("no {key} in {kernel:?}"))
+            .to_owned()
+    };
+    let number = |key: &str| value(key).parse::<i64>().unwrap_or_else(|_| panic!("{key} in {kernel:?}"));
+    let kernel =
+        Kernel { pid: number("pid") as u64, sysv_id: number("sysv-id"), time_wait: number("time-wait") as u64 };
     assert!(log.contains("traces: left"), "{log}");
-    (found, host, log)
+    Traces { found, host, kernel, log }
 }
 
 /// Shuts the sandbox down and checks it left no container.
@@ -102,14 +129,23 @@ async fn a_reused_container_holds_nothing_of_the_last_match() {
     let _serial = SERIAL.lock().await;
     let (docker, worker_id) = sandbox("w-reuse", ContainerIsolation::Reused).await;
     let mut hosts = Vec::new();
+    let mut kernels = Vec::new();
     for seed in 1..=3 {
         let before = verified();
-        let (found, host, log) = traces_of(&play(&docker, TRACES, seed).await);
-        assert_eq!(found, "nothing", "match {seed} found what an earlier one left:\n{log}");
-        hosts.push(host);
+        let traces = traces_of(&play(&docker, TRACES, seed).await);
+        assert_eq!(traces.found, "nothing", "match {seed} found what an earlier one left:\n{}", traces.log);
+        hosts.push(traces.host);
+        kernels.push(traces.kernel);
         reset_done(before, verified);
     }
     assert!(hosts.windows(2).all(|pair| pair[0] == pair[1]), "one container served every match: {hosts:?}");
+    // What the README says a reused container keeps, and nothing else: the pid and
+    // System V id counters go on, and the last match's loopback connection is still in
+    // TIME_WAIT (the kernel keeps it 60 s; the next match starts within seconds).
+    for pair in kernels.windows(2) {
+        assert!(pair[1].pid > pair[0].pid && pair[1].sysv_id > pair[0].sysv_id, "{kernels:?}");
+        assert!(pair[1].time_wait > 0, "{kernels:?}");
+    }
     shut_down_leaving_nothing(docker, &worker_id).await;
 }
 
@@ -118,7 +154,7 @@ async fn a_reset_that_cannot_be_verified_replaces_the_container() {
     let _serial = SERIAL.lock().await;
     let (docker, worker_id) = sandbox("w-dirty", ContainerIsolation::Reused).await;
     let before = verified();
-    let (_, first_host, _) = traces_of(&play(&docker, TRACES, 1).await);
+    let first_host = traces_of(&play(&docker, TRACES, 1).await).host;
     reset_done(before, verified);
 
     // Something no bot of 10001 could leave, and so no reset as 10001 can remove: a
@@ -132,11 +168,11 @@ async fn a_reset_that_cannot_be_verified_replaces_the_container() {
     assert!(planted.success());
 
     let before = replaced();
-    let (found, second_host, log) = traces_of(&play(&docker, TRACES, 2).await);
+    let Traces { found, host: second_host, log, .. } = traces_of(&play(&docker, TRACES, 2).await);
     assert_eq!(second_host, first_host, "the same container");
     assert_eq!(found, "/tmp/planted-by-root", "{log}");
     reset_done(before, replaced);
-    let (found, third_host, log) = traces_of(&play(&docker, TRACES, 3).await);
+    let Traces { found, host: third_host, log, .. } = traces_of(&play(&docker, TRACES, 3).await);
     assert_ne!(third_host, first_host, "a new container");
     assert_eq!(found, "nothing", "{log}");
 
@@ -149,9 +185,11 @@ async fn fresh_containers_serve_one_match_each_and_are_prepared_ahead() {
     let (docker, worker_id) = sandbox("w-fresh", ContainerIsolation::FreshContainer).await;
     let mut hosts = Vec::new();
     for seed in 1..=3 {
-        let (found, host, log) = traces_of(&play(&docker, TRACES, seed).await);
-        assert_eq!(found, "nothing", "{log}");
-        hosts.push(host);
+        let traces = traces_of(&play(&docker, TRACES, seed).await);
+        assert_eq!(traces.found, "nothing", "{}", traces.log);
+        // Nothing of the kernel's either: new namespaces start their counters again.
+        assert_eq!((traces.kernel.sysv_id, traces.kernel.time_wait), (0, 0), "{:?}", traces.kernel);
+        hosts.push(traces.host);
     }
     hosts.sort();
     hosts.dedup();
@@ -164,16 +202,16 @@ async fn a_tournament_that_asks_for_fresh_containers_gets_them_from_a_worker_tha
     let _serial = SERIAL.lock().await;
     let (docker, worker_id) = sandbox("w-asks", ContainerIsolation::Reused).await;
     let before = verified();
-    let (_, reused_host, _) = traces_of(&play(&docker, TRACES, 1).await);
+    let reused_host = traces_of(&play(&docker, TRACES, 1).await).host;
     reset_done(before, verified);
     let fresh = Some(ContainerIsolation::FreshContainer);
-    let (found, fresh_host, log) = traces_of(&play_asking(&docker, TRACES, 2, fresh).await);
+    let Traces { found, host: fresh_host, log, .. } = traces_of(&play_asking(&docker, TRACES, 2, fresh).await);
     assert_eq!(found, "nothing", "{log}");
     assert_ne!(fresh_host, reused_host, "not the container that served a match already");
     eventually(Duration::from_secs(30), "the fresh container is removed after its match", || {
         !container_ids(&worker_id).contains(&fresh_host)
     });
-    let (_, again, _) = traces_of(&play(&docker, TRACES, 3).await);
+    let again = traces_of(&play(&docker, TRACES, 3).await).host;
     assert_eq!(again, reused_host, "matches that do not ask still reuse");
     shut_down_leaving_nothing(docker, &worker_id).await;
 }
