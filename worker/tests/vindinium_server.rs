@@ -91,8 +91,9 @@ fn in_order(document: &str, keys: &[&str]) {
 
 /// Checks that the states the client in `seat` logged (`state JSON` lines, the kits'
 /// `--trace`) are the original server's documents: each one the stdio observation
-/// the replay says the seat was sent, byte for byte but for the client's token and
-/// URLs, in the original's shape; the last one `finished`, the match's end.
+/// the replay says the seat was sent, byte for byte but for the game's id (8
+/// characters, as the original's), the client's token and URLs, in the original's
+/// shape; the last one `finished`, the match's end.
 fn check_client_states(played: &Played, seat: usize) {
     let states: Vec<&str> = played.logs[seat].lines().filter_map(|line| line.strip_prefix("state ")).collect();
     let sent: Vec<String> = replay::observations(&played.replay, seat)
@@ -103,9 +104,13 @@ fn check_client_states(played: &Played, seat: usize) {
     assert_eq!(states.len(), sent.len() + 1, "seat {seat}: a state per turn and the last: {}", played.logs[seat]);
 
     let first: Value = serde_json::from_str(states[0]).expect("JSON");
+    let original_chars = |id: &str| id.bytes().all(|byte| byte.is_ascii_lowercase() || byte.is_ascii_digit());
+    // A 128-bit token of the original's characters; the match's id in 8 of them.
     let token = first["token"].as_str().expect("a token");
-    assert!(token.len() == 4 && token.bytes().all(|byte| byte.is_ascii_lowercase() || byte.is_ascii_digit()));
+    assert!(token.len() == 25 && original_chars(token), "{token}");
     let game_id = first["game"]["id"].as_str().expect("a game id");
+    let match_id = frames(&played.replay)[0]["state"]["id"].as_str().expect("the replay's game id").to_owned();
+    assert!(game_id.len() == 8 && original_chars(game_id) && match_id.ends_with(game_id), "{game_id} of {match_id}");
     let view_url = first["viewUrl"].as_str().expect("a viewUrl");
     let host = view_url.strip_prefix("http://").and_then(|rest| rest.strip_suffix(&format!("/{game_id}")));
     let host = host.unwrap_or_else(|| panic!("viewUrl {view_url}"));
@@ -130,11 +135,13 @@ fn check_client_states(played: &Played, seat: usize) {
         );
     }
 
-    // The last state is the match's end: the replay's last frame, finished.
+    // The last state is the match's end: the replay's last frame (but for the game's
+    // id), finished.
     let last: Value = serde_json::from_str(states[sent.len()]).expect("JSON");
     let frames = frames(&played.replay);
-    let end = &frames.last().expect("frames")["state"];
-    assert_eq!(last["game"], *end);
+    let mut end = frames.last().expect("frames")["state"].clone();
+    end["id"] = Value::from(game_id);
+    assert_eq!(last["game"], end);
     assert_eq!((&last["game"]["finished"], &last["game"]["turn"]), (&Value::Bool(true), &Value::from(40)));
     assert_eq!(last["hero"], end["heroes"][seat]);
 }

@@ -214,25 +214,35 @@ const STDIO_TAIL: &str = "\",\"viewUrl\":\"\",\"playUrl\":\"\"}";
 /// How every document begins, up to the game id.
 const GAME_ID_HEAD: &str = "{\"game\":{\"id\":\"";
 
-/// The game id of a state document ([`crate::Match::observation`] of a Vindinium
-/// match), if it is one.
-pub fn document_game_id(document: &str) -> Option<&str> {
-    let rest = document.strip_prefix(GAME_ID_HEAD)?;
-    rest.split_once('"').map(|(id, _)| id)
+/// How many characters the original server's game ids have (of `[0-9a-z]`).
+const SERVER_GAME_ID_LEN: usize = 8;
+
+/// The game id an original server's client is given for a state document
+/// ([`crate::Match::observation`] of a Vindinium match, whose id is the match's seed
+/// in 16 hex digits, as its replay has it): the last 8 of those digits, 8 characters
+/// of `[0-9a-z]` as the original's ids are, and still the match's, so that a client's
+/// log names its match. `None` if `document` is not a state document.
+pub fn server_game_id(document: &str) -> Option<&str> {
+    let (id, _) = document.strip_prefix(GAME_ID_HEAD)?.split_once('"')?;
+    id.get(id.len().checked_sub(SERVER_GAME_ID_LEN)?..)
 }
 
 /// A state document as the original server sends it to one HTTP client: `document`
 /// (a Vindinium match's observation, which the stdio transport sends as it is) with
-/// the client's `token` in place of the seat's, and the `viewUrl` and `playUrl` the
-/// original made of the `Host` its client asked for, `http://HOST/GAME` and
-/// `http://HOST/api/GAME/TOKEN/play`. Everything before the token is left byte for
-/// byte as it is. `None` if `document` is not such an observation.
+/// the game's id as the original's are ([`server_game_id`]), the client's `token` in
+/// place of the seat's, and the `viewUrl` and `playUrl` the original made of the
+/// `Host` its client asked for, `http://HOST/GAME` and `http://HOST/api/GAME/TOKEN/play`.
+/// Everything between the id and the token is left byte for byte as it is. `None` if
+/// `document` is not such an observation.
 pub fn server_document(document: &str, token: &str, host: &str) -> Option<String> {
-    let game = document_game_id(document)?;
-    let head = document.strip_suffix(STDIO_TAIL)?;
-    let (head, _seat_token) = head.rsplit_once(",\"token\":\"")?;
+    let game = server_game_id(document)?;
+    let (_, after_id) = document.strip_prefix(GAME_ID_HEAD)?.split_once('"')?;
+    let (between, _seat_token) = after_id.strip_suffix(STDIO_TAIL)?.rsplit_once(",\"token\":\"")?;
     let mut out = Vec::with_capacity(document.len() + 2 * host.len() + 64);
-    out.extend_from_slice(head.as_bytes());
+    out.extend_from_slice(GAME_ID_HEAD.as_bytes());
+    out.extend_from_slice(game.as_bytes());
+    out.push(b'"');
+    out.extend_from_slice(between.as_bytes());
     out.extend_from_slice(b",\"token\":");
     write_json_str(&mut out, token);
     out.extend_from_slice(b",\"viewUrl\":");
@@ -369,13 +379,15 @@ mod tests {
                 };
                 let observation = game.observation(seat);
                 assert_eq!(observation, serde_json::to_string(&expected).expect("serializes"));
-                // The original server's document: the same, but for the client's token
-                // and the URLs it makes of the client's Host, escaped however odd.
+                // The original server's document: the same, but for the game id, 8
+                // characters as the original's, the client's token and the URLs it
+                // makes of the client's Host, escaped however odd.
                 for host in ["127.0.0.1:9000", "odd\"host\\"] {
                     let server = StateDoc {
+                        game: GameDoc { id: "00000005", ..expected.game.clone() },
                         token: "t0k3".to_owned(),
-                        view_url: &format!("http://{host}/{}", names.game_id),
-                        play_url: &format!("http://{host}/api/{}/t0k3/play", names.game_id),
+                        view_url: &format!("http://{host}/00000005"),
+                        play_url: &format!("http://{host}/api/00000005/t0k3/play"),
                         ..expected.clone()
                     };
                     assert_eq!(
@@ -420,8 +432,9 @@ mod tests {
 
     #[test]
     fn only_a_state_document_gets_a_server_document() {
-        assert_eq!(document_game_id("{\"game\":{\"id\":\"00ab\",\"turn\":0"), Some("00ab"));
-        for not_one in ["", "{}", "{\"game\":{\"id\":\"x\"}}", "North"] {
+        assert_eq!(server_game_id("{\"game\":{\"id\":\"0123456789abcdef\",\"turn\":0"), Some("89abcdef"));
+        assert_eq!(server_game_id("{\"game\":{\"id\":\"00ab\",\"turn\":0"), None);
+        for not_one in ["", "{}", "{\"game\":{\"id\":\"x\"}}", "{\"game\":{\"id\":\"0123456789abcdef\"}}", "North"] {
             assert_eq!(server_document(not_one, "t0k3", "h"), None, "{not_one:?}");
         }
     }

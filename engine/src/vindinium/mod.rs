@@ -23,7 +23,7 @@ mod state;
 
 use std::ops::RangeInclusive;
 
-pub use codec::{document_game_id, parse_dir, parse_form_dir, server_document};
+pub use codec::{parse_dir, parse_form_dir, server_document, server_game_id};
 pub use map::{Board, Dir, HeroId, Tile, VindiniumMap, neighbors};
 pub use rules::VindiniumRules;
 pub use state::{ATTACK_DAMAGE, BEER_GOLD, BEER_LIFE, DAY_LIFE, MAX_LIFE, MINE_DAMAGE, Vindinium, VindiniumAction};

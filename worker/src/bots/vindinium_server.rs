@@ -5,8 +5,12 @@
 //! answered with the state; each move is posted as `dir` to the state's `playUrl`,
 //! and held in turn until the next state (or the last, `finished`). Routes, forms,
 //! JSON, statuses and error texts are the original server's
-//! (`bots/vindinium/original-server-api.md`); the farm's match being fixed in
-//! advance makes three differences:
+//! (`bots/vindinium/original-server-api.md`), and so are its ids' shapes: a game id
+//! of 8 characters (the match's, [`server_game_id`]), heroes without `userId` and
+//! `elo` (a farm bot has no account on the server: the original renders every hero
+//! without a user so, its training mode's bots among them), a form's query string
+//! read before its body. The farm's match being fixed in advance makes three
+//! differences:
 //! - either mode joins the match the bot was started for: `turns` is read (one that
 //!   is not a number is refused, as there) but the tournament's map and rules hold;
 //! - a start request after the first (a kit asking for its next game) is held until
@@ -15,6 +19,14 @@
 //!   which case it rejoins its game where it is;
 //! - a move is not held back until 60 ms after its state, as the original did to
 //!   pace its viewers.
+//!
+//! Its secrets are longer: the key and the token are 128-bit ([`SECRET_LEN`]). As
+//! the original, a move is taken on its token alone: `key` is not read on play.
+//!
+//! A move is judged by when its request began to arrive, as the original judged it
+//! on arrival: one begun before its state (a second move posted while the first is
+//! held) is answered `Wait, you're not supposed to play now` and not played, even
+//! when a bot frozen between its turns only finishes sending it after that state.
 //!
 //! A local bot finds its server on a loopback port of the worker's host; a container
 //! bot on port [`CONTAINER_PORT`] of its own loopback (it has no network), whose
@@ -26,7 +38,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use bytes::Bytes;
 use farm_engine::BotReply;
-use farm_engine::vindinium::{document_game_id, parse_form_dir, server_document};
+use farm_engine::vindinium::{parse_form_dir, server_document, server_game_id};
 use http_body_util::{BodyExt, Full, Limited};
 use hyper::body::Incoming;
 use hyper::header::{CONTENT_TYPE, HOST, HeaderValue};
@@ -61,8 +73,15 @@ const FINAL_STATE_GRACE: Duration = Duration::from_secs(1);
 const ACCEPT_RETRY: Duration = Duration::from_millis(50);
 /// How long the bot's connections may take to close once the match is over.
 const CLOSE_GRACE: Duration = Duration::from_secs(1);
-/// The characters of the original's keys and tokens.
+/// The characters of the original's keys, tokens and ids, kept: a kit puts the
+/// token in paths, and may check it.
 const ID_CHARS: &[u8; 36] = b"0123456789abcdefghijklmnopqrstuvwxyz";
+/// How many characters of [`ID_CHARS`] the bot's key and its token have: 25, 129
+/// bits (36^25 > 2^128), drawn from the OS's CSPRNG. The original's token had 4 (its
+/// keys 8): a local bot's server is on a loopback port of the worker's host, where a
+/// bot sharing the host could try all 1.7 million 4-character tokens in a match and
+/// play its opponent's moves.
+const SECRET_LEN: usize = 25;
 
 /// A bot's server, bound and not yet serving: what the bot is told to reach it.
 pub struct VindiniumServer {
@@ -88,7 +107,7 @@ impl VindiniumServer {
     }
 
     fn new(listener: TcpListener, address: String) -> std::io::Result<Self> {
-        Ok(VindiniumServer { listener, address, key: random_id(8)?, token: random_id(4)? })
+        Ok(VindiniumServer { listener, address, key: random_id(SECRET_LEN)?, token: random_id(SECRET_LEN)? })
     }
 
     /// What the bot finds in its environment: the server's URL and its key.
@@ -155,8 +174,11 @@ struct Shared {
 #[derive(Default)]
 struct SeatState {
     phase: Phase,
-    /// The match's game id, from the first state.
+    /// The match's game id as the bot is given it, from the first state.
     game_id: Option<String>,
+    /// How many states have been sent: a move is for the state that was the last sent
+    /// when its request began to arrive.
+    sent: u64,
     /// The last state sent, until a request of the bot's takes it.
     undelivered: Option<String>,
     /// The request waiting for the bot's next state: its start request, or its last move.
@@ -214,8 +236,9 @@ impl ServerChannel {
             return false;
         }
         if seat.game_id.is_none() {
-            seat.game_id = document_game_id(observation).map(str::to_owned);
+            seat.game_id = server_game_id(observation).map(str::to_owned);
         }
+        seat.sent += 1;
         if seat.phase != Phase::Starting || seat.held.is_some() {
             seat.phase = Phase::Thinking;
         }
@@ -310,6 +333,8 @@ impl Shared {
 
     /// Answers one request of the bot.
     async fn answer(self: Arc<Self>, request: Request<Incoming>) -> Answer {
+        // Its head has come, not yet its body: what a move was posted after.
+        let sent_before = self.seat().sent;
         self.activity.notify_waiters();
         let host = request
             .headers()
@@ -327,7 +352,7 @@ impl Shared {
         let parts: Vec<&str> = path.split('/').collect();
         match (is_post, parts.as_slice()) {
             (true, ["", "api", mode @ ("training" | "arena")]) => self.start(*mode == "training", &form, host).await,
-            (true, ["", "api", game, token, "play"]) => self.play(game, token, &form, host).await,
+            (true, ["", "api", game, token, "play"]) => self.play(game, token, &form, host, sent_before).await,
             _ => respond(
                 StatusCode::NOT_FOUND,
                 "text/html; charset=utf-8",
@@ -367,8 +392,10 @@ impl Shared {
         answered.await.unwrap_or_else(|_| match_over())
     }
 
-    /// `POST /api/GAME/TOKEN/play`: the bot's move, answered with its next state.
-    async fn play(&self, game: &str, token: &str, form: &Form, host: String) -> Answer {
+    /// `POST /api/GAME/TOKEN/play`: the bot's move, answered with its next state. It
+    /// is played if the bot's last state had been sent when it began to arrive
+    /// (`sent_before` states had).
+    async fn play(&self, game: &str, token: &str, form: &Form, host: String, sent_before: u64) -> Answer {
         let Some(dir) = form.get("dir").filter(|dir| !java_trim(dir).is_empty()) else {
             return Response::builder().status(StatusCode::BAD_REQUEST).body(Full::default()).unwrap_or_default();
         };
@@ -382,7 +409,7 @@ impl Shared {
                 return text(StatusCode::NOT_FOUND, "Vindinium - Wrong or expired token");
             }
             match seat.phase {
-                Phase::Thinking => {
+                Phase::Thinking if sent_before == seat.sent => {
                     let reply = BotReply::Line(parse_form_dir(dir).name().to_owned());
                     if self.moves.try_send(Received::now(reply, self.meter.as_deref())).is_err() {
                         return text(StatusCode::BAD_REQUEST, "Vindinium - Not your turn to move");
@@ -390,7 +417,7 @@ impl Shared {
                     seat.phase = Phase::Waiting;
                     seat.held = Some(Held { answer, host });
                 }
-                Phase::Starting | Phase::Waiting => {
+                Phase::Starting | Phase::Waiting | Phase::Thinking => {
                     return text(StatusCode::BAD_REQUEST, "Vindinium - Wait, you're not supposed to play now");
                 }
                 Phase::TimedOut => return text(StatusCode::BAD_REQUEST, "Vindinium - Time out! You must play faster"),
@@ -407,14 +434,15 @@ fn java_trim(text: &str) -> &str {
     text.trim_matches(|c: char| c <= ' ')
 }
 
-/// A request's form fields: its query's, then its body's (which win), the first value
-/// of each name.
+/// A request's form fields, the first value of each name: its query string's, then
+/// its body's, as the original's forms read a request (Play's `bindFromRequest`
+/// lays the query's fields over the body's).
 struct Form(HashMap<String, String>);
 
 impl Form {
     fn read(query: Option<&str>, body: &[u8]) -> Self {
         let mut fields = HashMap::new();
-        for pairs in [form_urlencoded::parse(body), form_urlencoded::parse(query.unwrap_or_default().as_bytes())] {
+        for pairs in [form_urlencoded::parse(query.unwrap_or_default().as_bytes()), form_urlencoded::parse(body)] {
             for (name, value) in pairs {
                 fields.entry(name.into_owned()).or_insert_with(|| value.into_owned());
             }
@@ -492,7 +520,8 @@ async fn serve(stream: TcpStream, shared: Arc<Shared>, closed: CancellationToken
 mod tests {
     use super::*;
     use farm_engine::{GameKind, Match, MatchSetup};
-    use std::io::{Read, Write};
+    use std::collections::HashSet;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
     /// An answer as a client reads it: status, content type, body.
     #[derive(Debug)]
@@ -502,32 +531,59 @@ mod tests {
         body: String,
     }
 
-    /// Posts `form` to `path` of the server at `address`, as a kit does (a form, a
-    /// connection per request), and reads the whole answer. Blocking: run it on a
-    /// thread of its own, since the server may hold it.
-    fn post(address: &str, path: &str, form: &str) -> Got {
-        let mut stream = std::net::TcpStream::connect(address).expect("the server listens");
-        write!(
-            stream,
+    /// A kit's post of `form` to `path` of the server at `address`; its connection
+    /// kept open after the answer, or closed.
+    fn post_request(address: &str, path: &str, form: &str, keep_alive: bool) -> String {
+        let connection = if keep_alive { "keep-alive" } else { "close" };
+        format!(
             "POST {path} HTTP/1.1\r\nHost: {address}\r\nContent-Type: application/x-www-form-urlencoded\r\n\
-             Content-Length: {}\r\nConnection: close\r\n\r\n{form}",
+             Content-Length: {}\r\nConnection: {connection}\r\n\r\n{form}",
             form.len()
         )
-        .expect("sent");
-        let mut answer = String::new();
-        stream.read_to_string(&mut answer).expect("an answer");
-        let (head, body) = answer.split_once("\r\n\r\n").expect("a head and a body");
+    }
+
+    /// Reads one answer from `stream`: its head, then as much body as it says.
+    async fn read_answer(stream: &mut TcpStream) -> Got {
+        let mut answer = Vec::new();
+        let (head, length) = loop {
+            let mut chunk = [0u8; 4096];
+            let read = stream.read(&mut chunk).await.expect("an answer");
+            assert!(read > 0, "the answer ends early: {:?}", String::from_utf8_lossy(&answer));
+            answer.extend_from_slice(&chunk[..read]);
+            let Some(end) = answer.windows(4).position(|four| four == b"\r\n\r\n") else { continue };
+            let head = String::from_utf8(answer.drain(..end + 4).collect()).expect("a text head");
+            let length = head
+                .lines()
+                .find_map(|line| line.to_ascii_lowercase().strip_prefix("content-length: ")?.parse().ok())
+                .expect("a length");
+            break (head, length);
+        };
+        while answer.len() < length {
+            let mut chunk = [0u8; 4096];
+            let read = stream.read(&mut chunk).await.expect("a body");
+            assert!(read > 0, "the body ends early");
+            answer.extend_from_slice(&chunk[..read]);
+        }
         let status = head.split(' ').nth(1).and_then(|code| code.parse().ok()).expect("a status");
         let content_type = head
             .lines()
             .find_map(|line| line.to_ascii_lowercase().strip_prefix("content-type: ").map(str::to_owned))
             .unwrap_or_default();
-        Got { status, content_type, body: body.to_owned() }
+        Got { status, content_type, body: String::from_utf8(answer).expect("a text body") }
     }
 
+    /// Posts `form` to `path` of the server at `address`, as a kit does (a form, a
+    /// connection per request), and reads the answer.
+    async fn post(address: &str, path: &str, form: &str) -> Got {
+        let mut stream = TcpStream::connect(address).await.expect("the server listens");
+        stream.write_all(post_request(address, path, form, false).as_bytes()).await.expect("sent");
+        read_answer(&mut stream).await
+    }
+
+    /// [`post`] on a task of its own, since the server may hold it.
     fn in_background(address: &str, path: &str, form: &str) -> tokio::task::JoinHandle<Got> {
         let (address, path, form) = (address.to_owned(), path.to_owned(), form.to_owned());
-        tokio::task::spawn_blocking(move || post(&address, &path, &form))
+        tokio::spawn(async move { post(&address, &path, &form).await })
     }
 
     /// A four-hero match on m1 of four moves a hero.
@@ -577,9 +633,20 @@ mod tests {
         assert!(channel.send(&game.observation(0)));
         let got = start.await.expect("answered");
         let mut state = expect_state(&got, &game, &channel.shared.token, &address);
+        // The ids are shaped as the original's: a token and a key of its characters,
+        // longer; the game's id of 8, the match's own.
         let token = state["token"].as_str().expect("a token").to_owned();
-        assert!(token.len() == 4 && token.bytes().all(|byte| ID_CHARS.contains(&byte)), "{token}");
+        for secret in [&token, &key] {
+            assert!(secret.len() == SECRET_LEN && secret.bytes().all(|byte| ID_CHARS.contains(&byte)), "{secret}");
+        }
+        assert_ne!(token, key);
         let game_id = state["game"]["id"].as_str().expect("a game id").to_owned();
+        assert!(game_id.len() == 8 && game_id.bytes().all(|byte| ID_CHARS.contains(&byte)), "{game_id}");
+        let match_id = format!("{:016x}", game.setup().seed);
+        assert_eq!(game_id, match_id[8..], "the match's id, {match_id}, ends with it");
+        // Heroes with no account, rendered as the original rendered its training bots.
+        let heroes = state["game"]["heroes"].as_array().expect("heroes");
+        assert!(heroes.iter().all(|hero| hero.get("userId").is_none() && hero.get("elo").is_none()), "{heroes:?}");
         assert_eq!(state["viewUrl"], format!("http://{address}/{game_id}"));
         assert_eq!(state["playUrl"], format!("http://{address}/api/{game_id}/{token}/play"));
         // Every move is held until the next state; the last is answered `finished`.
@@ -682,15 +749,9 @@ mod tests {
         let (mut channel, address, key) = server().await;
         let game = vindinium();
         // A start request whose client hangs up before the hero's turn...
-        let mut gone = std::net::TcpStream::connect(&address).expect("the server listens");
+        let mut gone = TcpStream::connect(&address).await.expect("the server listens");
         let form = format!("key={key}");
-        write!(
-            gone,
-            "POST /api/arena HTTP/1.1\r\nHost: {address}\r\nContent-Type: application/x-www-form-urlencoded\r\n\
-             Content-Length: {}\r\n\r\n{form}",
-            form.len()
-        )
-        .expect("sent");
+        gone.write_all(post_request(&address, "/api/arena", &form, true).as_bytes()).await.expect("sent");
         while channel.shared.seat().held.is_none() {
             tokio::task::yield_now().await;
         }
@@ -738,5 +799,89 @@ mod tests {
         channel.give_up();
         let got = posted.await.expect("answered");
         assert_eq!((got.status, got.body.as_str()), (400, "Vindinium - Time out! You must play faster"));
+    }
+
+    #[test]
+    fn the_key_and_the_token_are_128_bit_and_of_the_originals_characters() {
+        assert!(SECRET_LEN as f64 * (ID_CHARS.len() as f64).log2() >= 128.0);
+        let secrets: Vec<String> = (0..100).map(|_| random_id(SECRET_LEN).expect("the OS's randomness")).collect();
+        for secret in &secrets {
+            assert!(secret.len() == SECRET_LEN && secret.bytes().all(|byte| ID_CHARS.contains(&byte)), "{secret}");
+        }
+        assert_eq!(secrets.iter().collect::<HashSet<_>>().len(), secrets.len(), "each drawn afresh");
+        // Over the whole alphabet: 2,500 fair draws miss one of 36 characters with a
+        // chance of about 10^-29.
+        for &character in ID_CHARS {
+            let drawn = secrets.iter().any(|secret| secret.as_bytes().contains(&character));
+            assert!(drawn, "{} never drawn", char::from(character));
+        }
+    }
+
+    #[tokio::test(flavor = "multi_thread")]
+    async fn a_forms_query_string_is_read_before_its_body_and_a_move_is_taken_on_its_token() {
+        let (mut channel, address, key) = server().await;
+        let game = vindinium();
+        assert!(channel.send(&game.observation(0)));
+        // The key in the query string is the one read, not the body's.
+        let refused = post(&address, "/api/arena?key=notmine1", &format!("key={key}")).await;
+        assert_eq!((refused.status, refused.body.as_str()), (400, "Vindinium - Key not found"));
+        let got = post(&address, &format!("/api/arena?key={key}"), "key=notmine1").await;
+        let state = expect_state(&got, &game, &channel.shared.token, &address);
+        let play = format!(
+            "/api/{}/{}/play",
+            state["game"]["id"].as_str().expect("id"),
+            state["token"].as_str().expect("token")
+        );
+        // So is the direction; and a key posted with a move is not read, as there.
+        let posted = in_background(&address, &format!("{play}?dir=north"), "dir=south&key=notmine1");
+        assert_eq!(a_move(&mut channel).await, "North");
+        drop(channel);
+        let over = posted.await.expect("answered");
+        assert_eq!((over.status, over.body.as_str()), (503, "Vindinium - The match is over"));
+    }
+
+    #[tokio::test(flavor = "multi_thread")]
+    async fn a_second_move_begun_before_its_state_is_refused_and_not_played_though_it_ends_after() {
+        let (mut channel, address, key) = server().await;
+        let mut game = vindinium();
+        assert!(channel.send(&game.observation(0)));
+        // One connection kept open for the start and the moves, as a kit's session.
+        let mut session = TcpStream::connect(&address).await.expect("the server listens");
+        session
+            .write_all(post_request(&address, "/api/arena", &format!("key={key}"), true).as_bytes())
+            .await
+            .expect("sent");
+        let state = expect_state(&read_answer(&mut session).await, &game, &channel.shared.token, &address);
+        let token = state["token"].as_str().expect("token");
+        let play = format!("/api/{}/{token}/play", state["game"]["id"].as_str().expect("id"));
+        session.write_all(post_request(&address, &play, "dir=west", true).as_bytes()).await.expect("sent");
+        assert_eq!(a_move(&mut channel).await, "West");
+
+        // While that move is held, a second begins to arrive: its head, not yet its
+        // body, as from a bot frozen between its turns in the middle of posting it.
+        // Nothing else is under way: the next request the server sees is this one.
+        let shared = Arc::clone(&channel.shared);
+        let began = shared.activity.notified();
+        let mut began = std::pin::pin!(began);
+        began.as_mut().enable();
+        let mut early = TcpStream::connect(&address).await.expect("the server listens");
+        let second = post_request(&address, &play, "dir=north", false);
+        let (head, body) = second.split_at(second.len() - "dir=north".len());
+        early.write_all(head.as_bytes()).await.expect("sent");
+        began.await;
+
+        // The next state comes; then the rest of the second move.
+        game.submit(vec![(0, BotReply::Line("West".into()))]).expect("a step");
+        others_play(&mut game);
+        assert!(channel.send(&game.observation(0)));
+        expect_state(&read_answer(&mut session).await, &game, token, &address);
+        early.write_all(body.as_bytes()).await.expect("sent");
+        // Answered at once, not held as a move played.
+        let refused = timeout(Duration::from_secs(10), read_answer(&mut early)).await.expect("answered at once");
+        assert_eq!((refused.status, refused.body.as_str()), (400, "Vindinium - Wait, you're not supposed to play now"));
+        // It was not played: the move for that state is the next one posted.
+        assert_eq!(channel.receive_until(Instant::now()).await, None);
+        session.write_all(post_request(&address, &play, "dir=south", true).as_bytes()).await.expect("sent");
+        assert_eq!(a_move(&mut channel).await, "South");
     }
 }
