@@ -63,6 +63,13 @@ const MAX_QUEUE_DEPTH: u32 = 10_000;
 /// The most rounds a Swiss tournament may ask for.
 const MAX_ROUNDS: u32 = 1_000;
 
+/// How the containers of a tournament that takes submitted bots (a ladder, or one
+/// naming a submitted image: validations and challenges too) are isolated unless it
+/// says otherwise: a never-used container per match, because a reused one keeps
+/// kernel state a bot can read in its next match (the README's "What a reused
+/// container keeps").
+pub const SUBMITTED_ISOLATION: ContainerIsolation = ContainerIsolation::FreshContainer;
+
 /// A tournament file as written. Unknown keys are errors.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -99,8 +106,10 @@ pub struct TournamentFile {
     /// The maps; none means the game's default (generated from each match's seed).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub maps: Vec<MapEntry>,
-    /// `fresh-container`: every match's container bots get never-used containers
-    /// (absent: as each worker is configured, which reuses them, reset between matches).
+    /// `fresh-container`: every match's container bots get never-used containers;
+    /// `reused`: containers reset between matches. Absent: [`SUBMITTED_ISOLATION`] for
+    /// a ladder or a tournament that enters a submitted bot's image, else as each
+    /// worker is configured (which reuses them).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub isolation: Option<ContainerIsolation>,
     /// The clock a move's budget (the rules' reply deadline) is counted on: `wall`
@@ -703,6 +712,9 @@ impl TournamentFile {
             ponder: self.ponder.unwrap_or(defaults.ponder),
         };
         clock.check().map_err(|error| invalid(error.key, error.problem))?;
+        let enters_submissions = self.format == FormatKind::Ladder
+            || self.bots.iter().any(|bot| bot.image.as_deref().is_some_and(farm_proto::is_submitted_image));
+        let isolation = self.isolation.or(enters_submissions.then_some(SUBMITTED_ISOLATION));
         let mut tournament = Tournament {
             id: String::new(),
             name,
@@ -713,7 +725,7 @@ impl TournamentFile {
             format,
             games_per_pairing: self.games_per_pairing,
             seed: self.seed,
-            isolation: self.isolation,
+            isolation,
             clock,
             roster: Vec::new(),
         };
@@ -1120,6 +1132,21 @@ image = "matchfarm/bot-botwars-random-py"
             let error = resolve(&BOTWARS.replace("seed = 5", &format!("seed = 5\n{key} = {value}"))).expect_err(key);
             assert!(error.to_string().contains(key), "{key}: {error}");
         }
+    }
+
+    #[test]
+    fn tournaments_that_take_submitted_bots_get_fresh_containers_unless_they_ask_for_reuse() {
+        let submitted = BOTWARS.replace(
+            "image = \"matchfarm/bot-botwars-random-py\"",
+            "image = \"127.0.0.1:5055/matchfarm-bots/ada@sha256:0123\"",
+        );
+        assert_eq!(resolve(&submitted).expect("valid").isolation, Some(SUBMITTED_ISOLATION));
+        let reused = submitted.replace("seed = 5", "seed = 5\nisolation = \"reused\"");
+        assert_eq!(resolve(&reused).expect("valid").isolation, Some(ContainerIsolation::Reused));
+        let ladder = "name = \"l\"\ngame = \"botwars\"\nformat = \"ladder\"\nseed = 1\n\
+                      [[bots]]\nname = \"a\"\nbuiltin = \"random\"\n[[bots]]\nname = \"b\"\nbuiltin = \"gatherer\"\n";
+        assert_eq!(resolve(ladder).expect("valid").isolation, Some(SUBMITTED_ISOLATION));
+        assert_eq!(resolve(BOTWARS).expect("valid").isolation, None, "operators' images: as the workers say");
     }
 
     #[test]
