@@ -31,7 +31,7 @@ use crate::ledger::{JobState, Ledger, MatchFilter, MatchRow};
 use crate::metrics;
 use crate::observations::{Answer, ObserveError, Observer};
 use crate::standings::{Pairings, Standings};
-use crate::tournament::{BotEntry, Tournament, TournamentError, TournamentFile, TournamentLimits};
+use crate::tournament::{BotEntry, PlannedJob, Tournament, TournamentError, TournamentFile, TournamentLimits};
 use crate::web;
 use crate::webhooks::WebhookSettings;
 
@@ -581,8 +581,18 @@ async fn find_match(
 async fn match_detail(State(state): State<ApiState>, Path(job_id): Path<String>) -> Result<Response, ApiError> {
     let (tournament, row, envelope) = find_match(&state, &job_id).await?;
     let audit = state.ledger.audit_of(&job_id).await?;
+    let planned = PlannedJob {
+        position: row.position,
+        job_id: row.job_id.clone(),
+        seats: row.seats.clone(),
+        map: row.map,
+        repetition: row.repetition,
+        seed: row.seed,
+    };
+    let job = tournament.check_launchable(state.director.launch()).ok().map(|bots| tournament.job(&planned, &bots));
     Ok(Json(serde_json::json!({
         "tournament_id": tournament.id,
+        "job": job,
         "match": view(&tournament, row),
         "worker_id": envelope.as_ref().map(|envelope| &envelope.worker_id),
         "instance": envelope.as_ref().and_then(|envelope| envelope.instance.as_ref()),
