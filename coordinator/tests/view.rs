@@ -237,3 +237,91 @@ fn standings_over_http_print_byte_for_byte_what_run_printed() {
     let status = exit_within(&mut view.0, Duration::from_secs(30));
     assert!(status.success(), "{status:?}");
 }
+
+/// Starts `farm-coordinator view` on `data`; returns it and its address.
+fn start_view(data: &Path) -> (Reaped, SocketAddr) {
+    let child = Command::new(COORDINATOR)
+        .args(["view", "--data", path(data), "--listen", "127.0.0.1:0"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .expect("farm-coordinator view starts");
+    let mut view = Reaped(child);
+    let line = first_line(&mut view.0);
+    let address = line
+        .trim()
+        .strip_prefix("listening on http://")
+        .unwrap_or_else(|| panic!("not the address line: {line:?}"))
+        .parse()
+        .expect("an address");
+    (view, address)
+}
+
+/// The status of a `method` request for `path` to `address`.
+fn status_of(address: SocketAddr, method: &str, path: &str) -> u16 {
+    use std::io::{Read, Write};
+    let mut stream = std::net::TcpStream::connect(address).expect("connect");
+    stream.set_read_timeout(Some(Duration::from_secs(30))).expect("timeout");
+    write!(stream, "{method} {path} HTTP/1.0\r\nHost: test\r\n\r\n").expect("send the request");
+    let mut response = Vec::new();
+    stream.read_to_end(&mut response).expect("read the response");
+    let text = String::from_utf8_lossy(&response);
+    text.split_whitespace().nth(1).and_then(|status| status.parse().ok()).unwrap_or_else(|| panic!("{text}"))
+}
+
+/// Anyone may send a method of their own making, 100 KB of it: the request counter
+/// labels every such one `other`, so `/metrics` stays small, and a second flood of
+/// new methods adds no series (what the coordinator keeps for them stays as it was).
+#[test]
+fn a_flood_of_made_up_methods_is_counted_as_other_and_metrics_stay_bounded() {
+    const FLOOD: usize = 150;
+    let dir = tempfile::tempdir().expect("temp dir");
+    let data = dir.path().join("data");
+    play_tiny(dir.path(), &data);
+    let (mut view, address) = start_view(&data);
+
+    let flood = |first: usize| {
+        for index in first..first + FLOOD {
+            let method = format!("M{index}{}", "A".repeat(100_000));
+            assert_eq!(status_of(address, &method, "/api/tournaments"), 405, "not a method /api/tournaments takes");
+        }
+    };
+    let metrics = || {
+        let (status, text) = http_get(address, "/metrics").expect("/metrics answers");
+        assert_eq!(status, 200, "{text}");
+        text
+    };
+    let series = |text: &str| -> std::collections::BTreeSet<String> {
+        text.lines()
+            .filter(|line| line.starts_with("farm_coordinator_api_requests_total{"))
+            .filter_map(|line| line.rsplit_once(' ').map(|(labels, _)| labels.to_owned()))
+            .collect()
+    };
+    // Asked once before, so that its own series is there after each flood.
+    metrics();
+    flood(0);
+    let after_one = metrics();
+    flood(FLOOD);
+    let after_two = metrics();
+
+    assert!(after_two.len() < 1 << 20, "/metrics is {} bytes", after_two.len());
+    assert_eq!(series(&after_one), series(&after_two), "the second flood made no new series");
+    let flooded = after_two
+        .lines()
+        .find(|line| {
+            line.starts_with("farm_coordinator_api_requests_total{")
+                && line.contains("method=\"other\"")
+                && line.contains("route=\"/api/tournaments\"")
+                && line.contains("status=\"405\"")
+        })
+        .unwrap_or_else(|| panic!("no series for the flood: {after_two}"));
+    assert!(flooded.ends_with(&format!(" {}", 2 * FLOOD)), "each request is counted: {flooded}");
+    let methods = ["GET", "HEAD", "POST", "PUT", "DELETE", "PATCH", "OPTIONS", "CONNECT", "TRACE", "other"];
+    for labels in series(&after_two) {
+        assert!(methods.iter().any(|method| labels.contains(&format!("method=\"{method}\""))), "{labels}");
+    }
+
+    interrupt(&view.0);
+    let status = exit_within(&mut view.0, Duration::from_secs(30));
+    assert!(status.success(), "{status:?}");
+}
