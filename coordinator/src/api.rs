@@ -660,7 +660,8 @@ async fn replay(State(state): State<ApiState>, Path(job_id): Path<String>) -> Re
 
 /// What one seat was sent at every step of a match, as JSON Lines of
 /// [`farm_engine::replay::StepObservation`]: the stored replay re-simulated (the viewer's fog of
-/// war), streamed as it goes, within the [`Observer`]'s bounds (429 when busy).
+/// war), streamed as it goes, within the [`Observer`]'s bounds (429 when busy; cut
+/// short when not read whole by its deadline).
 async fn observations(
     State(state): State<ApiState>,
     Path((job_id, seat)): Path<(String, String)>,
@@ -684,7 +685,7 @@ async fn observations(
     )?;
     let body = match answer {
         Answer::Whole(bytes) => Body::from(bytes),
-        Answer::Streamed(mut lines) => Body::from_stream(futures_util::stream::poll_fn(move |cx| lines.poll_recv(cx))),
+        Answer::Streamed(lines) => Body::from_stream(lines),
     };
     Ok(([(header::CONTENT_TYPE, "application/jsonl")], body).into_response())
 }

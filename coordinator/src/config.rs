@@ -52,7 +52,7 @@ pub struct CoordinatorConfig {
     /// `games_per_pairing`); a bigger one is refused with 422, naming this key.
     pub max_tournament_jobs: u64,
     /// How much replay re-simulation the observations route does (`[observations]`:
-    /// concurrent, cache_mib).
+    /// concurrent, cache_mib, deadline_secs).
     pub observations: ObservationLimits,
     /// When a published job unanswered for too long is published again (`[leases]`:
     /// margin_secs, sweep_secs, batch; see [`crate::leases`]).

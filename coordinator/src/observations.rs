@@ -1,11 +1,14 @@
 //! What a seat was sent at every step of a match, served within bounds: a stored
 //! replay re-simulated as it streams from storage (one line and the match in memory,
 //! never the whole replay), at most [`ObservationLimits::concurrent`] re-simulations
-//! at once (the rest are told to come back: 429), and finished answers cached.
+//! at once (the rest are told to come back: 429), each cut when its client has not
+//! read it whole by [`ObservationLimits::deadline_secs`], and finished answers cached.
 
 use std::collections::{BTreeMap, HashMap};
 use std::io::BufRead;
+use std::pin::Pin;
 use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll, ready};
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -15,6 +18,7 @@ use farm_runtime::storage::StorageError;
 use futures_util::stream::BoxStream;
 use serde::{Deserialize, Serialize};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc, oneshot};
+use tokio::time::Instant;
 
 use crate::metrics;
 
@@ -23,6 +27,10 @@ const AHEAD: usize = 16;
 /// How long an answer waits for its client to read on: one that stops reading gives
 /// its re-simulation slot back after this, instead of holding it while connected.
 const STALLED: Duration = Duration::from_secs(30);
+/// The longest an answer may take to be read ([`ObservationLimits::deadline_secs`]),
+/// by default and at most.
+const DEADLINE_SECS: u64 = 60;
+const MAX_DEADLINE_SECS: u64 = 600;
 
 /// How much re-simulation the API does for the observations route.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -33,11 +41,14 @@ pub struct ObservationLimits {
     /// MiB of finished answers kept (0 to 4096; 0: none). One answer over a quarter of
     /// it is not kept.
     pub cache_mib: usize,
+    /// Seconds a client has to read a re-simulated answer whole (1 to 600): a slow
+    /// reader holds a slot this long at most, then its answer is cut short.
+    pub deadline_secs: u64,
 }
 
 impl Default for ObservationLimits {
     fn default() -> Self {
-        ObservationLimits { concurrent: 2, cache_mib: 64 }
+        ObservationLimits { concurrent: 2, cache_mib: 64, deadline_secs: DEADLINE_SECS }
     }
 }
 
@@ -49,6 +60,12 @@ impl ObservationLimits {
         }
         if self.cache_mib > 4096 {
             return Err(format!("observations.cache_mib must be 0 to 4096, not {}", self.cache_mib));
+        }
+        if !(1..=MAX_DEADLINE_SECS).contains(&self.deadline_secs) {
+            return Err(format!(
+                "observations.deadline_secs must be 1 to {MAX_DEADLINE_SECS}, not {}",
+                self.deadline_secs
+            ));
         }
         Ok(())
     }
@@ -74,14 +91,77 @@ pub enum ObserveError {
     Task(String),
 }
 
+/// Why a re-simulated answer ended before its last line.
+#[derive(Debug, thiserror::Error)]
+enum Cut {
+    /// The client went away.
+    #[error("the client left")]
+    Left,
+    /// The client read nothing for this long.
+    #[error("the client read nothing for {0:?}")]
+    Stalled(Duration),
+    /// The client had not read the answer whole by its deadline.
+    #[error("the answer was not read whole within observations.deadline_secs = {} s", .0.as_secs())]
+    Deadline(Duration),
+    /// Reading the stored replay failed.
+    #[error("reading the replay: {0}")]
+    Read(std::io::Error),
+    /// The replay does not re-simulate.
+    #[error(transparent)]
+    Replay(ObservationError),
+    /// The re-simulation task died (a bug).
+    #[error("the re-simulation stopped")]
+    Stopped,
+}
+
 /// An answer: JSON Lines of [`farm_engine::replay::StepObservation`], whole (from the
-/// cache) or streamed as the re-simulation goes. A stream that fails midway ends
-/// with an error, which cuts the response short.
+/// cache) or streamed as the re-simulation goes.
 pub enum Answer {
     /// Cached.
     Whole(Bytes),
     /// Being re-simulated.
-    Streamed(mpsc::Receiver<Result<Bytes, std::io::Error>>),
+    Streamed(Streamed),
+}
+
+/// An answer being re-simulated: its lines as they are made. One cut short ends with
+/// an error naming why ([`Cut`]), which cuts the response short; past its deadline it
+/// ends so at its next read, whatever was left unread.
+pub struct Streamed {
+    lines: mpsc::Receiver<Bytes>,
+    /// How the re-simulation ended, sent once its slot is free.
+    ended: oneshot::Receiver<Result<(), Cut>>,
+    deadline: Pin<Box<tokio::time::Sleep>>,
+    /// What the deadline was, for the error.
+    allowed: Duration,
+    over: bool,
+}
+
+impl futures_util::Stream for Streamed {
+    type Item = Result<Bytes, std::io::Error>;
+
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        let this = &mut *self;
+        if this.over {
+            return Poll::Ready(None);
+        }
+        let past_deadline = this.deadline.as_mut().poll(cx).is_ready();
+        if past_deadline {
+            // The re-simulation stops at its next line, and gives its slot back.
+            this.lines.close();
+        } else if let Some(line) = ready!(this.lines.poll_recv(cx)) {
+            return Poll::Ready(Some(Ok(line)));
+        }
+        // The end is told once the slot is free: asked again at once, it is found free.
+        let ended = ready!(Pin::new(&mut this.ended).poll(cx));
+        this.over = true;
+        let cut = match ended {
+            _ if past_deadline => Some(Cut::Deadline(this.allowed)),
+            Ok(Ok(())) => None,
+            Ok(Err(cut)) => Some(cut),
+            Err(_) => Some(Cut::Stopped),
+        };
+        Poll::Ready(cut.map(|cut| Err(std::io::Error::other(cut))))
+    }
 }
 
 /// The shared re-simulation slots and cache.
@@ -121,18 +201,13 @@ impl Observer {
         let reader = tokio_util::io::SyncIoBridge::new(async_compression::tokio::bufread::ZstdDecoder::new(
             tokio_util::io::StreamReader::new(futures_util::TryStreamExt::map_err(compressed, std::io::Error::other)),
         ));
-        let (started_tx, started) = oneshot::channel();
-        let (lines_tx, lines) = mpsc::channel(AHEAD);
         let keep = Keep { cache: Arc::clone(&self.cache), key, most: (self.limits.cache_mib << 20) / 4 };
-        // Re-simulating is CPU work and the bridge blocks: a thread of the blocking pool.
-        tokio::task::spawn_blocking(move || {
-            let lines = Lines { sender: lines_tx, stalled: STALLED, runtime: tokio::runtime::Handle::current() };
-            resimulate(reader, seat, slot, started_tx, lines, keep);
-        });
+        let pace = Pace { ahead: AHEAD, stalled: STALLED, deadline: Duration::from_secs(self.limits.deadline_secs) };
+        let (started, streamed) = spawn(reader, seat, slot, keep, pace);
         match started.await {
             Ok(Ok(())) => {
                 metrics::OBSERVATIONS.with_label_values(&["resimulated"]).inc();
-                Ok(Answer::Streamed(lines))
+                Ok(Answer::Streamed(streamed))
             }
             Ok(Err(error)) => Err(error),
             Err(_) => Err(ObserveError::Task("it ended before reading the header".to_owned())),
@@ -140,18 +215,65 @@ impl Observer {
     }
 }
 
-/// Where an answer's lines go: to its client, who has [`Lines::stalled`] to take each.
-struct Lines {
-    sender: mpsc::Sender<Result<Bytes, std::io::Error>>,
+/// How an answer is paced: lines made `ahead` of its client, how long the client may
+/// leave the next unread (`stalled`), and by when it must have read them all.
+#[derive(Debug, Clone, Copy)]
+struct Pace {
+    ahead: usize,
     stalled: Duration,
+    deadline: Duration,
+}
+
+/// Re-simulates the replay `reader` gives for `seat` on the blocking pool (it is CPU
+/// work, and the bridge blocks), holding `slot` until the answer ends. Returns whether
+/// it started (the header read and the seat exists), and the answer.
+fn spawn(
+    reader: impl std::io::Read + Send + 'static,
+    seat: Seat,
+    slot: OwnedSemaphorePermit,
+    keep: Keep,
+    pace: Pace,
+) -> (oneshot::Receiver<Result<(), ObserveError>>, Streamed) {
+    let deadline = Instant::now() + pace.deadline;
+    let (started_tx, started) = oneshot::channel();
+    let (ended_tx, ended) = oneshot::channel();
+    let (sender, lines) = mpsc::channel(pace.ahead);
+    let runtime = tokio::runtime::Handle::current();
+    tokio::task::spawn_blocking(move || {
+        let lines = Lines { sender, pace, deadline, runtime };
+        let outcome = resimulate(reader, seat, started_tx, &lines, keep);
+        // Free before the answer's end is told ([`Streamed`]).
+        drop(slot);
+        let _ = ended_tx.send(outcome);
+    });
+    let deadline = Box::pin(tokio::time::sleep_until(deadline));
+    (started, Streamed { lines, ended, deadline, allowed: pace.deadline, over: false })
+}
+
+/// Where an answer's lines go: to its client, who has [`Pace::stalled`] to take each
+/// and until `deadline` for them all.
+struct Lines {
+    sender: mpsc::Sender<Bytes>,
+    pace: Pace,
+    deadline: Instant,
     runtime: tokio::runtime::Handle,
 }
 
 impl Lines {
-    /// Sends `line`, waiting for room at most `stalled`; `false` when the client has
-    /// left or stopped reading.
-    fn send(&self, line: Result<Bytes, std::io::Error>) -> bool {
-        self.runtime.block_on(tokio::time::timeout(self.stalled, self.sender.send(line))).is_ok_and(|sent| sent.is_ok())
+    /// Sends `line`, waiting for room at most [`Pace::stalled`] and never past the
+    /// deadline; why not when the client has left, stopped reading or run out of time.
+    fn send(&self, line: Bytes) -> Result<(), Cut> {
+        let now = Instant::now();
+        if now >= self.deadline {
+            return Err(Cut::Deadline(self.pace.deadline));
+        }
+        let until = self.deadline.min(now + self.pace.stalled);
+        match self.runtime.block_on(tokio::time::timeout_at(until, self.sender.send(line))) {
+            Ok(Ok(())) => Ok(()),
+            Ok(Err(_)) => Err(Cut::Left),
+            Err(_) if until == self.deadline => Err(Cut::Deadline(self.pace.deadline)),
+            Err(_) => Err(Cut::Stalled(self.pace.stalled)),
+        }
     }
 }
 
@@ -162,28 +284,27 @@ struct Keep {
     most: usize,
 }
 
-/// Runs on a blocking thread, holding `slot` until the answer is sent or its client
-/// gone or stalled. Tells `started` whether the header read and the seat exists, then sends one
-/// JSON line per step.
+/// Runs on a blocking thread. Tells `started` whether the header read and the seat
+/// exists, then sends one JSON line per step; returns why the answer was cut short, if
+/// it was. An answer that never started is cut as if its client had left: `started`
+/// told why, and nobody reads on.
 fn resimulate(
     reader: impl std::io::Read,
     seat: Seat,
-    slot: OwnedSemaphorePermit,
     started: oneshot::Sender<Result<(), ObserveError>>,
-    lines: Lines,
+    lines: &Lines,
     keep: Keep,
-) {
-    let _slot = slot;
+) -> Result<(), Cut> {
     let mut source = ReadLines { lines: std::io::BufReader::new(reader).lines(), error: None };
     let steps = match Observations::start(&mut source, seat) {
         Ok(steps) => steps,
         Err(error) => {
             let _ = started.send(Err(source.error.take().map_or(ObserveError::Replay(error), ObserveError::Read)));
-            return;
+            return Err(Cut::Left);
         }
     };
     if started.send(Ok(())).is_err() {
-        return;
+        return Err(Cut::Left);
     }
     let mut whole = Some(Vec::new());
     let mut failed = None;
@@ -203,27 +324,22 @@ fn resimulate(
                 whole = None;
             }
         }
-        if !lines.send(Ok(Bytes::from(line))) {
-            return; // The client left, or stopped reading.
-        }
+        lines.send(Bytes::from(line))?;
     }
     // A read error ends the lines early, which re-simulates as a replay without its
     // footer: the read error is the reason, not that.
-    let failed = match (source.error, failed) {
-        (Some(error), _) => Some(std::io::Error::other(format!("reading the replay: {error}"))),
+    match (source.error, failed) {
+        (Some(error), _) => return Err(Cut::Read(error)),
         (None, Some(error)) => {
             tracing::error!(%error, key = %keep.key, "observations cut short: the replay fails to re-simulate");
-            Some(std::io::Error::other(error.to_string()))
+            return Err(Cut::Replay(error));
         }
-        (None, None) => None,
-    };
-    if let Some(error) = failed {
-        lines.send(Err(error));
-        return;
+        (None, None) => {}
     }
     if let (Some(body), Ok(mut cache)) = (whole, keep.cache.lock()) {
         cache.insert(keep.key, Bytes::from(body));
     }
+    Ok(())
 }
 
 /// The lines of a reader; the first read error ends them and is kept, so that the
@@ -345,39 +461,37 @@ mod tests {
         text.into_bytes()
     }
 
-    /// Runs [`resimulate`] on the blocking pool with `capacity` lines ahead and
-    /// `stalled`; returns the cache, the receiver of the lines and whether the slot
-    /// was given back once it ended.
+    /// Starts answering from `reader` at `pace` with a slot of its own; returns the
+    /// cache, the answer and the slot's semaphore.
     async fn answer(
         reader: impl std::io::Read + Send + 'static,
-        capacity: usize,
-        stalled: Duration,
-    ) -> (Arc<Mutex<Cache>>, mpsc::Receiver<Result<Bytes, std::io::Error>>, bool) {
+        pace: Pace,
+    ) -> (Arc<Mutex<Cache>>, Streamed, Arc<Semaphore>) {
         let cache = Arc::new(Mutex::new(Cache::new(1 << 20)));
         let keep = Keep { cache: Arc::clone(&cache), key: "k#0".into(), most: 1 << 20 };
         let slots = Arc::new(Semaphore::new(1));
         let slot = Arc::clone(&slots).try_acquire_owned().expect("a slot");
-        let (started_tx, started) = oneshot::channel();
-        let (sender, receiver) = mpsc::channel(capacity);
-        let runtime = tokio::runtime::Handle::current();
-        tokio::task::spawn_blocking(move || {
-            resimulate(reader, 0, slot, started_tx, Lines { sender, stalled, runtime }, keep);
-        })
-        .await
-        .expect("join");
+        let (started, streamed) = spawn(reader, 0, slot, keep, pace);
         assert!(matches!(started.await, Ok(Ok(()))));
-        (cache, receiver, slots.available_permits() == 1)
+        (cache, streamed, slots)
     }
+
+    /// Waits until the answer gave its slot back; were it held for good, the timeout
+    /// makes that a failure.
+    async fn slot_back(slots: &Semaphore) {
+        let freed = tokio::time::timeout(Duration::from_secs(60), slots.acquire()).await;
+        assert!(freed.is_ok_and(|permit| permit.is_ok()), "the slot is given back");
+    }
+
+    const PACE: Pace = Pace { ahead: 64, stalled: STALLED, deadline: Duration::from_secs(DEADLINE_SECS) };
 
     #[tokio::test(flavor = "multi_thread")]
     async fn a_replay_that_cannot_be_read_to_its_end_says_so_and_is_not_cached() {
+        use futures_util::StreamExt;
         // The footer never comes: the store fails where it would be.
         let reader = FailsAfter(std::io::Cursor::new(botwars_replay(false)));
-        let (cache, mut lines, _) = answer(reader, 64, STALLED).await;
-        let mut answered = Vec::new();
-        while let Some(line) = lines.recv().await {
-            answered.push(line);
-        }
+        let (cache, streamed, _) = answer(reader, PACE).await;
+        let answered: Vec<_> = streamed.collect().await;
         let (last, steps) = answered.split_last().expect("lines");
         assert!(steps.iter().all(Result::is_ok) && !steps.is_empty(), "the steps read are given");
         let error = last.as_ref().expect_err("then the failure");
@@ -387,14 +501,28 @@ mod tests {
 
     #[tokio::test(flavor = "multi_thread")]
     async fn a_client_that_stops_reading_gives_its_slot_back() {
-        let replay = botwars_replay(true);
+        use futures_util::StreamExt;
         // Room for two lines, and a client that reads none: the answer gives up.
-        // Were the wait unbounded, the answer would hang here: the timeout makes it a failure.
-        let answering = answer(std::io::Cursor::new(replay), 2, Duration::from_millis(50));
-        let (cache, lines, slot_back) =
-            tokio::time::timeout(Duration::from_secs(60), answering).await.expect("the answer gave up");
-        assert!(slot_back, "the slot is free again");
-        assert_eq!(lines.len(), 2, "what fitted was sent, nothing more");
+        let pace = Pace { ahead: 2, stalled: Duration::from_millis(50), ..PACE };
+        let (cache, streamed, slots) = answer(std::io::Cursor::new(botwars_replay(true)), pace).await;
+        slot_back(&slots).await;
+        let answered: Vec<_> = streamed.collect().await;
+        assert_eq!(answered.len(), 3, "what fitted was sent, nothing more, then why");
+        let error = answered[2].as_ref().expect_err("cut");
+        assert!(error.to_string().contains("the client read nothing for 50ms"), "{error}");
+        assert!(cache.lock().expect("lock").get("k#0").is_none(), "an answer not given whole is not cached");
+    }
+
+    #[tokio::test(flavor = "multi_thread")]
+    async fn an_answer_not_read_by_its_deadline_is_cut_and_gives_its_slot_back() {
+        use futures_util::StreamExt;
+        // The client reads nothing, but never long enough to be taken for stalled.
+        let pace = Pace { ahead: 2, stalled: STALLED, deadline: Duration::from_millis(200) };
+        let (cache, mut streamed, slots) = answer(std::io::Cursor::new(botwars_replay(true)), pace).await;
+        slot_back(&slots).await;
+        let error = streamed.next().await.expect("an item").expect_err("past its deadline, nothing but why");
+        assert!(error.to_string().contains("observations.deadline_secs"), "{error}");
+        assert!(streamed.next().await.is_none(), "then the end");
         assert!(cache.lock().expect("lock").get("k#0").is_none(), "an answer not given whole is not cached");
     }
 
@@ -405,5 +533,9 @@ mod tests {
         assert!(none.check().expect_err("no slots").contains("observations.concurrent"));
         let huge = ObservationLimits { cache_mib: 5000, ..Default::default() };
         assert!(huge.check().expect_err("too big").contains("observations.cache_mib"));
+        for deadline_secs in [0, MAX_DEADLINE_SECS + 1] {
+            let wrong = ObservationLimits { deadline_secs, ..Default::default() };
+            assert!(wrong.check().expect_err("out of range").contains("observations.deadline_secs must be 1 to 600"));
+        }
     }
 }

@@ -859,7 +859,7 @@ async fn observations_are_what_each_seat_was_sent() {
 #[tokio::test]
 async fn observation_requests_past_the_concurrent_limit_get_429_and_finished_ones_are_cached() {
     let mut fixture = fixture();
-    fixture.state.observer = Observer::new(ObservationLimits { concurrent: 2, cache_mib: 64 });
+    fixture.state.observer = Observer::new(ObservationLimits { concurrent: 2, ..Default::default() });
     let id = fixture.submit_botwars().await;
     let job = fixture.matches(&id, "").await[0]["job_id"].as_str().expect("a job id").to_owned();
     let (replay, sent) = botwars_replay(400);
@@ -909,6 +909,41 @@ async fn observation_requests_past_the_concurrent_limit_get_429_and_finished_one
     }
     let metrics = fixture.get("/metrics").await.text();
     assert!(metrics.contains("farm_coordinator_observations_total{outcome=\"busy\"}"), "{metrics}");
+}
+
+#[tokio::test]
+async fn a_slow_observations_reader_is_cut_at_its_deadline_and_its_slot_is_free_again() {
+    let mut fixture = fixture();
+    fixture.state.observer = Observer::new(ObservationLimits { concurrent: 1, deadline_secs: 1, ..Default::default() });
+    let id = fixture.submit_botwars().await;
+    let job = fixture.matches(&id, "").await[0]["job_id"].as_str().expect("a job id").to_owned();
+    let (replay, sent) = botwars_replay(400);
+    fixture.complete_with_replay(&id, &job, &replay).await;
+    let uri = format!("/api/matches/{job}/observations/0");
+
+    // A reader of a line every 50 ms would take 20 s to read the answer whole.
+    assert!(sent[0].len() > 40 + 16, "{} lines", sent[0].len());
+    let request = Request::get(&uri).body(Body::empty()).expect("request");
+    let response = api::app(fixture.state.clone()).oneshot(request).await.expect("the router never fails");
+    assert_eq!(response.status(), StatusCode::OK);
+    let mut body = response.into_body();
+    let mut read = 0;
+    let cut = loop {
+        match body.frame().await {
+            Some(Ok(_)) => read += 1,
+            Some(Err(error)) => break error,
+            None => panic!("the slow reader got the answer whole"),
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    };
+    assert!(cut.to_string().contains("observations.deadline_secs = 1 s"), "{cut}");
+    assert!(read < sent[0].len(), "cut short: {read} lines of {}", sent[0].len());
+    assert!(body.frame().await.is_none(), "nothing after the cut");
+
+    // The answer's end came once its slot was free: the next reader, with one slot, is served.
+    let again = fixture.get(&uri).await;
+    assert_eq!(again.status, StatusCode::OK, "{}", again.text());
+    assert_eq!(again.text().lines().count(), sent[0].len(), "whole");
 }
 
 #[tokio::test]
