@@ -32,6 +32,7 @@ use crate::metrics;
 use crate::observations::{Answer, ObserveError, Observer};
 use crate::standings::{Pairings, Standings};
 use crate::tournament::{BotEntry, PlannedJob, Tournament, TournamentError, TournamentFile, TournamentLimits};
+use crate::uploads::Uploads;
 use crate::web;
 use crate::webhooks::WebhookSettings;
 
@@ -61,6 +62,8 @@ pub struct ApiState {
     pub tournament_limits: TournamentLimits,
     /// Re-simulates replays for the observations route, within bounds.
     pub observer: Observer,
+    /// The permits of bots' source uploads ([`crate::uploads`]).
+    pub uploads: Uploads,
     /// What each user may have going at once.
     pub quotas: Quotas,
     /// Where webhooks may point.

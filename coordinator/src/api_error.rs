@@ -34,6 +34,9 @@ pub enum ApiError {
     Conflict(String),
     /// The body is over this many bytes ([`crate::api::MAX_BODY`]).
     TooLarge(usize),
+    /// The body arrived too slowly ([`crate::uploads::UploadLimits`]); the message
+    /// names the limit.
+    TooSlow(String),
     /// A well-formed request for more than this farm allows; the message names the
     /// key and the ceiling.
     OverLimit(String),
@@ -98,6 +101,7 @@ impl IntoResponse for ApiError {
             ApiError::TooLarge(limit) => {
                 (StatusCode::PAYLOAD_TOO_LARGE, "too_large", format!("the body is over {limit} bytes"))
             }
+            ApiError::TooSlow(message) => (StatusCode::REQUEST_TIMEOUT, "too_slow", message),
             ApiError::OverLimit(message) => (StatusCode::UNPROCESSABLE_ENTITY, "over_limit", message),
             ApiError::Busy(message) => (StatusCode::TOO_MANY_REQUESTS, "busy", message),
             ApiError::Internal(detail) => {

@@ -15,6 +15,7 @@ use crate::leases::LeaseSettings;
 use crate::observations::ObservationLimits;
 use crate::token;
 use crate::tournament::TournamentLimits;
+use crate::uploads::UploadLimits;
 use crate::versions::ValidationSettings;
 use crate::webhooks::WebhookSettings;
 
@@ -54,6 +55,10 @@ pub struct CoordinatorConfig {
     /// How much replay re-simulation the observations route does (`[observations]`:
     /// concurrent, cache_mib, deadline_secs).
     pub observations: ObservationLimits,
+    /// How many bots' source uploads are taken at once, and how fast they must arrive
+    /// (`[uploads]`: concurrent, per_user, min_bytes_per_sec, deadline_secs; see
+    /// [`crate::uploads`]).
+    pub uploads: UploadLimits,
     /// When a published job unanswered for too long is published again (`[leases]`:
     /// margin_secs, sweep_secs, batch; see [`crate::leases`]).
     pub leases: LeaseSettings,
@@ -86,6 +91,7 @@ impl Default for CoordinatorConfig {
             queue_ahead: 64,
             max_tournament_jobs: TournamentLimits::default().max_jobs,
             observations: ObservationLimits::default(),
+            uploads: UploadLimits::default(),
             leases: LeaseSettings::default(),
             audits: AuditSettings::default(),
             quotas: Quotas::default(),
@@ -124,6 +130,7 @@ impl CoordinatorConfig {
         config.webhooks.check().map_err(ConfigError::invalid)?;
         config.validation.check().map_err(ConfigError::invalid)?;
         config.observations.check().map_err(ConfigError::invalid)?;
+        config.uploads.check().map_err(ConfigError::invalid)?;
         config.leases.check().map_err(ConfigError::invalid)?;
         config.audits.check().map_err(ConfigError::invalid)?;
         Ok(config)

@@ -23,7 +23,7 @@
 //! - [`accounts`]: users, their tokens, who may change what, and quotas;
 //!   [`fair_share`]: the workers shared among users; [`webhooks`]: users told of events,
 //!   signed, retried; [`versions`]: bots submitted by their authors, built on workers,
-//!   validated, entered in their ladders.
+//!   validated, entered in their ladders; [`uploads`]: their sources received within bounds.
 //! - [`worker_identities`]: workers' broker users, issued and revoked by the operator.
 //! - [`config`], [`metrics`]; [`token`]: how strong the API's bearer token must be.
 //!
@@ -56,6 +56,7 @@ pub mod standings;
 pub mod swiss;
 pub mod token;
 pub mod tournament;
+pub mod uploads;
 pub mod versions;
 pub mod view;
 pub mod vouch;

@@ -22,6 +22,7 @@ use crate::ledger::{Ledger, LedgerError};
 use crate::metrics;
 use crate::observations::Observer;
 use crate::tournament::TournamentLimits;
+use crate::uploads::Uploads;
 use crate::versions;
 use crate::webhooks::Deliverer;
 
@@ -77,6 +78,7 @@ pub async fn serve(config: CoordinatorConfig, mut shutdown: Shutdown) -> Result<
         director: Arc::clone(&director),
         tournament_limits: TournamentLimits { max_jobs: config.max_tournament_jobs },
         observer: Observer::new(config.observations),
+        uploads: Uploads::new(config.uploads),
         quotas: config.quotas,
         webhooks: config.webhooks,
         wake_builds: Arc::clone(&wake_builds),

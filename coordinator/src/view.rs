@@ -21,6 +21,7 @@ use crate::embedded;
 use crate::ledger::{Ledger, LedgerError};
 use crate::observations::{ObservationLimits, Observer};
 use crate::tournament::TournamentLimits;
+use crate::uploads::{UploadLimits, Uploads};
 use crate::webhooks::WebhookSettings;
 
 /// What stops a view.
@@ -72,6 +73,7 @@ impl View {
             director,
             tournament_limits: TournamentLimits::default(),
             observer: Observer::new(ObservationLimits::default()),
+            uploads: Uploads::new(UploadLimits::default()),
             quotas: Quotas::default(),
             webhooks: WebhookSettings::default(),
             wake_builds: Arc::new(Notify::new()),

@@ -12,6 +12,7 @@ use farm_coordinator::ledger::{Answer, Ledger, VersionState};
 use farm_coordinator::metrics;
 use farm_coordinator::observations::{ObservationLimits, Observer};
 use farm_coordinator::tournament::{TournamentFile, TournamentLimits};
+use farm_coordinator::uploads::{UploadLimits, Uploads};
 use farm_coordinator::webhooks::{self, Deliverer, WebhookSettings};
 use farm_proto::{MatchResult, PlayerOutcome, PlayerResult, PlayerStatus, ResultEnvelope, SCHEMA_VERSION};
 use farm_runtime::storage::{Storage, StorageConfig};
@@ -66,6 +67,7 @@ fn fixture_with(submissions: Submissions) -> Fixture {
         director,
         tournament_limits: TournamentLimits::default(),
         observer: Observer::new(ObservationLimits::default()),
+        uploads: Uploads::new(UploadLimits::default()),
         quotas: Quotas::default(),
         // Deliveries go to this test's own receiver on loopback, retried at once.
         webhooks: WebhookSettings { allow_private_addresses: true, first_retry_secs: 0, ..WebhookSettings::default() },
@@ -1511,6 +1513,51 @@ async fn uploads_are_checked_owned_bounded_and_become_versions() {
     let message =
         fixture.upload(&ada, "name=ada-two&game=botwars", bot).await.error(StatusCode::TOO_MANY_REQUESTS, "quota");
     assert_eq!(message, "ada has 3 of quotas.max_submissions_per_day = 3 already");
+}
+
+#[tokio::test]
+async fn a_trickling_upload_holds_only_its_users_permit_and_is_cut_at_the_minimum_rate() {
+    let mut fixture = fixture();
+    let limits = UploadLimits { concurrent: 2, per_user: 1, min_bytes_per_sec: 1024, deadline_secs: 60 };
+    fixture.state.uploads = Uploads::new(limits);
+    let ada = fixture.make_user("ada").await;
+    let bob = fixture.make_user("bob").await;
+    let bot = tar_of(&[("bot.py", b"print('[]')", None)]);
+
+    // Ada's upload sends 8 KiB, which buy it 8 s after the second of grace, then nothing.
+    let (sender, mut receiver) = tokio::sync::mpsc::channel::<Result<Bytes, std::io::Error>>(1);
+    let trickle = Body::from_stream(futures_util::stream::poll_fn(move |cx| receiver.poll_recv(cx)));
+    let request = Request::post("/api/bots?name=ada-bot&game=botwars")
+        .header(header::AUTHORIZATION, format!("Bearer {ada}"))
+        .body(trickle)
+        .expect("request");
+    let trickling = tokio::spawn(api::app(fixture.state.clone()).oneshot(request));
+    sender.send(Ok(Bytes::from(vec![0; 8 << 10]))).await.expect("the upload reads");
+    // Once it has taken those bytes, it holds its permit and waits for more.
+    let more = sender.reserve().await.expect("the upload reads on");
+
+    let message = fixture
+        .upload(&ada, "name=ada-two&game=botwars", bot.clone())
+        .await
+        .error(StatusCode::TOO_MANY_REQUESTS, "busy");
+    assert!(message.contains("ada has 1 upload(s) being received or checked (uploads.per_user = 1)"), "{message}");
+    let made = fixture.upload(&bob, "name=bob-bot&game=botwars", bot.clone()).await;
+    assert_eq!(made.status, StatusCode::CREATED, "{}", made.text());
+    assert!(!trickling.is_finished() && !sender.is_closed(), "bob was answered while ada's body is still open");
+
+    // Ada's trickle is cut once its bytes' time ran out, naming the limit, and her permit is back.
+    let cut = trickling.await.expect("join").expect("the router never fails");
+    let (parts, body) = cut.into_parts();
+    let cut =
+        Answered { status: parts.status, headers: parts.headers, body: body.collect().await.expect("read").to_bytes() };
+    let message = cut.error(StatusCode::REQUEST_TIMEOUT, "too_slow");
+    assert!(
+        message.starts_with("the archive arrived slower than uploads.min_bytes_per_sec = 1024: 8192 bytes in "),
+        "{message}"
+    );
+    assert!(sender.is_closed(), "the body is dropped");
+    drop(more);
+    assert_eq!(fixture.upload(&ada, "name=ada-bot&game=botwars", bot).await.status, StatusCode::CREATED);
 }
 
 #[tokio::test]

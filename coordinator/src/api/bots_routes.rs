@@ -6,8 +6,11 @@
 //!   `src/**/*.java`). It becomes the bot's next version, built on a worker, validated, then
 //!   entered in ladder `ID` if given. A new name makes a bot owned by the caller; an
 //!   existing one is changed only by its owner or an admin. Answers 201 with the
-//!   version; 400 naming what is wrong with the archive; 413 over its size; 429 over the
-//!   uploader's `max_submissions_per_day`, or `busy` while two others are being checked.
+//!   version; 400 naming what is wrong with the archive; 413 over its size; 408 when it
+//!   arrives slower than `uploads.min_bytes_per_sec` or not within
+//!   `uploads.deadline_secs`; 429 over the uploader's `max_submissions_per_day`, or
+//!   `busy` while they have `uploads.per_user` uploads going or everyone
+//!   `uploads.concurrent` ([`crate::uploads`]).
 //! - `GET /api/bots?limit=&offset=` (100 a page, at most 500; `total` says how many),
 //!   `GET /api/bots/{name}`: bots with their versions, builds and validations; `GET /api/bots/{name}/versions/{version}/build-log`: the build's log.
 //! - `PATCH /api/bots/{name}` `{"public": true}`: lets other users' tournaments enter
@@ -36,6 +39,7 @@ use crate::accounts::{Caller, Quotas};
 use crate::api_error::ApiError;
 use crate::ledger::{ChallengeView, NewVersion, VersionRefused, entry_name};
 use crate::tournament::Format;
+use crate::uploads::BodyError;
 use crate::versions;
 
 /// The routes.
@@ -132,13 +136,6 @@ async fn challenges(State(state): State<ApiState>) -> Result<Response, ApiError>
     Ok(Json(serde_json::json!({ "challenges": state.ledger.challenges(MAX_CHALLENGES_LISTED).await? })).into_response())
 }
 
-/// Uploads checked at once: each holds its archive and its unpacked files (up to about
-/// 130 MiB) while it is checked and stored.
-const CONCURRENT_UPLOADS: usize = 2;
-/// The longest an upload's body may take to arrive.
-const UPLOAD_DEADLINE: std::time::Duration = std::time::Duration::from_secs(60);
-static UPLOADS: tokio::sync::Semaphore = tokio::sync::Semaphore::const_new(CONCURRENT_UPLOADS);
-
 /// The query of an upload.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -177,18 +174,14 @@ async fn submit_version(
     if let Some(ladder) = &query.ladder {
         check_ladder(&state, &caller, ladder, game).await?;
     }
-    let _checking = UPLOADS.try_acquire().map_err(|_| {
-        ApiError::Busy(format!("{CONCURRENT_UPLOADS} uploads are being checked: send it again in a moment"))
-    })?;
+    let permit = state.uploads.acquire(&caller.name).map_err(|refused| ApiError::Busy(refused.to_string()))?;
     let limits = SourceLimits::default();
     let most = usize::try_from(limits.max_archive_bytes()).unwrap_or(usize::MAX);
-    // A body that trickles in would hold its permit: it has a deadline.
-    let archive = tokio::time::timeout(UPLOAD_DEADLINE, axum::body::to_bytes(body, most))
-        .await
-        .map_err(|_| {
-            ApiError::BadRequest(format!("the archive did not arrive within {} s", UPLOAD_DEADLINE.as_secs()))
-        })?
-        .map_err(|_| ApiError::TooLarge(most))?;
+    let archive = permit.read(body, most).await.map_err(|error| match error {
+        BodyError::TooLarge(most) => ApiError::TooLarge(most),
+        BodyError::TooSlow { .. } | BodyError::Deadline(_) => ApiError::TooSlow(error.to_string()),
+        BodyError::Broken(_) => ApiError::BadRequest(error.to_string()),
+    })?;
     // Decompressing and checking up to 64 MiB is CPU work: off the async threads.
     let checked = {
         let archive = archive.clone();
