@@ -41,7 +41,9 @@ mod bots_routes;
 
 /// Largest tournament body accepted: maps included, 1 MiB is generous.
 pub const MAX_BODY: usize = 1 << 20;
-/// Most matches per page.
+/// Items per page of the API's lists (tournaments, matches, workers), by default and
+/// at most.
+const PAGE: u32 = 100;
 const MAX_PAGE: u32 = 1000;
 
 /// What the handlers share.
@@ -394,8 +396,46 @@ async fn retire_bot(
     Ok(Json(serde_json::json!({ "id": id, "bot": name, "index": index })).into_response())
 }
 
-async fn list(State(state): State<ApiState>) -> Result<Response, ApiError> {
-    Ok(Json(serde_json::json!({ "tournaments": state.ledger.tournaments().await? })).into_response())
+/// `limit`, the length of a page of a list: 1 to [`MAX_PAGE`], [`PAGE`] if not given.
+fn page_limit(limit: Option<u32>) -> Result<u32, ApiError> {
+    let limit = limit.unwrap_or(PAGE);
+    if (1..=MAX_PAGE).contains(&limit) {
+        Ok(limit)
+    } else {
+        Err(ApiError::BadRequest(format!("limit: 1 to {MAX_PAGE}, not {limit}")))
+    }
+}
+
+/// A page of a list read in a fixed order (`/api/tournaments`, `/api/workers`):
+/// `after` the key the previous page's `next` gave, and its [`page_limit`].
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PageQuery {
+    after: Option<String>,
+    limit: Option<u32>,
+}
+
+/// The answer of a page: `{"<name>": [...], "next": ...}`, where `next` is the key of
+/// the last item of a full page, for the next page to come `after` (null on the last).
+fn page_answer<T: Serialize>(name: &str, page: Vec<T>, limit: u32, key: impl Fn(&T) -> &str) -> Response {
+    let next = (page.len() == limit as usize).then(|| page.last().map(|last| key(last).to_owned())).flatten();
+    Json(serde_json::json!({ name: page, "next": next })).into_response()
+}
+
+/// The tournaments with their progress, newest first, a page at a time ([`PageQuery`];
+/// the key is the id).
+async fn list(
+    State(state): State<ApiState>,
+    query: Result<Query<PageQuery>, axum::extract::rejection::QueryRejection>,
+) -> Result<Response, ApiError> {
+    let Query(query) = query.map_err(|rejection| ApiError::BadRequest(rejection.body_text()))?;
+    let limit = page_limit(query.limit)?;
+    let page = state
+        .ledger
+        .tournaments_after(query.after.clone(), limit)
+        .await?
+        .ok_or_else(|| ApiError::BadRequest(format!("after: no tournament {}", query.after.unwrap_or_default())))?;
+    Ok(page_answer("tournaments", page, limit, |tournament| &tournament.id))
 }
 
 async fn load(state: &ApiState, id: &str) -> Result<Tournament, ApiError> {
@@ -552,10 +592,7 @@ async fn matches(
         ),
         None => None,
     };
-    let limit = query.limit.unwrap_or(100);
-    if limit == 0 || limit > MAX_PAGE {
-        return Err(ApiError::BadRequest(format!("limit: must be 1 to {MAX_PAGE}")));
-    }
+    let limit = page_limit(query.limit)?;
     let filter = MatchFilter {
         bot,
         state: state_filter,
@@ -605,34 +642,17 @@ async fn match_detail(State(state): State<ApiState>, Path(job_id): Path<String>)
     .into_response())
 }
 
-/// A page of the workers' records: `after` the id the previous page ended with,
-/// `limit` 1 to [`MAX_WORKERS_PAGE`] (default [`WORKERS_PAGE`]).
-#[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct WorkersQuery {
-    after: Option<String>,
-    limit: Option<u32>,
-}
-
-/// Workers' records per page of `/api/workers`, by default and at most.
-const WORKERS_PAGE: u32 = 100;
-const MAX_WORKERS_PAGE: u32 = 1000;
-
 /// Every worker's record (matches, bot failures by status, faults, audits,
-/// mismatches, and why it is quarantined, if it is), a page at a time, by id; `next`
-/// is the `after` of the next page (null on the last).
+/// mismatches, and why it is quarantined, if it is), a page at a time ([`PageQuery`];
+/// by id, the key).
 async fn workers(
     State(state): State<ApiState>,
-    query: Result<Query<WorkersQuery>, axum::extract::rejection::QueryRejection>,
+    query: Result<Query<PageQuery>, axum::extract::rejection::QueryRejection>,
 ) -> Result<Response, ApiError> {
     let Query(query) = query.map_err(|rejection| ApiError::BadRequest(rejection.body_text()))?;
-    let limit = query.limit.unwrap_or(WORKERS_PAGE);
-    if !(1..=MAX_WORKERS_PAGE).contains(&limit) {
-        return Err(ApiError::BadRequest(format!("limit: 1 to {MAX_WORKERS_PAGE}, not {limit}")));
-    }
+    let limit = page_limit(query.limit)?;
     let page = state.ledger.workers_after(query.after.unwrap_or_default(), limit).await?;
-    let next = (page.len() == limit as usize).then(|| page.last().map(|worker| worker.worker_id.clone())).flatten();
-    Ok(Json(serde_json::json!({ "workers": page, "next": next })).into_response())
+    Ok(page_answer("workers", page, limit, |worker| &worker.worker_id))
 }
 
 /// Releases a quarantined worker (its record starts over).

@@ -1561,6 +1561,58 @@ async fn a_trickling_upload_holds_only_its_users_permit_and_is_cut_at_the_minimu
 }
 
 #[tokio::test]
+async fn tournaments_come_a_page_at_a_time_newest_first() {
+    let fixture = fixture();
+    let mut ids = Vec::new();
+    for seed in 0..3 {
+        let answer = fixture.submit(&BOTWARS.replace("seed = 3", &format!("seed = {seed}"))).await;
+        assert_eq!(answer.status, StatusCode::CREATED, "{}", answer.text());
+        ids.push(answer.json()["id"].as_str().expect("an id").to_owned());
+    }
+    // The first is the oldest; the others were submitted in the same second.
+    let connection = rusqlite::Connection::open(fixture.dir.path().join("ledger.sqlite")).expect("open");
+    connection.execute("UPDATE tournaments SET created_at = 100 WHERE id = ?1", [&ids[0]]).expect("age it");
+    connection.execute("UPDATE tournaments SET created_at = 200 WHERE id != ?1", [&ids[0]]).expect("age them");
+    drop(connection);
+    let mut newest_first = vec![ids[1].clone(), ids[2].clone()];
+    newest_first.sort();
+    newest_first.push(ids[0].clone());
+
+    let listed = |page: &Value| -> Vec<String> {
+        page["tournaments"]
+            .as_array()
+            .expect("a list")
+            .iter()
+            .map(|t| t["id"].as_str().expect("id").to_owned())
+            .collect()
+    };
+    let whole = fixture.get("/api/tournaments").await.json();
+    assert_eq!((listed(&whole), &whole["next"]), (newest_first.clone(), &Value::Null), "100 a page by default");
+    let mut paged = Vec::new();
+    let mut query = "?limit=1".to_owned();
+    loop {
+        let page = fixture.get(&format!("/api/tournaments{query}")).await.json();
+        paged.extend(listed(&page));
+        let Some(next) = page["next"].as_str() else { break };
+        query = format!("?limit=1&after={next}");
+    }
+    assert_eq!(paged, newest_first, "one at a time, the same order");
+    let first = fixture.get("/api/tournaments?limit=2").await.json();
+    assert_eq!(first["next"], newest_first[1].as_str());
+
+    for (query, expected) in [
+        ("?limit=0", "limit: 1 to 1000, not 0"),
+        ("?limit=1001", "limit: 1 to 1000, not 1001"),
+        ("?after=t-nothing", "after: no tournament t-nothing"),
+    ] {
+        let message =
+            fixture.get(&format!("/api/tournaments{query}")).await.error(StatusCode::BAD_REQUEST, "bad_request");
+        assert_eq!(message, expected, "{query}");
+    }
+    fixture.get("/api/tournaments?offset=1").await.error(StatusCode::BAD_REQUEST, "bad_request");
+}
+
+#[tokio::test]
 async fn the_workers_records_come_a_page_at_a_time() {
     let fixture = fixture();
     let id = fixture.submit_botwars().await;

@@ -107,6 +107,20 @@ fn visit_on_laptop(
             findings.check(url, &format!("lists {}", tournament.name), chromium.links_to(&tournament.page()));
         }
     });
+    // The list a page at a time: the page after the newest, which links back to it.
+    let ids: Vec<String> = listed["tournaments"]
+        .as_array()
+        .expect("a list")
+        .iter()
+        .map(|tournament| tournament["id"].as_str().expect("an id").to_owned())
+        .collect();
+    visit("index-after-newest".to_owned(), format!("/?after={}", ids[0]), &mut |findings, url| {
+        let rest = shown_tournament_ids(chromium).and_then(|shown| {
+            (shown == ids[1..]).then_some(()).ok_or(format!("tournament-row data-id {shown:?}, not {:?}", &ids[1..]))
+        });
+        findings.check(url, "the tournaments after the newest, in order", rest);
+        findings.check(url, "a link to the newest", chromium.missing_hooks(&["tournaments-newest"]));
+    });
     for tournament in tournaments {
         let game = &tournament.game;
         let standings = server.get_json(&format!("/api/tournaments/{}/standings", tournament.id));
@@ -250,15 +264,7 @@ impl Drop for ViewServer {
 /// The tournament list has a `tournament-row` for each tournament of the fixture and
 /// no other.
 fn check_tournament_rows(chromium: &Chromium, tournaments: &[Tournament], sprt: &str) -> Result<(), String> {
-    let shown = chromium.evaluate(
-        r#"[...document.querySelectorAll('[data-testid="tournament-row"]')].map(row => row.dataset.id ?? null)"#,
-    )?;
-    let mut shown: Vec<String> = shown
-        .as_array()
-        .ok_or("no tournament rows")?
-        .iter()
-        .map(|id| id.as_str().unwrap_or("(none)").to_owned())
-        .collect();
+    let mut shown = shown_tournament_ids(chromium)?;
     let mut expected: Vec<String> = tournaments.iter().map(|tournament| tournament.id.clone()).collect();
     expected.push(sprt.to_owned());
     shown.sort();
@@ -268,6 +274,19 @@ fn check_tournament_rows(chromium: &Chromium, tournaments: &[Tournament], sprt: 
     } else {
         Err(format!("tournament-row data-id {shown:?}, the fixture has {expected:?}"))
     }
+}
+
+/// The ids of the tournament rows shown, top to bottom.
+fn shown_tournament_ids(chromium: &Chromium) -> Result<Vec<String>, String> {
+    let shown = chromium.evaluate(
+        r#"[...document.querySelectorAll('[data-testid="tournament-row"]')].map(row => row.dataset.id ?? null)"#,
+    )?;
+    Ok(shown
+        .as_array()
+        .ok_or("no tournament rows")?
+        .iter()
+        .map(|id| id.as_str().unwrap_or("(none)").to_owned())
+        .collect())
 }
 
 /// The workers table shows every worker of `GET /api/workers` (the in-process workers

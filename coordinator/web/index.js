@@ -1,9 +1,12 @@
-// The tournament list: every tournament with its progress, refreshed every 2 s while
-// any is unfinished.
+// The tournament list: the tournaments with their progress, newest first, a page
+// (?after=, as /api/tournaments pages) at a time, refreshed every 2 s while any on it is
+// unfinished.
 "use strict";
 
 (function () {
   const { el, fmt, paths } = MatchFarm;
+  const after = new URLSearchParams(location.search).get("after");
+  const listed = after ? `/api/tournaments?${new URLSearchParams({ after })}` : "/api/tournaments";
 
   function miniBar(progress) {
     const share = (count) => (progress.total > 0 ? `${(100 * count) / progress.total}%` : "0%");
@@ -30,13 +33,28 @@
       el("td", {}, fmt.date(tournament.created_at)));
   }
 
-  function draw(tournaments) {
+  /** Links to the newest page and the next older one, where there are such pages. */
+  function pager(next) {
+    const link = (text, href, testid) => href
+      ? el("a", { href, dataset: { testid } }, text)
+      : el("span", { class: "disabled" }, text);
+    const nav = document.getElementById("tournaments-pager");
+    nav.replaceChildren(
+      link("← newest", after ? "/" : null, "tournaments-newest"),
+      link("older →", next ? `/?${new URLSearchParams({ after: next })}` : null, "tournaments-older"));
+    nav.hidden = !after && !next;
+  }
+
+  function draw(page) {
+    const tournaments = page.tournaments;
     const body = document.querySelector('[data-testid="tournaments"] tbody');
     body.replaceChildren(...tournaments.map(row));
     const running = tournaments.filter((t) => t.progress.done + t.progress.failed < t.progress.total).length;
-    document.getElementById("summary").textContent = tournaments.length === 0
+    const paged = after || page.next;
+    document.getElementById("summary").textContent = tournaments.length === 0 && !after
       ? "No tournaments yet: play one with `farm-coordinator run FILE`, or submit one to a `farm-coordinator serve`."
-      : `${tournaments.length} tournament${tournaments.length === 1 ? "" : "s"}, ${running} playing.`;
+      : `${tournaments.length} tournament${tournaments.length === 1 ? "" : "s"}${paged ? " on this page" : ""}, ${running} playing.`;
+    pager(page.next);
     return running > 0;
   }
 
@@ -64,15 +82,15 @@
   }
 
   async function refresh() {
-    const { tournaments } = await MatchFarm.api("/api/tournaments");
+    const page = await MatchFarm.api(listed);
     MatchFarm.showError(null);
-    return draw(tournaments);
+    return draw(page);
   }
 
   MatchFarm.run(async () => {
     MatchFarm.header([{ text: "Tournaments" }]);
-    const { tournaments } = await MatchFarm.api("/api/tournaments");
+    const page = await MatchFarm.api(listed);
     await drawWorkers();
-    if (draw(tournaments)) MatchFarm.refreshWhile(refresh);
+    if (draw(page)) MatchFarm.refreshWhile(refresh);
   });
 })();

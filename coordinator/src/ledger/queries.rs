@@ -23,11 +23,35 @@ impl Ledger {
 
     /// Every tournament, newest first, with its progress.
     pub async fn tournaments(&self) -> Result<Vec<TournamentSummary>, LedgerError> {
-        self.read(|connection| {
-            let mut select = connection
-                .prepare("SELECT id, name, game, created_at, owner FROM tournaments ORDER BY created_at DESC, id")?;
+        Ok(self.tournaments_after(None, u32::MAX).await?.unwrap_or_default())
+    }
+
+    /// Up to `limit` tournaments that come after tournament `after` (from the first
+    /// if `None`) in [`Ledger::tournaments`]' order: a page of it. `None` when there is
+    /// no tournament `after`.
+    pub async fn tournaments_after(
+        &self,
+        after: Option<String>,
+        limit: u32,
+    ) -> Result<Option<Vec<TournamentSummary>>, LedgerError> {
+        self.read(move |connection| {
+            let created_at: Option<i64> = match &after {
+                None => None,
+                Some(id) => {
+                    let found = connection
+                        .query_row("SELECT created_at FROM tournaments WHERE id = ?1", [id], |row| row.get(0))
+                        .optional()?;
+                    let Some(created_at) = found else { return Ok(None) };
+                    Some(created_at)
+                }
+            };
+            let mut select = connection.prepare(
+                "SELECT id, name, game, created_at, owner FROM tournaments
+                 WHERE ?1 IS NULL OR created_at < ?1 OR (created_at = ?1 AND id > ?2)
+                 ORDER BY created_at DESC, id LIMIT ?3",
+            )?;
             let rows = select
-                .query_map([], |row| {
+                .query_map(params![created_at, after, limit], |row| {
                     Ok((row.get::<_, String>(0)?, row.get(1)?, row.get::<_, String>(2)?, row.get(3)?, row.get(4)?))
                 })?
                 .collect::<Result<Vec<(String, String, String, i64, String)>, _>>()?;
@@ -37,7 +61,7 @@ impl Ledger {
                 let progress = progress_of(connection, &id)?.unwrap_or_default();
                 summaries.push(TournamentSummary { id, name, game, created_at, owner, progress });
             }
-            Ok(summaries)
+            Ok(Some(summaries))
         })
         .await
     }
