@@ -5,8 +5,11 @@
 //! environment, no process left after the match. Under `local` (contained, not
 //! isolated) no process is left either, and a bot's own signal kills it as in Docker.
 
+use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
 use std::process::Command;
+
+use command_fds::{CommandFdExt, FdMapping};
 
 use serde_json::Value;
 
@@ -48,23 +51,40 @@ struct Played {
     marker: String,
 }
 
+/// What a match of a hostile bot may have beyond [`play`]'s.
+#[derive(Default)]
+struct Setup {
+    /// The worker's user.
+    uid: Option<u32>,
+    /// More words of the bot's command line.
+    args: String,
+    /// A descriptor the worker inherits, as its descriptor [`INHERITED_FD`].
+    inherited: Option<OwnedFd>,
+}
+
+/// Where [`Setup::inherited`] is, in the worker.
+const INHERITED_FD: i32 = 7;
+
 /// Plays a 40-turn Vindinium match of hostile bot `name` (seat 0) against three
 /// built-in bots in `sandbox`.
 fn play(sandbox: &str, name: &str) -> Played {
-    play_as(sandbox, name, None)
+    play_with(sandbox, name, Setup::default())
 }
 
-/// [`play`], with the worker run as user `uid` if given.
-fn play_as(sandbox: &str, name: &str, uid: Option<u32>) -> Played {
+/// [`play`], as `setup` says.
+fn play_with(sandbox: &str, name: &str, setup: Setup) -> Played {
     let out = tempfile::tempdir().expect("temp dir");
-    let marker = marker(sandbox, name, uid);
-    let bot = format!("cmd:python3 bots/hostile/{name}.py {marker}");
+    let marker = marker(sandbox, name, setup.uid);
+    let bot = format!("cmd:python3 bots/hostile/{name}.py {marker} {}", setup.args);
     let mut worker = Command::new(WORKER);
-    if let Some(uid) = uid {
+    if let Some(uid) = setup.uid {
         use std::os::unix::fs::PermissionsExt;
         std::fs::set_permissions(out.path(), std::fs::Permissions::from_mode(0o777)).expect("chmod");
         std::os::unix::process::CommandExt::uid(&mut worker, uid);
         std::os::unix::process::CommandExt::gid(&mut worker, uid);
+    }
+    if let Some(fd) = setup.inherited {
+        worker.fd_mappings(vec![FdMapping { parent_fd: fd, child_fd: INHERITED_FD }]).expect("one mapping");
     }
     let output = worker
         .args(["play", "--out", out.path().to_str().expect("utf-8"), "--sandbox", sandbox])
@@ -204,7 +224,7 @@ fn local_bots_leave_no_process_and_die_of_their_own_signals_as_in_docker() {
 #[test]
 fn without_cgroups_a_pid_namespace_ends_every_process_of_a_local_bot() {
     assert!(running_as_root(), "the suite runs as root (scripts/test), so it can run a worker as another user");
-    let played = play_as("local", "orphan", Some(10001));
+    let played = play_with("local", "orphan", Setup { uid: Some(10001), ..Setup::default() });
     assert_eq!(played.status, "ok", "{}", played.log);
     assert!(check_log("orphan", &played.log).is_none(), "{}", played.log);
     let left = processes_with(&played.marker);
@@ -215,6 +235,39 @@ fn running_as_root() -> bool {
     std::fs::read_to_string("/proc/self/status").is_ok_and(|status| {
         status.lines().any(|line| line.starts_with("Uid:") && line.split_whitespace().nth(1) == Some("0"))
     })
+}
+
+/// An isolated bot sees its own directory and the system's, nothing else of the host:
+/// neither the farm's directory (its config) nor another bot's code nor the farm's data;
+/// it holds no descriptor of the worker's but its stdio, even one the worker inherited
+/// (in `local` neither); and Docker's seccomp filter holds: `keyctl`, `ptrace` of
+/// another process and `unshare` fail with EPERM.
+#[test]
+fn an_isolated_bot_reads_nothing_of_the_farms_inherits_no_descriptor_and_is_filtered() {
+    let data = tempfile::tempdir().expect("temp dir");
+    let ledger = data.path().join("ledger.sqlite");
+    std::fs::write(&ledger, "the farm's data").expect("a ledger");
+    let written = data.path().join("inherited.txt");
+    // The bot tries every descriptor it holds beyond its stdio: the file stays empty.
+    let play_inheriting = |sandbox| {
+        let inherited = std::fs::File::create(&written).expect("a file for the worker to inherit");
+        let setup =
+            Setup { args: format!("read:{}", ledger.display()), inherited: Some(inherited.into()), ..Setup::default() };
+        let played = play_with(sandbox, "break-out", setup);
+        assert_eq!(played.status, "ok", "{sandbox}: {}", played.log);
+        assert!(played.log.contains("break-out: fds: none beyond stdio"), "{sandbox}: {}", played.log);
+        assert_eq!(std::fs::read_to_string(&written).expect("read"), "", "{sandbox}: written through fd 7");
+        played
+    };
+    let played = play_inheriting("isolated");
+    for path in ["Cargo.toml", "bots/vindinium/random_bot.py", ledger.to_str().expect("UTF-8")] {
+        assert!(played.log.contains(&format!("break-out: read {path}: blocked")), "{path}: {}", played.log);
+    }
+    for call in ["keyctl", "ptrace", "unshare"] {
+        let denied = format!("break-out: {call}: blocked ([Errno 1] Operation not permitted)");
+        assert!(played.log.contains(&denied), "{call}: {}", played.log);
+    }
+    play_inheriting("local");
 }
 
 #[test]

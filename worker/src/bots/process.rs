@@ -1,16 +1,23 @@
 //! A bot as a local process, contained: `sh -c COMMAND` with an empty environment, in a
 //! cgroup of its own where the worker can make one (else a PID namespace, else its
-//! process group), so that everything it starts ends with its match; and, isolated, in
-//! namespaces of its own (bubblewrap) with no network, the host read-only, a private
-//! `/tmp` and an unprivileged user. A contained bot may serve HTTP on a loopback port
-//! the worker picks for it (`FARM_PORT`); an isolated one has no network, so stdio only.
+//! process group), so that everything it starts ends with its match, holding no
+//! descriptor of the worker's but its stdio; and, isolated, in namespaces of its own
+//! (bubblewrap) with no network, nothing of the host's files in sight but the system's
+//! and its own directory (read-only), a private `/tmp`, an unprivileged user and
+//! Docker's seccomp filter. A contained bot may serve HTTP on a loopback port the worker
+//! picks for it (`FARM_PORT`); an isolated one has no network, so stdio only.
+
+mod seccomp;
+mod view;
 
 use std::collections::BTreeSet;
+use std::io::{Seek, Write};
 use std::net::{Ipv4Addr, SocketAddr};
 use std::os::fd::OwnedFd;
 use std::process::Stdio;
 use std::sync::{Arc, Mutex, OnceLock};
 
+use command_fds::{CommandFdExt, FdMapping};
 use farm_engine::Seat;
 use farm_proto::{BotLimits, Transport};
 use nix::sys::signal::{Signal, killpg};
@@ -41,6 +48,9 @@ const GO_LINE: &[u8] = b"\n";
 /// Waits for [`GO_LINE`]; what follows becomes the bot. `read` takes its input a
 /// byte at a time from a pipe, so not one byte of the bot's first request is eaten.
 const WAIT_FOR_GO: &str = "IFS= read -r _ || exit 97; exec";
+/// The descriptors an isolated bot's bubblewrap reads its seccomp programs from (and
+/// closes): the only ones but its stdio that the worker hands on.
+const SECCOMP_FDS: [i32; 2] = [3, 4];
 
 /// How a local bot is held.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -49,8 +59,9 @@ pub enum Isolation {
     /// code you trust (your own, a class's examples).
     #[default]
     Contained,
-    /// Namespaces of its own: no network, the host read-only, a private `/tmp` (with
-    /// the bot's writable home in it), an unprivileged user, the limits in its cgroup.
+    /// Namespaces of its own: no network, of the host's files only the system's and its
+    /// own directory in sight (read-only), a private `/tmp` (with the bot's writable home
+    /// in it), an unprivileged user, Docker's seccomp filter, the limits in its cgroup.
     Namespaces,
 }
 
@@ -156,7 +167,11 @@ impl ProcessBot {
         let pid_namespace = isolated || (cgroup.is_none() && namespaces_available().is_ok());
         if pid_namespace {
             wrapper.arg("-c").arg(format!(r#"{limits} {WAIT_FOR_GO} "$@""#)).arg("sh");
-            wrapper.arg(BWRAP).args(namespace_args(&launch, server));
+            let bubblewrap = namespace_args(command, &launch, server).map_err(|reason| BotLaunchError::Contain {
+                what: "the bot's files",
+                source: std::io::Error::other(reason),
+            })?;
+            wrapper.arg(BWRAP).args(bubblewrap);
             wrapper.args(["sh", "-c"]).arg(format!("exec {command}"));
         } else {
             wrapper.arg("-c").arg(format!("{limits} {WAIT_FOR_GO} {command}"));
@@ -165,6 +180,14 @@ impl ProcessBot {
         if isolated && Uid::effective().is_root() {
             wrapper.uid(BOT_UID).gid(BOT_GID);
         }
+        if isolated {
+            let programs = seccomp_descriptors().map_err(spawn_error)?;
+            wrapper.fd_mappings(programs).map_err(|collision| spawn_error(std::io::Error::other(collision)))?;
+        }
+        // No other descriptor of the worker's reaches the bot: every one it inherited or
+        // opened without close-on-exec (the standard library's and tokio's all have it)
+        // is marked so now.
+        close_fds::set_fds_cloexec_threadsafe(3, &[]);
         let mut child = wrapper
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
@@ -428,57 +451,57 @@ fn bot_environment(launch: &ProcessLaunch<'_>, server: Option<SocketAddr>) -> Ve
 /// An isolated bot's home: in its private `/tmp`, so it goes with the sandbox.
 const ISOLATED_HOME: &str = "/tmp/home";
 
-/// bubblewrap's arguments: for an isolated bot, every namespace, the host read-only,
-/// fresh `/tmp`, `/dev/shm` and `/run`; for a contained one, only a PID namespace.
-fn namespace_args(launch: &ProcessLaunch<'_>, server: Option<SocketAddr>) -> Vec<String> {
+/// bubblewrap's arguments for `command`: for an isolated bot, every namespace, only its
+/// own files and the system's in sight ([`view`]), no capability, a cleared environment
+/// and the seccomp filter ([`seccomp`]), read from [`SECCOMP_FDS`]; for a contained one,
+/// only a PID namespace. An isolated bot whose files cannot be shown alone is refused.
+fn namespace_args(
+    command: &str,
+    launch: &ProcessLaunch<'_>,
+    server: Option<SocketAddr>,
+) -> Result<Vec<String>, String> {
     let common = ["--die-with-parent", "--proc", "/proc"];
     let mut args: Vec<String> = match launch.isolation {
         Isolation::Contained => {
             ["--dev-bind", "/", "/", "--unshare-pid"].into_iter().chain(common).map(str::to_owned).collect()
         }
         Isolation::Namespaces => {
-            let tmp_bytes = launch.limits.tmp_mib.saturating_mul(1024 * 1024).to_string();
-            let mut args: Vec<String> = [
-                "--ro-bind",
-                "/",
-                "/",
-                "--dev",
-                "/dev",
-                "--unshare-all",
-                "--new-session",
-                "--cap-drop",
-                "ALL",
-                "--hostname",
-                "bot",
-            ]
-            .into_iter()
-            .chain(common)
-            .map(str::to_owned)
-            .collect();
-            // Private writable places, each bounded: /tmp by the bot's tmp limit, the
-            // others small. /run goes too, so no host socket (Docker's) is in sight.
-            let private = [("/tmp", tmp_bytes.as_str()), ("/dev/shm", "16777216"), ("/run", "1048576")];
-            for (place, size) in private {
-                args.extend(["--size", size, "--tmpfs", place].map(str::to_owned));
-            }
-            // The directory the farm runs in (where commands run, and their files are)
-            // stays in sight read-only, as the rest of the host, even when it lies in one
-            // of those places: a checkout under /tmp.
-            if let Ok(dir) = std::env::current_dir()
-                && private.iter().any(|(place, _)| dir.starts_with(place))
-            {
-                let dir = dir.to_string_lossy().into_owned();
-                args.extend(["--ro-bind".to_owned(), dir.clone(), dir]);
-            }
-            args.extend(["--dir", ISOLATED_HOME, "--clearenv"].map(str::to_owned));
+            let mut args: Vec<String> = ["--unshare-all", "--new-session", "--cap-drop", "ALL", "--hostname", "bot"]
+                .into_iter()
+                .chain(common)
+                .map(str::to_owned)
+                .collect();
+            let tmp_bytes = launch.limits.tmp_mib.saturating_mul(1024 * 1024);
+            args.extend(view::args(command, tmp_bytes, ISOLATED_HOME)?);
+            args.push("--clearenv".to_owned());
             for (name, value) in bot_environment(launch, server) {
                 args.extend(["--setenv".to_owned(), name.to_owned(), value]);
+            }
+            for fd in SECCOMP_FDS {
+                args.extend(["--add-seccomp-fd".to_owned(), fd.to_string()]);
             }
             args
         }
     };
     args.push("--".to_owned());
-    args
+    Ok(args)
+}
+
+/// The seccomp programs, each in a memory file of its own that the child gets as one
+/// of [`SECCOMP_FDS`], set up in the child alone (so no bot started meanwhile gets it).
+fn seccomp_descriptors() -> std::io::Result<Vec<FdMapping>> {
+    let programs = seccomp::programs().map_err(std::io::Error::other)?;
+    programs
+        .iter()
+        .zip(SECCOMP_FDS)
+        .map(|(program, child_fd)| {
+            let memfd = rustix::fs::memfd_create("farm-seccomp", rustix::fs::MemfdFlags::CLOEXEC)?;
+            let mut file = std::fs::File::from(memfd);
+            file.write_all(program)?;
+            file.rewind()?;
+            Ok(FdMapping { parent_fd: file.into(), child_fd })
+        })
+        .collect()
 }
 
 #[cfg(test)]
