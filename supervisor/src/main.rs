@@ -290,7 +290,10 @@ fn follow_turns(connection: &UnixStream, reader: &mut LineReader) -> Option<bool
 }
 
 /// Starts the bot: its own process group, the bot's user, a clean environment (the
-/// image's, with `HOME` in the writable `/tmp`, and the match's variables).
+/// image's, with `HOME` in the writable `/tmp`, and the match's variables), and no
+/// descriptor but its stdio: every other one the supervisor holds, its own or one it
+/// inherited, is marked close-on-exec first (the supervisor has one thread, so none is
+/// opened meanwhile).
 fn start(options: &Options, env: &[(String, String)], [stdin, stdout, stderr]: [OwnedFd; 3]) -> io::Result<Pid> {
     let mut command = Command::new(&options.program[0]);
     command
@@ -305,6 +308,7 @@ fn start(options: &Options, env: &[(String, String)], [stdin, stdout, stderr]: [
         .stdin(Stdio::from(stdin))
         .stdout(Stdio::from(stdout))
         .stderr(Stdio::from(stderr));
+    close_fds::set_fds_cloexec_threadsafe(3, &[]);
     let child = command.spawn()?;
     // Reaped by `reap` and `reset::kill_all`, which see every process of the container.
     Ok(Pid::from_raw(i32::try_from(child.id()).map_err(io::Error::other)?))
@@ -348,6 +352,32 @@ mod tests {
         assert_eq!(options.workdir, PathBuf::from("/bot"));
         assert_eq!(options.clean, [PathBuf::from("/tmp"), PathBuf::from("/dev/shm")]);
         assert_eq!(options.program, args("python3 bot.py"));
+    }
+
+    #[test]
+    fn the_bot_holds_no_descriptor_but_its_stdio() {
+        // A descriptor without close-on-exec, as one the supervisor could inherit.
+        let inherited = rustix::io::dup(std::fs::File::open("/dev/null").expect("/dev/null")).expect("dup");
+        let (stdin, stdin_writer) = std::io::pipe().expect("a pipe");
+        let (_stdout_reader, stdout) = std::io::pipe().expect("a pipe");
+        let (_stderr_reader, stderr) = std::io::pipe().expect("a pipe");
+        let options = Options {
+            uid: nix::unistd::geteuid().as_raw(),
+            gid: nix::unistd::getegid().as_raw(),
+            workdir: PathBuf::from("/"),
+            clean: Vec::new(),
+            program: vec![OsString::from("cat")],
+        };
+        let bot = start(&options, &[], [stdin.into(), stdout.into(), stderr.into()]).expect("cat starts");
+        // `cat` waits for its input: what it holds now is what it was started with.
+        let mut held: Vec<String> = std::fs::read_dir(format!("/proc/{bot}/fd"))
+            .expect("the bot's descriptors")
+            .map(|entry| entry.expect("an entry").file_name().to_string_lossy().into_owned())
+            .collect();
+        drop(stdin_writer);
+        let _ = waitpid(bot, None);
+        held.sort();
+        assert_eq!(held, ["0", "1", "2"], "and not {inherited:?}");
     }
 
     #[test]
