@@ -618,6 +618,9 @@ async fn find_match(
     Ok((tournament, row, envelope))
 }
 
+/// A match: its row, the job the ledger schedules for it (`job`, with bots launched as
+/// this farm launches them; null if they cannot be: `farm-worker reproduce` plays this,
+/// not the worker's word for it), its worker, audit and result.
 async fn match_detail(State(state): State<ApiState>, Path(job_id): Path<String>) -> Result<Response, ApiError> {
     let (tournament, row, envelope) = find_match(&state, &job_id).await?;
     let audit = state.ledger.audit_of(&job_id).await?;

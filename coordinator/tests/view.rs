@@ -1,7 +1,8 @@
 //! `farm-coordinator view` serves a finished run's data directory (pages and API,
 //! read-only) on the port it was given, or one it chose and printed; `run --web`
 //! serves while it plays and stops with the run. `standings` against it prints byte
-//! for byte what `run` printed.
+//! for byte what `run` printed. `farm-worker reproduce` through it plays the job the
+//! ledger scheduled, not the one a worker's result names.
 
 use std::io::{BufRead, BufReader};
 use std::net::SocketAddr;
@@ -116,20 +117,7 @@ fn view_serves_a_finished_run_on_the_port_it_printed_until_interrupted() {
     let data = dir.path().join("data");
     let id = play_tiny(dir.path(), &data);
 
-    let child = Command::new(COORDINATOR)
-        .args(["view", "--data", path(&data), "--listen", "127.0.0.1:0"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .spawn()
-        .expect("farm-coordinator view starts");
-    let mut view = Reaped(child);
-    let line = first_line(&mut view.0);
-    let address: SocketAddr = line
-        .trim()
-        .strip_prefix("listening on http://")
-        .unwrap_or_else(|| panic!("not the address line: {line:?}"))
-        .parse()
-        .expect("an address");
+    let (mut view, address) = start_view(&data);
     assert_ne!(address.port(), 0, "the chosen port is printed");
 
     let (status, page) = http_get(address, "/").expect("the page answers");
@@ -255,6 +243,58 @@ fn start_view(data: &Path) -> (Reaped, SocketAddr) {
         .parse()
         .expect("an address");
     (view, address)
+}
+
+/// A worker's result is its own word: a forged bundle that puts a command in seat 0
+/// is not what `reproduce` plays through the API (the ledger's job is), and played from
+/// the file alone the command is refused unless the operator trusts it.
+#[test]
+fn reproduce_plays_the_job_the_ledger_scheduled_and_runs_no_command_it_was_not_told_to() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let data = dir.path().join("data");
+    play_tiny(dir.path(), &data);
+    let marker = dir.path().join("the-forged-command-ran");
+    let ledger = rusqlite::Connection::open(data.join("ledger.sqlite")).expect("the ledger");
+    let (job_id, envelope): (String, String) = ledger
+        .query_row("SELECT job_id, envelope FROM results ORDER BY job_id LIMIT 1", [], |row| {
+            Ok((row.get(0)?, row.get(1)?))
+        })
+        .expect("a result");
+    let mut envelope: serde_json::Value = serde_json::from_str(&envelope).expect("JSON");
+    let forged: farm_proto::BotSpec = format!("cmd:touch {}", marker.display()).parse().expect("a bot spec");
+    envelope["result"]["reproduction"]["job"]["bots"][0] = serde_json::to_value(forged).expect("JSON");
+    ledger
+        .execute("UPDATE results SET envelope = ?1 WHERE job_id = ?2", (envelope.to_string(), &job_id))
+        .expect("the forged result");
+    drop(ledger);
+    let (_view, address) = start_view(&data);
+
+    let worker = farm_testkit::worker_binary();
+    let api = format!("http://{address}");
+    let out = dir.path().join("again");
+    let again =
+        Command::new(&worker).args(["reproduce", &job_id, "--api", &api, "--out", path(&out)]).output().expect("runs");
+    let said = String::from_utf8_lossy(&again.stdout);
+    assert_eq!(again.status.code(), Some(0), "{said}{}", String::from_utf8_lossy(&again.stderr));
+    assert!(said.contains("another job than the ledger scheduled") && said.contains("identical"), "{said}");
+    assert!(!marker.exists(), "the forged command ran");
+
+    // The bundle alone, as a file without the ledger's job: the command is refused.
+    let (status, detail) = http_get(address, &format!("/api/matches/{job_id}")).expect("the match");
+    assert_eq!(status, 200, "{detail}");
+    let mut detail: serde_json::Value = serde_json::from_str(&detail).expect("JSON");
+    assert!(detail["job"].is_object(), "the detail has the ledger's job: {detail}");
+    detail.as_object_mut().expect("an object").remove("job");
+    let file = dir.path().join("result.json");
+    std::fs::write(&file, detail.to_string()).expect("write");
+    let refused = Command::new(&worker)
+        .args(["reproduce", "--result", path(&file), "--out", path(&dir.path().join("refused"))])
+        .output()
+        .expect("runs");
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert_eq!(refused.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("seat 0 runs the command") && stderr.contains("--trust-commands"), "{stderr}");
+    assert!(!marker.exists(), "the refused command ran");
 }
 
 /// The status of a `method` request for `path` to `address`.
