@@ -45,6 +45,9 @@ CREATE TABLE IF NOT EXISTS tournaments (
     owner TEXT NOT NULL DEFAULT 'operator',
     priority INTEGER NOT NULL DEFAULT 0
 );
+-- The tournaments' pages (crate::ledger::Ledger::tournaments_after), newest first: a
+-- page reads its rows in order instead of sorting the whole table.
+CREATE INDEX IF NOT EXISTS tournaments_by_creation ON tournaments(created_at DESC, id);
 -- The key of the tokens deliveries carry (crate::vouch), made with the ledger:
 -- SQLite's randomblob reads the operating system's random source.
 CREATE TABLE IF NOT EXISTS answer_key (
