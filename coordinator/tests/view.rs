@@ -195,20 +195,12 @@ fn standings_over_http_print_byte_for_byte_what_run_printed() {
     let run_json: serde_json::Value = serde_json::from_str(&printed[0].1).expect("JSON standings");
     let id = run_json["tournament_id"].as_str().expect("an id");
 
-    let child = Command::new(COORDINATOR)
-        .args(["view", "--data", path(&data), "--listen", "127.0.0.1:0"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .spawn()
-        .expect("farm-coordinator view starts");
-    let mut view = Reaped(child);
-    let line = first_line(&mut view.0);
-    let url = line.trim().strip_prefix("listening on ").unwrap_or_else(|| panic!("not the address line: {line:?}"));
-    let address: SocketAddr = url.strip_prefix("http://").and_then(|a| a.parse().ok()).expect("an address");
+    let (mut view, address) = start_view(&data);
+    let url = format!("http://{address}");
 
     for (format, from_run) in &printed {
         let output = Command::new(COORDINATOR)
-            .args(["standings", id, "--url", url, "--format", format])
+            .args(["standings", id, "--url", &url, "--format", format])
             .output()
             .expect("farm-coordinator runs");
         assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
