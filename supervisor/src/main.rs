@@ -11,12 +11,13 @@
 //! hands the worker its cgroup's CPU usage file, to time the bot's moves by); on
 //! `connect` and `listen` it hands over a socket of the container's own loopback (to a
 //! bot's server, or for a bot that is a client of the worker's); on
-//! `pause` and `resume` it stops and continues every process of the bot; on `end` it
-//! kills every process but itself, empties every `--clean` directory and the
-//! System V IPC objects, checks that nothing is left, and says whether the container
-//! can serve again. It runs as root with only the capabilities that takes (kill, change
-//! user, open the run directory); the bot runs with none, and cannot open the run
-//! directory, so it cannot reach the socket.
+//! `pause` and `resume` it stops and continues every process of the bot; when the bot's
+//! own process exits, it kills every other process at once (the bot is over, and a
+//! child must not keep its stdout open); on `end` it kills every process but itself,
+//! empties every `--clean` directory and the System V IPC objects, checks that nothing
+//! is left, and says whether the container can serve again. It runs as root with
+//! only the capabilities that takes (kill, change user, open the run directory); the
+//! bot runs with none, and cannot open the run directory, so it cannot reach the socket.
 //!
 //! `farm-supervisor clean DIR...` is the cleaning step, which the supervisor runs as the
 //! bot's user (only the owner of an IPC object may remove it).
@@ -220,7 +221,12 @@ fn play(
         let mut fds =
             [PollFd::new(connection.as_fd(), PollFlags::POLLIN), PollFd::new(listener.as_fd(), PollFlags::POLLIN)];
         let ready = poll(&mut fds, PollTimeout::from(REAP_EVERY_MS)).unwrap_or(0);
-        reap(bot, &mut ended);
+        if reap(bot, &mut ended) {
+            // The bot is over: what it left running goes with it at once, so that no
+            // child holding its stdout keeps its output open (the worker crashes it
+            // when its output ends, in every sandbox).
+            let _ = kill(Pid::from_raw(-1), Signal::SIGKILL);
+        }
         if !paused {
             // A stop that outlived its `resume` (seen, rarely, with a bot that forks on
             // every turn) costs its turn at most this loop's period, not the turn.
@@ -314,17 +320,21 @@ fn start(options: &Options, env: &[(String, String)], [stdin, stdout, stderr]: [
     Ok(Pid::from_raw(i32::try_from(child.id()).map_err(io::Error::other)?))
 }
 
-/// Reaps whatever has ended, noting the bot's own status.
-fn reap(bot: Pid, ended: &mut Option<WaitStatus>) {
+/// Reaps whatever has ended, noting the bot's own status. `true` if the bot is among
+/// what ended.
+fn reap(bot: Pid, ended: &mut Option<WaitStatus>) -> bool {
+    let mut bot_ended = false;
     while let Ok(status) = waitpid(None, Some(WaitPidFlag::WNOHANG | WaitPidFlag::__WALL)) {
         match status.pid() {
             None => break,
             Some(pid) if pid == bot => {
                 ended.get_or_insert(status);
+                bot_ended = true;
             }
             Some(_) => {}
         }
     }
+    bot_ended
 }
 
 fn exit_of(status: Option<WaitStatus>) -> Exit {
