@@ -1365,10 +1365,9 @@ impl ContainerBot {
         };
         self.channel = None;
         let (exit, resetting) = match ended {
-            Some((exit, resetting)) => (
-                BotExit { code: exit.code, signal: exit.signal, exited_early: exit.early, oom_killed: exit.oom_killed },
-                Some(resetting),
-            ),
+            Some((exit, resetting)) => {
+                (BotExit::new(exit.code, exit.signal, exit.early, exit.oom_killed), Some(resetting))
+            }
             // No answer: the container is gone or wedged; it is replaced.
             None => (BotExit { exited_early: true, ..BotExit::default() }, None),
         };

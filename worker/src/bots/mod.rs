@@ -241,6 +241,18 @@ pub struct BotExit {
     pub oom_killed: bool,
 }
 
+impl BotExit {
+    /// A bot's end, by its exit `code` or `signal`, `seen_early` if the sandbox saw it
+    /// before the match ended. An end of its own (an exit code, or any signal but the
+    /// SIGKILL the farm ends bots with) came before the farm ended it, whenever it was
+    /// seen: a bot's process may finish exiting only just after its output ended, and
+    /// the match with it.
+    pub(crate) fn new(code: Option<i32>, signal: Option<i32>, seen_early: bool, oom_killed: bool) -> Self {
+        let own = code.is_some() || signal.is_some_and(|signal| signal != nix::libc::SIGKILL);
+        BotExit { code, signal, exited_early: seen_early || own, oom_killed }
+    }
+}
+
 /// What a sandbox needs to know to start one bot.
 #[derive(Debug, Clone, Copy)]
 pub struct LaunchContext<'a> {
@@ -398,7 +410,7 @@ async fn launch_process<S: Sandbox>(
                 isolation,
                 transport: spec.transport,
             };
-            Ok(BotSession::Process(ProcessBot::spawn(command, launch).await?))
+            Ok(BotSession::Process(Box::new(ProcessBot::spawn(command, launch).await?)))
         }
         other => Err(BotLaunchError::WrongSandbox { bot: other.to_string(), sandbox: S::NAME }),
     }
@@ -417,9 +429,9 @@ impl Sandbox for DockerSandbox {
 
     async fn launch_external(&self, spec: &BotSpec, context: &LaunchContext<'_>) -> Result<BotSession, BotLaunchError> {
         match &spec.launch {
-            BotLaunch::Image(image) => Ok(BotSession::Container(
+            BotLaunch::Image(image) => Ok(BotSession::Container(Box::new(
                 self.start_container(image, &spec.args, spec.transport, &spec.limits, context).await?,
-            )),
+            ))),
             other => Err(BotLaunchError::WrongSandbox { bot: other.to_string(), sandbox: Self::NAME }),
         }
     }
@@ -437,10 +449,11 @@ pub enum BotSession {
         /// Its answer to the last request and when it was made, until received.
         answer: Option<(String, Instant)>,
     },
-    /// A local process.
-    Process(ProcessBot),
+    /// A local process (boxed, as a container: each is several times a built-in bot's
+    /// size).
+    Process(Box<ProcessBot>),
     /// A Docker container.
-    Container(ContainerBot),
+    Container(Box<ContainerBot>),
 }
 
 impl BotSession {

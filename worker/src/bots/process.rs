@@ -6,6 +6,14 @@
 //! and its own directory (read-only), a private `/tmp`, an unprivileged user and
 //! Docker's seccomp filter. A contained bot may serve HTTP on a loopback port the worker
 //! picks for it (`FARM_PORT`); an isolated one has no network, so stdio only.
+//!
+//! A bot is over when its own process exits: everything it started is killed at once
+//! (its cgroup by the worker, its PID namespace by bubblewrap; only a bot held by its
+//! process group alone keeps its children until the match ends), so that no child left
+//! holding its stdout keeps its output open, and its hero is crashed at once, as in a
+//! container. Nothing but the bot holds its stdout (bubblewrap is handed it under
+//! another descriptor, which it closes), so a bot that closes it is crashed at once
+//! too. Its exit is recorded as the bot's own, a signal as the signal, whatever held it.
 
 mod seccomp;
 mod view;
@@ -51,6 +59,13 @@ const WAIT_FOR_GO: &str = "IFS= read -r _ || exit 97; exec";
 /// The descriptors an isolated bot's bubblewrap reads its seccomp programs from (and
 /// closes): the only ones but its stdio that the worker hands on.
 const SECCOMP_FDS: [i32; 2] = [3, 4];
+/// The descriptor bubblewrap is handed the bot's stdout under (its own stdout is
+/// `/dev/null`): bubblewrap closes every descriptor but its stdio in its own processes,
+/// so the bot, which takes it back as its stdout, is the only process holding it.
+const BOT_STDOUT_FD: u8 = 9;
+/// The highest signal number (Linux's `SIGRTMAX`): bubblewrap exits with 128 + N for a
+/// bot killed by signal N.
+const MAX_SIGNAL: i32 = 64;
 
 /// How a local bot is held.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -94,7 +109,8 @@ pub struct ProcessLaunch<'a> {
 pub struct ProcessBot {
     child: Child,
     group: Option<Pid>,
-    cgroup: Option<BotCgroup>,
+    /// Shared with the watch on its process, which kills it when the bot exits.
+    cgroup: Option<Arc<BotCgroup>>,
     /// Whether it runs in a PID namespace of its own (bubblewrap's).
     pid_namespace: bool,
     channel: BotChannel,
@@ -152,10 +168,10 @@ impl ProcessBot {
         };
         let server = port.as_ref().map(|port| port.0);
         let cgroup = match CgroupHost::get() {
-            Some(host) => Some(
+            Some(host) => Some(Arc::new(
                 host.create(isolated.then_some(launch.limits))
                     .map_err(|source| BotLaunchError::Contain { what: "a cgroup for the bot", source })?,
-            ),
+            )),
             None => None,
         };
         let mut wrapper = Command::new("sh");
@@ -166,13 +182,14 @@ impl ProcessBot {
         // both waits and becomes the bot (a shell less to start per match).
         let pid_namespace = isolated || (cgroup.is_none() && namespaces_available().is_ok());
         if pid_namespace {
-            wrapper.arg("-c").arg(format!(r#"{limits} {WAIT_FOR_GO} "$@""#)).arg("sh");
+            let fd = BOT_STDOUT_FD;
+            wrapper.arg("-c").arg(format!(r#"{limits} {WAIT_FOR_GO} "$@" {fd}>&1 >/dev/null"#)).arg("sh");
             let bubblewrap = namespace_args(command, &launch, server).map_err(|reason| BotLaunchError::Contain {
                 what: "the bot's files",
                 source: std::io::Error::other(reason),
             })?;
             wrapper.arg(BWRAP).args(bubblewrap);
-            wrapper.args(["sh", "-c"]).arg(format!("exec {command}"));
+            wrapper.args(["sh", "-c"]).arg(format!("exec >&{fd} {fd}>&-; exec {command}"));
         } else {
             wrapper.arg("-c").arg(format!("{limits} {WAIT_FOR_GO} {command}"));
         }
@@ -228,8 +245,22 @@ impl ProcessBot {
         .map(Arc::new);
         let channel =
             conversation.channel(server.map(BotServer::Loopback), stdout, stdin, meter.clone()).map_err(spawn_error)?;
-        if let (BotChannel::Server(server), Some(pid)) = (&channel, child.id()) {
-            watch_exit(pid, server.exited());
+        if let Some(pid) = child.id() {
+            let exited = match &channel {
+                BotChannel::Server(server) => Some(server.exited()),
+                BotChannel::Lines(_) | BotChannel::Http(_) => None,
+            };
+            let cgroup = cgroup.clone();
+            watch_exit(pid, move || {
+                // What the bot left running goes with it. (Its process group is killed
+                // only at the end: once the bot is reaped, its id may be another's.)
+                if let Some(cgroup) = cgroup {
+                    cgroup.kill();
+                }
+                if let Some(exited) = exited {
+                    exited.cancel();
+                }
+            });
         }
         Ok(ProcessBot {
             child,
@@ -278,7 +309,7 @@ impl ProcessBot {
 
     /// How many processes the bot has now, where its cgroup can tell.
     pub fn process_count(&self) -> Option<usize> {
-        self.cgroup.as_ref().map(BotCgroup::process_count)
+        self.cgroup.as_deref().map(BotCgroup::process_count)
     }
 
     fn kill_group(&mut self) {
@@ -288,17 +319,28 @@ impl ProcessBot {
         }
     }
 
-    /// Kills every process of the bot and reaps the one it started as. The reap
-    /// comes first: it is signalled (no polling), and by then the rest of the cgroup
-    /// is nearly always empty too. Without a cgroup, the bot's PID namespace ends when
-    /// its init (bubblewrap's, killed with the bubblewrap the worker started) is gone,
-    /// a moment after that reap: it is waited for, so that no process of the bot
-    /// outlives its match.
+    /// Kills every process of the bot and reaps the one it started as. A bot in a PID
+    /// namespace goes first, alone, thawed: bubblewrap, which holds its status (its own
+    /// exit, if it has just ended by itself), passes it on and exits, taking the
+    /// namespace with it; killed at once, bubblewrap could die before passing it on.
+    /// Then everything: the reap comes first: it is signalled (no polling), and by then
+    /// the rest of the cgroup is nearly always empty too. Without a cgroup, the bot's PID
+    /// namespace ends when its init (bubblewrap's, killed with the bubblewrap the worker
+    /// started) is gone, a moment after that reap: it is waited for, so that no process
+    /// of the bot outlives its match.
     async fn end(&mut self) -> Option<std::process::ExitStatus> {
+        let namespace_init = if self.pid_namespace { self.namespace_init() } else { None };
+        if let Some((init, _)) = &namespace_init {
+            self.freeze(false);
+            if let Some(bot) = namespace_bot(*init) {
+                let _ = rustix::process::pidfd_send_signal(&bot, rustix::process::Signal::KILL);
+            }
+            // Not passed on in time: the kill below ends bubblewrap too.
+            let _ = timeout(REAP_GRACE, self.child.wait()).await;
+        }
         if let Some(cgroup) = &self.cgroup {
             cgroup.kill();
         }
-        let namespace_init = if self.cgroup.is_none() && self.pid_namespace { self.namespace_init() } else { None };
         self.kill_group();
         let status = timeout(REAP_GRACE, self.child.wait()).await.ok().and_then(Result::ok);
         if let Some(cgroup) = &self.cgroup
@@ -306,7 +348,7 @@ impl ProcessBot {
         {
             tracing::warn!("a bot's cgroup did not empty after its kill; its processes are still being killed");
         }
-        if let Some(init) = namespace_init {
+        if let (None, Some((_, init))) = (&self.cgroup, namespace_init) {
             let ended = tokio::task::spawn_blocking(move || {
                 let wait = rustix::event::Timespec::try_from(REAP_GRACE).unwrap_or_default();
                 let mut exited = [rustix::event::PollFd::new(&init, rustix::event::PollFlags::IN)];
@@ -321,14 +363,14 @@ impl ProcessBot {
         status
     }
 
-    /// A pidfd of the init of the bot's PID namespace (the one child of the bubblewrap
-    /// the worker started), if the bot runs in one: readable once it has exited, which
-    /// the kernel lets it do only after every other process of the namespace is gone.
-    fn namespace_init(&self) -> Option<OwnedFd> {
+    /// The init of the bot's PID namespace (the one child of the bubblewrap the worker
+    /// started), if the bot runs in one: its pid, and a pidfd, readable once it has
+    /// exited, which the kernel lets it do only after every other process of the
+    /// namespace is gone.
+    fn namespace_init(&self) -> Option<(rustix::process::Pid, OwnedFd)> {
         let outer = self.child.id()?;
-        let children = std::fs::read_to_string(format!("/proc/{outer}/task/{outer}/children")).ok()?;
-        let init = rustix::process::Pid::from_raw(children.split_whitespace().next()?.parse().ok()?)?;
-        rustix::process::pidfd_open(init, rustix::process::PidfdFlags::empty()).ok()
+        let init = children(outer).into_iter().next()?;
+        Some((init, rustix::process::pidfd_open(init, rustix::process::PidfdFlags::empty()).ok()?))
     }
 
     /// How it is held, by its sandbox's name.
@@ -349,30 +391,59 @@ impl ProcessBot {
                 CappedLog::default()
             }
         };
-        let exit = BotExit {
-            code: status.and_then(|s| s.code()),
-            signal: status.and_then(|s| std::os::unix::process::ExitStatusExt::signal(&s)),
-            exited_early,
-            oom_killed: self.cgroup.as_ref().is_some_and(BotCgroup::oom_killed),
-        };
+        let (code, signal) = status.map_or((None, None), |status| bot_exit(status, self.pid_namespace));
+        let exit = BotExit::new(code, signal, exited_early, self.cgroup.as_deref().is_some_and(BotCgroup::oom_killed));
         (log, exit)
     }
 }
 
 impl Drop for ProcessBot {
     /// A match abandoned half-way (an error, Ctrl-C) still kills everything the bot
-    /// started (the cgroup's own drop kills its members).
+    /// started (the cgroup's own drop, once the bot's exit is seen, kills its members).
     fn drop(&mut self) {
         self.kill_group();
     }
 }
 
-/// Cancels `exited` when the process `pid` (the bot, or the bubblewrap holding it)
-/// has exited: a client of the worker's Vindinium server says nothing on its stdio
-/// that would tell. The watch ends with the process, which ends with its match.
-/// (A blocking thread waits on the process's pidfd: tokio registers no pidfd without
-/// `unsafe`, which the workspace forbids.)
-fn watch_exit(pid: u32, exited: tokio_util::sync::CancellationToken) {
+/// The processes `pid` (single-threaded) has started and not reaped yet.
+fn children(pid: impl std::fmt::Display) -> Vec<rustix::process::Pid> {
+    let children = std::fs::read_to_string(format!("/proc/{pid}/task/{pid}/children")).unwrap_or_default();
+    children.split_whitespace().filter_map(|child| rustix::process::Pid::from_raw(child.parse().ok()?)).collect()
+}
+
+/// A pidfd of the bot's own process in the PID namespace whose init is `init`, until
+/// init has reaped it: the namespace's second process (bubblewrap's "pid 2", which its
+/// init started as the bot), not one of those the bot left to init.
+fn namespace_bot(init: rustix::process::Pid) -> Option<OwnedFd> {
+    children(init.as_raw_nonzero()).into_iter().find_map(|pid| {
+        let pidfd = rustix::process::pidfd_open(pid, rustix::process::PidfdFlags::empty()).ok()?;
+        // Checked once the pidfd holds it, so that it is the bot's, not a reused id's.
+        let status = std::fs::read_to_string(format!("/proc/{}/status", pid.as_raw_nonzero())).ok()?;
+        let in_namespace = status.lines().find_map(|line| line.strip_prefix("NSpid:"))?.split_whitespace().last();
+        (in_namespace == Some("2")).then_some(pidfd)
+    })
+}
+
+/// The bot's exit code and signal, from the status of the process the worker started:
+/// the bot itself, or (`through_bubblewrap`) the bubblewrap holding it, which exits
+/// with the bot's code, or with 128 + N when a signal N killed the bot (as a shell
+/// reports it): that is read back as the signal, so that a bot's fault reads the same
+/// in every sandbox. (A bot that exits with such a code itself reads as killed, as in a
+/// shell.)
+fn bot_exit(status: std::process::ExitStatus, through_bubblewrap: bool) -> (Option<i32>, Option<i32>) {
+    match status.code() {
+        Some(code) if through_bubblewrap && (129..=128 + MAX_SIGNAL).contains(&code) => (None, Some(code - 128)),
+        code => (code, std::os::unix::process::ExitStatusExt::signal(&status)),
+    }
+}
+
+/// Calls `on_exit` when the process `pid` (the bot, or the bubblewrap holding it) has
+/// exited: what it left running is ended then, and a client of the worker's Vindinium
+/// server, which says nothing on its stdio that would tell, is known to be gone. The
+/// watch ends with the process, which ends with its match. (A blocking thread waits on
+/// the process's pidfd: tokio registers no pidfd without `unsafe`, which the workspace
+/// forbids.)
+fn watch_exit(pid: u32, on_exit: impl FnOnce() + Send + 'static) {
     let Some(pid) = i32::try_from(pid).ok().and_then(rustix::process::Pid::from_raw) else { return };
     let Ok(pidfd) = rustix::process::pidfd_open(pid, rustix::process::PidfdFlags::empty()) else { return };
     tokio::task::spawn_blocking(move || {
@@ -385,7 +456,7 @@ fn watch_exit(pid: u32, exited: tokio_util::sync::CancellationToken) {
             }
         };
         if has_ended {
-            exited.cancel();
+            on_exit();
         }
     });
 }
@@ -507,6 +578,23 @@ fn seccomp_descriptors() -> std::io::Result<Vec<FdMapping>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_signal_reads_as_the_signal_through_bubblewrap_and_a_code_as_the_code() {
+        use std::os::unix::process::ExitStatusExt;
+        let exited = |code: i32| std::process::ExitStatus::from_raw(code << 8);
+        let killed = std::process::ExitStatus::from_raw;
+        // bubblewrap's 128 + N for a bot killed by signal N; a bot's own code as it is.
+        assert_eq!(bot_exit(exited(139), true), (None, Some(11)));
+        assert_eq!(bot_exit(exited(128 + MAX_SIGNAL), true), (None, Some(MAX_SIGNAL)));
+        assert_eq!(bot_exit(exited(2), true), (Some(2), None));
+        assert_eq!(bot_exit(exited(128), true), (Some(128), None));
+        assert_eq!(bot_exit(exited(129 + MAX_SIGNAL), true), (Some(129 + MAX_SIGNAL), None));
+        // bubblewrap itself killed at the end, and a bot run without it.
+        assert_eq!(bot_exit(killed(9), true), (None, Some(9)));
+        assert_eq!(bot_exit(exited(139), false), (Some(139), None));
+        assert_eq!(bot_exit(killed(11), false), (None, Some(11)));
+    }
 
     #[test]
     fn a_loopback_port_is_never_held_by_two_live_bots_and_is_given_back() {
