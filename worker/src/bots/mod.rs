@@ -333,8 +333,10 @@ impl Sandbox for LocalSandbox {
     }
 }
 
-/// Bots as local processes in namespaces of their own (bubblewrap): no network, the
-/// host read-only, a private `/tmp`, an unprivileged user, their limits in a cgroup.
+/// Bots as local processes in namespaces of their own (bubblewrap): no network, only
+/// the system's files and their own directories, read-only (`process::view`), a
+/// private `/tmp`, an unprivileged user, Docker's seccomp filter, their limits in a
+/// cgroup.
 /// For bots you did not write, on a machine without Docker.
 #[derive(Debug, Clone, Copy)]
 pub struct IsolatedSandbox {
