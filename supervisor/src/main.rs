@@ -369,17 +369,22 @@ mod tests {
         // A descriptor without close-on-exec, as one the supervisor could inherit.
         let inherited = rustix::io::dup(std::fs::File::open("/dev/null").expect("/dev/null")).expect("dup");
         let (stdin, stdin_writer) = std::io::pipe().expect("a pipe");
-        let (_stdout_reader, stdout) = std::io::pipe().expect("a pipe");
+        let (stdout_reader, stdout) = std::io::pipe().expect("a pipe");
         let (_stderr_reader, stderr) = std::io::pipe().expect("a pipe");
         let options = Options {
             uid: nix::unistd::geteuid().as_raw(),
             gid: nix::unistd::getegid().as_raw(),
             workdir: PathBuf::from("/"),
             clean: Vec::new(),
-            program: vec![OsString::from("cat")],
+            program: ["sh", "-c", "echo started; exec cat"].map(OsString::from).to_vec(),
         };
-        let bot = start(&options, &[], [stdin.into(), stdout.into(), stderr.into()]).expect("cat starts");
-        // `cat` waits for its input: what it holds now is what it was started with.
+        let bot = start(&options, &[], [stdin.into(), stdout.into(), stderr.into()]).expect("the bot starts");
+        // Its first line comes after its exec, when close-on-exec has done its work (read
+        // any sooner, between fork and exec, the child still holds every descriptor);
+        // then `cat` waits for its input, holding what it was started with.
+        let mut line = String::new();
+        std::io::BufRead::read_line(&mut std::io::BufReader::new(stdout_reader), &mut line).expect("its line");
+        assert_eq!(line, "started\n");
         let mut held: Vec<String> = std::fs::read_dir(format!("/proc/{bot}/fd"))
             .expect("the bot's descriptors")
             .map(|entry| entry.expect("an entry").file_name().to_string_lossy().into_owned())
