@@ -1,6 +1,7 @@
 //! `farm-coordinator run`: the example tournaments play to the end with local
-//! processes, isolated ones and in Docker, a second run plays nothing, an interrupted
-//! run resumes, and a bad file is refused with the key named.
+//! processes, isolated ones and in Docker, the example of every format to its own end,
+//! a second run plays nothing, an interrupted run resumes, and a bad file is refused
+//! with the key named.
 
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
@@ -33,6 +34,37 @@ fn assert_complete(standings: &serde_json::Value, seats_per_match: u64) {
     let crashes: u64 =
         standings["rows"].as_array().expect("rows").iter().filter_map(|row| row["crashes"].as_u64()).sum();
     assert_eq!(crashes, 0, "{standings}");
+}
+
+/// `tournaments/` has an example of every format; each plays to its end, its format's
+/// own (an SPRT's verdict, a Swiss's rounds, a ladder's cap) where it has one.
+#[test]
+fn every_format_example_plays_to_its_end() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    for (name, ended) in [
+        ("gauntlet", None),
+        ("sprt", Some("ended: H1 accepted")),
+        ("swiss", Some("ended: played its 3 rounds")),
+        ("ladder", Some("ended: played its cap of 40 matches")),
+    ] {
+        let data = dir.path().join(name);
+        let file = format!("tournaments/{name}.toml");
+        let output = run(&[&file, "--data", data.to_str().expect("UTF-8 path"), "--workers", "2", "--format", "json"]);
+        let standings = json_standings(&output);
+        // Finished: nothing waits or plays, nothing failed (a directed format cancels
+        // what it no longer needs), and every match was played by two bots, none crashed.
+        let progress = &standings["progress"];
+        assert_eq!(
+            (&progress["pending"], &progress["running"], &progress["failed"]),
+            (&0.into(), &0.into(), &0.into())
+        );
+        let rows = standings["rows"].as_array().expect("rows");
+        let played: u64 = rows.iter().filter_map(|row| row["played"].as_u64()).sum();
+        assert_eq!(played, 2 * progress["done"].as_u64().expect("done"), "{name}: {standings}");
+        assert!(rows.iter().all(|row| row["crashes"] == 0), "{name}: {standings}");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(ended.is_none_or(|ended| stderr.contains(ended)), "{name}: {stderr}");
+    }
 }
 
 #[test]
