@@ -22,6 +22,9 @@
 //!    `farm_worker_container_resets_total{outcome="replaced"}`. With
 //!    `isolation = "fresh-container"` every match gets a never-used container.
 //!
+//! The worker's `[docker]` settings are in `settings`, the supervisor's installation
+//! in the run root in `install`.
+//!
 //! # Where the run directory lives
 //! It must be the same path for the worker and the Docker engine: on a host, any
 //! directory ([`DockerSettings::run_dir`]); with the worker in a container, a host
@@ -32,7 +35,7 @@
 //! the supervisor hangs up on any peer inside the container.
 
 use std::collections::HashMap;
-use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
+use std::os::unix::fs::DirBuilderExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, Weak};
@@ -46,7 +49,6 @@ use bollard::query_parameters::{
 use farm_proto::{BotLaunch, BotLimits, BotSpec, ContainerIsolation, Transport};
 use farm_supervisor::protocol as supervisor_protocol;
 use futures_util::StreamExt;
-use serde::{Deserialize, Serialize};
 use tokio::task::JoinHandle;
 use tokio::time::{Duration, Instant, timeout};
 use tokio_util::task::TaskTracker;
@@ -60,6 +62,12 @@ use super::{
     BOT_GID, BOT_OPEN_FILES, BOT_UID, BotChannel, BotExit, BotLaunchError, Conversation, LaunchContext, Sandbox,
 };
 use crate::metrics::{self, SandboxPhase};
+
+mod install;
+mod settings;
+
+use install::{SUPERVISOR_FILE, install_supervisor};
+pub use settings::DockerSettings;
 
 /// Label carrying the id of the worker that started the container.
 pub const WORKER_LABEL: &str = "matchfarm.worker";
@@ -107,9 +115,6 @@ const WRITABLE: [&str; 3] = ["/tmp", "/dev/shm", "/dev/mqueue"];
 const GVISOR_PROGRAM: &str = "runsc";
 /// The threads a gVisor sandbox may have on the host (see `DockerSandbox::pids_limit`).
 pub(crate) const GVISOR_SANDBOX_THREADS: i64 = 4096;
-/// Where the supervisor binary is looked for in a build tree, from an ancestor of the
-/// running binary (scripts/build-supervisor puts it there).
-const BUILT_SUPERVISOR: &str = "static/x86_64-unknown-linux-gnu/release/farm-supervisor";
 
 /// A failure talking to the Docker daemon or to a container's supervisor.
 #[derive(Debug, thiserror::Error)]
@@ -128,117 +133,6 @@ pub enum DockerError {
     /// The sandbox cannot work on this machine as configured.
     #[error("{0}")]
     Setup(String),
-}
-
-/// How the Docker sandbox prepares and reuses containers (the worker's `[docker]`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct DockerSettings {
-    /// The static supervisor binary (scripts/build-supervisor). Unset: `farm-supervisor`
-    /// beside the running binary, then the build tree's.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub supervisor: Option<PathBuf>,
-    /// The directory holding each container's run directory (its supervisor's socket)
-    /// and a copy of the supervisor: the same path for the worker and the Docker engine.
-    pub run_dir: PathBuf,
-    /// Reused containers (up to `matches_per_container` matches each), or a fresh one
-    /// per match. A tournament may ask for fresh containers for its own matches.
-    pub isolation: ContainerIsolation,
-    /// Matches one container serves before it is replaced, when reused.
-    pub matches_per_container: u32,
-    /// Prepared containers kept waiting for a match, across all images.
-    pub prepared_max: usize,
-    /// How long a prepared container may wait for a match before it is removed.
-    pub prepared_idle_secs: u64,
-    /// How often this worker touches its heartbeat file and looks for the containers of
-    /// dead workers on the same engine (those whose heartbeat is 3 periods old), in
-    /// seconds: 1 to 300. Workers that share a run directory see each other's.
-    pub heartbeat_secs: u64,
-    /// The OCI runtime bot containers run under, as the engine names it in its
-    /// `runtimes` (`runsc`: gVisor, a kernel of its own between the bot and the host's).
-    /// Unset: the engine's default (runc).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub runtime: Option<String>,
-    /// The farm's image registry (`HOST:PORT`): bots named by digest there
-    /// (`HOST:PORT/REPO@sha256:...`) are pulled when the engine lacks them, and the
-    /// worker builds submitted bots and pushes them there. Unset: nothing is pulled
-    /// (images must be on the engine) and no build is taken.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub registry: Option<String>,
-    /// The user this worker signs in to the registry as (its htpasswd entry): pulls and
-    /// the pushes of its builds. Unset: no credentials are sent.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub registry_user: Option<String>,
-    /// That user's password (`FARM_DOCKER__REGISTRY_PASSWORD`).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub registry_password: Option<String>,
-}
-
-impl Default for DockerSettings {
-    fn default() -> Self {
-        DockerSettings {
-            supervisor: None,
-            run_dir: default_run_dir(),
-            isolation: ContainerIsolation::Reused,
-            matches_per_container: 100,
-            prepared_max: 8,
-            prepared_idle_secs: 120,
-            heartbeat_secs: 10,
-            runtime: None,
-            registry: None,
-            registry_user: None,
-            registry_password: None,
-        }
-    }
-}
-
-/// `/run/matchfarm` for root; otherwise under `$XDG_RUNTIME_DIR`, else `/tmp`.
-fn default_run_dir() -> PathBuf {
-    if nix::unistd::geteuid().is_root() {
-        return PathBuf::from("/run/matchfarm");
-    }
-    match std::env::var_os("XDG_RUNTIME_DIR") {
-        Some(dir) => PathBuf::from(dir).join("matchfarm"),
-        None => PathBuf::from(format!("/tmp/matchfarm-{}", nix::unistd::geteuid())),
-    }
-}
-
-impl DockerSettings {
-    /// Checks the numbers are usable.
-    pub fn check(&self) -> Result<(), String> {
-        if self.matches_per_container == 0 {
-            return Err("docker.matches_per_container must be at least 1".to_owned());
-        }
-        if self.prepared_max == 0 {
-            return Err("docker.prepared_max must be at least 1".to_owned());
-        }
-        if !(1..=HEARTBEAT_SECS_MAX).contains(&self.heartbeat_secs) {
-            return Err(format!(
-                "docker.heartbeat_secs must be 1 to {HEARTBEAT_SECS_MAX}, got {}",
-                self.heartbeat_secs
-            ));
-        }
-        Ok(())
-    }
-
-    /// What this worker signs in to its registry with, if anything.
-    pub fn registry_credentials(&self) -> Option<bollard::auth::DockerCredentials> {
-        let registry = self.registry.as_ref()?;
-        Some(bollard::auth::DockerCredentials {
-            username: Some(self.registry_user.clone()?),
-            password: self.registry_password.clone(),
-            serveraddress: Some(registry.clone()),
-            ..Default::default()
-        })
-    }
-
-    /// Matches a container serves.
-    fn matches(&self) -> u32 {
-        match self.isolation {
-            ContainerIsolation::Reused => self.matches_per_container,
-            ContainerIsolation::FreshContainer => 1,
-        }
-    }
 }
 
 /// Starts bots in containers on the local Docker daemon.
@@ -1030,88 +924,6 @@ pub(crate) fn ulimit(name: &str, value: u64) -> ResourcesUlimits {
     ResourcesUlimits { name: Some(name.to_owned()), soft: Some(value), hard: Some(value) }
 }
 
-/// The supervisor's file name in the run root.
-const SUPERVISOR_FILE: &str = "farm-supervisor";
-
-/// Copies the static supervisor into `run_root` (made if need be), where the Docker
-/// engine can bind-mount it; says which binary is missing or unfit, and how to build it.
-fn install_supervisor(configured: Option<&Path>, run_root: &Path) -> Result<(), String> {
-    let binary = match configured {
-        Some(path) => {
-            let binary = std::fs::read(path)
-                .map_err(|error| format!("cannot read the supervisor {}: {error}", path.display()))?;
-            if !is_static_elf(&binary) {
-                return Err(format!(
-                    "{} is not a static executable; the supervisor runs inside bot images of every kind: build it \
-                     with scripts/build-supervisor",
-                    path.display()
-                ));
-            }
-            binary
-        }
-        None => find_supervisor()?,
-    };
-    std::fs::DirBuilder::new()
-        .recursive(true)
-        .mode(0o711)
-        .create(run_root)
-        .map_err(|error| format!("cannot make the run directory {}: {error}", run_root.display()))?;
-    // A new file, renamed over the old: a container of an earlier run may still have
-    // the old one mounted.
-    let target = run_root.join(SUPERVISOR_FILE);
-    let partial = run_root.join(format!(".{SUPERVISOR_FILE}.{}", std::process::id()));
-    std::fs::write(&partial, &binary)
-        .and_then(|()| std::fs::set_permissions(&partial, std::fs::Permissions::from_mode(0o755)))
-        .and_then(|()| std::fs::rename(&partial, &target))
-        .map_err(|error| format!("cannot install the supervisor in {}: {error}", run_root.display()))
-}
-
-/// The first static `farm-supervisor` beside the running binary or in the build tree
-/// of an ancestor directory (`target/static/...`; a workspace build leaves a dynamic
-/// one beside the binary, which cannot serve).
-fn find_supervisor() -> Result<Vec<u8>, String> {
-    let exe = std::env::current_exe().map_err(|error| format!("cannot find the running binary: {error}"))?;
-    let dir = exe.parent().unwrap_or(Path::new("/"));
-    let candidates = std::iter::once(dir.join(SUPERVISOR_FILE))
-        .chain(dir.ancestors().take(4).map(|ancestor| ancestor.join(BUILT_SUPERVISOR)));
-    let mut tried = Vec::new();
-    for candidate in candidates {
-        if let Ok(binary) = std::fs::read(&candidate)
-            && is_static_elf(&binary)
-        {
-            return Ok(binary);
-        }
-        tried.push(candidate.display().to_string());
-    }
-    Err(format!(
-        "no static container supervisor found (looked for {}): build it with scripts/build-supervisor, or set \
-         docker.supervisor (FARM_DOCKER__SUPERVISOR)",
-        tried.join(", ")
-    ))
-}
-
-/// Whether `binary` is an x86-64 ELF executable with no program interpreter (so it
-/// needs no dynamic loader and no library from the image).
-fn is_static_elf(binary: &[u8]) -> bool {
-    const PT_INTERP: u32 = 3;
-    let u16_at = |at: usize| binary.get(at..at + 2).map(|b| u16::from_le_bytes([b[0], b[1]]));
-    let u32_at = |at: usize| binary.get(at..at + 4).and_then(|b| b.try_into().ok()).map(u32::from_le_bytes);
-    let u64_at = |at: usize| binary.get(at..at + 8).and_then(|b| b.try_into().ok()).map(u64::from_le_bytes);
-    // 64-bit, little-endian, executable or position-independent.
-    if !binary.starts_with(b"\x7fELF\x02\x01") || !matches!(u16_at(16), Some(2 | 3)) {
-        return false;
-    }
-    let (Some(table), Some(entry), Some(entries)) = (u64_at(0x20), u16_at(0x36), u16_at(0x38)) else {
-        return false;
-    };
-    (0..usize::from(entries)).all(|index| {
-        usize::try_from(table)
-            .ok()
-            .and_then(|table| u32_at(table + index * usize::from(entry)))
-            .is_some_and(|kind| kind != PT_INTERP)
-    })
-}
-
 /// Removes a container and its run directory.
 async fn remove_prepared(docker: &Docker, container: Prepared) {
     remove(docker, &container.id).await;
@@ -1404,27 +1216,5 @@ impl Drop for ContainerBot {
                 self.sandbox.background.spawn_on(async move { sandbox.discard(container).await }, &runtime);
             }
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn only_an_elf_without_an_interpreter_counts_as_static() {
-        let worker = std::fs::read(std::env::current_exe().expect("this test")).expect("readable");
-        assert!(!is_static_elf(&worker), "a dynamically linked test binary");
-        assert!(!is_static_elf(b"#!/bin/sh\n"));
-        assert!(!is_static_elf(b"\x7fELF\x02\x01"), "truncated");
-    }
-
-    #[test]
-    fn fresh_containers_serve_one_match_and_bad_numbers_are_refused() {
-        let fresh = DockerSettings { isolation: ContainerIsolation::FreshContainer, ..DockerSettings::default() };
-        assert_eq!(fresh.matches(), 1);
-        assert_eq!(DockerSettings::default().matches(), 100);
-        let none = DockerSettings { matches_per_container: 0, ..DockerSettings::default() };
-        assert!(none.check().expect_err("zero").contains("matches_per_container"));
     }
 }
