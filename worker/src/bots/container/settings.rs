@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use farm_proto::ContainerIsolation;
 use serde::{Deserialize, Serialize};
 
-use super::HEARTBEAT_SECS_MAX;
+use super::reaper::HEARTBEAT_SECS_MAX;
 
 /// How the Docker sandbox prepares and reuses containers (the worker's `[docker]`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
