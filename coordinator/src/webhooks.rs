@@ -101,8 +101,8 @@ impl WebhookSettings {
 
     /// The wait after failed attempt number `attempts` (1, 2, ...).
     pub fn retry_after(&self, attempts: u32) -> u64 {
-        let doubled = self.first_retry_secs.saturating_mul(1u64 << attempts.saturating_sub(1).min(32));
-        doubled.min(self.max_retry_secs)
+        let (first, max) = (Duration::from_secs(self.first_retry_secs), Duration::from_secs(self.max_retry_secs));
+        farm_runtime::backoff::doubled(first, max, attempts).as_secs()
     }
 }
 

@@ -1,7 +1,8 @@
-//! How long to wait before reconnecting to RabbitMQ: one policy for the worker and the
-//! coordinator, so that a broker that is down is not hammered, and a broker that was
-//! fine for a while and then restarted is reconnected to at once, not after delays
-//! grown by failures long past.
+//! How long to wait before trying again. [`doubled`] is the farm's one doubling rule.
+//! [`Backoff`] and [`ReconnectPacing`] pace reconnecting to RabbitMQ, one policy for the
+//! worker and the coordinator, so that a broker that is down is not hammered, and a
+//! broker that was fine for a while and then restarted is reconnected to at once, not
+//! after delays grown by failures long past.
 
 use std::time::Duration;
 
@@ -13,30 +14,39 @@ pub const MAX_DELAY: Duration = Duration::from_secs(10);
 /// delays again from [`FIRST_DELAY`].
 pub const STABLE_SESSION: Duration = Duration::from_secs(30);
 
-/// Exponential backoff: each delay twice the last, from a first delay up to a maximum.
+/// The wait before try number `attempt` (1, 2, ...; 0 counts as 1) of a backoff from
+/// `first`, doubling, capped at `max`: `first` × 2^(`attempt` − 1). The one doubling
+/// rule of the farm: reconnects ([`Backoff`]), a job's retries after an infrastructure
+/// failure and a webhook's deliveries.
+pub fn doubled(first: Duration, max: Duration, attempt: u32) -> Duration {
+    first.saturating_mul(1 << attempt.saturating_sub(1).min(31)).min(max)
+}
+
+/// Exponential backoff: each delay twice the last, from a first delay up to a maximum
+/// ([`doubled`]).
 #[derive(Debug, Clone)]
 pub struct Backoff {
     first: Duration,
     max: Duration,
-    upcoming: Duration,
+    /// Delays taken since the last reset.
+    taken: u32,
 }
 
 impl Backoff {
     /// Delays from `first`, doubling, capped at `max`.
     pub fn new(first: Duration, max: Duration) -> Self {
-        Backoff { first, max, upcoming: first.min(max) }
+        Backoff { first, max, taken: 0 }
     }
 
     /// The delay to wait now; the one after it is twice as long, up to the maximum.
     pub fn next_delay(&mut self) -> Duration {
-        let delay = self.upcoming;
-        self.upcoming = self.upcoming.saturating_mul(2).min(self.max);
-        delay
+        self.taken = self.taken.saturating_add(1);
+        doubled(self.first, self.max, self.taken)
     }
 
     /// Starts again from the first delay.
     pub fn reset(&mut self) {
-        self.upcoming = self.first.min(self.max);
+        self.taken = 0;
     }
 }
 
@@ -82,6 +92,15 @@ impl Default for ReconnectPacing {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn doubled_waits_double_from_the_first_and_stop_at_the_maximum() {
+        let second = Duration::from_secs(1);
+        let waits: Vec<u64> = (0..=7).map(|attempt| doubled(second, 30 * second, attempt).as_secs()).collect();
+        assert_eq!(waits, [1, 1, 2, 4, 8, 16, 30, 30]);
+        assert_eq!(doubled(second, 30 * second, u32::MAX), 30 * second, "no overflow");
+        assert_eq!(doubled(Duration::MAX / 2, Duration::MAX, 40), Duration::MAX, "saturates");
+    }
 
     fn millis(delays: impl IntoIterator<Item = Duration>) -> Vec<u128> {
         delays.into_iter().map(|delay| delay.as_millis()).collect()

@@ -24,7 +24,7 @@ pub const MAX_RETRY_DELAY: Duration = Duration::from_secs(30);
 /// short outage (Docker restarting, storage unreachable) would burn through every
 /// job's delivery limit in seconds.
 pub fn retry_delay(attempt: u32) -> Duration {
-    Duration::from_secs(1 << attempt.saturating_sub(1).min(5)).min(MAX_RETRY_DELAY)
+    farm_runtime::backoff::doubled(Duration::from_secs(1), MAX_RETRY_DELAY, attempt)
 }
 
 /// What becomes of one attempt at a job ([`JobPlayer::answer`]).
