@@ -30,7 +30,8 @@ pub struct CoordinatorConfig {
     pub api_token: String,
     /// The RabbitMQ URL.
     pub amqp_url: String,
-    /// Redeliveries of one job before it is dead-lettered (must match the workers').
+    /// Redeliveries of one job before it is dead-lettered (must match the workers';
+    /// both default to [`farm_runtime::queue::DEFAULT_DELIVERY_LIMIT`]).
     pub delivery_limit: u32,
     /// The SQLite ledger.
     pub ledger_path: PathBuf,
@@ -82,7 +83,7 @@ impl Default for CoordinatorConfig {
             listen: "127.0.0.1:8000".to_owned(),
             api_token: String::new(),
             amqp_url: "amqp://guest:guest@127.0.0.1:5672/%2f".to_owned(),
-            delivery_limit: 5,
+            delivery_limit: farm_runtime::queue::DEFAULT_DELIVERY_LIMIT,
             ledger_path: PathBuf::from("farm-data/ledger.sqlite"),
             storage: StorageConfig::default(),
             bot_launch: SandboxKind::Docker,

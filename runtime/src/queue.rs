@@ -44,6 +44,11 @@ pub const SET_ASIDE_MAX_BYTES: i64 = 256 * 1024 * 1024;
 pub const AUDITS_WAIT_QUEUE: &str = "farm.audits.wait";
 /// How long an audit job waits in [`AUDITS_WAIT_QUEUE`] before another try.
 pub const AUDIT_WAIT_MS: i32 = 2000;
+/// Redeliveries of a match job before it is dead-lettered (RabbitMQ's
+/// `x-delivery-limit`), unless configured: the default of the workers', the
+/// coordinator's and `farm-coordinator run`'s `delivery_limit`, which must agree on a
+/// farm (the queue is declared with it).
+pub const DEFAULT_DELIVERY_LIMIT: u32 = 5;
 /// Redeliveries of a build job before it is dead-lettered: a source that kills its
 /// builder is not tried on every worker. A worker that fails the farm's way on the
 /// last delivery reports the failure instead of giving it back.

@@ -101,7 +101,7 @@ impl Default for WorkerConfig {
             docker: DockerSettings::default(),
             amqp_url: "amqp://guest:guest@127.0.0.1:5672/%2f".to_owned(),
             identity_dir: None,
-            delivery_limit: 5,
+            delivery_limit: farm_runtime::queue::DEFAULT_DELIVERY_LIMIT,
             metrics_listen: "127.0.0.1:9464".to_owned(),
             startup_grace_ms: 5000,
             max_match_secs: RunnerOptions::default().max_match.as_secs(),
