@@ -6,10 +6,10 @@
 //! `farm.build-results`; the build's log goes to object storage whether it built or not.
 //!
 //! A failure of the farm's own (the engine, the registry, the store) gives the job back
-//! to the queue for another try after a pause, up to its delivery limit, and on its
-//! last delivery is reported as the farm's failure, with its cause; a failure of the
-//! source's (a step that fails, too long a build, too large an image, a source that
-//! breaks the rules) is reported at once.
+//! to the queue for another try after a pause (cut short when the worker stops), up to
+//! its delivery limit, and on its last delivery is reported as the farm's failure,
+//! with its cause; a failure of the source's (a step that fails, too long a build, too
+//! large an image, a source that breaks the rules) is reported at once.
 
 use bollard::auth::DockerCredentials;
 use farm_proto::{BUILD_RESULTS_QUEUE, BuildJob, BuildOutcome, BuildReport};
@@ -17,6 +17,7 @@ use farm_runtime::queue::{self, BUILD_DELIVERY_LIMIT, ConfirmedPublisher};
 use farm_runtime::storage::{Storage, StorageError};
 use lapin::message::Delivery;
 use lapin::options::{BasicAckOptions, BasicRejectOptions};
+use tokio::sync::watch;
 
 use crate::build::{self, BuildEngine, BuildError, BuildLimits, BuildLog, Source};
 use crate::metrics;
@@ -40,6 +41,8 @@ pub struct Builder<'a> {
     pub worker_id: &'a str,
     /// Where reports go.
     pub publisher: &'a ConfirmedPublisher,
+    /// Set when the worker stops: a build given back waits no longer.
+    pub stop: watch::Receiver<bool>,
 }
 
 /// Why a build job goes back to the queue instead of being answered.
@@ -72,13 +75,13 @@ impl Builder<'_> {
             }
             Err(error) => {
                 tracing::warn!(bot = %job.bot, version = job.version, %error, attempt, "a build failed for the farm's fault; requeued");
-                give_back(&delivery).await;
+                self.give_back(&delivery).await;
                 return;
             }
         };
         if let Err(error) = self.storage.put(&job.log_key, log.0.into_bytes()).await {
             tracing::warn!(bot = %job.bot, %error, "storing a build log failed; requeued");
-            give_back(&delivery).await;
+            self.give_back(&delivery).await;
             return;
         }
         let label = match &outcome {
@@ -95,7 +98,7 @@ impl Builder<'_> {
             }
             Err(error) => {
                 tracing::warn!(%error, "publishing a build report failed; requeued");
-                give_back(&delivery).await;
+                self.give_back(&delivery).await;
             }
         }
     }
@@ -125,10 +128,17 @@ impl Builder<'_> {
     }
 }
 
-/// Gives a build the farm failed back to the queue, after [`RETRY_PAUSE`]: a registry
-/// or an engine that just failed is not asked again at once.
-async fn give_back(delivery: &Delivery) {
-    metrics::BUILDS.with_label_values(&["requeued"]).inc();
-    tokio::time::sleep(RETRY_PAUSE).await;
-    queue::requeue(&delivery.acker).await;
+impl Builder<'_> {
+    /// Gives a build the farm failed back to the queue after [`RETRY_PAUSE`] (a
+    /// registry or an engine that just failed is not asked again at once), or at once
+    /// when the worker stops.
+    async fn give_back(&self, delivery: &Delivery) {
+        metrics::BUILDS.with_label_values(&["requeued"]).inc();
+        let mut stop = self.stop.clone();
+        tokio::select! {
+            () = tokio::time::sleep(RETRY_PAUSE) => {}
+            _ = stop.wait_for(|stop| *stop) => {}
+        }
+        queue::requeue(&delivery.acker).await;
+    }
 }

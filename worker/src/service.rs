@@ -388,6 +388,7 @@ async fn run_build_lane<S: Sandbox + Clone + Send + 'static>(
         storage: &context.player.storage,
         worker_id: &context.config.worker_id,
         publisher: &context.publisher,
+        stop: context.stop_matches.subscribe(),
     };
     one_at_a_time(&connection, BUILDS_QUEUE, &tag, &context, |delivery| async {
         let mut drain = context.drain.clone();
