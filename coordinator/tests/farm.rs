@@ -128,9 +128,19 @@ async fn a_round_robin_survives_a_coordinator_restart_and_matches_the_embedded_r
         .filter(|key| key.ends_with("/result.json"))
         .collect();
     assert!(results.len() >= 24, "a result document per match: {}", results.len());
-    let document = storage.read(&results[0]).await.expect("a result document");
+    // One of this run's: the tournament's id is its content's, so the bucket may hold an
+    // earlier run's documents too, signed with another ledger's tokens.
+    let mut ours = None;
+    for key in &results {
+        let document = storage.read(key).await.expect("a result document");
+        let worker = serde_json::from_slice::<farm_proto::ResultEnvelope>(&document).expect("a result").worker_id;
+        if workers.iter().any(|played| played.id == worker) {
+            ours = Some((document, worker));
+            break;
+        }
+    }
     // Sent again by the worker that played it, as a redelivery would make it.
-    let played_by = serde_json::from_slice::<farm_proto::ResultEnvelope>(&document).expect("a result").worker_id;
+    let (document, played_by) = ours.expect("a result document of this run's workers");
     let again = lapin::Connection::connect(&vhost.worker_url(&played_by), Default::default()).await.expect("connect");
     let publisher = farm_runtime::queue::ConfirmedPublisher::open_as(&again, &played_by).await.expect("publisher");
     publisher.publish(RESULTS_QUEUE, &document).await.expect("publish the duplicate");
