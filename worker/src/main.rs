@@ -491,7 +491,7 @@ async fn reproduce(args: ReproduceArgs) -> Result<ExitCode> {
         (None, None) => anyhow::bail!("name the match (its job id) or give --result FILE"),
     };
     let bundle = &recorded.reproduction;
-    let job = recorded.scheduled.as_ref().unwrap_or(&bundle.job);
+    let job = recorded.given_job();
     println!(
         "reproducing {}: {} seed {}, {} bots, played by {}{}",
         job.job_id,

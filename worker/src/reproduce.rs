@@ -130,6 +130,11 @@ impl Recorded {
         Ok(Recorded { reproduction, replay_sha256, scheduled })
     }
 
+    /// The job as given: the ledger's when known, else the bundle's.
+    pub fn given_job(&self) -> &MatchJob {
+        self.scheduled.as_ref().unwrap_or(&self.reproduction.job)
+    }
+
     /// Whether the worker's bundle names another job than the ledger scheduled.
     pub fn departs_from_schedule(&self) -> bool {
         self.scheduled.as_ref().is_some_and(|scheduled| *scheduled != self.reproduction.job)
@@ -141,8 +146,8 @@ impl Recorded {
         if commands == CommandBots::Trusted {
             return Ok(());
         }
-        let first = self.job_to_play().bots.into_iter().enumerate().find_map(|(seat, bot)| match bot.launch {
-            BotLaunch::Command(command) => Some((seat, command)),
+        let first = self.given_job().bots.iter().enumerate().find_map(|(seat, bot)| match &bot.launch {
+            BotLaunch::Command(command) => Some((seat, command.clone())),
             _ => None,
         });
         match first {
@@ -151,13 +156,10 @@ impl Recorded {
         }
     }
 
-    /// The job played again: the ledger's when known, else the bundle's, each container
-    /// bot pinned to the image id the bundle says it ran.
+    /// The job played again: [`Recorded::given_job`], each container bot pinned to the
+    /// image id the bundle says it ran.
     pub fn job_to_play(&self) -> MatchJob {
-        match &self.scheduled {
-            Some(scheduled) => Reproduction { job: scheduled.clone(), ..self.reproduction.clone() }.pinned_job(),
-            None => self.reproduction.pinned_job(),
-        }
+        Reproduction { job: self.given_job().clone(), ..self.reproduction.clone() }.pinned_job()
     }
 
     /// The bundle of match `job_id`, from the coordinator's API at `api` (`http://HOST:PORT`).
@@ -235,8 +237,7 @@ pub async fn reproduce(
     let settings = crate::bots::DockerSettings { runtime, ..crate::bots::DockerSettings::default() };
     let docker = DockerSandbox::connect(&format!("reproduce-{}", std::process::id()), &settings).await?;
     let mut moved_tags = Vec::new();
-    let given = recorded.scheduled.as_ref().unwrap_or(&recorded.reproduction.job);
-    for (seat, (given, image_id)) in given.bots.iter().zip(&recorded.reproduction.images).enumerate() {
+    for (seat, (given, image_id)) in recorded.given_job().bots.iter().zip(&recorded.reproduction.images).enumerate() {
         let (BotLaunch::Image(tag), Some(image_id)) = (&given.launch, image_id) else { continue };
         if docker.image_id(image_id).await?.is_none() {
             docker.shutdown().await?;
