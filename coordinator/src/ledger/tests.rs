@@ -988,14 +988,7 @@ async fn versions_are_numbered_owned_and_their_decisions_are_events() {
     };
     ledger.add_webhook(hook).await.expect("add");
     let ada = Caller { name: "ada".into(), admin: false };
-    let upload = |by: &Caller, game: &str| NewVersion {
-        bot: "ada-bot".into(),
-        by: by.clone(),
-        game: game.into(),
-        layout: "python".into(),
-        source_key: "sources/ada-bot/x.tar".into(),
-        ladder: None,
-    };
+    let upload = |by: &Caller, game: &str| NewVersion { by: by.clone(), game: game.into(), ..ada_upload() };
     for expected in 1..=3 {
         assert_eq!(ledger.add_version(upload(&ada, "botwars")).await.expect("add"), Ok(expected));
     }
@@ -1063,14 +1056,7 @@ async fn a_versions_validation_is_not_held_to_its_owners_quotas() {
     let validation = botwars("validation", 9);
     ledger.insert_tournament_for(validation.clone(), "ada".into(), 100).await.expect("insert");
     assert_eq!(ledger.usage("ada").await.expect("usage").running_tournaments, 1, "any tournament of hers counts");
-    let new = NewVersion {
-        bot: "ada-bot".into(),
-        by: Caller { name: "ada".into(), admin: false },
-        game: "botwars".into(),
-        layout: "python".into(),
-        source_key: "sources/ada-bot/x.tar".into(),
-        ladder: None,
-    };
+    let new = ada_upload();
     assert_eq!(ledger.add_version(new).await.expect("add"), Ok(1));
     assert!(ledger.version_built("ada-bot".into(), 1, "img".into(), validation.id.clone()).await.expect("built"));
     let usage = ledger.usage("ada").await.expect("usage");
@@ -1121,14 +1107,7 @@ async fn bots_are_private_until_made_public_and_a_ledger_from_before_gets_the_fl
     let dir = tempfile::tempdir().expect("temp dir");
     {
         let ledger = open(&dir);
-        let new = NewVersion {
-            bot: "ada-bot".into(),
-            by: Caller { name: "ada".into(), admin: false },
-            game: "botwars".into(),
-            layout: "python".into(),
-            source_key: "sources/ada-bot/x.tar".into(),
-            ladder: None,
-        };
+        let new = ada_upload();
         for expected in 1..=2 {
             assert_eq!(ledger.add_version(new.clone()).await.expect("add"), Ok(expected));
         }
@@ -1162,4 +1141,16 @@ async fn bots_are_private_until_made_public_and_a_ledger_from_before_gets_the_fl
     assert_eq!(view.versions.len(), 2);
     assert!(ledger.set_public("ada-bot", true).await.expect("set"));
     assert!(ledger.bot("ada-bot").await.expect("bot").expect("exists").public);
+}
+
+/// Ada's upload of a Python source for her bot `ada-bot`, a Botwars bot.
+fn ada_upload() -> NewVersion {
+    NewVersion {
+        bot: "ada-bot".into(),
+        by: Caller { name: "ada".into(), admin: false },
+        game: "botwars".into(),
+        layout: "python".into(),
+        source_key: "sources/ada-bot/x.tar".into(),
+        ladder: None,
+    }
 }
