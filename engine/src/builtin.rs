@@ -6,6 +6,7 @@
 use std::any::Any;
 use std::marker::PhantomData;
 
+use crate::game_bot::GameBot;
 use crate::{AnyGame, Game, GameKind, GameRng, Seat, botwars, maze, ostibot, vindinium};
 
 /// A bot that plays inside the worker process.
@@ -15,29 +16,23 @@ pub trait BuiltinBot: Send {
     fn reply(&mut self, game: &dyn Any, seat: Seat) -> String;
 }
 
-/// A built-in bot of one game, reading that game's state.
-pub(crate) trait GameBot<G>: Send {
-    /// `seat`'s reply to this step of `game`.
-    fn reply(&mut self, game: &G, seat: Seat) -> String;
-}
-
 /// A [`GameBot`] of game `G` as a [`BuiltinBot`]: asked about a match of another game
 /// (a caller's mistake), it replies with nothing, which every game reads as a
 /// malformed reply.
-struct ForGame<G, B> {
-    bot: B,
+struct ForGame<G> {
+    bot: Box<dyn GameBot<G>>,
     game: PhantomData<fn(&G)>,
 }
 
-impl<G: Game + 'static, B: GameBot<G>> BuiltinBot for ForGame<G, B> {
+impl<G: Game + 'static> BuiltinBot for ForGame<G> {
     fn reply(&mut self, game: &dyn Any, seat: Seat) -> String {
-        let game = game.downcast_ref::<G>().or_else(|| game.downcast_ref::<AnyGame>().and_then(G::of));
+        let game = game.downcast_ref::<G>().or_else(|| game.downcast_ref::<AnyGame>().and_then(AnyGame::get::<G>));
         game.map(|game| self.bot.reply(game, seat)).unwrap_or_default()
     }
 }
 
 /// `bot` of game `G`, boxed as a [`BuiltinBot`].
-pub(crate) fn boxed<G: Game + 'static, B: GameBot<G> + 'static>(bot: B) -> Box<dyn BuiltinBot> {
+fn boxed<G: Game + 'static>(bot: Box<dyn GameBot<G>>) -> Box<dyn BuiltinBot> {
     Box::new(ForGame { bot, game: PhantomData })
 }
 
@@ -67,10 +62,10 @@ pub fn names(game: GameKind) -> &'static [&'static str] {
 pub fn create(game: GameKind, name: &str, seed: u64, seat: Seat) -> Result<Box<dyn BuiltinBot>, UnknownBuiltin> {
     let rng = GameRng::new(seed, GameRng::BOTS + seat as u64);
     let bot = match game {
-        GameKind::Vindinium => vindinium::bots::create(name, rng),
-        GameKind::Botwars => botwars::bots::create(name, rng),
-        GameKind::Ostibot => ostibot::bots::create(name, rng),
-        GameKind::Maze => maze::bots::create(name, rng),
+        GameKind::Vindinium => vindinium::bots::create(name, rng).map(boxed),
+        GameKind::Botwars => botwars::bots::create(name, rng).map(boxed),
+        GameKind::Ostibot => ostibot::bots::create(name, rng).map(boxed),
+        GameKind::Maze => maze::bots::create(name, rng).map(boxed),
     };
     bot.ok_or_else(|| UnknownBuiltin { game, name: name.to_owned() })
 }

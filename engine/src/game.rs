@@ -1,10 +1,16 @@
+//! The [`Game`] trait every game implements, and what a setup is checked against: the
+//! reply deadlines and turn counts rules may set, and the [`SetupError`]s. Nothing here
+//! knows the games: [`AnyGame`](crate::AnyGame) dispatches over them.
+
 use std::ops::RangeInclusive;
 
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::value::RawValue;
 
-use crate::{BotReply, GameKind, GameRng, PlayerOutcome, Seat, botwars, maze, ostibot, vindinium};
+use crate::writer::text_of;
+use crate::{BotReply, GameKind, GameRng, PlayerOutcome, Seat};
+use farm_proto::limits;
 
 /// How long a bot may take to reply, as each game's rules set it.
 ///
@@ -20,12 +26,12 @@ pub struct Deadlines {
 
 /// The range of every reply deadline a game's rules set, in milliseconds: up to ten
 /// minutes (Ostibot's original gives each call 300 s).
-pub const REPLY_TIMEOUT_MS: RangeInclusive<u64> = 1..=600_000;
+pub const REPLY_TIMEOUT_MS: RangeInclusive<u64> = limits::REPLY_TIMEOUT_MS.inclusive();
 
 /// The range of every turn count a game's rules set (per round, for Ostibot). With
 /// the reply deadlines it bounds a match's length: the worker's wall-clock limit per
 /// match is derived from both.
-pub const TURNS: RangeInclusive<u64> = 1..=100_000;
+pub const TURNS: RangeInclusive<u64> = limits::TURNS.inclusive();
 
 /// `Ok` when the rules value `key` is within `range`, else what is wrong, naming the
 /// key and the range.
@@ -140,306 +146,8 @@ pub trait Game: Sized {
 
     /// Every seat's score, rank and status; final once [`Game::is_over`].
     fn outcome(&self) -> Vec<PlayerOutcome>;
-
-    /// The match inside `game` if it is one of this game.
-    fn of(game: &AnyGame) -> Option<&Self>;
-}
-
-/// The text a writer of [`Game`] appends to an empty buffer. The writers write UTF-8
-/// (JSON from serde_json, or ASCII protocol text), so nothing is ever replaced.
-pub(crate) fn text_of(write: impl FnOnce(&mut Vec<u8>)) -> String {
-    let mut out = Vec::new();
-    write(&mut out);
-    String::from_utf8(out).unwrap_or_else(|bad| String::from_utf8_lossy(bad.as_bytes()).into_owned())
 }
 
 fn null_value() -> Box<RawValue> {
     RawValue::from_string("null".into()).unwrap_or_else(|_| unreachable!("null is JSON"))
-}
-
-/// Appends `value` to `out` as JSON. The engine's documents are structs of strings,
-/// integers and booleans, and writing to a `Vec` cannot fail, so neither can this.
-pub(crate) fn write_json<T: Serialize + ?Sized>(out: &mut Vec<u8>, value: &T) {
-    if let Err(error) = serde_json::to_writer(&mut *out, value) {
-        unreachable!("an engine document does not serialize: {error}");
-    }
-}
-
-/// Appends the integer `value` to `out` in decimal, as JSON writes it.
-pub(crate) fn write_int(out: &mut Vec<u8>, value: impl itoa::Integer) {
-    // Byte by byte: the numbers of a state are a few digits, for which a copy of a
-    // slice of unknown length costs more than the digits.
-    for &digit in itoa::Buffer::new().format(value).as_bytes() {
-        out.push(digit);
-    }
-}
-
-/// Appends `text` to `out` as a JSON string, byte for byte as serde_json writes it:
-/// `"` and `\\` escaped, the C0 controls as `\b` `\t` `\n` `\f` `\r` or `\u00xx`
-/// (lower-case hex), everything else as it is. The replies of every frame go through
-/// here; a Botwars reply has a quote every few bytes, so it goes byte by byte through
-/// a table rather than copying the runs between escapes.
-pub(crate) fn write_json_str(out: &mut Vec<u8>, text: &str) {
-    /// What follows the backslash of each byte's escape; 0: the byte stands as it is.
-    const ESCAPE: [u8; 256] = {
-        let mut table = [0u8; 256];
-        let mut byte = 0;
-        while byte < 0x20 {
-            table[byte] = b'u';
-            byte += 1;
-        }
-        table[0x08] = b'b';
-        table[0x09] = b't';
-        table[0x0a] = b'n';
-        table[0x0c] = b'f';
-        table[0x0d] = b'r';
-        table[b'"' as usize] = b'"';
-        table[b'\\' as usize] = b'\\';
-        table
-    };
-    const HEX: &[u8; 16] = b"0123456789abcdef";
-    out.reserve(text.len() + 2);
-    out.push(b'"');
-    for &byte in text.as_bytes() {
-        match ESCAPE[usize::from(byte)] {
-            0 => out.push(byte),
-            b'u' => out.extend_from_slice(&[
-                b'\\',
-                b'u',
-                b'0',
-                b'0',
-                HEX[usize::from(byte >> 4)],
-                HEX[usize::from(byte & 0xf)],
-            ]),
-            escape => out.extend_from_slice(&[b'\\', escape]),
-        }
-    }
-    out.push(b'"');
-}
-
-/// Any game, for code that picks the game at run time.
-#[derive(Debug, Clone)]
-pub enum AnyGame {
-    /// A Vindinium match.
-    Vindinium(vindinium::Vindinium),
-    /// A Skookum Botwars match.
-    Botwars(botwars::Botwars),
-    /// An Ostibot match.
-    Ostibot(ostibot::Ostibot),
-    /// A Maze match.
-    Maze(maze::Maze),
-}
-
-impl From<vindinium::Vindinium> for AnyGame {
-    fn from(game: vindinium::Vindinium) -> Self {
-        AnyGame::Vindinium(game)
-    }
-}
-
-impl From<botwars::Botwars> for AnyGame {
-    fn from(game: botwars::Botwars) -> Self {
-        AnyGame::Botwars(game)
-    }
-}
-
-impl From<ostibot::Ostibot> for AnyGame {
-    fn from(game: ostibot::Ostibot) -> Self {
-        AnyGame::Ostibot(game)
-    }
-}
-
-impl From<maze::Maze> for AnyGame {
-    fn from(game: maze::Maze) -> Self {
-        AnyGame::Maze(game)
-    }
-}
-
-/// Calls `$body` with `$game` bound to the concrete game inside an [`AnyGame`].
-macro_rules! with_game {
-    ($any:expr, $game:ident => $body:expr) => {
-        match $any {
-            AnyGame::Vindinium($game) => $body,
-            AnyGame::Botwars($game) => $body,
-            AnyGame::Ostibot($game) => $body,
-            AnyGame::Maze($game) => $body,
-        }
-    };
-}
-
-/// Calls `$body` with `$G` bound to the [`Game`] type of a [`GameKind`].
-macro_rules! with_game_type {
-    ($kind:expr, $G:ident => $body:expr) => {
-        match $kind {
-            GameKind::Vindinium => {
-                type $G = vindinium::Vindinium;
-                $body
-            }
-            GameKind::Botwars => {
-                type $G = botwars::Botwars;
-                $body
-            }
-            GameKind::Ostibot => {
-                type $G = ostibot::Ostibot;
-                $body
-            }
-            GameKind::Maze => {
-                type $G = maze::Maze;
-                $body
-            }
-        }
-    };
-}
-
-fn parse_rules<G: Game>(overrides: &serde_json::Value) -> Result<G::Rules, SetupError> {
-    let rules_error = |problem: String| SetupError::Rules { game: G::KIND, problem };
-    let mut merged = serde_json::to_value(G::Rules::default()).map_err(|e| rules_error(e.to_string()))?;
-    match (overrides, &mut merged) {
-        (serde_json::Value::Null, _) => {}
-        (serde_json::Value::Object(given), serde_json::Value::Object(defaults)) => {
-            for (key, value) in given {
-                defaults.insert(key.clone(), value.clone());
-            }
-        }
-        (other, _) => return Err(rules_error(format!("expected a table of rules, got {other}"))),
-    }
-    serde_json::from_value(merged).map_err(|e| rules_error(e.to_string()))
-}
-
-fn step<G: Game>(game: &mut G, replies: &[(Seat, BotReply)], rng: &mut GameRng) {
-    let actions = replies.iter().map(|(seat, reply)| (*seat, game.parse_reply(*seat, reply))).collect();
-    game.apply(actions, rng);
-}
-
-impl AnyGame {
-    /// How many bots can sit at a match of `kind`.
-    pub fn seats(kind: GameKind) -> RangeInclusive<usize> {
-        with_game_type!(kind, G => G::seats())
-    }
-
-    /// The rules of `kind` with `overrides` (a JSON object, or null) applied to its
-    /// defaults, in full. Unknown keys and wrong types are errors that name the key.
-    pub fn resolve_rules(kind: GameKind, overrides: &serde_json::Value) -> Result<serde_json::Value, SetupError> {
-        with_game_type!(kind, G => {
-            let rules = parse_rules::<G>(overrides)?;
-            serde_json::to_value(rules).map_err(|e| SetupError::Rules { game: kind, problem: e.to_string() })
-        })
-    }
-
-    /// A match's rule overrides: `kind`'s preset (if one is named), then `overrides` on
-    /// top of it, key by key. Fails only on an unknown preset.
-    pub fn overrides(
-        kind: GameKind,
-        preset: Option<&str>,
-        overrides: serde_json::Map<String, serde_json::Value>,
-    ) -> Result<serde_json::Value, SetupError> {
-        let mut rules = match preset {
-            Some(name) => Self::preset(kind, name)?,
-            None => serde_json::Value::Object(serde_json::Map::new()),
-        };
-        if let serde_json::Value::Object(merged) = &mut rules {
-            merged.extend(overrides);
-        }
-        Ok(rules)
-    }
-
-    /// The overrides of `kind`'s preset `name` (see [`Game::PRESETS`]).
-    pub fn preset(kind: GameKind, name: &str) -> Result<serde_json::Value, SetupError> {
-        let presets = with_game_type!(kind, G => G::PRESETS);
-        let rules_error = |problem: String| SetupError::Rules { game: kind, problem };
-        match presets.iter().find(|(preset, _)| *preset == name) {
-            Some((_, overrides)) => serde_json::from_str(overrides).map_err(|e| rules_error(e.to_string())),
-            None if presets.is_empty() => Err(rules_error(format!("unknown preset {name:?}: {kind} has no presets"))),
-            None => {
-                let known: Vec<&str> = presets.iter().map(|(preset, _)| *preset).collect();
-                Err(rules_error(format!("unknown preset {name:?}: expected one of {}", known.join(", "))))
-            }
-        }
-    }
-
-    /// The reply deadlines of `kind` under `rules` (resolved as by [`AnyGame::resolve_rules`]).
-    pub fn deadlines(kind: GameKind, rules: &serde_json::Value) -> Result<Deadlines, SetupError> {
-        with_game_type!(kind, G => Ok(G::deadlines(&parse_rules::<G>(rules)?)))
-    }
-
-    /// The map a match of `kind` plays when none is named: generated from `seed` for
-    /// games that generate maps, `None` for games without maps.
-    pub fn default_map(kind: GameKind, rules: &serde_json::Value, seed: u64) -> Result<Option<String>, SetupError> {
-        let mut rng = GameRng::new(seed, GameRng::MAP);
-        with_game_type!(kind, G => G::default_map(&parse_rules::<G>(rules)?, &mut rng))
-    }
-
-    /// A new match of `kind`.
-    pub fn new(
-        kind: GameKind,
-        rules: &serde_json::Value,
-        map: Option<&str>,
-        players: &[String],
-        seed: u64,
-    ) -> Result<Self, SetupError> {
-        let seats = Self::seats(kind);
-        if !seats.contains(&players.len()) {
-            return Err(SetupError::Players {
-                game: kind,
-                min: *seats.start(),
-                max: *seats.end(),
-                given: players.len(),
-            });
-        }
-        with_game_type!(kind, G => Ok(G::new(parse_rules::<G>(rules)?, map, players, seed)?.into()))
-    }
-
-    /// Which game this is.
-    pub fn kind(&self) -> GameKind {
-        match self {
-            AnyGame::Vindinium(_) => GameKind::Vindinium,
-            AnyGame::Botwars(_) => GameKind::Botwars,
-            AnyGame::Ostibot(_) => GameKind::Ostibot,
-            AnyGame::Maze(_) => GameKind::Maze,
-        }
-    }
-
-    /// See [`Game::max_steps`].
-    pub fn max_steps(&self) -> u64 {
-        with_game!(self, game => game.max_steps())
-    }
-
-    /// See [`Game::to_act`].
-    pub fn to_act(&self) -> Vec<Seat> {
-        with_game!(self, game => game.to_act())
-    }
-
-    /// See [`Game::write_observation`].
-    pub fn write_observation(&self, seat: Seat, out: &mut Vec<u8>) {
-        with_game!(self, game => game.write_observation(seat, out))
-    }
-
-    /// See [`Game::observation`].
-    pub fn observation(&self, seat: Seat) -> String {
-        with_game!(self, game => game.observation(seat))
-    }
-
-    /// Parses every reply and applies them as one step.
-    pub fn step(&mut self, replies: &[(Seat, BotReply)], rng: &mut GameRng) {
-        with_game!(self, game => step(game, replies, rng))
-    }
-
-    /// See [`Game::is_over`].
-    pub fn is_over(&self) -> bool {
-        with_game!(self, game => game.is_over())
-    }
-
-    /// See [`Game::write_state`].
-    pub fn write_state(&self, out: &mut Vec<u8>) {
-        with_game!(self, game => game.write_state(out))
-    }
-
-    /// See [`Game::snapshot`].
-    pub fn snapshot(&self) -> Box<RawValue> {
-        with_game!(self, game => game.snapshot())
-    }
-
-    /// See [`Game::outcome`].
-    pub fn outcome(&self) -> Vec<PlayerOutcome> {
-        with_game!(self, game => game.outcome())
-    }
 }

@@ -45,9 +45,11 @@
 //! such writer has a test comparing it with serde's rendering of the same document.
 #![deny(missing_docs)]
 
+mod any_game;
 pub mod botwars;
 pub mod builtin;
 mod game;
+mod game_bot;
 mod map_error;
 mod matches;
 pub mod maze;
@@ -59,9 +61,11 @@ mod reply;
 mod rng;
 pub mod vindinium;
 pub mod wire;
+mod writer;
 
+pub use any_game::AnyGame;
 pub use farm_proto::{GameKind, PlayerOutcome, PlayerStatus, Seat};
-pub use game::{AnyGame, Deadlines, Game, REPLY_TIMEOUT_MS, SetupError, TURNS};
+pub use game::{Deadlines, Game, REPLY_TIMEOUT_MS, SetupError, TURNS};
 pub use map_error::MapError;
 pub use matches::{Match, MatchSetup, StepError};
 pub use pos::Pos;

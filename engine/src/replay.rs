@@ -76,7 +76,7 @@ impl<'a> Header<&'a MatchSetup, &'a RawValue> {
 /// Frame lines, written field by field into a buffer the match reuses: the state is
 /// written straight into the line, never built as a value of its own first.
 pub(crate) mod frame {
-    use crate::game::{write_int, write_json_str};
+    use crate::writer::{write_int, write_json_str};
     use crate::{BotReply, Seat};
 
     /// Appends `{"type":"frame","step":N,"replies":[...],"state":...}` to `out`;

@@ -9,8 +9,7 @@
 use crate::BotReply;
 
 /// The largest reply the farm reads; anything longer is [`BotReply::Unreadable`].
-/// 2 MiB: Ostibot replies carry the bot's `state`, which may itself be up to 1 MiB.
-pub const MAX_REPLY_BYTES: usize = 2 << 20;
+pub const MAX_REPLY_BYTES: usize = farm_proto::limits::MAX_REPLY_BYTES;
 
 /// A request for the `http` transport.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -4,16 +4,16 @@ use std::collections::VecDeque;
 
 use super::state::Neighbors;
 use super::{BOTLET, Botwars};
-use crate::builtin::{self, BuiltinBot, GameBot};
+use crate::game_bot::GameBot;
 use crate::{GameRng, Seat};
 
 /// The built-in bots' names.
 pub const NAMES: &[&str] = &["random", "gatherer"];
 
-pub(crate) fn create(name: &str, rng: GameRng) -> Option<Box<dyn BuiltinBot>> {
+pub(crate) fn create(name: &str, rng: GameRng) -> Option<Box<dyn GameBot<Botwars>>> {
     match name {
-        "random" => Some(builtin::boxed(RandomBot { rng })),
-        "gatherer" => Some(builtin::boxed(GathererBot)),
+        "random" => Some(Box::new(RandomBot { rng })),
+        "gatherer" => Some(Box::new(GathererBot)),
         _ => None,
     }
 }

@@ -6,7 +6,7 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 
 use super::{Botwars, BotwarsRules, Side, Winner};
-use crate::game::write_int;
+use crate::writer::write_int;
 use crate::{BotReply, PlayerStatus, Seat};
 
 /// One side's parsed reply.

@@ -24,7 +24,7 @@ pub use codec::{BotwarsAction, parse_moves};
 pub use rules::BotwarsRules;
 pub use state::{BOTLET, Botwars, DEAD, EMPTY, ENERGY, Side, Winner};
 
-use crate::{AnyGame, BotReply, Deadlines, Game, GameKind, GameRng, PlayerOutcome, Seat, SetupError};
+use crate::{BotReply, Deadlines, Game, GameKind, GameRng, PlayerOutcome, Seat, SetupError};
 
 impl Game for Botwars {
     const KIND: GameKind = GameKind::Botwars;
@@ -82,9 +82,5 @@ impl Game for Botwars {
 
     fn outcome(&self) -> Vec<PlayerOutcome> {
         self.player_outcomes()
-    }
-
-    fn of(game: &AnyGame) -> Option<&Self> {
-        if let AnyGame::Botwars(game) = game { Some(game) } else { None }
     }
 }

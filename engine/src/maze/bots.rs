@@ -6,16 +6,16 @@ use std::collections::VecDeque;
 use super::codec::push_int;
 use super::map::{CELLS, HEIGHT, WIDTH, all_cells, chebyshev, neighbors};
 use super::{Entity, HERO_FOV, HERO_MAX_HP, Maze, OBSTACLE, Sight, Weapon};
-use crate::builtin::{self, BuiltinBot, GameBot};
+use crate::game_bot::GameBot;
 use crate::{GameRng, Pos, Seat};
 
 /// The built-in bots' names.
 pub const NAMES: &[&str] = &["random", "greedy"];
 
-pub(crate) fn create(name: &str, rng: GameRng) -> Option<Box<dyn BuiltinBot>> {
+pub(crate) fn create(name: &str, rng: GameRng) -> Option<Box<dyn GameBot<Maze>>> {
     match name {
-        "random" => Some(builtin::boxed(RandomBot { rng })),
-        "greedy" => Some(builtin::boxed(GreedyBot::default())),
+        "random" => Some(Box::new(RandomBot { rng })),
+        "greedy" => Some(Box::new(GreedyBot::default())),
         _ => None,
     }
 }

@@ -7,7 +7,7 @@
 use super::map::{HEIGHT, Item, WIDTH, all_cells, chebyshev};
 use super::rules::HERO_FOV;
 use super::state::{Dungeon, Maze, Monster, Resolved, Waste, Weapon};
-use crate::game::{text_of, write_int, write_json};
+use crate::writer::{text_of, write_int, write_json};
 use crate::{BotReply, PlayerStatus, Pos, java_trim};
 
 /// A well-formed command.

@@ -34,7 +34,7 @@ pub use rules::{DEATH_SCORE, ERROR_SCORE, EXIT_SCORE, HERO_FOV, HERO_MAX_HP, Maz
 pub use state::{Dungeon, End, Hero, Maze, Monster, Resolved, Waste, Weapon, weapon_cells};
 
 use crate::MapError;
-use crate::{AnyGame, BotReply, Deadlines, Game, GameKind, GameRng, PlayerOutcome, Seat, SetupError};
+use crate::{BotReply, Deadlines, Game, GameKind, GameRng, PlayerOutcome, Seat, SetupError};
 
 impl Game for Maze {
     const KIND: GameKind = GameKind::Maze;
@@ -96,9 +96,5 @@ impl Game for Maze {
 
     fn outcome(&self) -> Vec<PlayerOutcome> {
         Maze::outcome(self)
-    }
-
-    fn of(game: &AnyGame) -> Option<&Self> {
-        if let AnyGame::Maze(game) = game { Some(game) } else { None }
     }
 }

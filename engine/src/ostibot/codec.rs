@@ -8,7 +8,7 @@ use serde::Serialize;
 use serde_json::Value;
 use serde_json::value::RawValue;
 
-use crate::game::{write_int, write_json};
+use crate::writer::{write_int, write_json};
 use crate::{BotReply, PlayerStatus, Pos, Seat};
 
 use super::map::{Dir, ObjectKind, Terrain};
@@ -18,7 +18,7 @@ use super::state::{Adventurer, GoldPile, GroundItem, Item, MapObject, Ostibot, P
 use super::vision;
 
 /// A reply line longer than this is invalid.
-pub const MAX_REPLY_BYTES: usize = 2 << 20;
+pub const MAX_REPLY_BYTES: usize = farm_proto::limits::MAX_REPLY_BYTES;
 /// A `state` longer than this (as compact JSON) is not kept.
 pub const MAX_STATE_BYTES: usize = 1 << 20;
 /// Only this many entries of `actions` are read.

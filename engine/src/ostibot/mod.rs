@@ -80,7 +80,7 @@ pub use map::{Dir, ObjectKind, OstibotMap, Terrain};
 pub use rules::{DecisionMode, ItemStats, OstibotRules, Slot};
 pub use state::{Adventurer, GoldPile, GroundItem, Item, MapObject, Ostibot, Phase, World};
 
-use crate::{AnyGame, BotReply, Deadlines, Game, GameKind, GameRng, PlayerOutcome, Seat, SetupError};
+use crate::{BotReply, Deadlines, Game, GameKind, GameRng, PlayerOutcome, Seat, SetupError};
 
 /// The map a match plays when none is named: a 2-team map.
 pub const DEFAULT_MAP: &str = include_str!("../../../maps/ostibot/classic-2.txt");
@@ -143,9 +143,5 @@ impl Game for Ostibot {
 
     fn outcome(&self) -> Vec<PlayerOutcome> {
         self.outcomes()
-    }
-
-    fn of(game: &AnyGame) -> Option<&Self> {
-        if let AnyGame::Ostibot(game) = game { Some(game) } else { None }
     }
 }

@@ -199,8 +199,6 @@ impl Default for OstibotRules {
 
 /// The largest value any other numeric rule may take.
 pub const MAX_VALUE: i64 = 1_000_000_000;
-/// The most rounds in a game.
-pub const MAX_ROUNDS: u64 = 100;
 
 /// The seed's game modes, as rules overrides.
 pub const PRESETS: &[(&str, &str)] =
@@ -220,7 +218,7 @@ impl OstibotRules {
                 Ok(())
             }
         };
-        check_rule("nbRounds", u64::from(self.nb_rounds), 1..=MAX_ROUNDS)?;
+        check_rule("nbRounds", u64::from(self.nb_rounds), farm_proto::limits::OSTIBOT_ROUNDS.inclusive())?;
         at_least("startingGold", self.starting_gold, 0)?;
         let most_seconds = *REPLY_TIMEOUT_MS.end() / 1000;
         if !(self.timeout.is_finite() && self.timeout >= 0.001 && self.timeout <= most_seconds as f64) {

@@ -4,16 +4,16 @@ use std::collections::VecDeque;
 
 use super::Vindinium;
 use super::map::{Dir, Tile, neighbors};
-use crate::builtin::{self, BuiltinBot, GameBot};
+use crate::game_bot::GameBot;
 use crate::{GameRng, Pos, Seat};
 
 /// The built-in bots' names.
 pub const NAMES: &[&str] = &["random", "greedy"];
 
-pub(crate) fn create(name: &str, rng: GameRng) -> Option<Box<dyn BuiltinBot>> {
+pub(crate) fn create(name: &str, rng: GameRng) -> Option<Box<dyn GameBot<Vindinium>>> {
     match name {
-        "random" => Some(builtin::boxed(RandomBot { rng })),
-        "greedy" => Some(builtin::boxed(GreedyBot::default())),
+        "random" => Some(Box::new(RandomBot { rng })),
+        "greedy" => Some(Box::new(GreedyBot::default())),
         _ => None,
     }
 }

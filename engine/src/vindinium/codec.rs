@@ -10,7 +10,7 @@
 use super::Vindinium;
 use super::map::{Board, Dir};
 use super::state::{Hero, VindiniumAction};
-use crate::game::{write_int, write_json_str};
+use crate::writer::{write_int, write_json_str};
 use crate::{BotReply, PlayerStatus, Pos, java_trim};
 
 /// Parses a move: `north|south|east|west` in any case, bare or as a JSON string,

@@ -12,7 +12,7 @@ use std::fmt;
 
 use serde::Serialize;
 
-use crate::game::text_of;
+use crate::writer::text_of;
 use crate::{MapError, Pos};
 
 /// A hero's id, 1 to 4.

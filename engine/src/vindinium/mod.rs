@@ -28,7 +28,7 @@ pub use map::{Board, Dir, HeroId, Tile, VindiniumMap, neighbors};
 pub use rules::VindiniumRules;
 pub use state::{ATTACK_DAMAGE, BEER_GOLD, BEER_LIFE, DAY_LIFE, MAX_LIFE, MINE_DAMAGE, Vindinium, VindiniumAction};
 
-use crate::{AnyGame, BotReply, Deadlines, Game, GameKind, GameRng, PlayerOutcome, Seat, SetupError};
+use crate::{BotReply, Deadlines, Game, GameKind, GameRng, PlayerOutcome, Seat, SetupError};
 
 impl Game for Vindinium {
     const KIND: GameKind = GameKind::Vindinium;
@@ -86,9 +86,5 @@ impl Game for Vindinium {
 
     fn outcome(&self) -> Vec<PlayerOutcome> {
         Vindinium::outcome(self)
-    }
-
-    fn of(game: &AnyGame) -> Option<&Self> {
-        if let AnyGame::Vindinium(game) = game { Some(game) } else { None }
     }
 }

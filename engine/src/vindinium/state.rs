@@ -3,7 +3,7 @@
 use super::VindiniumRules;
 use super::codec::HeroParts;
 use super::map::{Board, Dir, HeroId, Tile, VindiniumMap, neighbors};
-use crate::game::{text_of, write_json};
+use crate::writer::{text_of, write_json};
 use crate::{PlayerOutcome, PlayerStatus, Pos, Seat, ranks_by_score};
 
 /// Life a hero starts and respawns with, and never exceeds.

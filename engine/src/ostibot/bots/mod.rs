@@ -5,7 +5,7 @@
 use super::Ostibot;
 use super::map::Dir;
 use crate::GameRng;
-use crate::builtin::{self, BuiltinBot};
+use crate::game_bot::GameBot;
 
 mod raider;
 mod random;
@@ -13,10 +13,10 @@ mod random;
 /// The built-in bots' names.
 pub const NAMES: &[&str] = &["random", "raider"];
 
-pub(crate) fn create(name: &str, rng: GameRng) -> Option<Box<dyn BuiltinBot>> {
+pub(crate) fn create(name: &str, rng: GameRng) -> Option<Box<dyn GameBot<Ostibot>>> {
     match name {
-        "random" => Some(builtin::boxed::<Ostibot, _>(random::RandomBot { rng })),
-        "raider" => Some(builtin::boxed::<Ostibot, _>(raider::Raider::default())),
+        "random" => Some(Box::new(random::RandomBot { rng })),
+        "raider" => Some(Box::new(raider::Raider::default())),
         _ => None,
     }
 }
@@ -67,7 +67,7 @@ mod tests {
     use serde_json::{Value, json};
 
     use super::*;
-    use crate::builtin::GameBot;
+    use crate::game_bot::GameBot;
     use crate::ostibot::{Ostibot, OstibotRules};
     use crate::{BotReply, Game};
 

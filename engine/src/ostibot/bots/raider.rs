@@ -14,7 +14,7 @@ use super::super::rules::{OstibotRules, Slot};
 use super::super::state::World;
 use super::super::vision;
 use super::{Order, reply};
-use crate::builtin::GameBot;
+use crate::game_bot::GameBot;
 use crate::ostibot::Ostibot;
 use crate::{Pos, Seat};
 

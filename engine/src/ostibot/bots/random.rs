@@ -3,7 +3,7 @@
 use super::super::codec::TeamView;
 use super::super::map::Dir;
 use super::{Order, reply};
-use crate::builtin::GameBot;
+use crate::game_bot::GameBot;
 use crate::ostibot::Ostibot;
 use crate::{GameRng, Seat};
 
