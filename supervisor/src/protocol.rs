@@ -1,6 +1,7 @@
 //! What the worker and a container's supervisor say to each other: one line per
 //! request and per reply, over the unix socket [`SOCKET`] in the container's run
-//! directory. File descriptors travel beside the line (`SCM_RIGHTS`, see [`crate::fds`]).
+//! directory. File descriptors travel beside the line (`SCM_RIGHTS`, sent and read by
+//! fds.rs, the transport under these messages).
 //!
 //! One match is one connection: `start` (carrying the bot's stdin, stdout and stderr)
 //! is answered `started` (carrying the container's CPU usage file, when it has one) or
