@@ -7,7 +7,7 @@ use std::env::VarError;
 use s3s::S3Result;
 use s3s::auth::{S3Auth, SecretKey};
 
-/// What a key may do (the table is in [`crate::policy`]).
+/// What a key may do (the table is in policy.rs, which checks every request by it).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Role {
     /// Everything: the operators' key, and the tests' own.
