@@ -12,6 +12,7 @@
 
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
+use farm_proto::limits;
 
 /// The name of the built-in admin that the configured `api_token` authenticates.
 pub const OPERATOR: &str = "operator";
@@ -146,13 +147,13 @@ pub struct Quotas {
 impl Default for Quotas {
     fn default() -> Self {
         Quotas {
-            max_running_tournaments: 5,
-            max_queued_jobs: 1_000_000,
-            max_webhooks: 10,
-            max_tokens: 10,
-            max_submissions_per_day: 20,
-            max_challenges_per_day: 10,
-            max_challenge_games: 20,
+            max_running_tournaments: limits::QUOTAS_MAX_RUNNING_TOURNAMENTS.default,
+            max_queued_jobs: limits::QUOTAS_MAX_QUEUED_JOBS.default,
+            max_webhooks: limits::QUOTAS_MAX_WEBHOOKS.default,
+            max_tokens: limits::QUOTAS_MAX_TOKENS.default,
+            max_submissions_per_day: limits::QUOTAS_MAX_SUBMISSIONS_PER_DAY.default,
+            max_challenges_per_day: limits::QUOTAS_MAX_CHALLENGES_PER_DAY.default,
+            max_challenge_games: limits::QUOTAS_MAX_CHALLENGE_GAMES.default,
         }
     }
 }

@@ -13,11 +13,12 @@ use serde::de::DeserializeOwned;
 use crate::api::{NewBot, Submitted};
 use crate::ledger::Retried;
 use crate::tournament::{TournamentError, TournamentFile};
+use farm_proto::limits;
 
 /// The longest any request may take.
 const REQUEST_TIMEOUT: Duration = Duration::from_secs(60);
 /// The largest answer read.
-const MAX_ANSWER: usize = 64 << 20;
+const MAX_ANSWER: usize = limits::MAX_API_DOCUMENT_BYTES;
 
 /// A request that did not get the answer it wanted.
 #[derive(Debug, thiserror::Error)]

@@ -14,10 +14,10 @@ use crate::audits::AuditSettings;
 use crate::leases::LeaseSettings;
 use crate::observations::ObservationLimits;
 use crate::token;
-use crate::tournament::TournamentLimits;
 use crate::uploads::UploadLimits;
 use crate::versions::ValidationSettings;
 use crate::webhooks::WebhookSettings;
+use farm_proto::limits;
 
 /// Everything `farm-coordinator serve` can be told.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -31,7 +31,7 @@ pub struct CoordinatorConfig {
     /// The RabbitMQ URL.
     pub amqp_url: String,
     /// Redeliveries of one job before it is dead-lettered (must match the workers';
-    /// both default to [`farm_runtime::queue::DEFAULT_DELIVERY_LIMIT`]).
+    /// both default to [`limits::DELIVERY_LIMIT`]).
     pub delivery_limit: u32,
     /// The SQLite ledger.
     pub ledger_path: PathBuf,
@@ -83,14 +83,14 @@ impl Default for CoordinatorConfig {
             listen: "127.0.0.1:8000".to_owned(),
             api_token: String::new(),
             amqp_url: "amqp://guest:guest@127.0.0.1:5672/%2f".to_owned(),
-            delivery_limit: farm_runtime::queue::DEFAULT_DELIVERY_LIMIT,
+            delivery_limit: limits::DELIVERY_LIMIT.default,
             ledger_path: PathBuf::from("farm-data/ledger.sqlite"),
             storage: StorageConfig::default(),
             bot_launch: SandboxKind::Docker,
-            publish_batch: 500,
-            max_outstanding: 20_000,
-            queue_ahead: 64,
-            max_tournament_jobs: TournamentLimits::default().max_jobs,
+            publish_batch: limits::PUBLISH_BATCH.default,
+            max_outstanding: limits::MAX_OUTSTANDING.default,
+            queue_ahead: limits::QUEUE_AHEAD.default,
+            max_tournament_jobs: limits::MAX_TOURNAMENT_JOBS.default,
             observations: ObservationLimits::default(),
             uploads: UploadLimits::default(),
             leases: LeaseSettings::default(),
@@ -115,15 +115,14 @@ impl CoordinatorConfig {
                 "api_token (FARM_API_TOKEN or --api-token) must be set and strong: {weak}"
             )));
         }
-        if config.publish_batch == 0
-            || config.max_outstanding == 0
-            || config.queue_ahead == 0
-            || config.max_tournament_jobs == 0
-        {
-            return Err(ConfigError::invalid(
-                "publish_batch, max_outstanding, queue_ahead and max_tournament_jobs must be at least 1",
-            ));
-        }
+        let checks = [
+            limits::PUBLISH_BATCH.check(config.publish_batch).map(drop),
+            limits::MAX_OUTSTANDING.check(config.max_outstanding).map(drop),
+            limits::QUEUE_AHEAD.check(config.queue_ahead).map(drop),
+            limits::MAX_TOURNAMENT_JOBS.check(config.max_tournament_jobs).map(drop),
+            limits::DELIVERY_LIMIT.check(config.delivery_limit).map(drop),
+        ];
+        checks.into_iter().collect::<Result<(), _>>().map_err(ConfigError::invalid)?;
         if farm_runtime::queue::broker_user(&config.amqp_url).is_none() {
             return Err(ConfigError::invalid("amqp_url must be an AMQP URL (amqp://USER:PASSWORD@HOST:PORT/VHOST)"));
         }

@@ -21,16 +21,13 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc, oneshot};
 use tokio::time::Instant;
 
 use crate::metrics;
+use farm_proto::limits;
 
 /// Lines of an answer produced ahead of the client reading them.
 const AHEAD: usize = 16;
 /// How long an answer waits for its client to read on: one that stops reading gives
 /// its re-simulation slot back after this, instead of holding it while connected.
 const STALLED: Duration = Duration::from_secs(30);
-/// The longest an answer may take to be read ([`ObservationLimits::deadline_secs`]),
-/// by default and at most.
-const DEADLINE_SECS: u64 = 60;
-const MAX_DEADLINE_SECS: u64 = 600;
 
 /// How much re-simulation the API does for the observations route.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -48,25 +45,20 @@ pub struct ObservationLimits {
 
 impl Default for ObservationLimits {
     fn default() -> Self {
-        ObservationLimits { concurrent: 2, cache_mib: 64, deadline_secs: DEADLINE_SECS }
+        ObservationLimits {
+            concurrent: limits::OBSERVATIONS_CONCURRENT.default,
+            cache_mib: limits::OBSERVATIONS_CACHE_MIB.default,
+            deadline_secs: limits::OBSERVATIONS_DEADLINE_SECS.default,
+        }
     }
 }
 
 impl ObservationLimits {
     /// Whether the values are in their ranges; the error names the key.
     pub fn check(&self) -> Result<(), String> {
-        if !(1..=64).contains(&self.concurrent) {
-            return Err(format!("observations.concurrent must be 1 to 64, not {}", self.concurrent));
-        }
-        if self.cache_mib > 4096 {
-            return Err(format!("observations.cache_mib must be 0 to 4096, not {}", self.cache_mib));
-        }
-        if !(1..=MAX_DEADLINE_SECS).contains(&self.deadline_secs) {
-            return Err(format!(
-                "observations.deadline_secs must be 1 to {MAX_DEADLINE_SECS}, not {}",
-                self.deadline_secs
-            ));
-        }
+        limits::OBSERVATIONS_CONCURRENT.check(self.concurrent)?;
+        limits::OBSERVATIONS_CACHE_MIB.check(self.cache_mib)?;
+        limits::OBSERVATIONS_DEADLINE_SECS.check(self.deadline_secs)?;
         Ok(())
     }
 }
@@ -483,7 +475,7 @@ mod tests {
         assert!(freed.is_ok_and(|permit| permit.is_ok()), "the slot is given back");
     }
 
-    const PACE: Pace = Pace { ahead: 64, stalled: STALLED, deadline: Duration::from_secs(DEADLINE_SECS) };
+    const PACE: Pace = Pace { ahead: 64, stalled: STALLED, deadline: Duration::from_secs(limits::OBSERVATIONS_DEADLINE_SECS.default) };
 
     #[tokio::test(flavor = "multi_thread")]
     async fn a_replay_that_cannot_be_read_to_its_end_says_so_and_is_not_cached() {
@@ -533,7 +525,7 @@ mod tests {
         assert!(none.check().expect_err("no slots").contains("observations.concurrent"));
         let huge = ObservationLimits { cache_mib: 5000, ..Default::default() };
         assert!(huge.check().expect_err("too big").contains("observations.cache_mib"));
-        for deadline_secs in [0, MAX_DEADLINE_SECS + 1] {
+        for deadline_secs in [0, limits::OBSERVATIONS_DEADLINE_SECS.range.max.expect("a ceiling") + 1] {
             let wrong = ObservationLimits { deadline_secs, ..Default::default() };
             assert!(wrong.check().expect_err("out of range").contains("observations.deadline_secs must be 1 to 600"));
         }

@@ -16,6 +16,7 @@ use futures_util::StreamExt;
 use serde::{Deserialize, Serialize};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tokio::time::Instant;
+use farm_proto::limits;
 
 /// What a body is given before it is held to the minimum rate: a second's worth of
 /// bytes of slack, for the client's first round trips.
@@ -39,31 +40,27 @@ pub struct UploadLimits {
 
 impl Default for UploadLimits {
     fn default() -> Self {
-        UploadLimits { concurrent: 2, per_user: 1, min_bytes_per_sec: 64 << 10, deadline_secs: 60 }
+        UploadLimits {
+            concurrent: limits::UPLOADS_CONCURRENT.default,
+            per_user: limits::UPLOADS_PER_USER.default,
+            min_bytes_per_sec: limits::UPLOADS_MIN_BYTES_PER_SEC.default,
+            deadline_secs: limits::UPLOADS_DEADLINE_SECS.default,
+        }
     }
 }
 
 impl UploadLimits {
     /// Whether the values are in their ranges; the error names the key.
     pub fn check(&self) -> Result<(), String> {
-        if !(1..=64).contains(&self.concurrent) {
-            return Err(format!("uploads.concurrent must be 1 to 64, not {}", self.concurrent));
-        }
+        limits::UPLOADS_CONCURRENT.check(self.concurrent)?;
         if !(1..=self.concurrent).contains(&self.per_user) {
             return Err(format!(
                 "uploads.per_user must be 1 to uploads.concurrent = {}, not {}",
                 self.concurrent, self.per_user
             ));
         }
-        if !(1 << 10..=1 << 30).contains(&self.min_bytes_per_sec) {
-            return Err(format!(
-                "uploads.min_bytes_per_sec must be 1024 to 1073741824, not {}",
-                self.min_bytes_per_sec
-            ));
-        }
-        if !(1..=3600).contains(&self.deadline_secs) {
-            return Err(format!("uploads.deadline_secs must be 1 to 3600, not {}", self.deadline_secs));
-        }
+        limits::UPLOADS_MIN_BYTES_PER_SEC.check(self.min_bytes_per_sec)?;
+        limits::UPLOADS_DEADLINE_SECS.check(self.deadline_secs)?;
         Ok(())
     }
 }

@@ -31,6 +31,7 @@ use tokio::sync::watch;
 use crate::accounts::same_secret;
 use crate::ledger::{Delivery, Ledger, LedgerError, now};
 use crate::metrics;
+use farm_proto::limits;
 
 /// The events a webhook can ask for.
 pub const EVENT_KINDS: &[&str] =
@@ -47,10 +48,6 @@ pub const TOURNAMENT_FINISHED: &str = "tournament.finished";
 pub const TOURNAMENT_CONCLUDED: &str = "tournament.concluded";
 /// The header carrying the signature.
 pub const SIGNATURE_HEADER: &str = "x-matchfarm-signature";
-/// The longest webhook URL.
-pub const MAX_URL: usize = 2048;
-/// Deliveries attempted at once.
-const CONCURRENT_DELIVERIES: usize = 8;
 /// Deliveries taken per sweep.
 const SWEEP_BATCH: u32 = 64;
 
@@ -78,11 +75,11 @@ impl Default for WebhookSettings {
     fn default() -> Self {
         WebhookSettings {
             allow_private_addresses: false,
-            max_attempts: 8,
-            first_retry_secs: 10,
-            max_retry_secs: 3600,
-            timeout_secs: 10,
-            sweep_secs: 5,
+            max_attempts: limits::WEBHOOKS_MAX_ATTEMPTS.default,
+            first_retry_secs: limits::WEBHOOKS_FIRST_RETRY_SECS.default,
+            max_retry_secs: limits::WEBHOOKS_MAX_RETRY_SECS.default,
+            timeout_secs: limits::WEBHOOKS_TIMEOUT_SECS.default,
+            sweep_secs: limits::WEBHOOKS_SWEEP_SECS.default,
         }
     }
 }
@@ -90,9 +87,9 @@ impl Default for WebhookSettings {
 impl WebhookSettings {
     /// `Ok` when the settings can work; otherwise which key is wrong.
     pub fn check(&self) -> Result<(), String> {
-        if self.max_attempts == 0 || self.timeout_secs == 0 || self.sweep_secs == 0 {
-            return Err("webhooks.max_attempts, timeout_secs and sweep_secs must be at least 1".to_owned());
-        }
+        limits::WEBHOOKS_MAX_ATTEMPTS.check(self.max_attempts)?;
+        limits::WEBHOOKS_TIMEOUT_SECS.check(self.timeout_secs)?;
+        limits::WEBHOOKS_SWEEP_SECS.check(self.sweep_secs)?;
         if self.first_retry_secs > self.max_retry_secs {
             return Err("webhooks.first_retry_secs must not be over webhooks.max_retry_secs".to_owned());
         }
@@ -123,12 +120,12 @@ pub enum WebhookError {
 }
 
 /// `url` if a webhook may post to it: `http` or `https`, a host, no credentials, at
-/// most [`MAX_URL`] bytes, and (for an address given as such) an address it may reach.
+/// most [`limits::MAX_WEBHOOK_URL`] bytes, and (for an address given as such) an address it may reach.
 pub fn check_url(url: &str, settings: &WebhookSettings) -> Result<reqwest::Url, WebhookError> {
     let refuse =
         |problem: &str| WebhookError::Url { url: url.chars().take(200).collect(), problem: problem.to_owned() };
-    if url.len() > MAX_URL {
-        return Err(refuse(&format!("longer than {MAX_URL} bytes")));
+    if url.len() > limits::MAX_WEBHOOK_URL {
+        return Err(refuse(&format!("longer than {} bytes", limits::MAX_WEBHOOK_URL)));
     }
     let parsed = reqwest::Url::parse(url).map_err(|error| refuse(&error.to_string()))?;
     if !matches!(parsed.scheme(), "http" | "https") {
@@ -312,7 +309,7 @@ impl Deliverer {
                 let attempt = attempt(&delivery, &settings).await;
                 (delivery, attempt)
             })
-            .buffer_unordered(CONCURRENT_DELIVERIES);
+            .buffer_unordered(limits::WEBHOOK_DELIVERIES_AT_ONCE);
         while let Some((delivery, attempt)) = attempts.next().await {
             let (delivered, outcome) = match attempt {
                 Attempt::Delivered(outcome) => (true, outcome),
@@ -435,7 +432,7 @@ mod tests {
             let error = check_url(url, &open).expect_err(url);
             assert!(error.to_string().contains(problem), "{url}: {error}");
         }
-        let long = format!("https://example.com/{}", "a".repeat(MAX_URL));
+        let long = format!("https://example.com/{}", "a".repeat(limits::MAX_WEBHOOK_URL));
         assert!(check_url(&long, &open).expect_err("long").to_string().contains("longer than"));
     }
 

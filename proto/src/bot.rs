@@ -3,6 +3,8 @@ use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
 
+use crate::limits;
+
 /// How a bot's messages travel.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -99,24 +101,26 @@ impl BotLimits {
     /// Checks every limit is within bounds. A zero would mean "unlimited" to Docker,
     /// so each has a floor as well as a ceiling.
     pub fn check(&self) -> Result<(), String> {
-        let within = |name: &str, value: u64, min: u64, max: u64| {
-            if (min..=max).contains(&value) {
-                Ok(())
-            } else {
-                Err(format!("{name} must be {min} to {max}, not {value}"))
-            }
-        };
-        within("memory_mib", self.memory_mib, 16, 64 * 1024)?;
-        within("cpu_millis", self.cpu_millis, 10, 64_000)?;
-        within("pids", u64::try_from(self.pids).unwrap_or(0), 8, 32_768)?;
-        within("tmp_mib", self.tmp_mib, 1, 4096)?;
-        within("stderr_bytes", self.stderr_bytes as u64, 0, 16 << 20)
+        let checks = [
+            limits::BOT_MEMORY_MIB.check(self.memory_mib).map(drop),
+            limits::BOT_CPU_MILLIS.check(self.cpu_millis).map(drop),
+            limits::BOT_PIDS.check(self.pids).map(drop),
+            limits::BOT_TMP_MIB.check(self.tmp_mib).map(drop),
+            limits::BOT_STDERR_BYTES.check(self.stderr_bytes).map(drop),
+        ];
+        checks.into_iter().collect::<Result<(), _>>().map_err(|error| error.to_string())
     }
 }
 
 impl Default for BotLimits {
     fn default() -> Self {
-        BotLimits { memory_mib: 512, cpu_millis: 1000, pids: 128, tmp_mib: 64, stderr_bytes: 64 * 1024 }
+        BotLimits {
+            memory_mib: limits::BOT_MEMORY_MIB.default,
+            cpu_millis: limits::BOT_CPU_MILLIS.default,
+            pids: limits::BOT_PIDS.default,
+            tmp_mib: limits::BOT_TMP_MIB.default,
+            stderr_bytes: limits::BOT_STDERR_BYTES.default,
+        }
     }
 }
 
@@ -124,7 +128,14 @@ impl BotLimits {
     /// A worker's default ceiling on what a tournament may give one bot: four times
     /// the default memory, processes, `/tmp` and stderr, two cores.
     pub fn default_ceiling() -> Self {
-        BotLimits { memory_mib: 2048, cpu_millis: 2000, pids: 512, tmp_mib: 256, stderr_bytes: 256 * 1024 }
+        let ceiling = limits::BOT_CEILING;
+        BotLimits {
+            memory_mib: ceiling.memory_mib,
+            cpu_millis: ceiling.cpu_millis,
+            pids: ceiling.pids,
+            tmp_mib: ceiling.tmp_mib,
+            stderr_bytes: ceiling.stderr_bytes,
+        }
     }
 
     /// These limits, each lowered to `ceiling` where above it, and the names of the
@@ -171,10 +182,7 @@ pub struct BotSpec {
     pub args: Vec<String>,
 }
 
-/// The most arguments an image bot may be given.
-pub const MAX_IMAGE_ARGS: usize = 64;
-/// The longest argument an image bot may be given, in bytes.
-pub const MAX_IMAGE_ARG_BYTES: usize = 1024;
+pub use crate::limits::{MAX_IMAGE_ARG_BYTES, MAX_IMAGE_ARGS};
 
 /// Checks the arguments given to an image bot: at most [`MAX_IMAGE_ARGS`] of at most
 /// [`MAX_IMAGE_ARG_BYTES`] each, none holding a NUL (no program could receive it).

@@ -1,5 +1,7 @@
 use serde::{Deserialize, Serialize};
 
+use crate::limits;
+
 /// How a match times its bots' moves: which clock a move's budget is counted on, the
 /// bank of extra time each bot has, and whether idle bots may think.
 ///
@@ -47,16 +49,9 @@ impl ClockKind {
     }
 }
 
-/// [`MoveClock::wall_backstop`] by default: five times the move's budget.
-pub const DEFAULT_WALL_BACKSTOP: u32 = 5;
-/// The largest [`MoveClock::wall_backstop`].
-pub const MAX_WALL_BACKSTOP: u32 = 100;
-/// The largest [`MoveClock::time_bank_ms`]: ten minutes, the longest reply deadline.
-pub const MAX_TIME_BANK_MS: u64 = 600_000;
-
 impl Default for MoveClock {
     fn default() -> Self {
-        MoveClock { kind: ClockKind::Wall, time_bank_ms: 0, wall_backstop: DEFAULT_WALL_BACKSTOP, ponder: false }
+        MoveClock { kind: ClockKind::Wall, time_bank_ms: 0, wall_backstop: limits::WALL_BACKSTOP.default, ponder: false }
     }
 }
 
@@ -68,14 +63,12 @@ impl MoveClock {
 
     /// Checks every number is within bounds, naming the one that is not.
     pub fn check(&self) -> Result<(), ClockProblem> {
-        if self.time_bank_ms > MAX_TIME_BANK_MS {
-            let problem = format!("must be 0 to {MAX_TIME_BANK_MS}, not {}", self.time_bank_ms);
-            return Err(ClockProblem { key: "time_bank_ms", problem });
-        }
-        if !(1..=MAX_WALL_BACKSTOP).contains(&self.wall_backstop) {
-            let problem = format!("must be 1 to {MAX_WALL_BACKSTOP}, not {}", self.wall_backstop);
-            return Err(ClockProblem { key: "wall_backstop", problem });
-        }
+        let problem = |error: limits::OutOfBounds| ClockProblem {
+            key: error.key,
+            problem: error.problem(),
+        };
+        limits::TIME_BANK_MS.check(self.time_bank_ms).map_err(problem)?;
+        limits::WALL_BACKSTOP.check(self.wall_backstop).map_err(problem)?;
         Ok(())
     }
 
@@ -118,7 +111,7 @@ mod tests {
 
     #[test]
     fn numbers_out_of_bounds_are_named() {
-        let bank = MoveClock { time_bank_ms: MAX_TIME_BANK_MS + 1, ..MoveClock::default() };
+        let bank = MoveClock { time_bank_ms: limits::TIME_BANK_MS.range.max.expect("a ceiling") + 1, ..MoveClock::default() };
         assert_eq!(bank.check().expect_err("too much").key, "time_bank_ms");
         let backstop = MoveClock { wall_backstop: 0, ..MoveClock::default() };
         let problem = backstop.check().expect_err("zero");

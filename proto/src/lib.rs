@@ -10,6 +10,7 @@
 //!   and what the coordinator tells every worker through `farm.control`.
 //! - [`BuildJob`], [`BuildReport`]: bots built from their authors' sources, on
 //!   `farm.builds` and `farm.build-results`.
+//! - [`limits`]: every limit on what an outsider can make the farm spend.
 //! - [`JobEnvelope`], [`MatchJob`], [`ResultEnvelope`], [`MatchResult`]: what travels on
 //!   the `farm.jobs` and `farm.results` queues, with [`SCHEMA_VERSION`].
 //!
@@ -22,6 +23,7 @@ mod build;
 mod clock;
 mod game;
 mod job;
+pub mod limits;
 mod outcome;
 
 pub use audit::{
@@ -35,7 +37,7 @@ pub use build::{
     BUILD_RESULTS_QUEUE, BUILDS_QUEUE, BuildAnswer, BuildJob, BuildOutcome, BuildReport, MAX_BOT_NAME,
     SUBMITTED_REPOSITORY, is_bot_name, is_submitted_image,
 };
-pub use clock::{ClockKind, ClockProblem, DEFAULT_WALL_BACKSTOP, MAX_TIME_BANK_MS, MAX_WALL_BACKSTOP, MoveClock};
+pub use clock::{ClockKind, ClockProblem, MoveClock};
 pub use game::{GameKind, UnknownGame};
 pub use job::{
     ContainerIsolation, JOBS_QUEUE, JobEnvelope, MAX_WORKER_NAME, MatchJob, MatchResult, PlayerResult, RESULTS_QUEUE,

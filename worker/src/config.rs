@@ -12,7 +12,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::bots::DockerSettings;
 use crate::build::BuildLimits;
-use crate::runner::{MAX_REPLAY_MIB, RunnerOptions};
+use crate::runner::RunnerOptions;
+use farm_proto::limits;
 
 /// Where the worker runs external bots.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
@@ -101,7 +102,7 @@ impl Default for WorkerConfig {
             docker: DockerSettings::default(),
             amqp_url: "amqp://guest:guest@127.0.0.1:5672/%2f".to_owned(),
             identity_dir: None,
-            delivery_limit: farm_runtime::queue::DEFAULT_DELIVERY_LIMIT,
+            delivery_limit: limits::DELIVERY_LIMIT.default,
             metrics_listen: "127.0.0.1:9464".to_owned(),
             startup_grace_ms: 5000,
             max_match_secs: RunnerOptions::default().max_match.as_secs(),
@@ -200,22 +201,16 @@ impl WorkerConfig {
             // basic.qos with 0 means "no limit": the worker would take every job at once.
             return Err(ConfigError::invalid("slots must be at least 1"));
         }
-        if config.max_match_secs == 0 {
-            return Err(ConfigError::invalid("max_match_secs must be at least 1"));
-        }
-        if !(1..=MAX_REPLAY_MIB).contains(&config.max_replay_mib) {
-            return Err(ConfigError::invalid(format!(
-                "max_replay_mib must be 1 to {MAX_REPLAY_MIB}, not {}",
-                config.max_replay_mib
-            )));
-        }
+        limits::MAX_MATCH_SECS.check(config.max_match_secs).map_err(ConfigError::invalid)?;
+        limits::MAX_REPLAY_MIB.check(config.max_replay_mib).map_err(ConfigError::invalid)?;
+        limits::DELIVERY_LIMIT.check(config.delivery_limit).map_err(ConfigError::invalid)?;
         config.bot_ceiling.check().map_err(|problem| ConfigError::invalid(format!("bot_ceiling: {problem}")))?;
         config.docker.check().map_err(ConfigError::invalid)?;
         farm_runtime::secrets::check_chosen_secrets(&config.amqp_url, &config.storage)?;
         if let Some(password) = &config.docker.registry_password {
             farm_runtime::secrets::check_chosen("docker.registry_password (FARM_DOCKER__REGISTRY_PASSWORD)", password)?;
         }
-        config.build.check().map_err(|problem| ConfigError::invalid(format!("build: {problem}")))?;
+        config.build.check().map_err(ConfigError::invalid)?;
         Ok(config)
     }
 

@@ -86,6 +86,10 @@ enum Command {
         #[command(subcommand)]
         command: MapCommand,
     },
+    /// Print every limit on what a tournament's author or a bot can make the farm
+    /// spend: its key, default, range, who sets it and what happens past it, as the
+    /// Markdown table of the book's Limits page.
+    Limits,
 }
 
 #[derive(clap::Args)]
@@ -190,7 +194,7 @@ struct ClockArgs {
     #[arg(long, default_value_t = 0, value_name = "MS")]
     time_bank_ms: u64,
     /// With --clock cpu, how many times its budget a move may take on the wall clock.
-    #[arg(long, default_value_t = farm_proto::DEFAULT_WALL_BACKSTOP, value_name = "TIMES")]
+    #[arg(long, default_value_t = farm_proto::limits::WALL_BACKSTOP.default, value_name = "TIMES")]
     wall_backstop: u32,
     /// Let bots run between their turns (by default they are frozen until asked).
     #[arg(long)]
@@ -339,6 +343,10 @@ async fn main() -> ExitCode {
         Command::Build { dir, name, docker_runtime } => build(&dir, &name, docker_runtime).await,
         Command::Replay { command: ReplayCommand::Verify { file } } => verify(&file),
         Command::Map { command: MapCommand::Generate { game, seed, out } } => generate_map(game, seed, out.as_deref()),
+        Command::Limits => {
+            print!("{}", farm_proto::limits::markdown());
+            Ok(ExitCode::SUCCESS)
+        }
     };
     match result {
         Ok(code) => code,

@@ -16,9 +16,10 @@ use http_body_util::{BodyExt, Empty, Limited};
 
 use crate::bots::{BotLaunchError, DockerError, DockerSandbox, LocalSandbox, Sandbox};
 use crate::runner::{MatchIo, MatchReport, RunError, RunnerOptions, fill_seats, start_match};
+use farm_proto::limits;
 
 /// The most of a result document `reproduce` reads from the API.
-const MAX_DOCUMENT_BYTES: usize = 64 << 20;
+const MAX_DOCUMENT_BYTES: usize = limits::MAX_API_DOCUMENT_BYTES;
 
 /// A match to play again: its bundle and the replay hash it had.
 #[derive(Debug, Clone)]

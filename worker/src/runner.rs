@@ -16,6 +16,7 @@ use tokio::time::Instant;
 use crate::bots::{BotExit, BotLaunchError, BotSession, CappedLog, LaunchContext, Sandbox};
 use crate::clock::SeatClock;
 use crate::metrics::{self, SandboxPhase};
+use farm_proto::limits;
 
 /// Knobs of the runner that are not rules of the game.
 #[derive(Debug, Clone)]
@@ -35,9 +36,6 @@ pub struct RunnerOptions {
     pub max_replay_bytes: u64,
 }
 
-/// [`RunnerOptions::max_replay_bytes`] by default: 256 MiB, a hundred times a long
-/// Vindinium match's replay.
-pub const DEFAULT_MAX_REPLAY_BYTES: u64 = 256 << 20;
 
 /// The runner's command-line flags, for the commands that play matches without a
 /// worker configuration (`farm-worker play`, `farm-coordinator run`).
@@ -52,13 +50,11 @@ pub struct RunnerArgs {
     /// The most a match's replay may hold of its bots' replies (and, apart, of the
     /// game's own states), uncompressed; a bot whose reply would take the replies
     /// further is out of the match (status output_limit).
-    #[arg(long, value_name = "MIB", default_value_t = DEFAULT_MAX_REPLAY_BYTES >> 20,
-          value_parser = clap::value_parser!(u64).range(1..=MAX_REPLAY_MIB))]
+    #[arg(long, value_name = "MIB", default_value_t = limits::MAX_REPLAY_MIB.default,
+          value_parser = clap::value_parser!(u64).range(1..=limits::MAX_REPLAY_MIB.range.max.unwrap_or(u64::MAX)))]
     pub max_replay_mib: u64,
 }
 
-/// The largest `max_replay_mib` an operator may set: 64 GiB.
-pub const MAX_REPLAY_MIB: u64 = 64 * 1024;
 
 impl RunnerArgs {
     /// The options these flags give, with the default bot ceiling.
@@ -74,13 +70,12 @@ impl RunnerArgs {
 
 impl Default for RunnerOptions {
     fn default() -> Self {
-        // 20 minutes: a match ends (failed) before RabbitMQ's default consumer
-        // timeout of 30 minutes could take its delivery away.
         RunnerOptions {
             startup_grace: Duration::from_secs(5),
-            max_match: Duration::from_secs(20 * 60),
+            max_match: Duration::from_secs(limits::MAX_MATCH_SECS.default),
             bot_ceiling: BotLimits::default_ceiling(),
-            max_replay_bytes: DEFAULT_MAX_REPLAY_BYTES,
+            // 256 MiB by default: a hundred times a long Vindinium match's replay.
+            max_replay_bytes: limits::MAX_REPLAY_MIB.default << 20,
         }
     }
 }

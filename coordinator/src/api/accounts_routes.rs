@@ -25,9 +25,8 @@ use crate::accounts::{self, Caller, NewToken, Quotas};
 use crate::api_error::ApiError;
 use crate::ledger::{NewUser, NewWebhook};
 use crate::webhooks;
+use farm_proto::limits;
 
-/// The highest share a user may be given.
-pub const MAX_SHARE: u32 = 1000;
 /// The most deliveries one history page shows.
 const MAX_DELIVERIES: u32 = 500;
 
@@ -55,11 +54,7 @@ fn new_token() -> Result<NewToken, ApiError> {
 }
 
 fn check_share(share: u32) -> Result<u32, ApiError> {
-    if (1..=MAX_SHARE).contains(&share) {
-        Ok(share)
-    } else {
-        Err(ApiError::BadRequest(format!("share: must be 1 to {MAX_SHARE}, not {share}")))
-    }
+    limits::SHARE.check(share).map_err(|error| ApiError::BadRequest(format!("share: {}", error.problem())))
 }
 
 /// A user to make.

@@ -70,6 +70,7 @@ mod settings;
 
 use install::{SUPERVISOR_FILE, install_supervisor};
 use reaper::{HEARTBEAT_LABEL, RUN_ROOT_LABEL, Reaper, beat, beat_and_reap};
+use farm_proto::limits;
 pub use settings::DockerSettings;
 
 /// Label carrying the id of the worker that started the container.
@@ -83,7 +84,7 @@ pub const INSTANCE_LABEL: &str = "matchfarm.instance";
 /// engine reached through a proxy).
 pub const ENGINE_LABEL: &str = "matchfarm.engine";
 /// The longest a bot's image may take to pull from the farm's registry.
-const PULL_TIMEOUT: Duration = Duration::from_secs(300);
+const PULL_TIMEOUT: Duration = Duration::from_secs(limits::IMAGE_PULL_SECS);
 
 /// Label carrying the image a prepared container serves.
 pub const IMAGE_LABEL: &str = "matchfarm.image";

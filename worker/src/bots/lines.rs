@@ -12,6 +12,7 @@ use super::cpu::CpuMeter;
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::sync::mpsc;
 use tokio::time::{Instant, timeout_at};
+use farm_proto::limits;
 
 /// Bytes of requests written to the channel but not yet to the bot. A bot that stops
 /// reading its input lets them pile up past this (a pipe holds 64 KiB) and then misses
@@ -22,7 +23,7 @@ const MAX_UNWRITTEN_BYTES: usize = 1 << 20;
 /// Replies read ahead of being asked for; past this the bot blocks on its output. Each
 /// may be [`MAX_REPLY_BYTES`]: this bounds what one bot's output holds in the worker
 /// (32 MiB at worst).
-const PENDING_REPLIES: usize = 16;
+const PENDING_REPLIES: usize = limits::REPLIES_AHEAD;
 
 /// Both directions of a line conversation with one bot.
 ///

@@ -24,6 +24,7 @@ use capped::read_capped;
 use http::{BotServer, HttpChannel};
 use lines::LineChannel;
 use vindinium_server::{ServerChannel, VindiniumServer};
+use farm_proto::limits;
 
 pub use capped::CappedLog;
 pub use container::{ContainerBot, DockerError, DockerSandbox, DockerSettings, IMAGE_LABEL, WORKER_LABEL, is_gvisor};
@@ -40,7 +41,7 @@ pub const BOT_GID: u32 = 10001;
 /// The most files a bot may have open (RLIMIT_NOFILE, soft and hard), in a container
 /// as in a local sandbox: what most systems give a process by default. A bot gets no
 /// core dumps at all (RLIMIT_CORE 0): a crash must not write its memory to disk.
-pub const BOT_OPEN_FILES: u64 = 1024;
+pub const BOT_OPEN_FILES: u64 = limits::BOT_OPEN_FILES;
 
 /// A bot that could not be started. Distinct from a bot that starts and then fails,
 /// which is an ordinary result of the match.

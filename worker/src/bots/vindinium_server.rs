@@ -52,6 +52,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::Received;
 use super::cpu::CpuMeter;
+use farm_proto::limits;
 
 /// The port a container bot's server is on, inside the container (the original
 /// server's own, in its development setup).
@@ -61,9 +62,9 @@ pub const SERVER_VARIABLE: &str = "FARM_VINDINIUM_SERVER";
 /// The environment variable holding the bot's key.
 pub const KEY_VARIABLE: &str = "FARM_VINDINIUM_KEY";
 /// The most connections the bot may hold open at once; more are closed at once.
-const MAX_CONNECTIONS: usize = 16;
+const MAX_CONNECTIONS: usize = limits::VINDINIUM_CONNECTIONS;
 /// The largest request body read (a form of a key and a direction is tens of bytes).
-const MAX_BODY_BYTES: usize = 16 * 1024;
+const MAX_BODY_BYTES: usize = limits::VINDINIUM_BODY_BYTES;
 /// The most start requests after the first that are held; more are refused at once.
 const MAX_LATER_STARTS: usize = 4;
 /// How long, once the final state is sent, the bot has to take it (exit, or ask for

@@ -25,6 +25,7 @@ use bollard::auth::DockerCredentials;
 use bollard::query_parameters::{PushImageOptions, RemoveImageOptions, TagImageOptions};
 use futures_util::StreamExt;
 use tokio::time::Instant;
+use farm_proto::limits;
 
 pub use assemble::{LAYOUT_LABEL, SOURCE_LABEL};
 pub use compile::BUILD_LABEL;
@@ -58,20 +59,15 @@ pub struct BuildLimits {
 impl BuildLimits {
     /// Why these limits cannot be used, if they cannot: every one must be above 0.
     pub fn check(&self) -> Result<(), String> {
-        let zero = [
-            ("source.max_files", self.source.max_files == 0),
-            ("source.max_bytes", self.source.max_bytes == 0),
-            ("build_secs", self.build_secs == 0),
-            ("max_image_mib", self.max_image_mib == 0),
-            ("memory_mib", self.memory_mib == 0),
-            ("cpu_millis", self.cpu_millis == 0),
-            ("scratch_mib", self.scratch_mib == 0),
-            ("pids", self.pids <= 0),
-        ];
-        match zero.iter().find(|(_, is_zero)| *is_zero) {
-            Some((name, _)) => Err(format!("{name} must be at least 1")),
-            None => Ok(()),
-        }
+        limits::SOURCE_MAX_FILES.check(self.source.max_files)?;
+        limits::SOURCE_MAX_BYTES.check(self.source.max_bytes)?;
+        limits::BUILD_SECS.check(self.build_secs)?;
+        limits::BUILD_MAX_IMAGE_MIB.check(self.max_image_mib)?;
+        limits::BUILD_MEMORY_MIB.check(self.memory_mib)?;
+        limits::BUILD_CPU_MILLIS.check(self.cpu_millis)?;
+        limits::BUILD_SCRATCH_MIB.check(self.scratch_mib)?;
+        limits::BUILD_PIDS.check(self.pids)?;
+        Ok(())
     }
 }
 
@@ -79,12 +75,12 @@ impl Default for BuildLimits {
     fn default() -> Self {
         BuildLimits {
             source: SourceLimits::default(),
-            build_secs: 600,
-            max_image_mib: 1024,
-            memory_mib: 1024,
-            cpu_millis: 1000,
-            scratch_mib: 2048,
-            pids: 256,
+            build_secs: limits::BUILD_SECS.default,
+            max_image_mib: limits::BUILD_MAX_IMAGE_MIB.default,
+            memory_mib: limits::BUILD_MEMORY_MIB.default,
+            cpu_millis: limits::BUILD_CPU_MILLIS.default,
+            scratch_mib: limits::BUILD_SCRATCH_MIB.default,
+            pids: limits::BUILD_PIDS.default,
         }
     }
 }

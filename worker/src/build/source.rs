@@ -15,6 +15,7 @@ use std::path::{Component, Path, PathBuf};
 use sha2::{Digest, Sha256};
 
 use super::layout::{LAYOUTS, Layout};
+use farm_proto::limits;
 
 /// How much a tree may hold.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -36,7 +37,7 @@ impl SourceLimits {
 
 impl Default for SourceLimits {
     fn default() -> Self {
-        SourceLimits { max_files: 2_000, max_bytes: 64 << 20 }
+        SourceLimits { max_files: limits::SOURCE_MAX_FILES.default, max_bytes: limits::SOURCE_MAX_BYTES.default }
     }
 }
 

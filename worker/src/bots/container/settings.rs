@@ -7,6 +7,7 @@ use farm_proto::ContainerIsolation;
 use serde::{Deserialize, Serialize};
 
 use super::reaper::HEARTBEAT_SECS_MAX;
+use farm_proto::limits;
 
 /// How the Docker sandbox prepares and reuses containers (the worker's `[docker]`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -58,8 +59,8 @@ impl Default for DockerSettings {
             supervisor: None,
             run_dir: default_run_dir(),
             isolation: ContainerIsolation::Reused,
-            matches_per_container: 100,
-            prepared_max: 8,
+            matches_per_container: limits::DOCKER_MATCHES_PER_CONTAINER.default,
+            prepared_max: limits::DOCKER_PREPARED_MAX.default,
             prepared_idle_secs: 120,
             heartbeat_secs: 10,
             runtime: None,
@@ -84,12 +85,8 @@ fn default_run_dir() -> PathBuf {
 impl DockerSettings {
     /// Checks the numbers are usable.
     pub fn check(&self) -> Result<(), String> {
-        if self.matches_per_container == 0 {
-            return Err("docker.matches_per_container must be at least 1".to_owned());
-        }
-        if self.prepared_max == 0 {
-            return Err("docker.prepared_max must be at least 1".to_owned());
-        }
+        limits::DOCKER_MATCHES_PER_CONTAINER.check(self.matches_per_container)?;
+        limits::DOCKER_PREPARED_MAX.check(self.prepared_max)?;
         if !(1..=HEARTBEAT_SECS_MAX).contains(&self.heartbeat_secs) {
             return Err(format!(
                 "docker.heartbeat_secs must be 1 to {HEARTBEAT_SECS_MAX}, got {}",
