@@ -14,7 +14,7 @@ and a process that ignores SIGTERM, and logs `traces: left`.
 A container reused between matches must always report `found nothing`.
 
 It also reports, as `traces: kernel pid=P sysv-id=I time-wait=T cgroup-usec=U`, the
-kernel state a reset does not renew (the README lists it: "What a reused container
+kernel state a reset does not renew (the book lists it, docs/src/operators/containers.md: "What a reused container
 keeps"): its own pid (the namespace's pid counter), the id a new System V segment
 gets (the IPC id sequence), how many TCP sockets of its loopback are in TIME_WAIT, and
 the CPU time its cgroup has counted. Then it leaves some of each: a loopback connection

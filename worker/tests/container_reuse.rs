@@ -58,7 +58,8 @@ struct Traces {
     log: String,
 }
 
-/// `traces: kernel ...`: the state the README lists under "What a reused container keeps".
+/// `traces: kernel ...`: the state the book lists under "What a reused container keeps"
+/// (docs/src/operators/containers.md).
 #[derive(Debug)]
 struct Kernel {
     pid: u64,
@@ -139,7 +140,7 @@ async fn a_reused_container_holds_nothing_of_the_last_match() {
         reset_done(before, verified);
     }
     assert!(hosts.windows(2).all(|pair| pair[0] == pair[1]), "one container served every match: {hosts:?}");
-    // What the README says a reused container keeps, and nothing else: the pid and
+    // What the book says a reused container keeps, and nothing else: the pid and
     // System V id counters go on, and the last match's loopback connection is still in
     // TIME_WAIT (the kernel keeps it 60 s; the next match starts within seconds).
     for pair in kernels.windows(2) {
