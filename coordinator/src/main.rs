@@ -123,6 +123,10 @@ enum Command {
     /// runs with worker_id = gpu-box-1 and amqp_url = amqp://gpu-box-1:PASSWORD@HOST/VHOST)
     #[command(subcommand)]
     Workers(WorkersCommand),
+    /// Print every limit on what a tournament's author or a bot can make the farm
+    /// spend: its key, default, range, who sets it and what happens past it, as the
+    /// Markdown table of the book's Limits page.
+    Limits,
     /// Print a tournament's standings.
     Standings {
         /// The tournament id.
@@ -493,6 +497,10 @@ async fn main() -> ExitCode {
         Command::Stop { id, api } => commands::tournaments::stop(&id, &api).await,
         Command::Bots(command) => commands::bots::bots(command).await,
         Command::Workers(command) => commands::workers::workers(command).await,
+        Command::Limits => {
+            print!("{}", farm_proto::limits::markdown());
+            Ok(ExitCode::SUCCESS)
+        }
     };
     match result {
         Ok(code) => code,
