@@ -1,6 +1,6 @@
 //! How the farm's workers are shared among users.
 //!
-//! Each user has a share (a weight, 1 unless an admin set it; [`crate::accounts`]).
+//! Each user has a share (a weight, 1 unless an admin set it).
 //! Whenever the publisher has room for more jobs, it gives each next slot to the user
 //! with pending jobs whose published-and-unanswered jobs, per unit of share, are
 //! fewest ([`apportion`]); within a user, their tournament of highest priority first,
@@ -8,7 +8,7 @@
 //! the farm's slots in proportion to their share, and matches of equal length finish
 //! at rates in that proportion; a user alone gets every slot. One user's million-job
 //! round robin delays another's SPRT by at most the jobs already published, which the
-//! publisher keeps short ([`crate::farm::Publisher`]'s `queue_ahead`).
+//! publisher keeps short (its `queue_ahead`).
 
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;

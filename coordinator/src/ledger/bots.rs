@@ -1,8 +1,8 @@
-//! Bots submitted by their authors and their versions ([`crate::versions`]): each
-//! upload a version, `building` until a worker answers its build job, then
-//! `build_failed`, or `validating` while its validation tournament plays, then
-//! `validated` (and entered in its ladder, if it named one) or `rejected`. The schema's
-//! triggers write the events of the last three for webhooks.
+//! Bots submitted by their authors and their versions: each upload a version,
+//! `building` until a worker answers its build job, then `build_failed`, or
+//! `validating` while its validation tournament plays, then `validated` (and entered
+//! in its ladder, if it named one) or `rejected`. The schema's triggers write the
+//! events of the last three for webhooks.
 
 use farm_proto::BuildJob;
 

@@ -1,6 +1,5 @@
-//! What a tournament's director ([`crate::director`]) reads and writes: the
-//! tournaments it watches, their whole schedule with outcomes, jobs added as results
-//! come, and the end it decides.
+//! What a tournament's director reads and writes: the tournaments it watches, their
+//! whole schedule with outcomes, jobs added as results come, and the end it decides.
 
 use super::*;
 

@@ -5,7 +5,7 @@
 //! dead-lettered). A result is recorded once per job id: the first wins, later ones
 //! are counted as duplicates and dropped, in the same transaction, so a redelivered
 //! result can never change standings. A `running` job goes back to `pending` to be
-//! published again when its lease passes unanswered ([`crate::leases`]), when an
+//! published again when its lease passes unanswered ([`Ledger::expire_leases`]), when an
 //! operator retries its tournament, or when `farm-coordinator run` resumes (its
 //! in-process queue died with it, [`Ledger::requeue_unanswered`]): its first
 //! publication's result may still come, which is harmless by the rule above.
@@ -134,7 +134,7 @@ pub struct Progress {
     pub cancelled: u64,
     /// Results dropped because the job already had one.
     pub duplicates: u64,
-    /// Whether its director may still add jobs or stop it ([`crate::director`]).
+    /// Whether its director may still add jobs or stop it.
     pub open: bool,
 }
 

@@ -36,7 +36,7 @@ CREATE TABLE IF NOT EXISTS tournaments (
     created_at INTEGER NOT NULL,
     jobs INTEGER NOT NULL,
     duplicates INTEGER NOT NULL DEFAULT 0,
-    -- 1 while its director (crate::director) may still add or cancel jobs; then
+    -- 1 while its director may still add or cancel jobs; then
     -- why it stopped, if it stopped before its schedule ran out.
     open INTEGER NOT NULL DEFAULT 0,
     conclusion TEXT,
@@ -67,7 +67,7 @@ CREATE TABLE IF NOT EXISTS jobs (
     attempts INTEGER NOT NULL DEFAULT 0,
     reason TEXT,
     -- When it was last published, in publishing order (1, 2, ...), and the lease it
-    -- was published with (crate::leases); NULL while pending.
+    -- was published with; NULL while pending.
     published_seq INTEGER,
     lease_secs INTEGER,
     -- Deliveries of its current publication given back for outages, and how often a
@@ -162,7 +162,7 @@ CREATE TABLE IF NOT EXISTS tokens (
     revoked_at INTEGER
 );
 CREATE INDEX IF NOT EXISTS tokens_by_user ON tokens(user_name);
--- What users are told of (crate::webhooks): an event once per kind and subject, then
+-- What users are told of through their webhooks: an event once per kind and subject, then
 -- one delivery of it to each of its owner's webhooks that asked for its kind.
 CREATE TABLE IF NOT EXISTS events (
     id INTEGER PRIMARY KEY,
@@ -242,7 +242,7 @@ CREATE TABLE IF NOT EXISTS challenges (
     created_at INTEGER NOT NULL
 );
 CREATE INDEX IF NOT EXISTS challenges_by_challenger ON challenges(challenger, created_at);
--- A version decided: its owner's webhooks hear of it (crate::webhooks).
+-- A version decided: its owner's webhooks hear of it.
 CREATE TRIGGER IF NOT EXISTS version_decided AFTER UPDATE OF state ON versions
     WHEN OLD.state <> NEW.state AND NEW.state IN ('build_failed', 'validated', 'rejected') BEGIN
     INSERT OR IGNORE INTO events (kind, subject, owner, created_at)
@@ -261,7 +261,7 @@ CREATE INDEX IF NOT EXISTS tournaments_by_owner ON tournaments(owner, open);
 -- A tournament is finished when its director may add nothing (open = 0) and no job is
 -- pending or running (crate::ledger::Progress::finished): checked when a job's state
 -- becomes final and when `open` clears, so its event is written once, in the
--- transaction that finished it (crate::webhooks).
+-- transaction that finished it.
 CREATE TRIGGER IF NOT EXISTS finished_by_job AFTER UPDATE OF state ON jobs
     WHEN NEW.state IN ('done', 'failed', 'cancelled') BEGIN
     INSERT OR IGNORE INTO events (kind, subject, owner, created_at)

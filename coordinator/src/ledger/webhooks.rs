@@ -1,5 +1,5 @@
-//! Webhooks, the events their owners are told of, and each delivery's attempts
-//! ([`crate::webhooks`]). Events are written by the schema's triggers.
+//! Webhooks, the events their owners are told of, and each delivery's attempts.
+//! Events are written by the schema's triggers.
 
 use super::*;
 
