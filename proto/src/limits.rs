@@ -554,9 +554,10 @@ mod tests {
             std::fs::write(&page, &generated).expect("write the page");
         }
         let committed = std::fs::read_to_string(&page).unwrap_or_default();
+        let first_difference = committed.lines().zip(generated.lines()).find(|(page, code)| page != code);
         assert!(
             committed == generated,
-            "{} differs from farm_proto::limits::markdown(); regenerate it with \
+            "{} differs from farm_proto::limits::markdown() (first: {first_difference:?}); regenerate it with \
              `FARM_BLESS_DOCS=1 cargo test -p farm-proto limits` and review the diff",
             page.display()
         );
