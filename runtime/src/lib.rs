@@ -12,7 +12,10 @@
 //! - [`storage`]: object storage for replays, bot logs and result documents (a local
 //!   directory or S3), and the keys of each run of a job.
 //! - [`queue`]: the RabbitMQ topology (`farm.jobs`, its dead letters, `farm.results`),
-//!   connections with backoff, publishing with confirms, requeueing.
+//!   connections with backoff, publishing with confirms.
+//! - [`settle`]: answering a delivery (ack, requeue after a delay, reject), the one
+//!   way of every worker lane, and the retry policy of a delivery that failed for the
+//!   infrastructure's reasons, which the in-process farm follows too.
 //! - [`error`]: the text the binaries print for an error and its causes.
 //! - [`secrets`]: the example values no secret may hold.
 //!
@@ -25,6 +28,7 @@ pub mod config;
 pub mod error;
 pub mod queue;
 pub mod secrets;
+pub mod settle;
 pub mod shutdown;
 pub mod storage;
 

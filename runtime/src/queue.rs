@@ -5,20 +5,18 @@
 //! [`farm_proto::RESULTS_QUEUE`]); the dead letters' is [`DEAD_LETTER_QUEUE`], and what
 //! the coordinator cannot use is set aside in [`SET_ASIDE_QUEUE`].
 
-use std::panic::AssertUnwindSafe;
 use std::time::Duration;
 
 use farm_proto::{AUDITS_QUEUE, BUILD_RESULTS_QUEUE, BUILDS_QUEUE, CONTROL_EXCHANGE, JOBS_QUEUE, RESULTS_QUEUE};
-use futures_util::FutureExt;
 use lapin::options::{
-    BasicPublishOptions, BasicRejectOptions, ConfirmSelectOptions, ExchangeDeclareOptions, QueueBindOptions,
-    QueueDeclareOptions,
+    BasicPublishOptions, ConfirmSelectOptions, ExchangeDeclareOptions, QueueBindOptions, QueueDeclareOptions,
 };
 use lapin::types::{AMQPValue, FieldTable, LongString, ShortString};
-use lapin::{Acker, BasicProperties, Channel, Confirmation, Connection, ConnectionProperties, ExchangeKind};
+use lapin::{BasicProperties, Channel, Confirmation, Connection, ConnectionProperties, ExchangeKind};
 use tokio::sync::watch;
 
 use crate::backoff::Backoff;
+use crate::settle::BUILD_DELIVERY_LIMIT;
 
 /// Where jobs that failed too often, or cannot be read, end up.
 pub const DEAD_LETTER_QUEUE: &str = "farm.jobs.dead";
@@ -49,10 +47,6 @@ pub const AUDIT_WAIT_MS: i32 = 2000;
 /// coordinator's and `farm-coordinator run`'s `delivery_limit`, which must agree on a
 /// farm (the queue is declared with it).
 pub const DEFAULT_DELIVERY_LIMIT: u32 = 5;
-/// Redeliveries of a build job before it is dead-lettered: a source that kills its
-/// builder is not tried on every worker. A worker that fails the farm's way on the
-/// last delivery reports the failure instead of giving it back.
-pub const BUILD_DELIVERY_LIMIT: u32 = 2;
 
 /// The most audit jobs [`farm_proto::AUDITS_QUEUE`] holds: more are refused to the
 /// coordinator, which publishes them later.
@@ -388,28 +382,6 @@ pub fn attempt(properties: &BasicProperties) -> u32 {
         })
         .unwrap_or(0);
     count.saturating_add(1)
-}
-
-/// Runs `job`, the handling of the delivery `acker` answers; if it panics, the
-/// delivery goes back to the queue (unless it was answered before the panic), so a
-/// panic costs that job one attempt and nothing else: after its delivery limit
-/// RabbitMQ dead-letters it. Returns whether it panicked.
-pub async fn requeue_if_it_panics(acker: &Acker, job: impl Future<Output = ()>) -> bool {
-    if AssertUnwindSafe(job).catch_unwind().await.is_ok() {
-        return false;
-    }
-    requeue(acker).await;
-    true
-}
-
-/// Gives a delivery back to the queue at once. If that fails (or it was answered
-/// already), the broker requeues an unanswered one when its channel closes.
-pub async fn requeue(acker: &Acker) {
-    // Reject (not nack) so that every broker version counts the redelivery.
-    let reject = acker.reject(BasicRejectOptions { requeue: true });
-    if !matches!(tokio::time::timeout(BROKER_CALL, reject).await, Ok(Ok(true))) {
-        tracing::warn!("requeueing failed, or the job was answered already");
-    }
 }
 
 #[cfg(test)]

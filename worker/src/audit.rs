@@ -8,11 +8,10 @@ use farm_engine::replay;
 use farm_proto::{
     AUDITS_QUEUE, AuditEnvelope, AuditJob, AuditVerdict, MatchResult, RESULTS_QUEUE, ResultEnvelope, SCHEMA_VERSION,
 };
-use farm_runtime::queue::{self, BROKER_CALL, ConfirmedPublisher};
+use farm_runtime::queue::{self, ConfirmedPublisher};
+use farm_runtime::settle::Settlement;
 use farm_runtime::storage::{Storage, StorageError};
 use lapin::message::Delivery;
-use lapin::options::{BasicAckOptions, BasicRejectOptions};
-use tokio::time::timeout;
 
 use crate::metrics;
 
@@ -20,6 +19,10 @@ use crate::metrics;
 /// worker (each round [`queue::AUDIT_WAIT_MS`]) before it reports it skipped: about five
 /// minutes, so that a farm of one worker does not circulate its audits for ever.
 const MAX_WAITING_ROUNDS: u64 = 150;
+
+/// An audit sent to wait in [`queue::AUDITS_WAIT_QUEUE`] (where its queue dead-letters
+/// it) and come back for another try.
+const WAIT: Settlement = Settlement::Reject;
 
 /// What auditing needs of the worker.
 pub struct Auditor<'a> {
@@ -34,25 +37,24 @@ pub struct Auditor<'a> {
 }
 
 impl Auditor<'_> {
-    /// Handles one delivery of `farm.audits`: a match this worker played goes to wait
-    /// for another worker; another's is re-verified and its verdict published, then
-    /// acked. An audit that cannot be done now (storage or the broker failing) waits
-    /// and comes back.
-    pub async fn handle(&self, delivery: Delivery) {
+    /// Handles one delivery of `farm.audits` and says how to settle it: a match this
+    /// worker played goes to wait for another worker; another's is re-verified and its
+    /// verdict published, then acked. An audit that cannot be done now (storage or the
+    /// broker failing) waits and comes back.
+    pub async fn handle(&self, delivery: &Delivery) -> Settlement {
         let (audit, token) = match serde_json::from_slice::<AuditEnvelope>(&delivery.data) {
             Ok(envelope) if envelope.schema == SCHEMA_VERSION => (envelope.audit, envelope.token),
             _ => {
                 // No worker of this build reads it: the coordinator publishes it again
                 // (it is still pending in its ledger) if it is its own.
                 tracing::warn!("dropping an unreadable audit job");
-                let _ = timeout(BROKER_CALL, delivery.acker.ack(BasicAckOptions::default())).await;
-                return;
+                return Settlement::Ack;
             }
         };
         let verdict = if audit.played_by == self.worker_id {
             let rounds = queue::rounds_through(&delivery.properties, AUDITS_QUEUE);
             if rounds < MAX_WAITING_ROUNDS {
-                return self.wait(&delivery).await;
+                return WAIT;
             }
             AuditVerdict::Skipped { reason: format!("no other worker took it in {rounds} rounds") }
         } else {
@@ -60,7 +62,7 @@ impl Auditor<'_> {
                 Ok(verdict) => verdict,
                 Err(error) => {
                     tracing::warn!(job = %audit.job_id, %error, "an audit waits: its replay cannot be read now");
-                    return self.wait(&delivery).await;
+                    return WAIT;
                 }
             }
         };
@@ -74,22 +76,16 @@ impl Auditor<'_> {
             attempt: 0,
             result: MatchResult::Audited { verdict: verdict.clone() },
         };
-        let Ok(body) = serde_json::to_vec(&envelope) else { return self.wait(&delivery).await };
+        let Ok(body) = serde_json::to_vec(&envelope) else { return WAIT };
         if let Err(error) = self.publisher.publish(RESULTS_QUEUE, &body).await {
             tracing::warn!(job = %audit.job_id, %error, "an audit's verdict was not sent; it waits to be done again");
-            return self.wait(&delivery).await;
+            return WAIT;
         }
         metrics::AUDITS.with_label_values(&[verdict.name()]).inc();
         if let AuditVerdict::Mismatch { reason } = &verdict {
             tracing::warn!(job = %audit.job_id, played_by = %audit.played_by, %reason, "an audit found a mismatch");
         }
-        let _ = timeout(BROKER_CALL, delivery.acker.ack(BasicAckOptions::default())).await;
-    }
-
-    /// Sends the audit to wait ([`queue::AUDITS_WAIT_QUEUE`], by dead-lettering) and
-    /// come back.
-    async fn wait(&self, delivery: &Delivery) {
-        let _ = timeout(BROKER_CALL, delivery.acker.reject(BasicRejectOptions { requeue: false })).await;
+        Settlement::Ack
     }
 }
 

@@ -8,22 +8,21 @@
 //! A failure of the farm's own (the engine, the registry, the store) gives the job back
 //! to the queue for another try after a pause (cut short when the worker stops), up to
 //! its delivery limit, and on its last delivery is reported as the farm's failure,
-//! with its cause; a failure of the source's (a step that fails, too long a build, too
-//! large an image, a source that breaks the rules) is reported at once.
+//! with its cause ([`RetryPolicy::BUILDS`]); a failure of the source's (a step that
+//! fails, too long a build, too large an image, a source that breaks the rules) is
+//! reported at once.
+
+use std::time::Duration;
 
 use bollard::auth::DockerCredentials;
 use farm_proto::{BUILD_RESULTS_QUEUE, BuildJob, BuildOutcome, BuildReport};
-use farm_runtime::queue::{self, BUILD_DELIVERY_LIMIT, ConfirmedPublisher};
+use farm_runtime::queue::{self, ConfirmedPublisher};
+use farm_runtime::settle::{AfterFailure, RetryPolicy, Settlement};
 use farm_runtime::storage::{Storage, StorageError};
 use lapin::message::Delivery;
-use lapin::options::{BasicAckOptions, BasicRejectOptions};
-use tokio::sync::watch;
 
 use crate::build::{self, BuildEngine, BuildError, BuildLimits, BuildLog, Source};
 use crate::metrics;
-
-/// How long a build the farm failed waits before going back to the queue.
-const RETRY_PAUSE: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// What a worker builds with.
 pub struct Builder<'a> {
@@ -41,8 +40,6 @@ pub struct Builder<'a> {
     pub worker_id: &'a str,
     /// Where reports go.
     pub publisher: &'a ConfirmedPublisher,
-    /// Set when the worker stops: a build given back waits no longer.
-    pub stop: watch::Receiver<bool>,
 }
 
 /// Why a build job goes back to the queue instead of being answered.
@@ -55,34 +52,34 @@ enum Retry {
 }
 
 impl Builder<'_> {
-    /// Builds the job `delivery` holds and answers it: acked once its report is
-    /// published, requeued when the farm failed it, rejected (dead-lettered) when it is
-    /// unreadable.
-    pub async fn handle(&self, delivery: Delivery) {
+    /// Builds the job `delivery` holds and says how to settle it: acked once its report
+    /// is published, requeued after a pause when the farm failed it, rejected
+    /// (dead-lettered) when it is unreadable.
+    pub async fn handle(&self, delivery: &Delivery) -> Settlement {
         let Ok(job) = serde_json::from_slice::<BuildJob>(&delivery.data) else {
             tracing::warn!(bytes = delivery.data.len(), "rejecting a build job that cannot be read");
             metrics::BUILDS.with_label_values(&["unreadable"]).inc();
-            let _ = delivery.acker.reject(BasicRejectOptions { requeue: false }).await;
-            return;
+            return Settlement::Reject;
         };
         let mut log = BuildLog::default();
         let attempt = queue::attempt(&delivery.properties);
+        let retries = RetryPolicy::BUILDS;
         let outcome = match self.build(&job, &mut log).await {
             Ok(outcome) => outcome,
-            Err(error) if attempt > BUILD_DELIVERY_LIMIT => {
-                tracing::warn!(bot = %job.bot, version = job.version, %error, attempt, "a build failed for the farm's fault, the last try");
-                BuildOutcome::Failed { reason: format!("the farm could not build it ({attempt} tries): {error}") }
-            }
-            Err(error) => {
-                tracing::warn!(bot = %job.bot, version = job.version, %error, attempt, "a build failed for the farm's fault; requeued");
-                self.give_back(&delivery).await;
-                return;
-            }
+            Err(error) => match retries.after_failure(attempt) {
+                AfterFailure::GiveUp => {
+                    tracing::warn!(bot = %job.bot, version = job.version, %error, attempt, "a build failed for the farm's fault, the last try");
+                    BuildOutcome::Failed { reason: format!("the farm could not build it ({attempt} tries): {error}") }
+                }
+                AfterFailure::TryAgainAfter(pause) => {
+                    tracing::warn!(bot = %job.bot, version = job.version, %error, attempt, "a build failed for the farm's fault; requeued");
+                    return given_back(pause);
+                }
+            },
         };
         if let Err(error) = self.storage.put(&job.log_key, log.0.into_bytes()).await {
             tracing::warn!(bot = %job.bot, %error, "storing a build log failed; requeued");
-            self.give_back(&delivery).await;
-            return;
+            return given_back(retries.delay(attempt));
         }
         let label = match &outcome {
             BuildOutcome::Built { .. } => "built",
@@ -94,11 +91,11 @@ impl Builder<'_> {
         match self.publisher.publish(BUILD_RESULTS_QUEUE, &body).await {
             Ok(()) => {
                 metrics::BUILDS.with_label_values(&[label]).inc();
-                let _ = delivery.acker.ack(BasicAckOptions::default()).await;
+                Settlement::Ack
             }
             Err(error) => {
                 tracing::warn!(%error, "publishing a build report failed; requeued");
-                self.give_back(&delivery).await;
+                given_back(retries.delay(attempt))
             }
         }
     }
@@ -128,17 +125,9 @@ impl Builder<'_> {
     }
 }
 
-impl Builder<'_> {
-    /// Gives a build the farm failed back to the queue after [`RETRY_PAUSE`] (a
-    /// registry or an engine that just failed is not asked again at once), or at once
-    /// when the worker stops.
-    async fn give_back(&self, delivery: &Delivery) {
-        metrics::BUILDS.with_label_values(&["requeued"]).inc();
-        let mut stop = self.stop.clone();
-        tokio::select! {
-            () = tokio::time::sleep(RETRY_PAUSE) => {}
-            _ = stop.wait_for(|stop| *stop) => {}
-        }
-        queue::requeue(&delivery.acker).await;
-    }
+/// A build the farm failed, given back to the queue after `pause`: counted here, settled
+/// by the build lane.
+fn given_back(pause: Duration) -> Settlement {
+    metrics::BUILDS.with_label_values(&["requeued"]).inc();
+    Settlement::RequeueAfter(pause)
 }

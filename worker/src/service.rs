@@ -12,11 +12,12 @@ use farm_proto::{
 use farm_runtime::Shutdown;
 use farm_runtime::backoff::ReconnectPacing;
 use farm_runtime::queue::{self, BROKER_CALL, BrokerError, ConfirmedPublisher};
+use farm_runtime::settle::{self, Settlement, settle};
 use farm_runtime::storage::{AttemptKeys, Storage};
 use futures_util::StreamExt;
 use lapin::Connection;
 use lapin::message::Delivery;
-use lapin::options::{BasicAckOptions, BasicCancelOptions, BasicConsumeOptions, BasicQosOptions, BasicRejectOptions};
+use lapin::options::{BasicCancelOptions, BasicConsumeOptions, BasicQosOptions};
 use lapin::types::FieldTable;
 use tokio::sync::watch;
 use tokio::task::JoinSet;
@@ -363,7 +364,12 @@ async fn run_audit_lane<S: Sandbox + Clone + Send + 'static>(
         max_replay_bytes: context.player.options.max_replay_bytes,
         publisher: &context.publisher,
     };
-    one_at_a_time(&connection, AUDITS_QUEUE, &tag, &context, |delivery| auditor.handle(delivery)).await
+    let (auditor, context) = (&auditor, &*context);
+    one_at_a_time(&connection, AUDITS_QUEUE, &tag, context, move |delivery| async move {
+        let settlement = auditor.handle(&delivery).await;
+        settle_delivery(&delivery, settlement, context).await;
+    })
+    .await
 }
 
 /// Build jobs ([`crate::builds`]), one at a time on a channel of their own, each
@@ -388,20 +394,22 @@ async fn run_build_lane<S: Sandbox + Clone + Send + 'static>(
         storage: &context.player.storage,
         worker_id: &context.config.worker_id,
         publisher: &context.publisher,
-        stop: context.stop_matches.subscribe(),
     };
-    one_at_a_time(&connection, BUILDS_QUEUE, &tag, &context, |delivery| async {
+    let (builder, context) = (&builder, &*context);
+    one_at_a_time(&connection, BUILDS_QUEUE, &tag, context, move |delivery| async move {
         let mut drain = context.drain.clone();
         let slot = tokio::select! {
             slot = context.slots.hold() => Some(slot),
             _ = drain.wait_for(|stop| *stop) => None,
         };
-        let Some(slot) = slot else {
+        let settlement = match slot {
+            // The slot is held until the build is settled: through its pause, if it
+            // goes back.
+            Some(_) => builder.handle(&delivery).await,
             // Draining while every slot plays: the build goes back for another worker.
-            queue::requeue(&delivery.acker).await;
-            return;
+            None => Settlement::REQUEUE,
         };
-        builder.handle(delivery).await;
+        settle_delivery(&delivery, settlement, context).await;
         drop(slot);
     })
     .await
@@ -475,7 +483,7 @@ where
 /// Handles one delivery; a panic in it requeues that job alone.
 async fn handle_contained<S: Sandbox + Clone + Send + 'static>(delivery: Delivery, context: &Arc<JobContext<S>>) {
     let acker = delivery.acker.clone();
-    if queue::requeue_if_it_panics(&acker, handle(delivery, Arc::clone(context))).await {
+    if settle::requeue_if_it_panics(&acker, handle(delivery, Arc::clone(context))).await {
         tracing::error!("a job panicked; it was requeued");
         metrics::MATCHES.with_label_values(&["unknown", "panicked"]).inc();
     }
@@ -507,7 +515,7 @@ async fn handle<S: Sandbox + Clone + Send + 'static>(delivery: Delivery, context
         // Perhaps a newer worker reads it; after the delivery limit it is dead-lettered.
         tracing::warn!(schema, "requeueing a job of another schema version");
         metrics::MATCHES.with_label_values(&["unknown", "requeued"]).inc();
-        requeue_after(&delivery, &context, retry_delay(attempt)).await;
+        settle_delivery(&delivery, Settlement::RequeueAfter(retry_delay(attempt)), &context).await;
         return;
     }
     let delivered = match serde_json::from_slice::<JobEnvelope>(&delivery.data) {
@@ -516,8 +524,7 @@ async fn handle<S: Sandbox + Clone + Send + 'static>(delivery: Delivery, context
             // Unreadable: no worker will ever read it. Straight to the dead letters.
             tracing::warn!(%error, "rejecting an unreadable job");
             metrics::MATCHES.with_label_values(&["unknown", "rejected"]).inc();
-            let reject = delivery.acker.reject(BasicRejectOptions { requeue: false });
-            let _ = timeout(BROKER_CALL, reject).await;
+            settle_delivery(&delivery, Settlement::Reject, &context).await;
             return;
         }
     };
@@ -547,7 +554,7 @@ async fn play<S: Sandbox + Clone + Send + 'static>(
         metrics::MATCHES.with_label_values(&[game, "requeued"]).inc();
         notify_returned(context, delivered, attempt, "the worker stopped before the match began".to_owned(), false)
             .await;
-        queue::requeue(&delivery.acker).await;
+        settle_delivery(delivery, Settlement::REQUEUE, context).await;
         return;
     };
     let in_flight = InFlight::start();
@@ -576,7 +583,7 @@ async fn play<S: Sandbox + Clone + Send + 'static>(
             tracing::warn!(job = %job.job_id, attempt, %error, "requeueing job");
             metrics::MATCHES.with_label_values(&[game, "requeued"]).inc();
             notify_returned(context, delivered, attempt, error.to_string(), error.is_the_workers_fault()).await;
-            requeue_after(delivery, context, delay).await;
+            settle_delivery(delivery, Settlement::RequeueAfter(delay), context).await;
             drop(held_slot);
             return;
         }
@@ -585,19 +592,13 @@ async fn play<S: Sandbox + Clone + Send + 'static>(
     match context.publisher.publish(RESULTS_QUEUE, &body).await {
         Ok(()) => {
             metrics::MATCHES.with_label_values(&[game, outcome_label]).inc();
-            match timeout(BROKER_CALL, delivery.acker.ack(BasicAckOptions::default())).await {
-                Ok(Ok(true)) => {}
-                // The channel closed under the match (a consumer timeout), or the ack
-                // failed: the broker redelivers the job, and the coordinator drops the
-                // duplicate result.
-                _ => tracing::warn!(job = %job.job_id, "ack failed after the result was published"),
-            }
+            settle_delivery(delivery, Settlement::Ack, context).await;
         }
         Err(error) => {
             tracing::warn!(job = %job.job_id, %error, "publishing the result failed; requeueing");
             metrics::MATCHES.with_label_values(&[game, "requeued"]).inc();
             notify_returned(context, delivered, attempt, format!("publishing its result failed: {error}"), false).await;
-            requeue_after(delivery, context, retry_delay(attempt)).await;
+            settle_delivery(delivery, Settlement::RequeueAfter(retry_delay(attempt)), context).await;
         }
     }
 }
@@ -618,13 +619,12 @@ async fn notify_returned<S>(
     send_notice(&context.publisher, &notice).await;
 }
 
-/// Gives a job back to the queue after `delay` ([`retry_delay`]), or at once when the
-/// worker is stopping; the delivery is held meanwhile.
-async fn requeue_after<S>(delivery: &Delivery, context: &JobContext<S>, delay: Duration) {
-    let mut stop = context.stop_matches.subscribe();
-    tokio::select! {
-        () = tokio::time::sleep(delay) => {}
-        _ = stop.wait_for(|stop| *stop) => {}
+/// Settles `delivery` ([`settle`]): a requeue's delay is cut short once the matches
+/// stop. One the broker did not take is only logged: it goes back to the queue when its
+/// channel closes (a consumer timeout under a long match, say), and a result published
+/// for it meanwhile is a duplicate the coordinator drops.
+async fn settle_delivery<S>(delivery: &Delivery, settlement: Settlement, context: &JobContext<S>) {
+    if let Err(error) = settle(&delivery.acker, settlement, context.stop_matches.subscribe()).await {
+        tracing::warn!(?settlement, %error, "a delivery was not settled; the broker gives it again");
     }
-    queue::requeue(&delivery.acker).await;
 }

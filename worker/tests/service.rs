@@ -366,20 +366,20 @@ async fn a_job_that_panics_is_requeued_alone_and_an_answered_one_is_left_alone()
     // A panic mid-job gives the delivery back: it comes again, one attempt later.
     let first = take(&mut jobs).await;
     assert_eq!(farm_runtime::queue::attempt(&first.properties), 1);
-    let panicked = farm_runtime::queue::requeue_if_it_panics(&first.acker, async { panic!("a bug in one match") });
+    let panicked = farm_runtime::settle::requeue_if_it_panics(&first.acker, async { panic!("a bug in one match") });
     assert!(panicked.await);
     let again = take(&mut jobs).await;
     assert_eq!(farm_runtime::queue::attempt(&again.properties), 2);
 
     // Answered before the panic, it stays answered: nothing comes back.
     let acker = again.acker.clone();
-    let answered_then_panicked = farm_runtime::queue::requeue_if_it_panics(&acker, async {
+    let answered_then_panicked = farm_runtime::settle::requeue_if_it_panics(&acker, async {
         again.acker.ack(lapin::options::BasicAckOptions::default()).await.expect("ack");
         panic!("a bug after the ack");
     });
     assert!(answered_then_panicked.await);
     // A job that does not panic is left to its own answer.
-    assert!(!farm_runtime::queue::requeue_if_it_panics(&acker, async {}).await);
+    assert!(!farm_runtime::settle::requeue_if_it_panics(&acker, async {}).await);
     drop(jobs);
     assert_eq!(ready_messages(&connection, JOBS_QUEUE).await, 0);
 }
