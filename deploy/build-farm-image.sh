@@ -50,8 +50,8 @@ TOOLCHAIN_IMAGE=matchfarm/rust-toolchain:latest
 BUILDER_IMAGE=matchfarm/farm-builder:latest
 TARGET_TRIPLE=x86_64-unknown-linux-gnu
 # The workspace members (their manifests are inputs; see deploy/Dockerfile).
-MEMBERS=(proto engine runtime worker coordinator supervisor fuzz testkit bots/vindinium/random-rs bots/botwars/random-rs
-    bots/maze/explorer-rs bots/bench/echo-rs)
+MEMBERS=(proto engine runtime worker coordinator bench supervisor fuzz testkit bots/vindinium/random-rs
+    bots/botwars/random-rs bots/maze/explorer-rs bots/bench/echo-rs)
 
 FORCE=0
 BINARIES=

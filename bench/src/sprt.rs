@@ -1,13 +1,14 @@
-//! The SPRT's error rates and lengths, simulated (`farm_coordinator::sprt`): for true
-//! differences around the hypotheses, how often the test accepts H1 and H0 and how many
-//! games it takes. Two-player pairs (pentanomial), and paired 4-player matches with
-//! planted strength gaps (trinomial), whose true paired Elo is measured alongside.
+//! The SPRT's error rates and lengths, simulated ([`simulator`]): for true differences
+//! around the hypotheses, how often the test accepts H1 and H0 and how many games it
+//! takes. Two-player pairs (pentanomial), and paired 4-player matches with planted
+//! strength gaps (trinomial), whose true paired Elo is measured alongside.
+
+pub mod simulator;
 
 use anyhow::Result;
-use farm_coordinator::sprt::{
-    EloModel, PairedModel, SimConfig, SimRow, SprtParams, TwoPlayerModel, simulate_paired, simulate_two_player,
-};
+use farm_coordinator::sprt::{EloModel, SprtParams};
 
+use self::simulator::{PairedModel, SimConfig, SimRow, TwoPlayerModel, simulate_paired, simulate_two_player};
 use crate::report::Figures;
 
 /// fishtest's common bounds: normalized Elo 0 against 5, both error rates 5%.

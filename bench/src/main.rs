@@ -10,11 +10,12 @@
 //!   their peak memory (needs RabbitMQ, Docker for its Docker half);
 //! - [`coordinator`]: scheduling, inserting and publishing a large round robin, and
 //!   results ingested per second;
+//! - [`sprt`]: the SPRT's error rates and lengths, simulated;
 //! - [`report`]: the JSON document and the table; [`bots`]: the bots they use.
 //!
-//! It lives in the coordinator's package because it drives both the worker's library
-//! and the coordinator's. Build it in release mode beside the binaries it starts:
-//! `cargo build --release -p farm-coordinator -p farm-worker -p bench-echo-bot`.
+//! It drives the engine's, the worker's and the coordinator's libraries, and starts the
+//! farm's binaries: build it in release mode beside them,
+//! `cargo build --release -p farm-bench -p farm-coordinator -p farm-worker -p bench-echo-bot`.
 
 mod bots;
 mod coordinator;
