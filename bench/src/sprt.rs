@@ -6,7 +6,7 @@
 pub mod simulator;
 
 use anyhow::Result;
-use farm_coordinator::sprt::{EloModel, SprtParams};
+use farm_coordinator::sequential_test::{EloModel, SprtParams};
 
 use self::simulator::{PairedModel, SimConfig, SimRow, TwoPlayerModel, simulate_paired, simulate_two_player};
 use crate::report::Figures;

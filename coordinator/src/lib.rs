@@ -5,7 +5,7 @@
 //!   [`tournament::Tournament`] whose content decides its id and its jobs' ids and seeds;
 //!   [`schedule`] expands its format into fixtures.
 //! - [`director`]: the formats decided as results come (SPRT, Swiss, ladder, a round
-//!   robin that stops once settled), on [`sprt`] (the sequential test), [`swiss`]
+//!   robin that stops once settled), on [`sequential_test`] (the SPRT's statistics), [`swiss`]
 //!   (pairing rounds) and [`matchmaking`] (a ladder's next match).
 //! - [`ledger`]: tournaments, jobs and results in SQLite; one result per job id.
 //! - [`farm`]: the [`farm::Publisher`] (ledger to queue, a bounded window at a time) and
@@ -50,8 +50,8 @@ pub mod metrics;
 pub mod observations;
 pub mod ratings;
 pub mod schedule;
+pub mod sequential_test;
 pub mod service;
-pub mod sprt;
 pub mod standings;
 pub mod swiss;
 pub mod token;

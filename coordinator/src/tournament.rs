@@ -30,7 +30,7 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use crate::schedule::{self, Fixture, ScheduleError};
-use crate::sprt::{EloModel, SprtParams};
+use crate::sequential_test::{EloModel, SprtParams};
 
 /// The most fixtures an N-player round robin or gauntlet schedules when the file
 /// does not say (`max_matches`): all combinations of 40 bots in groups of 4 would be

@@ -1,5 +1,5 @@
 //! The SPRT run many times against planted strengths, measuring its error rates and its length:
-//! the sequential test of `farm_coordinator::sprt` as a farm runs it, on outcomes drawn
+//! the sequential test of `farm_coordinator::sequential_test` as a farm runs it, on outcomes drawn
 //! from models whose true difference is known.
 //!
 //! - [`TwoPlayerModel`]: two bots playing pairs of games, the same opening with the sides swapped
@@ -10,7 +10,7 @@
 //!
 //! Pure (no IO, no clock) and deterministic: the simulators take a seed.
 
-use farm_coordinator::sprt::{
+use farm_coordinator::sequential_test::{
     Counts, ELO_LIMIT, EloModel, ExactElo, Probabilities, SprtParamError, SprtParams, Verdict, logistic_score, status,
 };
 use rand::{RngExt, SeedableRng};

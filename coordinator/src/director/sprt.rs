@@ -1,6 +1,6 @@
 //! The SPRT format: is the candidate stronger than the baseline? Matches are played in
 //! pairs that differ only in which of the two bots plays, and the sequential test
-//! ([`crate::sprt`]) runs on the pairs' outcomes until it crosses a bound or the cap.
+//! ([`crate::sequential_test`]) runs on the pairs' outcomes until it crosses a bound or the cap.
 //!
 //! - **Head to head** (the tournament has only the two bots, two per match): pair `k`
 //!   is the candidate against the baseline on one seed and map, then the same with
@@ -22,7 +22,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{Decision, unanswered};
 use crate::ledger::{JobState, MatchRow, SeatOutcome};
-use crate::sprt::{self as stats, Counts, SprtParams, SprtStatus, Verdict};
+use crate::sequential_test::{self as stats, Counts, SprtParams, SprtStatus, Verdict};
 use crate::standings::score_against;
 use crate::tournament::{Format, PlannedJob, Tournament};
 
