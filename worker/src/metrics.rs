@@ -10,8 +10,6 @@ use prometheus::{
 };
 use tracing::Instrument;
 
-use crate::bots::{DockerSandbox, IsolatedSandbox, LocalSandbox, Sandbox};
-
 /// The worker's registry; `/metrics` renders it.
 pub static REGISTRY: LazyLock<Registry> = LazyLock::new(Registry::new);
 
@@ -191,8 +189,17 @@ impl SandboxPhase {
     }
 }
 
-/// Time of each phase of an external bot's life, by sandbox (`local`, `isolated`,
-/// `docker`) and [`SandboxPhase`].
+/// The sandboxes' names: the `sandbox` label of [`SANDBOX_PHASE`], each sandbox's
+/// `Sandbox::NAME` in the bots module. Named here, where every module records its
+/// metrics, so that this module imports none of theirs.
+pub const LOCAL_SANDBOX: &str = "local";
+/// The isolated sandbox's name (see [`LOCAL_SANDBOX`]).
+pub const ISOLATED_SANDBOX: &str = "isolated";
+/// The Docker sandbox's name (see [`LOCAL_SANDBOX`]).
+pub const DOCKER_SANDBOX: &str = "docker";
+
+/// Time of each phase of an external bot's life, by sandbox ([`LOCAL_SANDBOX`],
+/// [`ISOLATED_SANDBOX`], [`DOCKER_SANDBOX`]) and [`SandboxPhase`].
 pub static SANDBOX_PHASE: LazyLock<HistogramVec> = LazyLock::new(|| {
     histogram_vec(
         "farm_worker_sandbox_phase_seconds",
@@ -375,13 +382,13 @@ pub fn init() {
     }
     // The phases each sandbox goes through (processes are spawned, containers
     // prepared, spawned in, reset and removed).
-    for sandbox in [LocalSandbox::NAME, IsolatedSandbox::NAME] {
+    for sandbox in [LOCAL_SANDBOX, ISOLATED_SANDBOX] {
         for phase in [SandboxPhase::Spawn, SandboxPhase::FirstReply, SandboxPhase::End] {
             SANDBOX_PHASE.with_label_values(&[sandbox, phase.name()]);
         }
     }
     for phase in SandboxPhase::ALL {
-        SANDBOX_PHASE.with_label_values(&[DockerSandbox::NAME, phase.name()]);
+        SANDBOX_PHASE.with_label_values(&[DOCKER_SANDBOX, phase.name()]);
     }
     for outcome in ["hit", "miss"] {
         WARM_POOL.with_label_values(&[outcome]);

@@ -14,6 +14,7 @@ mod vindinium_server;
 use farm_engine::builtin::{self, BuiltinBot, UnknownBuiltin};
 use farm_engine::wire::HttpBody;
 use farm_engine::{BotReply, GameKind, GameRng, Match, Seat};
+use farm_proto::limits;
 use farm_proto::{BotLaunch, BotSpec, Transport};
 use serde::Serialize;
 use std::sync::Arc;
@@ -24,7 +25,8 @@ use capped::read_capped;
 use http::{BotServer, HttpChannel};
 use lines::LineChannel;
 use vindinium_server::{ServerChannel, VindiniumServer};
-use farm_proto::limits;
+
+use crate::metrics;
 
 pub use capped::CappedLog;
 pub use container::{ContainerBot, DockerError, DockerSandbox, DockerSettings, IMAGE_LABEL, WORKER_LABEL, is_gvisor};
@@ -280,7 +282,8 @@ impl LaunchContext<'_> {
 
 /// Where external bots run. Built-in bots run in the worker whatever the sandbox.
 pub trait Sandbox: Sync {
-    /// Its name in messages (`local`, `docker`).
+    /// Its name in messages and in metrics' `sandbox` label (`local`, `docker`: the
+    /// names are [`metrics`]', which imports no sandbox).
     const NAME: &'static str;
 
     /// Prepares, off any match's path, what starting `bots` will need (containers
@@ -327,7 +330,7 @@ pub trait Sandbox: Sync {
 pub struct LocalSandbox;
 
 impl Sandbox for LocalSandbox {
-    const NAME: &'static str = "local";
+    const NAME: &'static str = metrics::LOCAL_SANDBOX;
 
     async fn launch_external(&self, spec: &BotSpec, context: &LaunchContext<'_>) -> Result<BotSession, BotLaunchError> {
         launch_process::<Self>(spec, context, Isolation::Contained).await
@@ -384,7 +387,7 @@ fn bots_can_enter_here() -> Result<(), String> {
 }
 
 impl Sandbox for IsolatedSandbox {
-    const NAME: &'static str = "isolated";
+    const NAME: &'static str = metrics::ISOLATED_SANDBOX;
 
     async fn launch_external(&self, spec: &BotSpec, context: &LaunchContext<'_>) -> Result<BotSession, BotLaunchError> {
         launch_process::<Self>(spec, context, Isolation::Namespaces).await
@@ -420,7 +423,7 @@ async fn launch_process<S: Sandbox>(
 }
 
 impl Sandbox for DockerSandbox {
-    const NAME: &'static str = "docker";
+    const NAME: &'static str = metrics::DOCKER_SANDBOX;
 
     fn prepare(&self, bots: &[BotSpec]) -> usize {
         DockerSandbox::prepare(self, bots)
