@@ -1,9 +1,15 @@
 //! The book (`docs/src`) and the README, checked without building them or any service:
 //! every relative link names a file that exists and, with an `#anchor`, a heading of
-//! that page as mdBook makes their ids; and every page of the book is in `SUMMARY.md`.
+//! that page as mdBook makes their ids; every page of the book is in `SUMMARY.md`; and
+//! `docs/src/reference/cli.md` is what the binaries' `--help` prints now.
+//!
+//! The CLI reference runs the workspace's binaries from `target/<profile>/`: build them
+//! first (`cargo build --workspace --bins`; `scripts/test` does).
 
 use std::collections::{HashMap, HashSet};
+use std::fmt::Write as _;
 use std::path::{Component, Path, PathBuf};
+use std::process::Command;
 
 use pulldown_cmark::{BrokenLink, CowStr, Event, LinkType, Options, Parser, Tag, TagEnd};
 
@@ -14,6 +20,15 @@ fn repo() -> &'static Path {
 
 /// The book's pages, relative to the repository.
 const BOOK_SOURCE: &str = "docs/src";
+
+/// The generated command-line reference, relative to the repository.
+const CLI_REFERENCE: &str = "docs/src/reference/cli.md";
+
+/// Set to 1, the CLI reference test writes the page instead of comparing it.
+const BLESS_VARIABLE: &str = "FARM_BLESS_DOCS";
+
+/// The binaries whose commands the CLI reference documents, in its order.
+const DOCUMENTED_BINARIES: [&str; 3] = ["farm-coordinator", "farm-worker", "farm-bench"];
 
 /// The Markdown files checked, relative to the repository: the README and every page
 /// of the book, in a stable order.
@@ -321,4 +336,112 @@ fn reference_links_are_found_and_undefined_ones_reported() {
     );
     assert_eq!(page.links, [(1, "guide.md#start".to_string())]);
     assert_eq!(page.undefined_references, [(1, "that".to_string()), (2, "none".to_string())]);
+}
+
+/// The CLI reference page: each binary's `--help`, then each of its subcommands', as
+/// the binaries print them now.
+fn cli_reference() -> String {
+    let mut contents = String::new();
+    let mut sections = String::new();
+    for binary in DOCUMENTED_BINARIES {
+        let path = farm_testkit::workspace_binary(binary);
+        document_command(&path, &[binary.to_string()], &mut contents, &mut sections);
+    }
+    let (last, others) = DOCUMENTED_BINARIES.split_last().expect("binaries to document");
+    let names = format!("`{}` and `{last}`", others.join("`, `"));
+    format!(
+        "# Command-line reference\n\
+         \n\
+         <!-- Generated from the binaries' --help by testkit/tests/docs.rs: do not edit. After\n     \
+         changing a command: cargo build --workspace --bins &&\n     \
+         {BLESS_VARIABLE}=1 cargo test -p farm-testkit --test docs -->\n\
+         \n\
+         Every command and flag of {names}, as their\n\
+         `--help` prints them (`-h` prints shorter ones).\n\
+         \n\
+         {contents}\n\
+         {sections}"
+    )
+}
+
+/// Appends `command`'s help (`command` is the binary's name then the subcommands' path)
+/// as a section, and an entry of the contents, then those of its subcommands.
+fn document_command(binary: &Path, command: &[String], contents: &mut String, sections: &mut String) {
+    let output = Command::new(binary)
+        .args(&command[1..])
+        .arg("--help")
+        // No FARM_* value shown beside its flag, no colours: the same page on every machine.
+        .env_clear()
+        .output()
+        .unwrap_or_else(|error| panic!("{}: {error}", binary.display()));
+    let name = command.join(" ");
+    assert!(
+        output.status.success(),
+        "`{name} --help` failed ({}):\n{}",
+        output.status,
+        String::from_utf8_lossy(&output.stderr)
+    );
+    // Trailing blanks dropped (clap indents its empty lines): editors strip them.
+    let help: Vec<&str> = std::str::from_utf8(&output.stdout).expect("UTF-8 help").lines().map(str::trim_end).collect();
+    let help = help.join("\n");
+    let depth = command.len() - 1;
+    let heading_level = "#".repeat((2 + depth).min(6));
+    // The heading is the name in a code span, whose id is the name's.
+    let anchor = normalize_id(&name);
+    writeln!(contents, "{}- [`{name}`](#{anchor})", "  ".repeat(depth)).expect("a String");
+    write!(sections, "{heading_level} `{name}`\n\n```text\n{}\n```\n\n", help.trim_end()).expect("a String");
+    for subcommand in subcommands(&help) {
+        let mut path = command.to_vec();
+        path.push(subcommand);
+        document_command(binary, &path, contents, sections);
+    }
+}
+
+/// The subcommands a help lists under `Commands:` (one a line, its name indented by two
+/// spaces; deeper lines continue a description), but `help`.
+fn subcommands(help: &str) -> Vec<String> {
+    help.lines()
+        .skip_while(|line| *line != "Commands:")
+        .skip(1)
+        .take_while(|line| !line.is_empty())
+        .filter(|line| line.starts_with("  ") && !line.starts_with("   "))
+        .filter_map(|line| line.split_whitespace().next())
+        .filter(|name| *name != "help")
+        .map(str::to_string)
+        .collect()
+}
+
+#[test]
+fn subcommands_are_read_from_the_commands_section() {
+    let help = "About.\n\nUsage: farm x <COMMAND>\n\nCommands:\n  run    Run a file\n         on and on\n  view   View\n  help   Print this message\n\nOptions:\n  -h, --help  Print help\n";
+    assert_eq!(subcommands(help), ["run", "view"]);
+}
+
+/// docs/src/reference/cli.md is what the binaries' --help says now.
+#[test]
+fn the_cli_reference_is_the_binaries_help() {
+    let generated = cli_reference();
+    let path = repo().join(CLI_REFERENCE);
+    if std::env::var(BLESS_VARIABLE).is_ok_and(|value| value == "1") {
+        std::fs::write(&path, &generated).unwrap_or_else(|error| panic!("{CLI_REFERENCE}: {error}"));
+        return;
+    }
+    let committed = std::fs::read_to_string(&path).unwrap_or_default();
+    if committed == generated {
+        return;
+    }
+    let difference = committed
+        .lines()
+        .zip(generated.lines())
+        .position(|(committed, generated)| committed != generated)
+        .unwrap_or_else(|| committed.lines().count().min(generated.lines().count()));
+    panic!(
+        "{CLI_REFERENCE} is not what the binaries' --help prints now (first difference at line {}:\n  \
+         committed: {:?}\n  generated: {:?}).\n\
+         Build the binaries and write the page again:\n  \
+         cargo build --workspace --bins && {BLESS_VARIABLE}=1 cargo test -p farm-testkit --test docs",
+        difference + 1,
+        committed.lines().nth(difference).unwrap_or("(the end)"),
+        generated.lines().nth(difference).unwrap_or("(the end)"),
+    );
 }
