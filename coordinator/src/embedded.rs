@@ -10,6 +10,7 @@ use std::sync::Arc;
 
 use farm_proto::{JobEnvelope, MatchJob, MatchResult, ResultEnvelope};
 use farm_runtime::Shutdown;
+use farm_runtime::settle::{self, AfterFailure, RetryPolicy};
 use farm_runtime::storage::{AttemptKeys, Storage, StorageConfig, StorageError};
 use farm_worker::SandboxKind;
 use farm_worker::bots::{DockerSandbox, DockerSettings, IsolatedSandbox, LocalSandbox, Sandbox};
@@ -315,7 +316,8 @@ async fn work<S: Sandbox + Clone + Send + Sync + 'static>(
 }
 
 /// Plays the job `delivered` as the queue would deliver it: again after an
-/// infrastructure failure, at most `delivery_limit` more times, then as a failed match.
+/// infrastructure failure, as often and as late as a worker would
+/// ([`RetryPolicy::after_failure`], with `delivery_limit`), then as a failed match.
 /// `None` if aborted.
 async fn play_with_retries<S: Sandbox>(
     player: &JobPlayer<S>,
@@ -325,6 +327,7 @@ async fn play_with_retries<S: Sandbox>(
     shutdown: &Shutdown,
 ) -> Option<ResultEnvelope> {
     let job = &delivered.job;
+    let retries = RetryPolicy::jobs(delivery_limit);
     let mut attempt = 1;
     loop {
         let keys = AttemptKeys::new(&job.tournament_id, &job.job_id, attempt);
@@ -333,21 +336,21 @@ async fn play_with_retries<S: Sandbox>(
         match player.answer(delivered, &keys, worker_id, played).await {
             Disposition::Report { envelope, .. } => return Some(envelope),
             Disposition::Retry { .. } if shutdown.is_aborted() => return None,
-            // What the queue's delivery limit does: the job is failed, with the reason.
-            Disposition::Retry { error, .. } if attempt > delivery_limit => {
-                tracing::warn!(job = %job.job_id, attempt, %error, "giving up on a job");
-                let reason = format!("gave up after {attempt} tries: {error}");
-                return Some(ResultEnvelope::new(delivered, worker_id, attempt, MatchResult::Failed { reason }));
-            }
-            Disposition::Retry { error, delay } => {
-                tracing::warn!(job = %job.job_id, attempt, %error, "trying a job again");
-                let mut abort = shutdown.clone();
-                tokio::select! {
-                    () = tokio::time::sleep(delay) => {}
-                    () = abort.aborted() => return None,
+            Disposition::Retry { error } => match retries.after_failure(attempt) {
+                // What the queue's delivery limit does: the job is failed, with the reason.
+                AfterFailure::GiveUp => {
+                    tracing::warn!(job = %job.job_id, attempt, %error, "giving up on a job");
+                    let reason = format!("gave up after {attempt} tries: {error}");
+                    return Some(ResultEnvelope::new(delivered, worker_id, attempt, MatchResult::Failed { reason }));
                 }
-                attempt += 1;
-            }
+                AfterFailure::TryAgainAfter(delay) => {
+                    tracing::warn!(job = %job.job_id, attempt, %error, "trying a job again");
+                    if !settle::wait_unless_stopped(delay, shutdown.abort_receiver()).await {
+                        return None;
+                    }
+                    attempt += 1;
+                }
+            },
         }
     }
 }

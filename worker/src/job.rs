@@ -2,9 +2,8 @@
 //! logs, and decide what becomes of the attempt ([`JobPlayer::answer`]): a result
 //! document stored and reported, or the job tried again later. The RabbitMQ service
 //! and the coordinator's in-process farm both call this, so they play and answer jobs
-//! identically; only how they report and requeue differs.
-
-use std::time::Duration;
+//! identically; only how they report and requeue differs (when a job is tried again is
+//! [`farm_runtime::settle::RetryPolicy`]'s, for both).
 
 use farm_engine::MatchSetup;
 use farm_proto::{BotSpec, JobEnvelope, MatchJob, MatchResult, PlayerResult, PlayerStatus, ResultEnvelope};
@@ -15,17 +14,6 @@ use crate::bots::Sandbox;
 use crate::error::JobError;
 use crate::metrics;
 use crate::runner::{MatchIo, RunError, RunnerOptions, StartedMatch, fill_seats, start_match};
-
-/// The longest a failed attempt waits before its job is tried again.
-pub const MAX_RETRY_DELAY: Duration = Duration::from_secs(30);
-
-/// How long attempt `attempt` (from 1) waits, after an infrastructure failure, before
-/// its job is tried again: 1 s, 2 s, 4 s, ... up to [`MAX_RETRY_DELAY`]. Without it a
-/// short outage (Docker restarting, storage unreachable) would burn through every
-/// job's delivery limit in seconds.
-pub fn retry_delay(attempt: u32) -> Duration {
-    farm_runtime::backoff::doubled(Duration::from_secs(1), MAX_RETRY_DELAY, attempt)
-}
 
 /// What becomes of one attempt at a job ([`JobPlayer::answer`]).
 #[derive(Debug)]
@@ -38,12 +26,11 @@ pub enum Disposition {
         body: Vec<u8>,
     },
     /// An infrastructure failure (retryable: [`JobError::is_retryable`]), in the match
-    /// or in storing its result: the job is tried again after `delay`.
+    /// or in storing its result: the job is tried again, when
+    /// [`farm_runtime::settle::RetryPolicy`] says.
     Retry {
         /// What failed.
         error: JobError,
-        /// How long to wait first ([`retry_delay`]).
-        delay: Duration,
     },
 }
 
@@ -174,7 +161,7 @@ impl<S: Sandbox> JobPlayer<S> {
     /// run`. A result, or a failure no retry would change (bad rules, a bot that
     /// cannot run here), becomes a result document, stored beside the replay and then
     /// reported; an infrastructure failure, in the match or in storing its result, is
-    /// tried again after [`retry_delay`].
+    /// tried again.
     pub async fn answer(
         &self,
         delivered: &JobEnvelope,
@@ -182,17 +169,16 @@ impl<S: Sandbox> JobPlayer<S> {
         worker_id: &str,
         played: Result<MatchResult, JobError>,
     ) -> Disposition {
-        let retry = |error| Disposition::Retry { error, delay: retry_delay(keys.attempt()) };
         let result = match played {
             Ok(result) => result,
-            Err(error) if error.is_retryable() => return retry(error),
+            Err(error) if error.is_retryable() => return Disposition::Retry { error },
             Err(error) => MatchResult::Failed { reason: error.to_string() },
         };
         let envelope =
             ResultEnvelope::new(delivered, worker_id, keys.attempt(), result).from_instance(crate::instance());
         match self.store_result(keys, &envelope).await {
             Ok(body) => Disposition::Report { envelope, body },
-            Err(error) => retry(error),
+            Err(error) => Disposition::Retry { error },
         }
     }
 
@@ -207,6 +193,8 @@ impl<S: Sandbox> JobPlayer<S> {
 
 #[cfg(test)]
 mod tests {
+    use std::time::Duration;
+
     use farm_proto::{BotLimits, GameKind};
 
     use super::*;
@@ -256,20 +244,13 @@ mod tests {
         assert_eq!(player.storage.read(&keys.result()).await.expect("stored"), body);
         assert_eq!(serde_json::from_slice::<ResultEnvelope>(&body).expect("a result document"), envelope);
 
-        // An infrastructure failure waits this attempt's delay, then the job is tried again.
+        // An infrastructure failure: the job is tried again.
         let stopped = player.answer(&job, &keys, "w-1", Err(JobError::Run(RunError::Stopped))).await;
-        assert!(matches!(stopped, Disposition::Retry { delay, .. } if delay == retry_delay(3)), "{stopped:?}");
+        assert!(matches!(stopped, Disposition::Retry { error: JobError::Run(RunError::Stopped) }), "{stopped:?}");
         // So is a result that cannot be stored (this run's document is there already).
         let result = MatchResult::Failed { reason: "again".to_owned() };
         let unstored = player.answer(&job, &keys, "w-1", Ok(result)).await;
         assert!(matches!(unstored, Disposition::Retry { error: JobError::Storage(_), .. }), "{unstored:?}");
-    }
-
-    #[test]
-    fn retry_delays_double_from_a_second_up_to_their_ceiling() {
-        let delays: Vec<u64> = (0..=8).map(|attempt| retry_delay(attempt).as_secs()).collect();
-        assert_eq!(delays, [1, 1, 2, 4, 8, 16, 30, 30, 30]);
-        assert_eq!(retry_delay(u32::MAX), MAX_RETRY_DELAY);
     }
 
     #[test]

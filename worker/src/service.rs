@@ -12,7 +12,7 @@ use farm_proto::{
 use farm_runtime::Shutdown;
 use farm_runtime::backoff::ReconnectPacing;
 use farm_runtime::queue::{self, BROKER_CALL, BrokerError, ConfirmedPublisher};
-use farm_runtime::settle::{self, Settlement, settle};
+use farm_runtime::settle::{self, RetryPolicy, Settlement, settle};
 use farm_runtime::storage::{AttemptKeys, Storage};
 use futures_util::StreamExt;
 use lapin::Connection;
@@ -29,7 +29,7 @@ use crate::builds::Builder;
 use crate::config::WorkerConfig;
 use crate::error::JobError;
 use crate::http::{self, Health};
-use crate::job::{Disposition, JobPlayer, retry_delay};
+use crate::job::{Disposition, JobPlayer};
 use crate::metrics;
 use crate::quarantine::{self, Quarantine};
 use crate::warm::Slots;
@@ -85,6 +85,10 @@ struct JobContext<S> {
     held: Arc<Held>,
     /// Set when the coordinator quarantines the worker: it takes no more jobs.
     quarantine: Quarantine,
+    /// How long a job given back after a failure waits first. Its delivery limit is the
+    /// broker's: past it, the job requeued is dead-lettered (and the coordinator told
+    /// why by its `x-death` reason).
+    retries: RetryPolicy,
 }
 
 /// The deliveries the worker holds, each with the notice that reports it returned
@@ -234,6 +238,7 @@ pub async fn run<S: Sandbox + Clone + Send + 'static>(
                     stop_matches: Arc::clone(&stop_matches),
                     held: Arc::clone(&held),
                     quarantine: health.quarantine.clone(),
+                    retries: RetryPolicy::jobs(config.delivery_limit),
                 };
                 consume(&connection, Arc::new(context), &health, &mut drain).await
             }
@@ -515,7 +520,7 @@ async fn handle<S: Sandbox + Clone + Send + 'static>(delivery: Delivery, context
         // Perhaps a newer worker reads it; after the delivery limit it is dead-lettered.
         tracing::warn!(schema, "requeueing a job of another schema version");
         metrics::MATCHES.with_label_values(&["unknown", "requeued"]).inc();
-        settle_delivery(&delivery, Settlement::RequeueAfter(retry_delay(attempt)), &context).await;
+        settle_delivery(&delivery, Settlement::RequeueAfter(context.retries.delay(attempt)), &context).await;
         return;
     }
     let delivered = match serde_json::from_slice::<JobEnvelope>(&delivery.data) {
@@ -579,11 +584,11 @@ async fn play<S: Sandbox + Clone + Send + 'static>(
     let held_slot = retrying.then_some(turn.slot);
     let (envelope, body) = match context.player.answer(delivered, &keys, &context.config.worker_id, played).await {
         Disposition::Report { envelope, body } => (envelope, body),
-        Disposition::Retry { error, delay } => {
+        Disposition::Retry { error } => {
             tracing::warn!(job = %job.job_id, attempt, %error, "requeueing job");
             metrics::MATCHES.with_label_values(&[game, "requeued"]).inc();
             notify_returned(context, delivered, attempt, error.to_string(), error.is_the_workers_fault()).await;
-            settle_delivery(delivery, Settlement::RequeueAfter(delay), context).await;
+            settle_delivery(delivery, Settlement::RequeueAfter(context.retries.delay(attempt)), context).await;
             drop(held_slot);
             return;
         }
@@ -598,7 +603,7 @@ async fn play<S: Sandbox + Clone + Send + 'static>(
             tracing::warn!(job = %job.job_id, %error, "publishing the result failed; requeueing");
             metrics::MATCHES.with_label_values(&[game, "requeued"]).inc();
             notify_returned(context, delivered, attempt, format!("publishing its result failed: {error}"), false).await;
-            settle_delivery(delivery, Settlement::RequeueAfter(retry_delay(attempt)), context).await;
+            settle_delivery(delivery, Settlement::RequeueAfter(context.retries.delay(attempt)), context).await;
         }
     }
 }
