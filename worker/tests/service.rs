@@ -5,6 +5,7 @@ use std::time::Duration;
 use farm_engine::replay;
 use farm_proto::{BotSpec, GameKind, JOBS_QUEUE, MatchJob, MatchResult, PlayerStatus};
 use farm_runtime::queue::DEAD_LETTER_QUEUE;
+use farm_runtime::settle::{SettleError, Settlement, settle};
 use farm_runtime::storage::AttemptKeys;
 use farm_testkit::*;
 use farm_worker::bots::WORKER_LABEL;
@@ -358,17 +359,13 @@ async fn a_job_that_panics_is_requeued_alone_and_an_answered_one_is_left_alone()
     let job = vindinium_job(&tournament, "panics", 1, serde_json::Value::Null, &["builtin:random"]);
     publish_jobs(&connection, 5, &[job]).await;
     let mut jobs = consume(&connection, JOBS_QUEUE).await;
-    let take = async |jobs: &mut lapin::Consumer| {
-        let next = tokio::time::timeout(Duration::from_secs(30), futures_util::StreamExt::next(jobs)).await;
-        next.expect("a delivery in time").expect("consumer open").expect("delivery")
-    };
 
     // A panic mid-job gives the delivery back: it comes again, one attempt later.
-    let first = take(&mut jobs).await;
+    let first = next_delivery(&mut jobs).await;
     assert_eq!(farm_runtime::queue::attempt(&first.properties), 1);
     let panicked = farm_runtime::settle::requeue_if_it_panics(&first.acker, async { panic!("a bug in one match") });
     assert!(panicked.await);
-    let again = take(&mut jobs).await;
+    let again = next_delivery(&mut jobs).await;
     assert_eq!(farm_runtime::queue::attempt(&again.properties), 2);
 
     // Answered before the panic, it stays answered: nothing comes back.
@@ -382,4 +379,59 @@ async fn a_job_that_panics_is_requeued_alone_and_an_answered_one_is_left_alone()
     assert!(!farm_runtime::settle::requeue_if_it_panics(&acker, async {}).await);
     drop(jobs);
     assert_eq!(ready_messages(&connection, JOBS_QUEUE).await, 0);
+}
+
+/// The next delivery on `consumer`, unsettled; fails the test after 30 s.
+async fn next_delivery(consumer: &mut lapin::Consumer) -> lapin::message::Delivery {
+    let next = tokio::time::timeout(Duration::from_secs(30), futures_util::StreamExt::next(consumer)).await;
+    next.expect("a delivery in time").expect("consumer open").expect("delivery")
+}
+
+/// How every lane settles a delivery ([`settle`]), against the broker: a requeue waits
+/// its delay, holding the delivery, or is made at once when the worker stops; a reject
+/// dead-letters it; an ack is the end of it; and a delivery is settled once.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_delivery_is_requeued_after_its_delay_or_at_a_stop_rejected_to_the_dead_letters_or_acked() {
+    let vhost = Vhost::new("settle");
+    let connection = vhost.connect().await;
+    let tournament = unique("t-settle");
+    let job = |job_id: &str| vindinium_job(&tournament, job_id, 1, serde_json::Value::Null, &["builtin:random"]);
+    publish_jobs(&connection, 5, &[job("settled")]).await;
+    let mut jobs = consume(&connection, JOBS_QUEUE).await;
+    let mut dead = consume(&connection, DEAD_LETTER_QUEUE).await;
+    let (stop, stopped) = tokio::sync::watch::channel(false);
+
+    let first = next_delivery(&mut jobs).await;
+    let delay = Duration::from_millis(500);
+    let start = tokio::time::Instant::now();
+    settle(&first.acker, Settlement::RequeueAfter(delay), stopped.clone()).await.expect("requeued");
+    assert!(start.elapsed() >= delay, "requeued after its delay");
+    let second = next_delivery(&mut jobs).await;
+    assert_eq!(farm_runtime::queue::attempt(&second.properties), 2);
+
+    // An hour's delay, and the worker stops: requeued then.
+    let waiting = settle(&second.acker, Settlement::RequeueAfter(Duration::from_secs(3600)), stopped.clone());
+    let stopping = async {
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        stop.send_replace(true);
+    };
+    let (requeued, ()) = tokio::time::timeout(Duration::from_secs(30), async { tokio::join!(waiting, stopping) })
+        .await
+        .expect("in time");
+    requeued.expect("requeued");
+    let third = next_delivery(&mut jobs).await;
+    assert_eq!(farm_runtime::queue::attempt(&third.properties), 3);
+
+    settle(&third.acker, Settlement::Reject, stopped.clone()).await.expect("rejected");
+    let body = next_message(&mut dead, Duration::from_secs(30)).await;
+    assert!(String::from_utf8_lossy(&body).contains("\"settled\""), "dead-lettered");
+    let again = settle(&third.acker, Settlement::Ack, stopped.clone()).await;
+    assert!(matches!(again, Err(SettleError::Spent)), "settled once: {again:?}");
+
+    publish_jobs(&connection, 5, &[job("acked")]).await;
+    let fourth = next_delivery(&mut jobs).await;
+    settle(&fourth.acker, Settlement::Ack, stopped).await.expect("acked");
+    drop((jobs, dead));
+    assert_eq!(ready_messages(&connection, JOBS_QUEUE).await, 0, "nothing comes back");
+    assert_eq!(ready_messages(&connection, DEAD_LETTER_QUEUE).await, 0);
 }
