@@ -15,7 +15,7 @@ use lapin::options::{BasicAckOptions, BasicRejectOptions};
 use tokio::sync::watch;
 
 use crate::backoff::doubled;
-use crate::queue::{BROKER_CALL, DEFAULT_DELIVERY_LIMIT};
+use crate::queue::BROKER_CALL;
 
 /// Redeliveries of a build job before it is dead-lettered: a source that kills its
 /// builder is not tried on every worker. A worker that fails the farm's way on the
@@ -165,13 +165,6 @@ impl RetryPolicy {
     }
 }
 
-impl Default for RetryPolicy {
-    /// Match jobs' with the [`DEFAULT_DELIVERY_LIMIT`].
-    fn default() -> Self {
-        RetryPolicy::jobs(DEFAULT_DELIVERY_LIMIT)
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use lapin::message::Delivery;
@@ -194,7 +187,6 @@ mod tests {
         let delays: Vec<u64> = (0..=8).map(|attempt| policy.delay(attempt).as_secs()).collect();
         assert_eq!(delays, [1, 1, 2, 4, 8, 16, 30, 30, 30]);
         assert_eq!(policy.delay(u32::MAX), Duration::from_secs(30));
-        assert_eq!(RetryPolicy::default(), RetryPolicy::jobs(DEFAULT_DELIVERY_LIMIT));
         // A limit of 0: the first delivery is the last.
         assert_eq!(RetryPolicy::jobs(0).after_failure(1), give_up);
     }
