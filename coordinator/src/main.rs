@@ -419,7 +419,7 @@ struct RunArgs {
     #[command(flatten)]
     runner: RunnerArgs,
     /// Tries of a match that fails for infrastructure reasons, beyond the first.
-    #[arg(long, default_value_t = farm_runtime::queue::DEFAULT_DELIVERY_LIMIT)]
+    #[arg(long, default_value_t = farm_proto::limits::DELIVERY_LIMIT.default)]
     retries: u32,
     /// Serve the web pages and the API (read-only) at this address while the run plays,
     /// e.g. 127.0.0.1:8000 (port 0: any free port); the URL is printed on stderr. They

@@ -283,8 +283,12 @@ pub const BOT_OPEN_FILES: u64 = 1024;
 pub const PAGE: Bound<u32> = between("limit", 100, 1, 1000);
 /// Workers shown by name in the coordinator's metrics.
 pub const MAX_WORKERS_SHOWN: usize = 200;
-/// Audits waiting in the `farm.audits` queue.
+/// Audits waiting in the `farm.audits` queue: more are refused to the coordinator,
+/// which publishes them later.
 pub const AUDITS_MAX_MESSAGES: i64 = 100_000;
+/// Redeliveries of a build job before it is dead-lettered: a source that kills its
+/// builder is not tried on every worker.
+pub const BUILD_DELIVERY_LIMIT: u32 = 2;
 /// The longest webhook URL, in bytes.
 pub const MAX_WEBHOOK_URL: usize = 2048;
 /// Webhook deliveries attempted at once.
@@ -417,7 +421,8 @@ pub fn all() -> Vec<Limit> {
         bound(Worker, &DOCKER_MATCHES_PER_CONTAINER, "matches one reused container plays", "a used-up container is replaced"),
         fixed("IMAGE_PULL_SECS", format!("{IMAGE_PULL_SECS} s"), "a bot image pulled by a worker: by digest from its own `docker.registry` only",
             "any other missing image is an error of the match, never fetched"),
-        bound(Coordinator, &DELIVERY_LIMIT, "deliveries of one job (the workers' must agree)", "dead-lettered: a `failed` match"),
+        bound(Coordinator, &DELIVERY_LIMIT, "deliveries of one job (the workers' and `run`'s must agree)", "dead-lettered: a `failed` match"),
+        fixed("BUILD_DELIVERY_LIMIT", BUILD_DELIVERY_LIMIT, "deliveries of one build job", "dead-lettered: the version is `build_failed`"),
         bound(Coordinator, &MAX_OUTSTANDING, "jobs in the queue or in play", "the rest wait in the ledger"),
         bound(Coordinator, &QUEUE_AHEAD, "jobs waiting in RabbitMQ for a worker", "the rest wait in the ledger, shared among users as slots free"),
         bound(Coordinator, &PUBLISH_BATCH, "jobs published per confirm round trip", CONFIG_REFUSED),

@@ -16,7 +16,7 @@ use lapin::{BasicProperties, Channel, Confirmation, Connection, ConnectionProper
 use tokio::sync::watch;
 
 use crate::backoff::Backoff;
-use crate::settle::BUILD_DELIVERY_LIMIT;
+use farm_proto::limits;
 
 /// Where jobs that failed too often, or cannot be read, end up.
 pub const DEAD_LETTER_QUEUE: &str = "farm.jobs.dead";
@@ -42,15 +42,7 @@ pub const SET_ASIDE_MAX_BYTES: i64 = 256 * 1024 * 1024;
 pub const AUDITS_WAIT_QUEUE: &str = "farm.audits.wait";
 /// How long an audit job waits in [`AUDITS_WAIT_QUEUE`] before another try.
 pub const AUDIT_WAIT_MS: i32 = 2000;
-/// Redeliveries of a match job before it is dead-lettered (RabbitMQ's
-/// `x-delivery-limit`), unless configured: the default of the workers', the
-/// coordinator's and `farm-coordinator run`'s `delivery_limit`, which must agree on a
-/// farm (the queue is declared with it).
-pub const DEFAULT_DELIVERY_LIMIT: u32 = 5;
 
-/// The most audit jobs [`farm_proto::AUDITS_QUEUE`] holds: more are refused to the
-/// coordinator, which publishes them later.
-pub const AUDITS_MAX_MESSAGES: i64 = 100_000;
 /// Persistent delivery mode: messages survive a broker restart.
 const PERSISTENT: u8 = 2;
 /// How long a publish may wait for the broker's confirm.
@@ -124,7 +116,7 @@ pub async fn declare_topology(channel: &Channel, delivery_limit: u32) -> Result<
     channel.queue_declare(SET_ASIDE_QUEUE.into(), durable, set_aside).await?;
     // Audits: a rejected one waits, then comes back (each queue dead-letters to the other).
     let mut audits = quorum();
-    audits.insert("x-max-length".into(), AMQPValue::LongLongInt(AUDITS_MAX_MESSAGES));
+    audits.insert("x-max-length".into(), AMQPValue::LongLongInt(limits::AUDITS_MAX_MESSAGES));
     audits.insert("x-overflow".into(), AMQPValue::LongString(LongString::from("reject-publish")));
     audits.insert("x-dead-letter-exchange".into(), AMQPValue::LongString(LongString::from("")));
     audits.insert("x-dead-letter-routing-key".into(), AMQPValue::LongString(LongString::from(AUDITS_WAIT_QUEUE)));
@@ -137,7 +129,7 @@ pub async fn declare_topology(channel: &Channel, delivery_limit: u32) -> Result<
     // Builds: a build job whose worker was lost twice is dead-lettered to the build
     // results, where the coordinator reads it as a build that never finished.
     let mut builds = quorum();
-    builds.insert("x-delivery-limit".into(), AMQPValue::LongInt(BUILD_DELIVERY_LIMIT as i32));
+    builds.insert("x-delivery-limit".into(), AMQPValue::LongInt(limits::BUILD_DELIVERY_LIMIT as i32));
     builds.insert("x-dead-letter-exchange".into(), AMQPValue::LongString(LongString::from("")));
     builds.insert("x-dead-letter-routing-key".into(), AMQPValue::LongString(LongString::from(BUILD_RESULTS_QUEUE)));
     channel.queue_declare(BUILDS_QUEUE.into(), durable, builds).await?;

@@ -16,11 +16,8 @@ use tokio::sync::watch;
 
 use crate::backoff::doubled;
 use crate::queue::BROKER_CALL;
+use farm_proto::limits;
 
-/// Redeliveries of a build job before it is dead-lettered: a source that kills its
-/// builder is not tried on every worker. A worker that fails the farm's way on the
-/// last delivery reports the failure instead of giving it back.
-pub const BUILD_DELIVERY_LIMIT: u32 = 2;
 
 /// How a delivery is answered.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -140,9 +137,11 @@ impl RetryPolicy {
     }
 
     /// Build jobs': 10 s each time (a registry or an engine that just failed is not asked
-    /// again at once), at most [`BUILD_DELIVERY_LIMIT`] more times.
+    /// again at once), at most [`limits::BUILD_DELIVERY_LIMIT`] more times; a worker that
+    /// fails the farm's way on the last delivery reports the failure instead of giving
+    /// it back.
     pub const BUILDS: RetryPolicy = RetryPolicy {
-        delivery_limit: BUILD_DELIVERY_LIMIT,
+        delivery_limit: limits::BUILD_DELIVERY_LIMIT,
         first_delay: Duration::from_secs(10),
         max_delay: Duration::from_secs(10),
     };
