@@ -20,7 +20,8 @@
 //!   [`builds`]: the build jobs of authors' submissions, built and pushed to the
 //!   farm's registry by workers that have one.
 //! - [`config`], [`metrics`], [`http`]: the worker's configuration, every metric,
-//!   `/metrics`.
+//!   `/metrics`; `docker`: what the Docker sandbox's containers and the builds'
+//!   toolchain containers share (their engine log, limits, gVisor).
 //!
 //! What the worker shares with the coordinator (shutdown, reconnect backoff, the
 //! configuration loader, object storage, the RabbitMQ topology) is in `farm-runtime`.
@@ -34,6 +35,7 @@ pub mod build;
 pub mod builds;
 mod clock;
 pub mod config;
+mod docker;
 pub mod error;
 pub mod http;
 pub mod identity;

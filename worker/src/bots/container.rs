@@ -42,7 +42,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 
 use bollard::Docker;
-use bollard::models::{ContainerCreateBody, HostConfig, HostConfigLogConfig, Mount, MountType, ResourcesUlimits};
+use bollard::models::{ContainerCreateBody, HostConfig, Mount, MountType};
 use bollard::query_parameters::{
     CreateContainerOptionsBuilder, ListContainersOptionsBuilder, ListNetworksOptionsBuilder,
     RemoveContainerOptionsBuilder,
@@ -62,15 +62,16 @@ use super::vindinium_server::{CONTAINER_PORT as VINDINIUM_SERVER_PORT, Vindinium
 use super::{
     BOT_GID, BOT_OPEN_FILES, BOT_UID, BotChannel, BotExit, BotLaunchError, Conversation, LaunchContext, Sandbox,
 };
+use crate::docker::{GVISOR_SANDBOX_THREADS, is_gvisor, small_engine_log, ulimit};
 use crate::metrics::{self, SandboxPhase};
 
 mod install;
 mod reaper;
 mod settings;
 
+use farm_proto::limits;
 use install::{SUPERVISOR_FILE, install_supervisor};
 use reaper::{HEARTBEAT_LABEL, RUN_ROOT_LABEL, Reaper, beat, beat_and_reap};
-use farm_proto::limits;
 pub use settings::DockerSettings;
 
 /// Label carrying the id of the worker that started the container.
@@ -100,11 +101,6 @@ const READY_POLL: Duration = Duration::from_millis(2);
 /// The writable places of every container, emptied between matches (the image's
 /// volumes are added).
 const WRITABLE: [&str; 3] = ["/tmp", "/dev/shm", "/dev/mqueue"];
-/// gVisor's OCI runtime program: a runtime of the engine's whose program has this
-/// name is gVisor, whatever the engine calls it (`runsc`, `runsc-kvm`, `gvisor`, ...).
-const GVISOR_PROGRAM: &str = "runsc";
-/// The threads a gVisor sandbox may have on the host (see `DockerSandbox::pids_limit`).
-pub(crate) const GVISOR_SANDBOX_THREADS: i64 = 4096;
 
 /// A failure talking to the Docker daemon or to a container's supervisor.
 #[derive(Debug, thiserror::Error)]
@@ -258,7 +254,7 @@ impl DockerSandbox {
         let info = docker.info().await?;
         let engine = info.id.clone().unwrap_or_default();
         let gvisor = match &settings.runtime {
-            Some(runtime) => is_gvisor(&info, runtime)?,
+            Some(runtime) => is_gvisor(&info, runtime).map_err(|unknown| DockerError::Setup(unknown.to_string()))?,
             None => false,
         };
         let instance = uuid::Uuid::new_v4().simple().to_string()[..12].to_owned();
@@ -876,42 +872,6 @@ impl DockerSandbox {
     async fn discard(&self, container: Prepared) {
         SandboxPhase::Remove.timed(Self::NAME, remove_prepared(&self.docker, container)).await;
     }
-}
-
-/// The engine's own log of a farm container's output, kept small (64 KiB): a bot's
-/// container's supervisor complaints, a toolchain container's compile output (read
-/// through the attachment, not from there).
-pub(crate) fn small_engine_log() -> HostConfigLogConfig {
-    HostConfigLogConfig {
-        typ: Some("json-file".to_owned()),
-        config: Some(HashMap::from([
-            ("max-size".to_owned(), "64k".to_owned()),
-            ("max-file".to_owned(), "1".to_owned()),
-        ])),
-    }
-}
-
-/// Whether the engine's runtime `runtime` is gVisor (its program is `runsc`); an error
-/// naming the engine's runtimes if it has none of that name.
-pub fn is_gvisor(info: &bollard::models::SystemInfo, runtime: &str) -> Result<bool, DockerError> {
-    let runtimes = info.runtimes.clone().unwrap_or_default();
-    let Some(found) = runtimes.get(runtime) else {
-        let mut known: Vec<&String> = runtimes.keys().collect();
-        known.sort();
-        return Err(DockerError::Setup(format!(
-            "docker.runtime {runtime:?} is not one of the engine's runtimes ({}): register it in the \
-             engine's daemon.json (see the README, Which sandbox)",
-            known.iter().map(|name| name.as_str()).collect::<Vec<_>>().join(", ")
-        )));
-    };
-    let program = found.path.as_deref().map(Path::new).and_then(Path::file_name);
-    Ok(program.is_some_and(|name| name == GVISOR_PROGRAM))
-}
-
-/// A resource limit, soft and hard alike.
-pub(crate) fn ulimit(name: &str, value: u64) -> ResourcesUlimits {
-    let value = i64::try_from(value).unwrap_or(i64::MAX);
-    ResourcesUlimits { name: Some(name.to_owned()), soft: Some(value), hard: Some(value) }
 }
 
 /// Removes a container and its run directory.

@@ -29,8 +29,7 @@ use vindinium_server::{ServerChannel, VindiniumServer};
 use crate::metrics;
 
 pub use capped::CappedLog;
-pub use container::{ContainerBot, DockerError, DockerSandbox, DockerSettings, IMAGE_LABEL, WORKER_LABEL, is_gvisor};
-pub(crate) use container::{GVISOR_SANDBOX_THREADS, small_engine_log, ulimit};
+pub use container::{ContainerBot, DockerError, DockerSandbox, DockerSettings, IMAGE_LABEL, WORKER_LABEL};
 pub use cpu::CpuMeter;
 pub use farm_proto::ContainerIsolation;
 pub use process::{Isolation, ProcessBot, ProcessLaunch, namespaces_available};

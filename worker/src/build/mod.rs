@@ -157,7 +157,7 @@ impl BuildEngine {
     /// `farm-worker build` does; an error if the engine has no such runtime.
     pub async fn connect(docker: Docker, runtime: Option<String>) -> Result<Self, BuildError> {
         let gvisor = match &runtime {
-            Some(runtime) => crate::bots::is_gvisor(&docker.info().await?, runtime)
+            Some(runtime) => crate::docker::is_gvisor(&docker.info().await?, runtime)
                 .map_err(|error| BuildError::Failed(error.to_string()))?,
             None => false,
         };

@@ -20,7 +20,7 @@ use tokio::io::AsyncWriteExt;
 
 use super::source::{SourceLimits, Tree};
 use super::{BuildEngine, BuildError, BuildLimits, BuildLog, Layout, Run};
-use crate::bots::{GVISOR_SANDBOX_THREADS, small_engine_log, ulimit};
+use crate::docker::{GVISOR_SANDBOX_THREADS, small_engine_log, ulimit};
 
 /// The compile's user and group: the bots' (`bot` in the farm's Debian images).
 const BUILD_UID: u32 = 10001;
