@@ -17,14 +17,14 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{delete, get, post};
 use axum::{Json, Router};
 use farm_engine::replay::ObservationError;
+use farm_proto::limits;
 use farm_proto::{MatchResult, PlayerStatus};
 use farm_runtime::storage::{Storage, StorageError};
-use farm_worker::SandboxKind;
 use futures_util::TryStreamExt;
 use serde::{Deserialize, Serialize};
 use tokio::sync::Notify;
 
-use crate::accounts::{self, Caller, Quotas};
+use crate::accounts::{Caller, Quotas};
 use crate::api_error::ApiError;
 use crate::director::{self, Director, RosterError};
 use crate::ledger::{JobState, Ledger, MatchFilter, MatchRow};
@@ -35,16 +35,23 @@ use crate::tournament::{BotEntry, PlannedJob, Tournament, TournamentError, Tourn
 use crate::uploads::Uploads;
 use crate::web;
 use crate::webhooks::WebhookSettings;
+use access::{admin_only, caller, may_change_tournament, may_enter};
+use lookup::{found_match, stream_object};
+use paging::{PageQuery, page_answer, page_limit};
 
+mod access;
 mod accounts_routes;
 mod bots_routes;
+mod lookup;
+mod paging;
+mod request_body;
 
 /// Largest tournament body accepted: maps included, 1 MiB is generous.
-pub const MAX_BODY: usize = 1 << 20;
-/// Items per page of the API's lists (tournaments, matches, workers), by default and
-/// at most.
-const PAGE: u32 = 100;
-const MAX_PAGE: u32 = 1000;
+pub const MAX_BODY: usize = limits::MAX_SUBMISSION_BYTES;
+
+/// The highest priority a submission may ask for, and minus the lowest
+/// ([`limits::PRIORITY`]).
+pub const MAX_PRIORITY: i32 = limits::PRIORITY.range.max.expect("priorities have a ceiling");
 
 /// What the handlers share.
 #[derive(Clone)]
@@ -132,55 +139,6 @@ async fn render_metrics() -> impl IntoResponse {
     ([(header::CONTENT_TYPE, "text/plain; version=0.0.4")], metrics::render())
 }
 
-/// Who is asking: the operator (the configured token) or the user whose live token
-/// this is. 401 without a token, 403 with a wrong one.
-async fn caller(headers: &HeaderMap, state: &ApiState) -> Result<Caller, ApiError> {
-    let Submissions::Token(operator) = &state.submissions else { return Err(ApiError::ReadOnly) };
-    let given = headers
-        .get(header::AUTHORIZATION)
-        .and_then(|value| value.to_str().ok())
-        // The scheme name is case-insensitive (RFC 9110, 11.1).
-        .and_then(|value| value.split_once(' ').filter(|(scheme, _)| scheme.eq_ignore_ascii_case("bearer")))
-        .map(|(_, token)| token.trim())
-        .ok_or(ApiError::Unauthorized)?;
-    if accounts::same_secret(given, operator) {
-        return Ok(Caller::operator());
-    }
-    // A user's token is found by its hash: what is compared is never the token.
-    if accounts::is_issued_form(given)
-        && let Some(caller) = state.ledger.caller(accounts::token_hash(given)).await?
-    {
-        return Ok(caller);
-    }
-    Err(ApiError::Forbidden)
-}
-
-/// `Ok` when `caller` may change `thing` (as messages name it), which is `owner`'s:
-/// they are its owner or an admin. 403 naming the owner otherwise.
-fn owner_or_admin(caller: &Caller, thing: &str, owner: &str) -> Result<(), ApiError> {
-    if caller.may_change(owner) {
-        Ok(())
-    } else {
-        Err(ApiError::Denied(format!("{thing}: it is {owner}'s, and {} is neither {owner} nor an admin", caller.name)))
-    }
-}
-
-/// `Ok` when `caller` may change tournament `id`: 404 when there is none, 403 naming
-/// its owner when it is another's.
-async fn may_change_tournament(state: &ApiState, caller: &Caller, id: &str) -> Result<(), ApiError> {
-    let owner = state.ledger.owner(id).await?.ok_or_else(|| ApiError::NotFound(format!("no tournament {id}")))?;
-    owner_or_admin(caller, &format!("tournament {id}"), &owner)
-}
-
-/// `Ok` when `caller` is an admin; 403 saying what needed one otherwise.
-fn admin_only(caller: &Caller, what: &str) -> Result<(), ApiError> {
-    if caller.admin {
-        Ok(())
-    } else {
-        Err(ApiError::Denied(format!("{what} is for admins; {} is not one", caller.name)))
-    }
-}
-
 /// The answer to a submission.
 #[derive(Debug, Serialize, Deserialize)]
 pub struct Submitted {
@@ -201,9 +159,6 @@ struct SubmitQuery {
     priority: i32,
 }
 
-/// The highest priority a submission may ask for, and minus the lowest.
-pub const MAX_PRIORITY: i32 = 100;
-
 async fn submit(
     State(state): State<ApiState>,
     headers: HeaderMap,
@@ -212,10 +167,10 @@ async fn submit(
 ) -> Result<Response, ApiError> {
     let caller = caller(&headers, &state).await?;
     let Query(query) = query.map_err(|rejection| ApiError::BadRequest(rejection.body_text()))?;
-    if query.priority.abs() > MAX_PRIORITY {
-        return Err(ApiError::BadRequest(format!("priority: must be -{MAX_PRIORITY} to {MAX_PRIORITY}")));
+    if let Err(error) = limits::PRIORITY.check(query.priority) {
+        return Err(ApiError::BadRequest(format!("priority: {}", error.problem())));
     }
-    let bytes = axum::body::to_bytes(body, MAX_BODY).await.map_err(|_| ApiError::TooLarge(MAX_BODY))?;
+    let bytes = request_body::bytes(body).await?;
     let text = std::str::from_utf8(&bytes).map_err(|_| ApiError::BadRequest("the body is not UTF-8".to_owned()))?;
     let is_json = headers
         .get(header::CONTENT_TYPE)
@@ -247,53 +202,6 @@ async fn submit(
     }
     let status = if inserted.created { StatusCode::CREATED } else { StatusCode::OK };
     Ok((status, Json(Submitted { id, created: inserted.created, jobs: inserted.jobs })).into_response())
-}
-
-/// `Ok` when `caller` may enter `bot` in a tournament; otherwise why not, naming the
-/// key under `key` (`bots[2]`). The farm runs what a tournament names, so:
-/// - a `command` runs on the workers as their own user (root on a worker that uses
-///   cgroups): only admins may give one, unless this farm launches bots in Docker,
-///   where no command is run (403);
-/// - only admins may name an image by its id, which could be a rejected version's or a
-///   failed build's layer (409);
-/// - a submitted bot's image plays only as a validated version ([`crate::versions`]),
-///   as its author built it (no `args` in place of its command, which could print its
-///   files to the public log) (409), and only in its owner's and admins' tournaments
-///   unless its bot is public; other users play it in challenges (403).
-async fn may_enter(state: &ApiState, caller: &Caller, key: &str, bot: &BotEntry) -> Result<(), ApiError> {
-    if bot.command.is_some() && !caller.admin && state.director.launch() != SandboxKind::Docker {
-        return Err(ApiError::Denied(format!(
-            "{key}.command: bot {:?} runs a command, which this farm's workers run outside Docker with their own \
-             access (bot_launch is not docker): only admins may enter one; submit its source instead \
-             (POST /api/bots)",
-            bot.name
-        )));
-    }
-    let Some(image) = bot.image.as_deref() else { return Ok(()) };
-    let key = format!("{key}.image");
-    let by_id = image.starts_with("sha256:") || image.chars().all(|c| c.is_ascii_hexdigit());
-    if by_id && !caller.admin {
-        return Err(ApiError::Conflict(format!("{key}: {image} names an image by its id, which only admins may")));
-    }
-    if !farm_proto::is_submitted_image(image) {
-        return Ok(());
-    }
-    if !bot.args.is_empty() {
-        return Err(ApiError::Conflict(format!(
-            "{key}: {image} is a submitted bot's image: it runs as its author built it, without args"
-        )));
-    }
-    match state.ledger.validated_image(image).await? {
-        None => Err(ApiError::Conflict(format!(
-            "{key}: {image} is a submitted bot's image, and no version with it has passed validation"
-        ))),
-        Some(found) if found.public || caller.may_change(&found.owner) => Ok(()),
-        Some(found) => Err(ApiError::Denied(format!(
-            "{key}: {image} is a version of bot {}, which is not public: only its owner's and admins' \
-             tournaments enter it; challenge it (POST /api/challenges), or ask its owner to make it public",
-            found.bot
-        ))),
-    }
 }
 
 /// `Ok` when `caller` may start another tournament queueing `jobs` jobs; 429 naming
@@ -375,8 +283,7 @@ async fn add_bot(
 ) -> Result<Response, ApiError> {
     let caller = caller(&headers, &state).await?;
     may_change_tournament(&state, &caller, &id).await?;
-    let bytes = axum::body::to_bytes(body, MAX_BODY).await.map_err(|_| ApiError::TooLarge(MAX_BODY))?;
-    let new: NewBot = serde_json::from_slice(&bytes).map_err(|error| ApiError::BadRequest(error.to_string()))?;
+    let new: NewBot = request_body::json(body).await?;
     may_enter(&state, &caller, "bot", &new.bot).await?;
     let name = new.bot.name.clone();
     let index = state.director.add_bot(&id, new.bot, new.replaces.as_deref()).await?;
@@ -396,32 +303,6 @@ async fn retire_bot(
     Ok(Json(serde_json::json!({ "id": id, "bot": name, "index": index })).into_response())
 }
 
-/// `limit`, the length of a page of a list: 1 to [`MAX_PAGE`], [`PAGE`] if not given.
-fn page_limit(limit: Option<u32>) -> Result<u32, ApiError> {
-    let limit = limit.unwrap_or(PAGE);
-    if (1..=MAX_PAGE).contains(&limit) {
-        Ok(limit)
-    } else {
-        Err(ApiError::BadRequest(format!("limit: 1 to {MAX_PAGE}, not {limit}")))
-    }
-}
-
-/// A page of a list read in a fixed order (`/api/tournaments`, `/api/workers`):
-/// `after` the key the previous page's `next` gave, and its [`page_limit`].
-#[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct PageQuery {
-    after: Option<String>,
-    limit: Option<u32>,
-}
-
-/// The answer of a page: `{"<name>": [...], "next": ...}`, where `next` is the key of
-/// the last item of a full page, for the next page to come `after` (null on the last).
-fn page_answer<T: Serialize>(name: &str, page: Vec<T>, limit: u32, key: impl Fn(&T) -> &str) -> Response {
-    let next = (page.len() == limit as usize).then(|| page.last().map(|last| key(last).to_owned())).flatten();
-    Json(serde_json::json!({ name: page, "next": next })).into_response()
-}
-
 /// The tournaments with their progress, newest first, a page at a time ([`PageQuery`];
 /// the key is the id).
 async fn list(
@@ -438,12 +319,8 @@ async fn list(
     Ok(page_answer("tournaments", page, limit, |tournament| &tournament.id))
 }
 
-async fn load(state: &ApiState, id: &str) -> Result<Tournament, ApiError> {
-    state.ledger.tournament(id).await?.ok_or_else(|| ApiError::NotFound(format!("no tournament {id}")))
-}
-
 async fn tournament(State(state): State<ApiState>, Path(id): Path<String>) -> Result<Response, ApiError> {
-    let tournament = load(&state, &id).await?;
+    let tournament = lookup::tournament(&state, &id).await?;
     let progress = state.ledger.progress(&id).await?.unwrap_or_default();
     let status = director::load_status(&state.ledger, &tournament).await?;
     let conclusion = state.ledger.conclusion(&id).await?;
@@ -471,14 +348,14 @@ async fn tournament(State(state): State<ApiState>, Path(id): Path<String>) -> Re
 }
 
 async fn standings(State(state): State<ApiState>, Path(id): Path<String>) -> Result<Response, ApiError> {
-    let tournament = load(&state, &id).await?;
+    let tournament = lookup::tournament(&state, &id).await?;
     Ok(Json(Standings::load(&state.ledger, &tournament).await?).into_response())
 }
 
 /// The pairing matrix ([`Pairings`]); meant for tournaments of 2-bot matches (the
 /// tournament's `bots_per_match`), where it covers every completed match.
 async fn pairings(State(state): State<ApiState>, Path(id): Path<String>) -> Result<Response, ApiError> {
-    let tournament = load(&state, &id).await?;
+    let tournament = lookup::tournament(&state, &id).await?;
     let completed = state.ledger.completed(&id).await?;
     Ok(Json(Pairings::compute(&tournament, &completed)).into_response())
 }
@@ -565,7 +442,7 @@ async fn matches(
     query: Result<Query<MatchQuery>, axum::extract::rejection::QueryRejection>,
 ) -> Result<Response, ApiError> {
     let Query(query) = query.map_err(|rejection| ApiError::BadRequest(rejection.body_text()))?;
-    let tournament = load(&state, &id).await?;
+    let tournament = lookup::tournament(&state, &id).await?;
     let bot = match &query.bot {
         Some(name) => Some(
             tournament
@@ -607,22 +484,11 @@ async fn matches(
     Ok(Json(serde_json::json!({ "matches": views, "total": total })).into_response())
 }
 
-/// One match, its tournament and its result.
-async fn find_match(
-    state: &ApiState,
-    job_id: &str,
-) -> Result<(Tournament, MatchRow, Option<farm_proto::ResultEnvelope>), ApiError> {
-    let (tournament_id, row, envelope) =
-        state.ledger.match_detail(job_id).await?.ok_or_else(|| ApiError::NotFound(format!("no match {job_id}")))?;
-    let tournament = load(state, &tournament_id).await?;
-    Ok((tournament, row, envelope))
-}
-
 /// A match: its row, the job the ledger schedules for it (`job`, with bots launched as
 /// this farm launches them; null if they cannot be: `farm-worker reproduce` plays this,
 /// not the worker's word for it), its worker, audit and result.
 async fn match_detail(State(state): State<ApiState>, Path(job_id): Path<String>) -> Result<Response, ApiError> {
-    let (tournament, row, envelope) = find_match(&state, &job_id).await?;
+    let (tournament, row, envelope) = found_match(&state, &job_id).await?;
     let audit = state.ledger.audit_of(&job_id).await?;
     let planned = PlannedJob {
         position: row.position,
@@ -673,7 +539,7 @@ async fn release_worker(
 }
 
 async fn replay(State(state): State<ApiState>, Path(job_id): Path<String>) -> Result<Response, ApiError> {
-    let (_, _, envelope) = find_match(&state, &job_id).await?;
+    let (_, _, envelope) = found_match(&state, &job_id).await?;
     let Some(MatchResult::Completed { replay_key, .. }) = envelope.map(|envelope| envelope.result) else {
         return Err(ApiError::NotFound(format!("match {job_id} has no replay (it has not completed)")));
     };
@@ -693,7 +559,7 @@ async fn observations(
     Path((job_id, seat)): Path<(String, String)>,
 ) -> Result<Response, ApiError> {
     let seat: usize = seat.parse().map_err(|_| ApiError::BadRequest(format!("seat: {seat:?} is not a seat number")))?;
-    let (_, _, envelope) = find_match(&state, &job_id).await?;
+    let (_, _, envelope) = found_match(&state, &job_id).await?;
     let Some(MatchResult::Completed { replay_key, .. }) = envelope.map(|envelope| envelope.result) else {
         return Err(ApiError::NotFound(format!("match {job_id} has no replay (it has not completed)")));
     };
@@ -721,7 +587,7 @@ async fn log(
     Path((job_id, seat)): Path<(String, String)>,
 ) -> Result<Response, ApiError> {
     let seat: usize = seat.parse().map_err(|_| ApiError::BadRequest(format!("seat: {seat:?} is not a seat number")))?;
-    let (_, _, envelope) = find_match(&state, &job_id).await?;
+    let (_, _, envelope) = found_match(&state, &job_id).await?;
     let Some(MatchResult::Completed { players, .. }) = envelope.map(|envelope| envelope.result) else {
         return Err(ApiError::NotFound(format!("match {job_id} has no logs (it has not completed)")));
     };
@@ -732,16 +598,4 @@ async fn log(
         .ok_or_else(|| ApiError::NotFound(format!("seat {seat} of match {job_id} is a builtin bot: it has no log")))?;
     let stream = stream_object(&state, &key).await?;
     Ok(([(header::CONTENT_TYPE, "text/plain; charset=utf-8")], Body::from_stream(stream)).into_response())
-}
-
-/// The object at `key`, streamed; a missing one is a 404 that names the key asked for,
-/// never the store's own location for it.
-async fn stream_object(
-    state: &ApiState,
-    key: &str,
-) -> Result<futures_util::stream::BoxStream<'static, Result<bytes::Bytes, StorageError>>, ApiError> {
-    state.storage.stream(key).await.map_err(|error| match error {
-        StorageError::NotFound { .. } => ApiError::NotFound(format!("object {key} is not in storage")),
-        other => ApiError::from(other),
-    })
 }

@@ -20,7 +20,8 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{delete, get, post, put};
 use serde::Deserialize;
 
-use super::{ApiState, MAX_BODY, admin_only, caller, owner_or_admin};
+use super::access::{admin_only, caller, owner_or_admin};
+use super::{ApiState, request_body};
 use crate::accounts::{self, Caller, NewToken, Quotas};
 use crate::api_error::ApiError;
 use crate::ledger::{NewUser, NewWebhook};
@@ -41,12 +42,6 @@ pub fn routes() -> axum::Router<ApiState> {
         .route("/api/webhooks", post(add_webhook).get(list_webhooks))
         .route("/api/webhooks/{id}", delete(remove_webhook))
         .route("/api/webhooks/{id}/deliveries", get(deliveries))
-}
-
-/// A JSON body of at most [`MAX_BODY`] bytes, as `T`.
-async fn json_body<T: serde::de::DeserializeOwned>(body: Body) -> Result<T, ApiError> {
-    let bytes = axum::body::to_bytes(body, MAX_BODY).await.map_err(|_| ApiError::TooLarge(MAX_BODY))?;
-    serde_json::from_slice(&bytes).map_err(|error| ApiError::BadRequest(error.to_string()))
 }
 
 fn new_token() -> Result<NewToken, ApiError> {
@@ -75,7 +70,7 @@ fn one() -> u32 {
 async fn add_user(State(state): State<ApiState>, headers: HeaderMap, body: Body) -> Result<Response, ApiError> {
     let caller = caller(&headers, &state).await?;
     admin_only(&caller, "making users")?;
-    let request: UserRequest = json_body(body).await?;
+    let request: UserRequest = request_body::json(body).await?;
     accounts::check_name(&request.name).map_err(|error| ApiError::BadRequest(error.to_string()))?;
     let share = check_share(request.share)?;
     let token = new_token()?;
@@ -130,7 +125,7 @@ async fn set_share(
     body: Body,
 ) -> Result<Response, ApiError> {
     admin_only(&caller(&headers, &state).await?, "setting shares")?;
-    let share = check_share(json_body::<ShareRequest>(body).await?.share)?;
+    let share = check_share(request_body::json::<ShareRequest>(body).await?.share)?;
     if !state.ledger.set_share(&name, share).await? {
         return Err(ApiError::NotFound(format!("no user {name}")));
     }
@@ -185,7 +180,7 @@ struct WebhookRequest {
 
 async fn add_webhook(State(state): State<ApiState>, headers: HeaderMap, body: Body) -> Result<Response, ApiError> {
     let caller = caller(&headers, &state).await?;
-    let request: WebhookRequest = json_body(body).await?;
+    let request: WebhookRequest = request_body::json(body).await?;
     let url =
         webhooks::check_url(&request.url, &state.webhooks).map_err(|error| ApiError::BadRequest(error.to_string()))?;
     let kinds = webhooks::check_kinds(request.events).map_err(|error| ApiError::BadRequest(error.to_string()))?;

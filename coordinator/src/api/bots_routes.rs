@@ -34,7 +34,9 @@ use farm_worker::build::{Source, SourceLimits};
 use serde::Deserialize;
 use sha2::{Digest, Sha256};
 
-use super::{ApiState, MAX_BODY, caller, owner_or_admin, stream_object};
+use super::access::{caller, owner_or_admin};
+use super::lookup::stream_object;
+use super::{ApiState, request_body};
 use crate::accounts::{Caller, Quotas};
 use crate::api_error::ApiError;
 use crate::ledger::{ChallengeView, NewVersion, VersionRefused, entry_name};
@@ -71,9 +73,7 @@ struct ChallengeRequest {
 
 async fn challenge(State(state): State<ApiState>, headers: HeaderMap, body: Body) -> Result<Response, ApiError> {
     let caller = caller(&headers, &state).await?;
-    let bytes = axum::body::to_bytes(body, MAX_BODY).await.map_err(|_| ApiError::TooLarge(MAX_BODY))?;
-    let asked: ChallengeRequest =
-        serde_json::from_slice(&bytes).map_err(|error| ApiError::BadRequest(error.to_string()))?;
+    let asked: ChallengeRequest = request_body::json(body).await?;
     let games = asked.games.unwrap_or(DEFAULT_CHALLENGE_GAMES);
     if games == 0 {
         return Err(ApiError::BadRequest("games: must be at least 1".to_owned()));
@@ -292,8 +292,7 @@ async fn change_bot(
     body: Body,
 ) -> Result<Response, ApiError> {
     let caller = caller(&headers, &state).await?;
-    let bytes = axum::body::to_bytes(body, MAX_BODY).await.map_err(|_| ApiError::TooLarge(MAX_BODY))?;
-    let change: BotChange = serde_json::from_slice(&bytes).map_err(|error| ApiError::BadRequest(error.to_string()))?;
+    let change: BotChange = request_body::json(body).await?;
     let owner = state.ledger.bot_owner(&name).await?.ok_or_else(|| ApiError::NotFound(format!("no bot {name}")))?;
     owner_or_admin(&caller, &format!("bot {name}"), &owner)?;
     if !state.ledger.set_public(&name, change.public).await? {
