@@ -24,14 +24,13 @@ use futures_util::TryStreamExt;
 use serde::{Deserialize, Serialize};
 use tokio::sync::Notify;
 
-use crate::accounts::{Caller, Quotas};
+use crate::accounts::Quotas;
 use crate::api_error::ApiError;
-use crate::director::{self, Director, RosterError};
+use crate::director::{Director, RosterError};
 use crate::ledger::{JobState, Ledger, MatchFilter, MatchRow};
 use crate::metrics;
 use crate::observations::{Answer, ObserveError, Observer};
-use crate::standings::{Pairings, Standings};
-use crate::tournament::{BotEntry, PlannedJob, Tournament, TournamentError, TournamentFile, TournamentLimits};
+use crate::tournament::{BotEntry, PlannedJob, Tournament, TournamentLimits};
 use crate::uploads::Uploads;
 use crate::web;
 use crate::webhooks::WebhookSettings;
@@ -45,6 +44,10 @@ mod bots_routes;
 mod lookup;
 mod paging;
 mod request_body;
+mod tournaments_routes;
+
+// What the CLI's client sends and reads.
+pub use tournaments_routes::Submitted;
 
 /// Largest tournament body accepted: maps included, 1 MiB is generous.
 pub const MAX_BODY: usize = limits::MAX_SUBMISSION_BYTES;
@@ -94,14 +97,8 @@ pub enum Submissions {
 /// The routes.
 pub fn app(state: ApiState) -> Router {
     Router::new()
-        .route("/api/tournaments", post(submit).get(list))
-        .route("/api/tournaments/{id}", get(tournament))
-        .route("/api/tournaments/{id}/retry", post(retry))
-        .route("/api/tournaments/{id}/stop", post(stop))
         .route("/api/tournaments/{id}/bots", post(add_bot))
         .route("/api/tournaments/{id}/bots/{name}", delete(retire_bot))
-        .route("/api/tournaments/{id}/standings", get(standings))
-        .route("/api/tournaments/{id}/pairings", get(pairings))
         .route("/api/tournaments/{id}/matches", get(matches))
         .route("/api/matches/{job_id}", get(match_detail))
         .route("/api/matches/{job_id}/replay", get(replay))
@@ -109,6 +106,7 @@ pub fn app(state: ApiState) -> Router {
         .route("/api/matches/{job_id}/logs/{seat}", get(log))
         .route("/api/workers", get(workers))
         .route("/api/workers/{worker_id}/quarantine", delete(release_worker))
+        .merge(tournaments_routes::routes())
         .merge(accounts_routes::routes())
         .merge(bots_routes::routes())
         .route("/metrics", get(render_metrics))
@@ -137,119 +135,6 @@ async fn track(request: Request, next: Next) -> Response {
 
 async fn render_metrics() -> impl IntoResponse {
     ([(header::CONTENT_TYPE, "text/plain; version=0.0.4")], metrics::render())
-}
-
-/// The answer to a submission.
-#[derive(Debug, Serialize, Deserialize)]
-pub struct Submitted {
-    /// The tournament's id.
-    pub id: String,
-    /// False when the same tournament was submitted before (nothing new was made).
-    pub created: bool,
-    /// Its jobs.
-    pub jobs: u64,
-}
-
-/// The query of a submission.
-#[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct SubmitQuery {
-    /// Among the submitter's own tournaments, higher goes first ([`crate::fair_share`]).
-    #[serde(default)]
-    priority: i32,
-}
-
-async fn submit(
-    State(state): State<ApiState>,
-    headers: HeaderMap,
-    query: Result<Query<SubmitQuery>, axum::extract::rejection::QueryRejection>,
-    body: Body,
-) -> Result<Response, ApiError> {
-    let caller = caller(&headers, &state).await?;
-    let Query(query) = query.map_err(|rejection| ApiError::BadRequest(rejection.body_text()))?;
-    if let Err(error) = limits::PRIORITY.check(query.priority) {
-        return Err(ApiError::BadRequest(format!("priority: {}", error.problem())));
-    }
-    let bytes = request_body::bytes(body).await?;
-    let text = std::str::from_utf8(&bytes).map_err(|_| ApiError::BadRequest("the body is not UTF-8".to_owned()))?;
-    let is_json = headers
-        .get(header::CONTENT_TYPE)
-        .and_then(|value| value.to_str().ok())
-        .is_some_and(|value| value.starts_with("application/json"));
-    let file = if is_json {
-        serde_json::from_str::<TournamentFile>(text).map_err(|error| TournamentError::Syntax(error.to_string()))
-    } else {
-        TournamentFile::from_toml(text)
-    };
-    let tournament =
-        file.and_then(|file| file.resolve(None, state.tournament_limits)).map_err(|error| match error {
-            TournamentError::OverLimit { .. } => ApiError::OverLimit(error.to_string()),
-            other => ApiError::BadRequest(other.to_string()),
-        })?;
-    for (index, bot) in tournament.bots.iter().enumerate() {
-        may_enter(&state, &caller, &format!("bots[{index}]"), bot).await?;
-    }
-    let id = tournament.id.clone();
-    // The same tournament again makes nothing new: it is not held to the quotas.
-    if caller.is_limited() && state.ledger.owner(&id).await?.is_none() {
-        check_quotas(&state, &caller, tournament.most_jobs_at_submission()).await?;
-    }
-    let inserted = state.ledger.insert_tournament_for(tournament, caller.name.clone(), query.priority).await?;
-    if inserted.created {
-        tracing::info!(tournament = %id, jobs = inserted.jobs, owner = %caller.name, "tournament submitted");
-        state.wake_publisher.notify_one();
-        state.director.wake();
-    }
-    let status = if inserted.created { StatusCode::CREATED } else { StatusCode::OK };
-    Ok((status, Json(Submitted { id, created: inserted.created, jobs: inserted.jobs })).into_response())
-}
-
-/// `Ok` when `caller` may start another tournament queueing `jobs` jobs; 429 naming
-/// the quota otherwise.
-async fn check_quotas(state: &ApiState, caller: &Caller, jobs: u64) -> Result<(), ApiError> {
-    let usage = state.ledger.usage(&caller.name).await?;
-    let quotas = state.quotas;
-    let name = &caller.name;
-    Quotas::check(name, "max_running_tournaments", quotas.max_running_tournaments, usage.running_tournaments, 1)
-        .and_then(|()| Quotas::check(name, "max_queued_jobs", quotas.max_queued_jobs, usage.queued_jobs, jobs))
-        .map_err(|exceeded| ApiError::Quota(exceeded.to_string()))
-}
-
-/// The query of a retry: whether failed jobs are retried too.
-#[derive(Debug, Deserialize)]
-struct RetryQuery {
-    #[serde(default)]
-    failed: bool,
-}
-
-async fn retry(
-    State(state): State<ApiState>,
-    headers: HeaderMap,
-    Path(id): Path<String>,
-    Query(query): Query<RetryQuery>,
-) -> Result<Response, ApiError> {
-    let caller = caller(&headers, &state).await?;
-    may_change_tournament(&state, &caller, &id).await?;
-    let retried = state
-        .ledger
-        .retry(id.clone(), query.failed)
-        .await?
-        .ok_or_else(|| ApiError::NotFound(format!("no tournament {id}")))?;
-    tracing::info!(tournament = %id, unanswered = retried.unanswered, failed = retried.failed, "retry");
-    state.wake_publisher.notify_one();
-    Ok(Json(retried).into_response())
-}
-
-async fn stop(State(state): State<ApiState>, headers: HeaderMap, Path(id): Path<String>) -> Result<Response, ApiError> {
-    let caller = caller(&headers, &state).await?;
-    may_change_tournament(&state, &caller, &id).await?;
-    let cancelled = state
-        .director
-        .stop(&id, &caller.name)
-        .await?
-        .ok_or_else(|| ApiError::Conflict(format!("{id} has ended already")))?;
-    tracing::info!(tournament = %id, cancelled, "tournament stopped");
-    Ok(Json(serde_json::json!({ "id": id, "cancelled": cancelled })).into_response())
 }
 
 /// A bot for a running ladder: `{"bot": {...as in a tournament file...}, "replaces": "old"}`.
@@ -301,63 +186,6 @@ async fn retire_bot(
     let index = state.director.retire_bot(&id, &name).await?;
     tracing::info!(tournament = %id, bot = %name, "bot retired");
     Ok(Json(serde_json::json!({ "id": id, "bot": name, "index": index })).into_response())
-}
-
-/// The tournaments with their progress, newest first, a page at a time ([`PageQuery`];
-/// the key is the id).
-async fn list(
-    State(state): State<ApiState>,
-    query: Result<Query<PageQuery>, axum::extract::rejection::QueryRejection>,
-) -> Result<Response, ApiError> {
-    let Query(query) = query.map_err(|rejection| ApiError::BadRequest(rejection.body_text()))?;
-    let limit = page_limit(query.limit)?;
-    let page = state
-        .ledger
-        .tournaments_after(query.after.clone(), limit)
-        .await?
-        .ok_or_else(|| ApiError::BadRequest(format!("after: no tournament {}", query.after.unwrap_or_default())))?;
-    Ok(page_answer("tournaments", page, limit, |tournament| &tournament.id))
-}
-
-async fn tournament(State(state): State<ApiState>, Path(id): Path<String>) -> Result<Response, ApiError> {
-    let tournament = lookup::tournament(&state, &id).await?;
-    let progress = state.ledger.progress(&id).await?.unwrap_or_default();
-    let status = director::load_status(&state.ledger, &tournament).await?;
-    let conclusion = state.ledger.conclusion(&id).await?;
-    let retired = director::ladder::retired(&tournament);
-    let owner = state.ledger.owner(&id).await?;
-    Ok(Json(serde_json::json!({
-        "id": tournament.id,
-        "name": tournament.name,
-        "owner": owner,
-        "game": tournament.game,
-        "format": tournament.format,
-        "games_per_pairing": tournament.games_per_pairing,
-        "bots_per_match": tournament.format.bots_per_match(tournament.bots.len()),
-        "seed": tournament.seed,
-        "rules": tournament.rules,
-        "bots": tournament.bots.iter().map(|bot| &bot.name).collect::<Vec<_>>(),
-        "maps": tournament.maps.iter().map(|map| &map.name).collect::<Vec<_>>(),
-        "retired": retired.iter().map(|&bot| &tournament.bots[bot].name).collect::<Vec<_>>(),
-        "progress": progress,
-        "finished": progress.finished(),
-        "status": status,
-        "conclusion": conclusion,
-    }))
-    .into_response())
-}
-
-async fn standings(State(state): State<ApiState>, Path(id): Path<String>) -> Result<Response, ApiError> {
-    let tournament = lookup::tournament(&state, &id).await?;
-    Ok(Json(Standings::load(&state.ledger, &tournament).await?).into_response())
-}
-
-/// The pairing matrix ([`Pairings`]); meant for tournaments of 2-bot matches (the
-/// tournament's `bots_per_match`), where it covers every completed match.
-async fn pairings(State(state): State<ApiState>, Path(id): Path<String>) -> Result<Response, ApiError> {
-    let tournament = lookup::tournament(&state, &id).await?;
-    let completed = state.ledger.completed(&id).await?;
-    Ok(Json(Pairings::compute(&tournament, &completed)).into_response())
 }
 
 /// Filters of the match list.
