@@ -11,10 +11,10 @@ use std::time::Instant;
 
 use axum::body::Body;
 use axum::extract::{MatchedPath, Path, Query, Request, State};
-use axum::http::{HeaderMap, StatusCode, header};
+use axum::http::{HeaderMap, header};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
-use axum::routing::{delete, get, post};
+use axum::routing::{delete, get};
 use axum::{Json, Router};
 use farm_engine::replay::ObservationError;
 use farm_proto::limits;
@@ -26,27 +26,29 @@ use tokio::sync::Notify;
 
 use crate::accounts::Quotas;
 use crate::api_error::ApiError;
-use crate::director::{Director, RosterError};
+use crate::director::Director;
 use crate::ledger::{JobState, Ledger, MatchFilter, MatchRow};
 use crate::metrics;
 use crate::observations::{Answer, ObserveError, Observer};
-use crate::tournament::{BotEntry, PlannedJob, Tournament, TournamentLimits};
+use crate::tournament::{PlannedJob, Tournament, TournamentLimits};
 use crate::uploads::Uploads;
 use crate::web;
 use crate::webhooks::WebhookSettings;
-use access::{admin_only, caller, may_change_tournament, may_enter};
+use access::{admin_only, caller};
 use lookup::{found_match, stream_object};
 use paging::{PageQuery, page_answer, page_limit};
 
 mod access;
 mod accounts_routes;
 mod bots_routes;
+mod ladder_routes;
 mod lookup;
 mod paging;
 mod request_body;
 mod tournaments_routes;
 
 // What the CLI's client sends and reads.
+pub use ladder_routes::NewBot;
 pub use tournaments_routes::Submitted;
 
 /// Largest tournament body accepted: maps included, 1 MiB is generous.
@@ -97,8 +99,6 @@ pub enum Submissions {
 /// The routes.
 pub fn app(state: ApiState) -> Router {
     Router::new()
-        .route("/api/tournaments/{id}/bots", post(add_bot))
-        .route("/api/tournaments/{id}/bots/{name}", delete(retire_bot))
         .route("/api/tournaments/{id}/matches", get(matches))
         .route("/api/matches/{job_id}", get(match_detail))
         .route("/api/matches/{job_id}/replay", get(replay))
@@ -107,6 +107,7 @@ pub fn app(state: ApiState) -> Router {
         .route("/api/workers", get(workers))
         .route("/api/workers/{worker_id}/quarantine", delete(release_worker))
         .merge(tournaments_routes::routes())
+        .merge(ladder_routes::routes())
         .merge(accounts_routes::routes())
         .merge(bots_routes::routes())
         .route("/metrics", get(render_metrics))
@@ -135,57 +136,6 @@ async fn track(request: Request, next: Next) -> Response {
 
 async fn render_metrics() -> impl IntoResponse {
     ([(header::CONTENT_TYPE, "text/plain; version=0.0.4")], metrics::render())
-}
-
-/// A bot for a running ladder: `{"bot": {...as in a tournament file...}, "replaces": "old"}`.
-#[derive(Debug, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct NewBot {
-    /// The bot.
-    pub bot: BotEntry,
-    /// The bot it is a new version of, which retires.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub replaces: Option<String>,
-}
-
-impl From<RosterError> for ApiError {
-    fn from(error: RosterError) -> Self {
-        match error {
-            RosterError::NoTournament(_) => ApiError::NotFound(error.to_string()),
-            RosterError::Refused(message) => ApiError::Conflict(message),
-            RosterError::OverLimit(message) => ApiError::OverLimit(message),
-            RosterError::Bot(error) => ApiError::BadRequest(error.to_string()),
-            RosterError::Ledger(error) => error.into(),
-        }
-    }
-}
-
-async fn add_bot(
-    State(state): State<ApiState>,
-    headers: HeaderMap,
-    Path(id): Path<String>,
-    body: Body,
-) -> Result<Response, ApiError> {
-    let caller = caller(&headers, &state).await?;
-    may_change_tournament(&state, &caller, &id).await?;
-    let new: NewBot = request_body::json(body).await?;
-    may_enter(&state, &caller, "bot", &new.bot).await?;
-    let name = new.bot.name.clone();
-    let index = state.director.add_bot(&id, new.bot, new.replaces.as_deref()).await?;
-    tracing::info!(tournament = %id, bot = %name, replaces = ?new.replaces, "bot added");
-    Ok((StatusCode::CREATED, Json(serde_json::json!({ "id": id, "bot": name, "index": index }))).into_response())
-}
-
-async fn retire_bot(
-    State(state): State<ApiState>,
-    headers: HeaderMap,
-    Path((id, name)): Path<(String, String)>,
-) -> Result<Response, ApiError> {
-    let caller = caller(&headers, &state).await?;
-    may_change_tournament(&state, &caller, &id).await?;
-    let index = state.director.retire_bot(&id, &name).await?;
-    tracing::info!(tournament = %id, bot = %name, "bot retired");
-    Ok(Json(serde_json::json!({ "id": id, "bot": name, "index": index })).into_response())
 }
 
 /// Filters of the match list.
