@@ -17,20 +17,19 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{delete, get};
 use axum::{Json, Router};
 use farm_engine::replay::ObservationError;
+use farm_proto::MatchResult;
 use farm_proto::limits;
-use farm_proto::{MatchResult, PlayerStatus};
 use farm_runtime::storage::{Storage, StorageError};
 use futures_util::TryStreamExt;
-use serde::{Deserialize, Serialize};
 use tokio::sync::Notify;
 
 use crate::accounts::Quotas;
 use crate::api_error::ApiError;
 use crate::director::Director;
-use crate::ledger::{JobState, Ledger, MatchFilter, MatchRow};
+use crate::ledger::Ledger;
 use crate::metrics;
 use crate::observations::{Answer, ObserveError, Observer};
-use crate::tournament::{PlannedJob, Tournament, TournamentLimits};
+use crate::tournament::TournamentLimits;
 use crate::uploads::Uploads;
 use crate::web;
 use crate::webhooks::WebhookSettings;
@@ -43,6 +42,7 @@ mod accounts_routes;
 mod bots_routes;
 mod ladder_routes;
 mod lookup;
+mod matches_routes;
 mod paging;
 mod request_body;
 mod tournaments_routes;
@@ -99,8 +99,6 @@ pub enum Submissions {
 /// The routes.
 pub fn app(state: ApiState) -> Router {
     Router::new()
-        .route("/api/tournaments/{id}/matches", get(matches))
-        .route("/api/matches/{job_id}", get(match_detail))
         .route("/api/matches/{job_id}/replay", get(replay))
         .route("/api/matches/{job_id}/observations/{seat}", get(observations))
         .route("/api/matches/{job_id}/logs/{seat}", get(log))
@@ -108,6 +106,7 @@ pub fn app(state: ApiState) -> Router {
         .route("/api/workers/{worker_id}/quarantine", delete(release_worker))
         .merge(tournaments_routes::routes())
         .merge(ladder_routes::routes())
+        .merge(matches_routes::routes())
         .merge(accounts_routes::routes())
         .merge(bots_routes::routes())
         .route("/metrics", get(render_metrics))
@@ -136,157 +135,6 @@ async fn track(request: Request, next: Next) -> Response {
 
 async fn render_metrics() -> impl IntoResponse {
     ([(header::CONTENT_TYPE, "text/plain; version=0.0.4")], metrics::render())
-}
-
-/// Filters of the match list.
-#[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct MatchQuery {
-    bot: Option<String>,
-    status: Option<String>,
-    map: Option<String>,
-    failures: Option<bool>,
-    limit: Option<u32>,
-    offset: Option<u64>,
-}
-
-#[derive(Serialize)]
-struct MatchView {
-    job_id: String,
-    position: u64,
-    bots: Vec<String>,
-    map: String,
-    repetition: u32,
-    seed: u64,
-    state: JobState,
-    attempts: u32,
-    reason: Option<String>,
-    /// Null until the match completed.
-    outcomes: Option<Vec<OutcomeView>>,
-}
-
-/// One seat's outcome in a completed match.
-#[derive(Serialize)]
-struct OutcomeView {
-    seat: usize,
-    /// Null for a seat the game filled itself.
-    bot: Option<String>,
-    score: i64,
-    rank: u32,
-    status: PlayerStatus,
-    timeouts: u64,
-    /// Where its stderr log is: external bots have one, builtins and fillers none.
-    log: Option<String>,
-}
-
-fn view(tournament: &Tournament, row: MatchRow) -> MatchView {
-    let outcomes = (row.state == JobState::Done).then(|| {
-        row.outcomes
-            .iter()
-            .enumerate()
-            .map(|(seat, outcome)| {
-                let bot = outcome.bot.and_then(|bot| tournament.bots.get(bot));
-                OutcomeView {
-                    seat,
-                    bot: bot.map(|bot| bot.name.clone()),
-                    score: outcome.score,
-                    rank: outcome.rank,
-                    status: outcome.status,
-                    timeouts: outcome.timeouts,
-                    log: bot
-                        .filter(|bot| bot.builtin.is_none())
-                        .map(|_| format!("/api/matches/{}/logs/{seat}", row.job_id)),
-                }
-            })
-            .collect()
-    });
-    MatchView {
-        outcomes,
-        bots: row.seats.iter().filter_map(|&bot| tournament.bots.get(bot)).map(|bot| bot.name.clone()).collect(),
-        map: tournament.maps.get(row.map).map(|map| map.name.clone()).unwrap_or_default(),
-        job_id: row.job_id,
-        position: row.position,
-        repetition: row.repetition,
-        seed: row.seed,
-        state: row.state,
-        attempts: row.attempts,
-        reason: row.reason,
-    }
-}
-
-async fn matches(
-    State(state): State<ApiState>,
-    Path(id): Path<String>,
-    query: Result<Query<MatchQuery>, axum::extract::rejection::QueryRejection>,
-) -> Result<Response, ApiError> {
-    let Query(query) = query.map_err(|rejection| ApiError::BadRequest(rejection.body_text()))?;
-    let tournament = lookup::tournament(&state, &id).await?;
-    let bot = match &query.bot {
-        Some(name) => Some(
-            tournament
-                .bots
-                .iter()
-                .position(|bot| &bot.name == name)
-                .ok_or_else(|| ApiError::BadRequest(format!("bot: no bot named {name:?} in {id}")))?,
-        ),
-        None => None,
-    };
-    let state_filter = match &query.status {
-        Some(name) => Some(JobState::from_name(name).ok_or_else(|| {
-            ApiError::BadRequest(format!("status: {name:?} is not one of pending, running, done, failed"))
-        })?),
-        None => None,
-    };
-    let map = match &query.map {
-        Some(name) => Some(
-            tournament
-                .maps
-                .iter()
-                .position(|map| &map.name == name)
-                .ok_or_else(|| ApiError::BadRequest(format!("map: no map named {name:?} in {id}")))?,
-        ),
-        None => None,
-    };
-    let limit = page_limit(query.limit)?;
-    let filter = MatchFilter {
-        bot,
-        state: state_filter,
-        map,
-        failures: query.failures.unwrap_or(false),
-        limit,
-        offset: query.offset.unwrap_or(0),
-    };
-    let total = state.ledger.count_matches(&id, filter.clone()).await?;
-    let rows = state.ledger.matches(&id, filter).await?;
-    let views: Vec<MatchView> = rows.into_iter().map(|row| view(&tournament, row)).collect();
-    Ok(Json(serde_json::json!({ "matches": views, "total": total })).into_response())
-}
-
-/// A match: its row, the job the ledger schedules for it (`job`, with bots launched as
-/// this farm launches them; null if they cannot be: `farm-worker reproduce` plays this,
-/// not the worker's word for it), its worker, audit and result.
-async fn match_detail(State(state): State<ApiState>, Path(job_id): Path<String>) -> Result<Response, ApiError> {
-    let (tournament, row, envelope) = found_match(&state, &job_id).await?;
-    let audit = state.ledger.audit_of(&job_id).await?;
-    let planned = PlannedJob {
-        position: row.position,
-        job_id: row.job_id.clone(),
-        seats: row.seats.clone(),
-        map: row.map,
-        repetition: row.repetition,
-        seed: row.seed,
-    };
-    let job = tournament.check_launchable(state.director.launch()).ok().map(|bots| tournament.job(&planned, &bots));
-    Ok(Json(serde_json::json!({
-        "tournament_id": tournament.id,
-        "job": job,
-        "match": view(&tournament, row),
-        "worker_id": envelope.as_ref().map(|envelope| &envelope.worker_id),
-        "instance": envelope.as_ref().and_then(|envelope| envelope.instance.as_ref()),
-        "audit": audit,
-        "result": envelope.map(|envelope| envelope.result),
-    }))
-    .into_response())
 }
 
 /// Every worker's record (matches, bot failures by status, faults, audits,

@@ -1,0 +1,180 @@
+//! The API's routes for matches as the ledger has them.
+//!
+//! - `GET /api/tournaments/{id}/matches?bot=&status=&map=&failures=&limit=&offset=`:
+//!   a tournament's matches in schedule order, filtered, a page at a time, with
+//!   `total`.
+//! - `GET /api/matches/{job_id}`: one, with the job that plays it again, its worker,
+//!   audit and result.
+
+use axum::extract::rejection::QueryRejection;
+use axum::extract::{Path, Query, State};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use axum::{Json, Router};
+use farm_proto::PlayerStatus;
+use serde::{Deserialize, Serialize};
+
+use super::paging::page_limit;
+use super::{ApiState, lookup};
+use crate::api_error::ApiError;
+use crate::ledger::{JobState, MatchFilter, MatchRow};
+use crate::tournament::{PlannedJob, Tournament};
+
+/// The routes.
+pub(super) fn routes() -> Router<ApiState> {
+    Router::new().route("/api/tournaments/{id}/matches", get(matches)).route("/api/matches/{job_id}", get(match_detail))
+}
+
+/// Filters of the match list.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct MatchQuery {
+    bot: Option<String>,
+    status: Option<String>,
+    map: Option<String>,
+    failures: Option<bool>,
+    limit: Option<u32>,
+    offset: Option<u64>,
+}
+
+/// A match as the list and the detail show it.
+#[derive(Serialize)]
+struct MatchView {
+    job_id: String,
+    position: u64,
+    bots: Vec<String>,
+    map: String,
+    repetition: u32,
+    seed: u64,
+    state: JobState,
+    attempts: u32,
+    reason: Option<String>,
+    /// Null until the match completed.
+    outcomes: Option<Vec<OutcomeView>>,
+}
+
+/// One seat's outcome in a completed match.
+#[derive(Serialize)]
+struct OutcomeView {
+    seat: usize,
+    /// Null for a seat the game filled itself.
+    bot: Option<String>,
+    score: i64,
+    rank: u32,
+    status: PlayerStatus,
+    timeouts: u64,
+    /// Where its stderr log is: external bots have one, builtins and fillers none.
+    log: Option<String>,
+}
+
+/// `row` as a [`MatchView`]: its bots and map by name, its outcomes once it is done.
+fn view(tournament: &Tournament, row: MatchRow) -> MatchView {
+    let outcomes = (row.state == JobState::Done).then(|| {
+        row.outcomes
+            .iter()
+            .enumerate()
+            .map(|(seat, outcome)| {
+                let bot = outcome.bot.and_then(|bot| tournament.bots.get(bot));
+                OutcomeView {
+                    seat,
+                    bot: bot.map(|bot| bot.name.clone()),
+                    score: outcome.score,
+                    rank: outcome.rank,
+                    status: outcome.status,
+                    timeouts: outcome.timeouts,
+                    log: bot
+                        .filter(|bot| bot.builtin.is_none())
+                        .map(|_| format!("/api/matches/{}/logs/{seat}", row.job_id)),
+                }
+            })
+            .collect()
+    });
+    MatchView {
+        outcomes,
+        bots: row.seats.iter().filter_map(|&bot| tournament.bots.get(bot)).map(|bot| bot.name.clone()).collect(),
+        map: tournament.maps.get(row.map).map(|map| map.name.clone()).unwrap_or_default(),
+        job_id: row.job_id,
+        position: row.position,
+        repetition: row.repetition,
+        seed: row.seed,
+        state: row.state,
+        attempts: row.attempts,
+        reason: row.reason,
+    }
+}
+
+/// A tournament's matches ([`MatchQuery`]) and how many there are in all.
+async fn matches(
+    State(state): State<ApiState>,
+    Path(id): Path<String>,
+    query: Result<Query<MatchQuery>, QueryRejection>,
+) -> Result<Response, ApiError> {
+    let Query(query) = query.map_err(|rejection| ApiError::BadRequest(rejection.body_text()))?;
+    let tournament = lookup::tournament(&state, &id).await?;
+    let bot = match &query.bot {
+        Some(name) => Some(
+            tournament
+                .bots
+                .iter()
+                .position(|bot| &bot.name == name)
+                .ok_or_else(|| ApiError::BadRequest(format!("bot: no bot named {name:?} in {id}")))?,
+        ),
+        None => None,
+    };
+    let state_filter = match &query.status {
+        Some(name) => Some(JobState::from_name(name).ok_or_else(|| {
+            ApiError::BadRequest(format!("status: {name:?} is not one of pending, running, done, failed"))
+        })?),
+        None => None,
+    };
+    let map = match &query.map {
+        Some(name) => Some(
+            tournament
+                .maps
+                .iter()
+                .position(|map| &map.name == name)
+                .ok_or_else(|| ApiError::BadRequest(format!("map: no map named {name:?} in {id}")))?,
+        ),
+        None => None,
+    };
+    let limit = page_limit(query.limit)?;
+    let filter = MatchFilter {
+        bot,
+        state: state_filter,
+        map,
+        failures: query.failures.unwrap_or(false),
+        limit,
+        offset: query.offset.unwrap_or(0),
+    };
+    let total = state.ledger.count_matches(&id, filter.clone()).await?;
+    let rows = state.ledger.matches(&id, filter).await?;
+    let views: Vec<MatchView> = rows.into_iter().map(|row| view(&tournament, row)).collect();
+    Ok(Json(serde_json::json!({ "matches": views, "total": total })).into_response())
+}
+
+/// A match: its row, the job the ledger schedules for it (`job`, with bots launched as
+/// this farm launches them; null if they cannot be: `farm-worker reproduce` plays this,
+/// not the worker's word for it), its worker, audit and result.
+async fn match_detail(State(state): State<ApiState>, Path(job_id): Path<String>) -> Result<Response, ApiError> {
+    let (tournament, row, envelope) = lookup::found_match(&state, &job_id).await?;
+    let audit = state.ledger.audit_of(&job_id).await?;
+    let planned = PlannedJob {
+        position: row.position,
+        job_id: row.job_id.clone(),
+        seats: row.seats.clone(),
+        map: row.map,
+        repetition: row.repetition,
+        seed: row.seed,
+    };
+    let job = tournament.check_launchable(state.director.launch()).ok().map(|bots| tournament.job(&planned, &bots));
+    Ok(Json(serde_json::json!({
+        "tournament_id": tournament.id,
+        "job": job,
+        "match": view(&tournament, row),
+        "worker_id": envelope.as_ref().map(|envelope| &envelope.worker_id),
+        "instance": envelope.as_ref().and_then(|envelope| envelope.instance.as_ref()),
+        "audit": audit,
+        "result": envelope.map(|envelope| envelope.result),
+    }))
+    .into_response())
+}
