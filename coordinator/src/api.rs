@@ -9,18 +9,14 @@
 use std::sync::Arc;
 use std::time::Instant;
 
-use axum::body::Body;
 use axum::extract::{MatchedPath, Path, Query, Request, State};
 use axum::http::{HeaderMap, header};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{delete, get};
 use axum::{Json, Router};
-use farm_engine::replay::ObservationError;
-use farm_proto::MatchResult;
 use farm_proto::limits;
-use farm_runtime::storage::{Storage, StorageError};
-use futures_util::TryStreamExt;
+use farm_runtime::storage::Storage;
 use tokio::sync::Notify;
 
 use crate::accounts::Quotas;
@@ -28,13 +24,12 @@ use crate::api_error::ApiError;
 use crate::director::Director;
 use crate::ledger::Ledger;
 use crate::metrics;
-use crate::observations::{Answer, ObserveError, Observer};
+use crate::observations::Observer;
 use crate::tournament::TournamentLimits;
 use crate::uploads::Uploads;
 use crate::web;
 use crate::webhooks::WebhookSettings;
 use access::{admin_only, caller};
-use lookup::{found_match, stream_object};
 use paging::{PageQuery, page_answer, page_limit};
 
 mod access;
@@ -44,6 +39,7 @@ mod ladder_routes;
 mod lookup;
 mod matches_routes;
 mod paging;
+mod replays_routes;
 mod request_body;
 mod tournaments_routes;
 
@@ -99,14 +95,12 @@ pub enum Submissions {
 /// The routes.
 pub fn app(state: ApiState) -> Router {
     Router::new()
-        .route("/api/matches/{job_id}/replay", get(replay))
-        .route("/api/matches/{job_id}/observations/{seat}", get(observations))
-        .route("/api/matches/{job_id}/logs/{seat}", get(log))
         .route("/api/workers", get(workers))
         .route("/api/workers/{worker_id}/quarantine", delete(release_worker))
         .merge(tournaments_routes::routes())
         .merge(ladder_routes::routes())
         .merge(matches_routes::routes())
+        .merge(replays_routes::routes())
         .merge(accounts_routes::routes())
         .merge(bots_routes::routes())
         .route("/metrics", get(render_metrics))
@@ -162,66 +156,4 @@ async fn release_worker(
     }
     tracing::info!(worker = %worker_id, "released from quarantine");
     Ok(Json(serde_json::json!({ "released": worker_id })).into_response())
-}
-
-async fn replay(State(state): State<ApiState>, Path(job_id): Path<String>) -> Result<Response, ApiError> {
-    let (_, _, envelope) = found_match(&state, &job_id).await?;
-    let Some(MatchResult::Completed { replay_key, .. }) = envelope.map(|envelope| envelope.result) else {
-        return Err(ApiError::NotFound(format!("match {job_id} has no replay (it has not completed)")));
-    };
-    let compressed = stream_object(&state, &replay_key).await?.map_err(std::io::Error::other);
-    // Stored zstd-compressed; served as plain JSON Lines, decompressed as it streams.
-    let decoder = async_compression::tokio::bufread::ZstdDecoder::new(tokio_util::io::StreamReader::new(compressed));
-    let body = Body::from_stream(tokio_util::io::ReaderStream::new(decoder));
-    Ok(([(header::CONTENT_TYPE, "application/jsonl")], body).into_response())
-}
-
-/// What one seat was sent at every step of a match, as JSON Lines of
-/// [`farm_engine::replay::StepObservation`]: the stored replay re-simulated (the viewer's fog of
-/// war), streamed as it goes, within the [`Observer`]'s bounds (429 when busy; cut
-/// short when not read whole by its deadline).
-async fn observations(
-    State(state): State<ApiState>,
-    Path((job_id, seat)): Path<(String, String)>,
-) -> Result<Response, ApiError> {
-    let seat: usize = seat.parse().map_err(|_| ApiError::BadRequest(format!("seat: {seat:?} is not a seat number")))?;
-    let (_, _, envelope) = found_match(&state, &job_id).await?;
-    let Some(MatchResult::Completed { replay_key, .. }) = envelope.map(|envelope| envelope.result) else {
-        return Err(ApiError::NotFound(format!("match {job_id} has no replay (it has not completed)")));
-    };
-    let answer = state.observer.observe(&replay_key, seat, state.storage.stream(&replay_key)).await.map_err(
-        |error| match error {
-            ObserveError::Busy(_) => ApiError::Busy(error.to_string()),
-            ObserveError::Replay(ObservationError::NoSeat { .. }) => {
-                ApiError::NotFound(format!("match {job_id} has no seat {seat}"))
-            }
-            ObserveError::Storage(StorageError::NotFound { .. }) => {
-                ApiError::NotFound(format!("object {replay_key} is not in storage"))
-            }
-            other => ApiError::Internal(format!("replay {replay_key}: {other}")),
-        },
-    )?;
-    let body = match answer {
-        Answer::Whole(bytes) => Body::from(bytes),
-        Answer::Streamed(lines) => Body::from_stream(lines),
-    };
-    Ok(([(header::CONTENT_TYPE, "application/jsonl")], body).into_response())
-}
-
-async fn log(
-    State(state): State<ApiState>,
-    Path((job_id, seat)): Path<(String, String)>,
-) -> Result<Response, ApiError> {
-    let seat: usize = seat.parse().map_err(|_| ApiError::BadRequest(format!("seat: {seat:?} is not a seat number")))?;
-    let (_, _, envelope) = found_match(&state, &job_id).await?;
-    let Some(MatchResult::Completed { players, .. }) = envelope.map(|envelope| envelope.result) else {
-        return Err(ApiError::NotFound(format!("match {job_id} has no logs (it has not completed)")));
-    };
-    let player = players.get(seat).ok_or_else(|| ApiError::NotFound(format!("match {job_id} has no seat {seat}")))?;
-    let key = player
-        .log_key
-        .clone()
-        .ok_or_else(|| ApiError::NotFound(format!("seat {seat} of match {job_id} is a builtin bot: it has no log")))?;
-    let stream = stream_object(&state, &key).await?;
-    Ok(([(header::CONTENT_TYPE, "text/plain; charset=utf-8")], Body::from_stream(stream)).into_response())
 }
