@@ -9,11 +9,11 @@
 use std::sync::Arc;
 use std::time::Instant;
 
-use axum::extract::{MatchedPath, Path, Query, Request, State};
-use axum::http::{HeaderMap, header};
+use axum::extract::{MatchedPath, Request};
+use axum::http::header;
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
-use axum::routing::{delete, get};
+use axum::routing::get;
 use axum::{Json, Router};
 use farm_proto::limits;
 use farm_runtime::storage::Storage;
@@ -29,8 +29,6 @@ use crate::tournament::TournamentLimits;
 use crate::uploads::Uploads;
 use crate::web;
 use crate::webhooks::WebhookSettings;
-use access::{admin_only, caller};
-use paging::{PageQuery, page_answer, page_limit};
 
 mod access;
 mod accounts_routes;
@@ -42,6 +40,7 @@ mod paging;
 mod replays_routes;
 mod request_body;
 mod tournaments_routes;
+mod workers_routes;
 
 // What the CLI's client sends and reads.
 pub use ladder_routes::NewBot;
@@ -95,12 +94,11 @@ pub enum Submissions {
 /// The routes.
 pub fn app(state: ApiState) -> Router {
     Router::new()
-        .route("/api/workers", get(workers))
-        .route("/api/workers/{worker_id}/quarantine", delete(release_worker))
         .merge(tournaments_routes::routes())
         .merge(ladder_routes::routes())
         .merge(matches_routes::routes())
         .merge(replays_routes::routes())
+        .merge(workers_routes::routes())
         .merge(accounts_routes::routes())
         .merge(bots_routes::routes())
         .route("/metrics", get(render_metrics))
@@ -129,31 +127,4 @@ async fn track(request: Request, next: Next) -> Response {
 
 async fn render_metrics() -> impl IntoResponse {
     ([(header::CONTENT_TYPE, "text/plain; version=0.0.4")], metrics::render())
-}
-
-/// Every worker's record (matches, bot failures by status, faults, audits,
-/// mismatches, and why it is quarantined, if it is), a page at a time ([`PageQuery`];
-/// by id, the key).
-async fn workers(
-    State(state): State<ApiState>,
-    query: Result<Query<PageQuery>, axum::extract::rejection::QueryRejection>,
-) -> Result<Response, ApiError> {
-    let Query(query) = query.map_err(|rejection| ApiError::BadRequest(rejection.body_text()))?;
-    let limit = page_limit(query.limit)?;
-    let page = state.ledger.workers_after(query.after.unwrap_or_default(), limit).await?;
-    Ok(page_answer("workers", page, limit, |worker| &worker.worker_id))
-}
-
-/// Releases a quarantined worker (its record starts over).
-async fn release_worker(
-    State(state): State<ApiState>,
-    headers: HeaderMap,
-    Path(worker_id): Path<String>,
-) -> Result<Response, ApiError> {
-    admin_only(&caller(&headers, &state).await?, "releasing a worker")?;
-    if !state.ledger.release_worker(&worker_id).await? {
-        return Err(ApiError::NotFound(format!("worker {worker_id} is not quarantined")));
-    }
-    tracing::info!(worker = %worker_id, "released from quarantine");
-    Ok(Json(serde_json::json!({ "released": worker_id })).into_response())
 }
