@@ -1,20 +1,21 @@
 //! The HTTP API (axum): tournaments, standings, pairings, matches, replays and logs,
-//! users, tokens and webhooks ([`accounts`]), bots submitted by their authors, plus `/metrics`, `/healthz` and the web
-//! pages ([`crate::web`]). Every write needs a bearer token, the operator's or a user's
-//! ([`crate::accounts`]): a user changes only what they own, an admin everything. All
-//! writes are refused when submissions are [`Submissions::Closed`]. Errors are JSON
-//! (`{"error": {"code": ..., "message": ...}}`) that say what was wrong; internal
-//! errors are logged and answered with a generic message.
+//! users, tokens and webhooks, bots submitted by their authors, plus `/metrics`,
+//! `/healthz` and the web pages ([`crate::web`]). Every write needs a bearer token, the
+//! operator's or a user's ([`crate::accounts`]): a user changes only what they own, an
+//! admin everything. All writes are refused when submissions are
+//! [`Submissions::Closed`]. Errors are JSON (`{"error": {"code": ..., "message": ...}}`)
+//! that say what was wrong; internal errors are logged and answered with a generic
+//! message.
+//!
+//! Here are the state the handlers share and the router; each group of routes is a
+//! module of its own (`*_routes`), on what they share: who is asking and what they may
+//! change (`access`), what a request names found or a 404 (`lookup`), bodies read
+//! within [`MAX_BODY`] (`request_body`), lists a page at a time (`paging`).
 
 use std::sync::Arc;
-use std::time::Instant;
 
-use axum::extract::{MatchedPath, Request};
-use axum::http::header;
-use axum::middleware::{self, Next};
-use axum::response::{IntoResponse, Response};
-use axum::routing::get;
-use axum::{Json, Router};
+use axum::Router;
+use axum::middleware;
 use farm_proto::limits;
 use farm_runtime::storage::Storage;
 use tokio::sync::Notify;
@@ -23,7 +24,6 @@ use crate::accounts::Quotas;
 use crate::api_error::ApiError;
 use crate::director::Director;
 use crate::ledger::Ledger;
-use crate::metrics;
 use crate::observations::Observer;
 use crate::tournament::TournamentLimits;
 use crate::uploads::Uploads;
@@ -36,6 +36,7 @@ mod bots_routes;
 mod ladder_routes;
 mod lookup;
 mod matches_routes;
+mod monitoring;
 mod paging;
 mod replays_routes;
 mod request_body;
@@ -101,30 +102,10 @@ pub fn app(state: ApiState) -> Router {
         .merge(workers_routes::routes())
         .merge(accounts_routes::routes())
         .merge(bots_routes::routes())
-        .route("/metrics", get(render_metrics))
-        .route("/healthz", get(|| async { Json(serde_json::json!({ "ok": true })) }))
+        .merge(monitoring::routes())
         .merge(web::routes())
         .method_not_allowed_fallback(|| async { ApiError::MethodNotAllowed })
         .fallback(|| async { ApiError::NotFound("no such route".to_owned()) })
-        .layer(middleware::from_fn(track))
+        .layer(middleware::from_fn(monitoring::track))
         .with_state(state)
-}
-
-/// Counts every request by route template and method from a fixed set (never the raw
-/// path or method: ids and made-up methods would make the labels unbounded) and times it.
-async fn track(request: Request, next: Next) -> Response {
-    let route = request
-        .extensions()
-        .get::<MatchedPath>()
-        .map_or_else(|| "unmatched".to_owned(), |path| path.as_str().to_owned());
-    let method = metrics::method_label(request.method());
-    let started = Instant::now();
-    let response = next.run(request).await;
-    metrics::API_SECONDS.with_label_values(&[&route]).observe(started.elapsed().as_secs_f64());
-    metrics::API_REQUESTS.with_label_values(&[&route, method, response.status().as_str()]).inc();
-    response
-}
-
-async fn render_metrics() -> impl IntoResponse {
-    ([(header::CONTENT_TYPE, "text/plain; version=0.0.4")], metrics::render())
 }
