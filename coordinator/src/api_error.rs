@@ -23,7 +23,8 @@ pub enum ApiError {
     Denied(String),
     /// A user's quota would be passed ([`crate::accounts::Quotas`]); the message names it.
     Quota(String),
-    /// A write to a read-only coordinator ([`crate::api::Submissions::Closed`]).
+    /// A write to a read-only coordinator (`farm-coordinator view`, `run --web`), which
+    /// takes no submissions.
     ReadOnly,
     /// No such thing; the message names it.
     NotFound(String),
@@ -32,7 +33,7 @@ pub enum ApiError {
     /// The request cannot be done in the thing's present state (a bot retired
     /// already, a tournament that is not a ladder); the message says why.
     Conflict(String),
-    /// The body is over this many bytes ([`crate::api::MAX_BODY`]).
+    /// The body is over this many bytes ([`farm_proto::limits::MAX_SUBMISSION_BYTES`]).
     TooLarge(usize),
     /// The body arrived too slowly ([`crate::uploads::UploadLimits`]); the message
     /// names the limit.
@@ -56,7 +57,7 @@ impl From<StorageError> for ApiError {
     fn from(error: StorageError) -> Self {
         match error {
             // The store's own key is its location: for a local store, a path on this
-            // machine. Handlers name the object instead ([`stream_object`]).
+            // machine. Handlers name the object instead.
             StorageError::NotFound { .. } => ApiError::NotFound("the object is not in storage".to_owned()),
             other => ApiError::Internal(other.to_string()),
         }

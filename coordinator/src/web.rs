@@ -73,7 +73,7 @@ fn content_type(name: &str) -> &'static str {
     }
 }
 
-/// The page and `/static/` routes, for [`crate::api::app`] to merge.
+/// The page and `/static/` routes, which the API's router merges.
 pub fn routes<S: Clone + Send + Sync + 'static>() -> Router<S> {
     let mut router = Router::new();
     for (path, file) in PAGES {
