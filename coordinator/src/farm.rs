@@ -1,17 +1,16 @@
 //! The coordinator's two loops, whatever carries the jobs: the [`Publisher`] moves
 //! pending jobs from the ledger into a [`JobQueue`], never more than a window of them
 //! at once; the [`Recorder`] writes answers to the ledger, once per job, and wakes the
-//! publisher as the window frees up. `serve` runs them over RabbitMQ ([`crate::broker`]),
-//! `run` over an in-process queue ([`crate::embedded`]).
+//! publisher as the window frees up. `serve` runs them over RabbitMQ, `run` over an
+//! in-process queue.
 
 use std::collections::HashMap;
 use std::sync::Arc;
 
 use farm_proto::{BotSpec, MatchJob};
-use farm_worker::SandboxKind;
+use farm_worker::{RunnerOptions, SandboxKind};
 use tokio::sync::{Notify, watch};
 
-use crate::leases;
 use crate::ledger::{Answer, JobState, Ledger, LedgerError, PendingJob, Recorded};
 use crate::metrics;
 use crate::tournament::Tournament;
@@ -153,9 +152,18 @@ struct Prepared {
 /// What every job of a launchable tournament is published with.
 struct Launchable {
     bots: Vec<BotSpec>,
-    /// [`leases::lease_secs`], the same for all its jobs: their rules and number of
+    /// [`lease_secs`], the same for all its jobs: their rules and number of
     /// seats decide it, and setting a match up once per tournament is enough.
     lease_secs: u64,
+}
+
+/// A job's lease in whole seconds, before the operator's margin (which the lease sweep
+/// adds): twice its match's limit on a worker with default settings. A job that cannot be set up (no tournament lets one
+/// through) gets twice the workers' cap on any match.
+pub fn lease_secs(job: &MatchJob) -> u64 {
+    let options = RunnerOptions::default();
+    let limit = options.job_limit(job).unwrap_or(options.max_match);
+    limit.saturating_mul(2).as_secs_f64().ceil() as u64
 }
 
 /// Moves pending jobs into a [`JobQueue`], at most `max_outstanding` at once, and
@@ -288,7 +296,7 @@ impl Publisher {
                 tracing::warn!(tournament = tournament_id, %reason, "its jobs cannot be played by these workers");
             }
             let bots = bots.map(|bots| {
-                let lease_secs = leases::lease_secs(&tournament.job(&job.planned, &bots));
+                let lease_secs = lease_secs(&tournament.job(&job.planned, &bots));
                 Launchable { bots, lease_secs }
             });
             self.prepared.insert(tournament_id.to_owned(), Prepared { tournament, bots });
@@ -308,4 +316,27 @@ pub async fn refresh_gauges(ledger: &Ledger) -> Result<(), LedgerError> {
         metrics::BOT_VERSIONS.with_label_values(&[state.name()]).set(i64::try_from(count).unwrap_or(i64::MAX));
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_jobs_lease_is_twice_its_matchs_limit() {
+        let job = MatchJob {
+            job_id: "j".into(),
+            tournament_id: "t".into(),
+            game: farm_proto::GameKind::Botwars,
+            rules: serde_json::json!({ "maxTurns": 10, "replyTimeoutMs": 100 }),
+            map: None,
+            seed: 1,
+            bots: ["builtin:random", "builtin:gatherer"].iter().map(|spec| spec.parse().expect("spec")).collect(),
+            isolation: None,
+            clock: Default::default(),
+        };
+        let limit = RunnerOptions::default().job_limit(&job).expect("valid");
+        assert_eq!(lease_secs(&job), (limit * 2).as_secs_f64().ceil() as u64);
+        assert!(lease_secs(&job) < 60, "a quick match has a short lease: {}", lease_secs(&job));
+    }
 }

@@ -8,10 +8,11 @@
 //! unanswered once its lease has passed is overdue, and goes back to pending.
 //!
 //! A job's lease is twice its match's wall-clock limit on a worker with default
-//! settings ([`lease_secs`]: it may wait in a worker's warm pool while another match
-//! plays its slot, then play), plus the operator's margin for uploads, acks and
-//! redelivery. A job that was only slow is answered twice: the first result counts,
-//! the second is a duplicate (see [`crate::ledger`]).
+//! settings ([`crate::farm::lease_secs`], set as the publisher publishes it: it may
+//! wait in a worker's warm pool while another match plays its slot, then play), plus
+//! the operator's margin for uploads, acks and redelivery. A job that was only slow
+//! is answered twice: the first result counts, the second is a duplicate (see
+//! [`crate::ledger`]).
 //!
 //! The sweep runs every `sweep_secs` and puts back at most `batch` jobs of each lease
 //! at a time, so even a coordinator that was down for a day republishes at a pace.
@@ -22,9 +23,8 @@ use std::collections::VecDeque;
 use std::sync::Arc;
 use std::time::Duration;
 
-use farm_proto::{JOBS_QUEUE, MatchJob};
+use farm_proto::JOBS_QUEUE;
 use farm_runtime::queue;
-use farm_worker::RunnerOptions;
 use lapin::Channel;
 use serde::{Deserialize, Serialize};
 use tokio::sync::{Notify, watch};
@@ -68,15 +68,6 @@ impl LeaseSettings {
         }
         Ok(())
     }
-}
-
-/// A job's lease in whole seconds, before the margin: twice its match's limit on a
-/// worker with default settings. A job that cannot be set up (no tournament lets one
-/// through) gets twice the workers' cap on any match.
-pub fn lease_secs(job: &MatchJob) -> u64 {
-    let options = RunnerOptions::default();
-    let limit = options.job_limit(job).unwrap_or(options.max_match);
-    limit.saturating_mul(2).as_secs_f64().ceil() as u64
 }
 
 /// The moments `farm.jobs` was seen with nothing ready, each with the last
@@ -178,24 +169,6 @@ mod tests {
         assert_eq!(drains.mark_before(at(200), Duration::from_secs(50)), Some(9));
         drains.forget_older_than(at(10_000), Duration::from_secs(50));
         assert_eq!(drains.mark_before(at(10_000), Duration::from_secs(50)), Some(12), "the newest always stays");
-    }
-
-    #[test]
-    fn a_jobs_lease_is_twice_its_matchs_limit() {
-        let job = MatchJob {
-            job_id: "j".into(),
-            tournament_id: "t".into(),
-            game: farm_proto::GameKind::Botwars,
-            rules: serde_json::json!({ "maxTurns": 10, "replyTimeoutMs": 100 }),
-            map: None,
-            seed: 1,
-            bots: ["builtin:random", "builtin:gatherer"].iter().map(|spec| spec.parse().expect("spec")).collect(),
-            isolation: None,
-            clock: Default::default(),
-        };
-        let limit = RunnerOptions::default().job_limit(&job).expect("valid");
-        assert_eq!(lease_secs(&job), (limit * 2).as_secs_f64().ceil() as u64);
-        assert!(lease_secs(&job) < 60, "a quick match has a short lease: {}", lease_secs(&job));
     }
 
     #[test]

@@ -409,7 +409,7 @@ async fn a_restart_publishes_nothing_again_and_a_lost_job_comes_back_when_its_le
         isolation: None,
         clock: Default::default(),
     };
-    let lease = Duration::from_secs(farm_coordinator::leases::lease_secs(&quick) + 1);
+    let lease = Duration::from_secs(farm_coordinator::farm::lease_secs(&quick) + 1);
     assert!(lease < Duration::from_secs(40), "a quick match's lease: {lease:?}");
     farm_testkit::rabbitmq_api("DELETE", &format!("/api/queues/{}/{JOBS_QUEUE}/contents", vhost.name), None);
     let lost = Instant::now();
