@@ -14,20 +14,13 @@
 //! its reason and counted (`farm_coordinator_audits_given_up_total`), never silently
 //! lost. Each publication carries the audit's token ([`crate::vouch`]): only a worker
 //! it was delivered to can give its verdict.
+//!
+//! Here: the settings, which matches are audited and when a worker is quarantined. The
+//! ledger applies them as it records results; the broker's audit sweep publishes the
+//! audits and announces the quarantines.
 
-use std::time::Duration;
-
-use farm_proto::{AUDITS_QUEUE, AuditEnvelope, CONTROL_EXCHANGE, ControlEnvelope, ControlMessage, SCHEMA_VERSION};
-use farm_runtime::queue::ConfirmedPublisher;
-use lapin::Connection;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
-use tokio::sync::watch;
-
-use crate::farm::{FarmError, QueueError};
-use crate::ledger::{AuditToPublish, Ledger};
-use crate::metrics;
-use crate::vouch::Answerable;
 
 /// How many completed matches are audited and when a worker is quarantined (the
 /// coordinator's `[audits]`).
@@ -154,76 +147,6 @@ pub struct WorkerRecord {
     pub quarantined: Option<String>,
     /// When it last answered, in seconds since the epoch.
     pub last_seen: i64,
-}
-
-/// Every `settings.sweep_secs` until `stop`: publishes pending audits and those whose
-/// lease expired to `farm.audits` (giving up those published too often), announces
-/// every quarantine through `farm.control`, and refreshes the workers' figures in
-/// metrics.
-pub async fn run(
-    connection: &Connection,
-    ledger: &Ledger,
-    settings: &AuditSettings,
-    stop: &mut watch::Receiver<bool>,
-) -> Result<(), FarmError> {
-    let publisher = ConfirmedPublisher::open(connection).await.map_err(QueueError::from)?;
-    loop {
-        publish_due(&publisher, ledger, settings).await?;
-        let workers = ledger.workers().await?;
-        for worker in &workers {
-            if let Some(reason) = &worker.quarantined {
-                let message =
-                    ControlMessage::Quarantine { worker_id: worker.worker_id.clone(), reason: reason.clone() };
-                let body = serde_json::to_vec(&ControlEnvelope { schema: SCHEMA_VERSION, message })
-                    .map_err(QueueError::from)?;
-                publisher.publish(CONTROL_EXCHANGE, &body).await.map_err(QueueError::from)?;
-            }
-        }
-        metrics::set_worker_figures(&workers);
-        tokio::select! {
-            () = tokio::time::sleep(Duration::from_secs(settings.sweep_secs)) => {}
-            _ = stop.wait_for(|stop| *stop) => return Ok(()),
-        }
-    }
-}
-
-/// Publishes the audits due now, each with its token, and gives up those published
-/// `max_publications` times already.
-async fn publish_due(
-    publisher: &ConfirmedPublisher,
-    ledger: &Ledger,
-    settings: &AuditSettings,
-) -> Result<(), FarmError> {
-    let due = ledger.audits_to_publish(settings.batch, settings.lease_secs).await?;
-    let (spent, due): (Vec<AuditToPublish>, Vec<AuditToPublish>) =
-        due.into_iter().partition(|audit| audit.publications >= settings.max_publications);
-    if !spent.is_empty() {
-        let reason = format!(
-            "no verdict came for it in {} publications, {} s apart: it was never placed",
-            settings.max_publications, settings.lease_secs
-        );
-        tracing::warn!(audits = spent.len(), %reason, "giving up audits");
-        metrics::AUDITS_GIVEN_UP.inc_by(spent.len() as u64);
-        ledger.give_up_audits(spent.into_iter().map(|audit| audit.job_id).collect(), reason).await?;
-    }
-    if due.is_empty() {
-        return Ok(());
-    }
-    let republished = due.iter().filter(|audit| audit.publications > 0).count();
-    let bodies = due
-        .iter()
-        .map(|audit| {
-            let mut envelope: AuditEnvelope = serde_json::from_str(&audit.document)?;
-            envelope.token = ledger.answer_key().token(Answerable::Audit(&audit.job_id));
-            serde_json::to_vec(&envelope)
-        })
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(QueueError::from)?;
-    publisher.publish_batch(AUDITS_QUEUE, bodies.iter().map(Vec::as_slice)).await.map_err(QueueError::from)?;
-    metrics::AUDITS_PUBLISHED.inc_by(due.len() as u64);
-    metrics::AUDITS_REPUBLISHED.inc_by(republished as u64);
-    ledger.mark_audits_published(due.into_iter().map(|audit| audit.job_id).collect()).await?;
-    Ok(())
 }
 
 #[cfg(test)]

@@ -10,7 +10,8 @@
 //! - [`ledger`]: tournaments, jobs and results in SQLite; one result per job id.
 //! - [`farm`]: the [`farm::Publisher`] (ledger to queue, a bounded window at a time) and
 //!   the [`farm::Recorder`] (answers to the ledger), over any [`farm::JobQueue`].
-//! - [`broker`]: that queue on RabbitMQ, with confirms; result and dead-letter ingest.
+//! - [`broker`]: that queue on RabbitMQ, with confirms; result and dead-letter ingest;
+//!   audits published and quarantines announced.
 //! - [`vouch`]: who sent an answer (the broker's word) and whether it was given what it
 //!   answers (the tokens deliveries carry).
 //! - [`audits`]: a share of completed matches re-verified by other workers, each

@@ -12,7 +12,6 @@ use tokio::sync::{Notify, watch};
 use tokio::time::Instant;
 
 use crate::api::{self, ApiState, Submissions};
-use crate::audits;
 use crate::broker::{self, AmqpJobQueue};
 use crate::config::CoordinatorConfig;
 use crate::director::Director;
@@ -184,7 +183,7 @@ async fn broker_sessions(
                 publisher.run(&mut jobs, &mut publish_stop),
                 broker::ingest(&channel, &set_aside, recorder, ledger.answer_key(), &mut ingest_stop),
                 leases::sweep(&channel, ledger, &config.leases, wake_publisher, &mut lease_stop),
-                audits::run(&connection, ledger, &config.audits, &mut audit_stop),
+                broker::sweep_audits(&connection, ledger, &config.audits, &mut audit_stop),
                 versions::publish_builds(&connection, ledger, &coordinator_user, wake_builds, &mut build_stop),
                 versions::ingest_builds(
                     &builds_channel,
