@@ -18,6 +18,7 @@ pub mod swiss;
 
 use std::sync::Arc;
 
+use farm_proto::limits;
 use farm_worker::SandboxKind;
 use serde::{Deserialize, Serialize};
 use tokio::sync::{Mutex, Notify, watch};
@@ -109,7 +110,7 @@ pub enum RosterError {
     #[error("{0}")]
     Refused(String),
     /// The ladder's definition would grow past what a submission may be
-    /// ([`crate::api::MAX_BODY`]): the bound on how many bots it gains.
+    /// ([`limits::MAX_SUBMISSION_BYTES`]): the bound on how many bots it gains.
     #[error("{0}")]
     OverLimit(String),
     /// The bot is not acceptable (its key is `bot`).
@@ -249,10 +250,10 @@ impl Director {
         }
         // Every bot a ladder has had stays in it: its stored size bounds how many it gains.
         let size = serde_json::to_vec(&tournament).map_or(usize::MAX, |bytes| bytes.len());
-        if size > crate::api::MAX_BODY {
+        if size > limits::MAX_SUBMISSION_BYTES {
             return Err(RosterError::OverLimit(format!(
                 "{id} would be {size} bytes with this bot, above the {} a submission may be",
-                crate::api::MAX_BODY
+                limits::MAX_SUBMISSION_BYTES
             )));
         }
         self.ledger.update_definition(&tournament).await?;
