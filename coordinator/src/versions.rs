@@ -6,15 +6,15 @@
 //! - [`ingest_builds`] takes the workers' reports from `farm.build-results`: a built
 //!   version gets its validation tournament ([`validation_tournament`]); a failed one is
 //!   `build_failed`;
-//! - [`judge_finished`], called by the director's loop, judges each validation
-//!   tournament once it has finished ([`judge`]): a version whose bot crashed, timed out or broke the protocol in any
-//!   match is rejected, naming the match and where its log is; one that played every
-//!   seat cleanly is validated and entered in the ladder it named, replacing its
-//!   previous version there.
+//! - the director's loop judges each validation tournament once it has finished
+//!   ([`crate::director::validations`]): a version whose bot crashed, timed out or broke
+//!   the protocol in any match is rejected, naming the match and where its log is; one
+//!   that played every seat cleanly is validated and entered in the ladder it named,
+//!   replacing its previous version there.
 
 use std::time::Duration;
 
-use farm_proto::{BUILD_RESULTS_QUEUE, BUILDS_QUEUE, BuildAnswer, BuildOutcome, GameKind, PlayerStatus};
+use farm_proto::{BUILD_RESULTS_QUEUE, BUILDS_QUEUE, BuildAnswer, BuildOutcome, GameKind};
 use farm_runtime::queue::{self, BrokerError, ConfirmedPublisher};
 use futures_util::StreamExt;
 use lapin::options::{BasicAckOptions, BasicCancelOptions, BasicConsumeOptions, BasicQosOptions};
@@ -23,11 +23,11 @@ use lapin::{Channel, Connection};
 use serde::{Deserialize, Serialize};
 use tokio::sync::{Notify, watch};
 
-use crate::director::{Director, RosterError};
+use crate::director::Director;
 use crate::farm::{FarmError, QueueError};
-use crate::ledger::{JobState, Ledger, LedgerError, MatchFilter, MatchRow, ToJudge, VersionState, entry_name};
+use crate::ledger::{Ledger, LedgerError, VersionState, entry_name};
 use crate::metrics;
-use crate::tournament::{BotEntry, FormatKind, Tournament, TournamentError, TournamentFile, TournamentLimits};
+use crate::tournament::{FormatKind, Tournament, TournamentError, TournamentFile, TournamentLimits};
 use crate::vouch::{AnswerKey, Answerable, Forgery, vouched_for};
 
 const BUILD_RESULTS_TAG: &str = "coordinator-build-results";
@@ -131,48 +131,6 @@ fn resolve(file: serde_json::Value) -> Result<Tournament, TournamentError> {
     let file: TournamentFile =
         serde_json::from_value(file).map_err(|error| TournamentError::Syntax(error.to_string()))?;
     file.resolve(None, TournamentLimits::default())
-}
-
-/// What a validation showed.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Verdict {
-    /// Every match played cleanly.
-    Validated,
-    /// Why not, naming the match and where the bot's log is.
-    Rejected(String),
-}
-
-/// The verdict on the candidate (bot 0) of a finished validation tournament `id`.
-pub fn judge(id: &str, rows: &[MatchRow]) -> Verdict {
-    let mut completed = 0;
-    for row in rows {
-        if row.state != JobState::Done {
-            continue;
-        }
-        completed += 1;
-        let failed = row
-            .outcomes
-            .iter()
-            .enumerate()
-            .find(|(_, outcome)| outcome.bot == Some(0) && outcome.status != PlayerStatus::Ok);
-        if let Some((seat, outcome)) = failed {
-            return Verdict::Rejected(format!(
-                "{} in match {} (seat {seat}) of {id}; its log: /api/matches/{}/logs/{seat}",
-                outcome.status.name(),
-                row.job_id,
-                row.job_id
-            ));
-        }
-    }
-    match rows.iter().find(|row| row.state == JobState::Failed) {
-        _ if completed == rows.len() && completed > 0 => Verdict::Validated,
-        Some(row) => Verdict::Rejected(format!(
-            "match {} of {id} could not be played: {}",
-            row.job_id,
-            row.reason.as_deref().unwrap_or("no reason given")
-        )),
-        None => Verdict::Rejected(format!("{id} has no match to judge")),
-    }
 }
 
 /// Publishes the build jobs the ledger holds unpublished, as they come (`wake`), until
@@ -334,182 +292,9 @@ async fn record_build(
     Ok(())
 }
 
-/// Judges every validation that has finished ([`judge`]) and enters the versions that
-/// pass in their ladders through `director`, whose loop calls this after each pass: a
-/// validation finishes when its last result is recorded, which wakes that loop.
-pub async fn judge_finished(ledger: &Ledger, director: &Director) -> Result<(), LedgerError> {
-    for finished in ledger.validations_finished().await? {
-        let filter = MatchFilter { limit: u32::MAX, ..MatchFilter::default() };
-        let rows = ledger.matches(&finished.validation, filter).await?;
-        let (state, reason) = match judge(&finished.validation, &rows) {
-            Verdict::Validated => match enter(ledger, director, &finished).await? {
-                Ok(()) => (VersionState::Validated, None),
-                Err(problem) => (VersionState::Rejected, Some(problem)),
-            },
-            Verdict::Rejected(reason) => (VersionState::Rejected, Some(reason)),
-        };
-        if ledger.decide_version(finished.bot.clone(), finished.version, state, reason.clone()).await? {
-            tracing::info!(bot = %finished.bot, version = finished.version, ?state, ?reason, "version decided");
-        }
-    }
-    Ok(())
-}
-
-/// Enters a validated version in its ladder, if it named one, as the new version of
-/// the newest of its bot's versions playing there, retiring any older ones; `Err`
-/// says why the ladder would not take it. Judged again after a restart, a version
-/// already there is left as it is, and one older than a version already there does
-/// not enter.
-async fn enter(ledger: &Ledger, director: &Director, version: &ToJudge) -> Result<Result<(), String>, LedgerError> {
-    let Some(ladder) = &version.ladder else { return Ok(Ok(())) };
-    let Some(tournament) = ledger.tournament(ladder).await? else {
-        return Ok(Err(format!("validated, but ladder {ladder} is gone")));
-    };
-    let retired = crate::director::ladder::retired(&tournament);
-    let prefix = format!("{}.v", version.bot);
-    let mut playing: Vec<u32> = tournament
-        .bots
-        .iter()
-        .enumerate()
-        .filter(|(index, _)| !retired.contains(index))
-        .filter_map(|(_, bot)| bot.name.strip_prefix(&prefix)?.parse().ok())
-        .collect();
-    playing.sort_unstable();
-    if playing.last().is_some_and(|&newest| newest >= version.version) {
-        tracing::info!(bot = %version.bot, version = version.version, %ladder, ?playing, "not entered: it or a newer version plays there");
-        return Ok(Ok(()));
-    }
-    let name = entry_name(&version.bot, version.version);
-    let bot = BotEntry {
-        name: name.clone(),
-        builtin: None,
-        command: None,
-        image: Some(version.image.clone()),
-        args: Vec::new(),
-        transport: farm_proto::Transport::default(),
-        limits: farm_proto::BotLimits::default(),
-    };
-    let replaces = playing.pop().map(|before| entry_name(&version.bot, before));
-    match director.add_bot(ladder, bot, replaces.as_deref()).await {
-        Ok(_) => tracing::info!(bot = %name, %ladder, ?replaces, "entered in its ladder"),
-        Err(RosterError::Ledger(error)) => return Err(error),
-        Err(error) => return Ok(Err(format!("validated, but ladder {ladder} would not take it: {error}"))),
-    }
-    for older in playing {
-        let older = entry_name(&version.bot, older);
-        if let Err(error) = director.retire_bot(ladder, &older).await {
-            tracing::warn!(bot = %older, %ladder, %error, "retiring an older version");
-        }
-    }
-    Ok(Ok(()))
-}
-
 #[cfg(test)]
 mod tests {
-    use std::sync::Arc;
-
-    use farm_proto::PlayerStatus;
-
     use super::*;
-    use crate::ledger::SeatOutcome;
-
-    fn row(job: &str, state: JobState, statuses: &[(Option<usize>, PlayerStatus)]) -> MatchRow {
-        MatchRow {
-            job_id: job.to_owned(),
-            position: 0,
-            seats: statuses.iter().filter_map(|(bot, _)| *bot).collect(),
-            map: 0,
-            repetition: 0,
-            seed: 0,
-            state,
-            attempts: 1,
-            reason: (state == JobState::Failed).then(|| "the image is missing".to_owned()),
-            outcomes: statuses
-                .iter()
-                .map(|&(bot, status)| SeatOutcome { bot, score: 0, rank: 1, status, timeouts: 0 })
-                .collect(),
-        }
-    }
-
-    #[test]
-    fn a_candidate_that_plays_every_match_cleanly_is_validated() {
-        let rows = [
-            row("a", JobState::Done, &[(Some(0), PlayerStatus::Ok), (Some(1), PlayerStatus::Crashed)]),
-            row("b", JobState::Done, &[(Some(1), PlayerStatus::Ok), (Some(0), PlayerStatus::Ok)]),
-        ];
-        assert_eq!(judge("t", &rows), Verdict::Validated);
-    }
-
-    #[test]
-    fn a_crash_a_timeout_or_a_failed_match_rejects_it_naming_the_match_and_log() {
-        let rows = [
-            row("a", JobState::Done, &[(Some(0), PlayerStatus::Ok), (Some(1), PlayerStatus::Ok)]),
-            row("b", JobState::Done, &[(Some(1), PlayerStatus::Ok), (Some(0), PlayerStatus::Crashed)]),
-        ];
-        let Verdict::Rejected(reason) = judge("t", &rows) else { panic!("validated") };
-        assert!(reason.contains("match b (seat 1) of t") && reason.contains("/api/matches/b/logs/1"), "{reason}");
-        let rows = [row("c", JobState::Done, &[(Some(0), PlayerStatus::TimedOut), (Some(1), PlayerStatus::Ok)])];
-        assert!(matches!(judge("t", &rows), Verdict::Rejected(_)));
-        let rows = [
-            row("d", JobState::Done, &[(Some(0), PlayerStatus::Ok), (Some(1), PlayerStatus::Ok)]),
-            row("e", JobState::Failed, &[]),
-        ];
-        let Verdict::Rejected(reason) = judge("t", &rows) else { panic!("validated") };
-        assert!(reason.contains("the image is missing"), "{reason}");
-        assert!(matches!(judge("t", &[]), Verdict::Rejected(_)));
-    }
-
-    /// A ladder of two built-in bots in a fresh ledger, with a director over it.
-    async fn ladder() -> (tempfile::TempDir, Ledger, Arc<Director>, String) {
-        let dir = tempfile::tempdir().expect("temp dir");
-        let ledger = Ledger::open(&dir.path().join("ledger.sqlite")).expect("ledger");
-        let text = "name = \"l\"\ngame = \"botwars\"\nformat = \"ladder\"\nopen_to_submissions = true\n\
-                    [[bots]]\nname = \"a\"\nbuiltin = \"random\"\n[[bots]]\nname = \"b\"\nbuiltin = \"random\"\n";
-        let tournament = TournamentFile::from_toml(text)
-            .and_then(|file| file.resolve(None, TournamentLimits::default()))
-            .expect("a ladder");
-        let id = tournament.id.clone();
-        ledger.insert_tournament(tournament).await.expect("insert");
-        let director =
-            Director::new(ledger.clone(), farm_worker::SandboxKind::Docker, Arc::new(tokio::sync::Notify::new()));
-        (dir, ledger, director, id)
-    }
-
-    fn validated(version: u32, ladder: &str) -> ToJudge {
-        ToJudge {
-            bot: "ada".into(),
-            version,
-            validation: format!("t-v{version}"),
-            ladder: Some(ladder.to_owned()),
-            image: format!("127.0.0.1:5055/matchfarm-bots/ada@sha256:{version:064}"),
-        }
-    }
-
-    /// The ladder's bots still playing.
-    async fn playing(ledger: &Ledger, id: &str) -> Vec<String> {
-        let tournament = ledger.tournament(id).await.expect("read").expect("the ladder");
-        let retired = crate::director::ladder::retired(&tournament);
-        let bots = tournament.bots.iter().enumerate();
-        bots.filter(|(index, _)| !retired.contains(index)).map(|(_, bot)| bot.name.clone()).collect()
-    }
-
-    #[tokio::test]
-    async fn versions_enter_their_ladder_once_newest_last_whatever_order_they_pass_in() {
-        let (_dir, ledger, director, id) = ladder().await;
-        let enter = |version: u32| {
-            let (ledger, director, id) = (ledger.clone(), Arc::clone(&director), id.clone());
-            async move { enter(&ledger, &director, &validated(version, &id)).await.expect("ledger") }
-        };
-        assert_eq!(enter(2).await, Ok(()));
-        // Judged again after a restart: nothing changes.
-        assert_eq!(enter(2).await, Ok(()));
-        // An older version that passes later does not enter over the newer.
-        assert_eq!(enter(1).await, Ok(()));
-        assert_eq!(playing(&ledger, &id).await, ["a", "b", "ada.v2"]);
-        // A newer one replaces it.
-        assert_eq!(enter(3).await, Ok(()));
-        assert_eq!(playing(&ledger, &id).await, ["a", "b", "ada.v3"]);
-    }
 
     #[test]
     fn every_game_has_a_validation_that_seats_the_candidate_in_every_seat() {

@@ -9,12 +9,15 @@
 //!
 //! # Layout
 //! [`sprt`], [`swiss`], [`ladder`] and [`settled`] decide and report for their
-//! format; this file dispatches, runs the loop, and changes a ladder's bots.
+//! format; [`validations`] judges submitted versions' validations and enters those
+//! that pass in their ladders; this file dispatches, runs the loop, and changes a
+//! ladder's bots.
 
 pub mod ladder;
 pub mod settled;
 pub mod sprt;
 pub mod swiss;
+pub mod validations;
 
 use std::sync::Arc;
 
@@ -165,7 +168,7 @@ impl Director {
     }
 
     /// Directs every open tournament now and judges the submitted versions whose
-    /// validations have finished ([`crate::versions::judge_finished`]), then again
+    /// validations have finished ([`validations::judge_finished`]), then again
     /// whenever results are recorded (`recorded` changes) or it is woken, until `stop`.
     pub async fn run(
         &self,
@@ -174,7 +177,7 @@ impl Director {
     ) -> Result<(), LedgerError> {
         loop {
             self.direct_all().await?;
-            crate::versions::judge_finished(&self.ledger, self).await?;
+            validations::judge_finished(&self.ledger, self).await?;
             tokio::select! {
                 changed = recorded.changed() => if changed.is_err() { return Ok(()) },
                 () = self.wake.notified() => {}
