@@ -167,9 +167,7 @@ impl Standings {
         }
         let ratings = match method {
             RatingMethod::Elo => ratings::bradley_terry(bots, &pairs),
-            RatingMethod::WengLin => {
-                ratings::weng_lin_with_predecessors(bots, &ranked, &crate::director::ladder::predecessors(tournament))
-            }
+            RatingMethod::WengLin => ratings::weng_lin_with_predecessors(bots, &ranked, &tournament.predecessors()),
             RatingMethod::MeanScore => ratings::mean_scores(&scores),
         };
         for (row, rating) in rows.iter_mut().zip(ratings) {

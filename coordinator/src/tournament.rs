@@ -341,7 +341,7 @@ pub enum Format {
     },
     /// See [`FormatKind::Single`].
     Single,
-    /// See [`FormatKind::Sprt`] and [`crate::director::sprt`].
+    /// See [`FormatKind::Sprt`].
     Sprt {
         /// Tournament bots per match: 2 with only the candidate and the baseline
         /// (head to head), else the candidate or the baseline and `seats - 1` others.
@@ -357,7 +357,7 @@ pub enum Format {
         /// Matches kept unanswered at once.
         queue_depth: u32,
     },
-    /// See [`FormatKind::Swiss`] and [`crate::director::swiss`].
+    /// See [`FormatKind::Swiss`].
     Swiss {
         /// Bots per table.
         seats: usize,
@@ -367,7 +367,7 @@ pub enum Format {
         /// Rounds.
         rounds: u32,
     },
-    /// See [`FormatKind::Ladder`] and [`crate::director::ladder`].
+    /// See [`FormatKind::Ladder`].
     Ladder {
         /// Bots per match.
         seats: usize,
@@ -385,8 +385,8 @@ pub enum Format {
 }
 
 impl Format {
-    /// Whether its schedule is decided as results come ([`crate::director`]) rather
-    /// than planned whole when it is submitted.
+    /// Whether its schedule is decided as results come, by its director, rather than
+    /// planned whole when it is submitted.
     pub fn is_adaptive(&self) -> bool {
         matches!(self, Format::Sprt { .. } | Format::Swiss { .. } | Format::Ladder { .. })
     }
@@ -1053,6 +1053,20 @@ impl Tournament {
             isolation: self.isolation,
             clock: self.clock,
         }
+    }
+
+    /// For each bot, the bot it replaced, if any: a ladder's new version of a bot
+    /// ([`RosterChange::Added`]), which starts from its predecessor's rating.
+    pub fn predecessors(&self) -> Vec<Option<usize>> {
+        let mut predecessors = vec![None; self.bots.len()];
+        for change in &self.roster {
+            if let RosterChange::Added { bot, replaces: Some(old) } = change
+                && let Some(slot) = predecessors.get_mut(*bot)
+            {
+                *slot = Some(*old);
+            }
+        }
+        predecessors
     }
 }
 

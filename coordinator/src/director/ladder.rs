@@ -80,19 +80,6 @@ pub fn active(tournament: &Tournament) -> Vec<usize> {
     (0..tournament.bots.len()).filter(|bot| !retired.contains(bot)).collect()
 }
 
-/// For each bot, the bot it replaced, if any.
-pub fn predecessors(tournament: &Tournament) -> Vec<Option<usize>> {
-    let mut predecessors = vec![None; tournament.bots.len()];
-    for change in &tournament.roster {
-        if let RosterChange::Added { bot, replaces: Some(old) } = change
-            && let Some(slot) = predecessors.get_mut(*bot)
-        {
-            *slot = Some(*old);
-        }
-    }
-    predecessors
-}
-
 /// Every bot's (mu, sigma) from the completed matches, in schedule order.
 pub fn ratings(tournament: &Tournament, jobs: &[MatchRow]) -> Vec<(f64, f64)> {
     let matches: Vec<RankedMatch> = jobs
@@ -100,7 +87,7 @@ pub fn ratings(tournament: &Tournament, jobs: &[MatchRow]) -> Vec<(f64, f64)> {
         .filter(|job| job.state == JobState::Done)
         .map(|job| job.outcomes.iter().filter_map(|seat| Some((seat.bot?, seat.rank))).collect())
         .collect();
-    ratings::weng_lin_states(tournament.bots.len(), &matches, &predecessors(tournament))
+    ratings::weng_lin_states(tournament.bots.len(), &matches, &tournament.predecessors())
 }
 
 /// `bot`'s matches scheduled and not yet answered.
@@ -162,7 +149,7 @@ pub fn report(tournament: &Tournament, jobs: &[MatchRow]) -> LadderReport {
     let Format::Ladder { queue_depth, .. } = tournament.format else { unreachable!("dispatched on the format") };
     let ratings = ratings(tournament, jobs);
     let active = active(tournament);
-    let predecessors = predecessors(tournament);
+    let predecessors = tournament.predecessors();
     let mut bots: Vec<LadderBot> = tournament
         .bots
         .iter()
