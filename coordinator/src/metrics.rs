@@ -69,7 +69,7 @@ pub static RESULTS_DROPPED: LazyLock<IntCounterVec> = LazyLock::new(|| {
 
 /// Answers and build reports refused as forged (see `crate::vouch`), by reason:
 /// answers are moved to `farm.set-aside`, build reports logged and dropped (as
-/// unreadable ones are, `crate::versions::ingest_builds`).
+/// unreadable ones are).
 pub static FORGED_ANSWERS: LazyLock<IntCounterVec> = LazyLock::new(|| {
     let name = "farm_coordinator_forged_answers_total";
     register(
