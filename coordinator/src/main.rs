@@ -343,7 +343,9 @@ enum WebhooksCommand {
     ///
     /// Example: farm-coordinator webhooks add https://ci.example.org/hooks/farm --event tournament.concluded
     Add {
-        /// Where to post (http or https).
+        /// Where to post (http or https). Its id is not `url`, which `ApiArgs`' --url
+        /// takes.
+        #[arg(id = "hook_url", value_name = "URL")]
         url: String,
         /// An event kind to send: tournament.finished, tournament.concluded (repeatable;
         /// default: all).
@@ -508,5 +510,19 @@ async fn main() -> ExitCode {
             eprintln!("error: {}", farm_runtime::error::chain_text(error.as_ref()));
             ExitCode::from(2)
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::CommandFactory;
+
+    use super::Cli;
+
+    /// clap checks a command line's definition only when it is used: this checks every
+    /// subcommand's (clashing argument ids, bad defaults) without running them.
+    #[test]
+    fn the_command_line_is_well_formed() {
+        Cli::command().debug_assert();
     }
 }

@@ -648,3 +648,17 @@ fn generate_map(game: GameKind, seed: u64, out: Option<&Path>) -> Result<ExitCod
     }
     Ok(ExitCode::SUCCESS)
 }
+
+#[cfg(test)]
+mod tests {
+    use clap::CommandFactory;
+
+    use super::Cli;
+
+    /// clap checks a command line's definition only when it is used: this checks every
+    /// subcommand's (clashing argument ids, bad defaults) without running them.
+    #[test]
+    fn the_command_line_is_well_formed() {
+        Cli::command().debug_assert();
+    }
+}
