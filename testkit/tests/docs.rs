@@ -235,6 +235,12 @@ fn check_link(file: &Path, destination: &str, pages: &mut Pages) -> Option<Strin
         if !repo().join(&target).exists() {
             return Some(format!("{} does not exist", target.display()));
         }
+        // mdBook publishes docs/src alone: a link of the book to any other file of the
+        // repository works in the source and is broken in the built book. Such a file
+        // is named as a path instead.
+        if file.starts_with(BOOK_SOURCE) && !target.starts_with(BOOK_SOURCE) {
+            return Some(format!("{} is outside the book: name it as a path, not a link", target.display()));
+        }
         target
     };
     let anchor = anchor?;
@@ -284,6 +290,11 @@ fn broken_links_are_named() {
         let problem = check(destination).expect("a missing heading");
         assert!(problem.starts_with("README.md has no heading with the id \"no-such-heading\""), "{problem}");
     }
+    let page = Path::new(BOOK_SOURCE).join("introduction.md");
+    assert_eq!(
+        check_link(&page, "../../deploy/README.md", &mut pages).as_deref(),
+        Some("deploy/README.md is outside the book: name it as a path, not a link")
+    );
 }
 
 /// Every page under docs/src is a chapter of SUMMARY.md, which mdBook builds from: a
