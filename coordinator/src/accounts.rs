@@ -10,9 +10,9 @@
 //! Every write through the API is made by a [`Caller`]; a user changes only what they
 //! own, an admin everything. Users' [`Quotas`] bound what they can make the farm do.
 
+use farm_proto::limits;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
-use farm_proto::limits;
 
 /// The name of the built-in admin that the configured `api_token` authenticates.
 pub const OPERATOR: &str = "operator";

@@ -19,6 +19,7 @@
 //! ledger applies them as it records results; the broker's audit sweep publishes the
 //! audits and announces the quarantines.
 
+use farm_proto::limits;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
@@ -53,15 +54,15 @@ pub struct AuditSettings {
 impl Default for AuditSettings {
     fn default() -> Self {
         AuditSettings {
-            fraction: 0.02,
-            min_audits: 10,
-            max_mismatch_rate: 0.1,
-            min_matches: 20,
-            max_fault_rate: 0.5,
-            sweep_secs: 5,
-            batch: 500,
-            lease_secs: 900,
-            max_publications: 3,
+            fraction: limits::AUDITS_FRACTION.default,
+            min_audits: limits::AUDITS_MIN_AUDITS.default,
+            max_mismatch_rate: limits::AUDITS_MAX_MISMATCH_RATE.default,
+            min_matches: limits::AUDITS_MIN_MATCHES.default,
+            max_fault_rate: limits::AUDITS_MAX_FAULT_RATE.default,
+            sweep_secs: limits::AUDITS_SWEEP_SECS.default,
+            batch: limits::AUDITS_BATCH.default,
+            lease_secs: limits::AUDITS_LEASE_SECS.default,
+            max_publications: limits::AUDITS_MAX_PUBLICATIONS.default,
         }
     }
 }
@@ -69,27 +70,13 @@ impl Default for AuditSettings {
 impl AuditSettings {
     /// Checks every number is within bounds, naming the one that is not.
     pub fn check(&self) -> Result<(), String> {
-        for (name, rate) in [
-            ("fraction", self.fraction),
-            ("max_mismatch_rate", self.max_mismatch_rate),
-            ("max_fault_rate", self.max_fault_rate),
-        ] {
-            if !(0.0..=1.0).contains(&rate) {
-                return Err(format!("audits.{name} must be 0 to 1, not {rate}"));
-            }
-        }
-        if !(1..=3600).contains(&self.sweep_secs) {
-            return Err(format!("audits.sweep_secs must be 1 to 3600, not {}", self.sweep_secs));
-        }
-        if !(1..=10_000).contains(&self.batch) {
-            return Err(format!("audits.batch must be 1 to 10000, not {}", self.batch));
-        }
-        if !(60..=86_400).contains(&self.lease_secs) {
-            return Err(format!("audits.lease_secs must be 60 to 86400, not {}", self.lease_secs));
-        }
-        if !(1..=100).contains(&self.max_publications) {
-            return Err(format!("audits.max_publications must be 1 to 100, not {}", self.max_publications));
-        }
+        limits::AUDITS_FRACTION.check(self.fraction)?;
+        limits::AUDITS_MAX_MISMATCH_RATE.check(self.max_mismatch_rate)?;
+        limits::AUDITS_MAX_FAULT_RATE.check(self.max_fault_rate)?;
+        limits::AUDITS_SWEEP_SECS.check(self.sweep_secs)?;
+        limits::AUDITS_BATCH.check(self.batch)?;
+        limits::AUDITS_LEASE_SECS.check(self.lease_secs)?;
+        limits::AUDITS_MAX_PUBLICATIONS.check(self.max_publications)?;
         Ok(())
     }
 

@@ -33,6 +33,7 @@ use tokio::time::Instant;
 use crate::farm::{FarmError, QueueError};
 use crate::ledger::Ledger;
 use crate::metrics;
+use farm_proto::limits;
 
 /// How leases are swept (`[leases]` in the coordinator's configuration).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -50,22 +51,20 @@ pub struct LeaseSettings {
 
 impl Default for LeaseSettings {
     fn default() -> Self {
-        LeaseSettings { margin_secs: 120, sweep_secs: 30, batch: 1000 }
+        LeaseSettings {
+            margin_secs: limits::LEASES_MARGIN_SECS.default,
+            sweep_secs: limits::LEASES_SWEEP_SECS.default,
+            batch: limits::LEASES_BATCH.default,
+        }
     }
 }
 
 impl LeaseSettings {
     /// Whether the settings are within their ranges; the problem names the key.
     pub fn check(&self) -> Result<(), String> {
-        if self.margin_secs > 86_400 {
-            return Err(format!("leases.margin_secs must be at most 86400, not {}", self.margin_secs));
-        }
-        if !(1..=3600).contains(&self.sweep_secs) {
-            return Err(format!("leases.sweep_secs must be 1 to 3600, not {}", self.sweep_secs));
-        }
-        if !(1..=100_000).contains(&self.batch) {
-            return Err(format!("leases.batch must be 1 to 100000, not {}", self.batch));
-        }
+        limits::LEASES_MARGIN_SECS.check(self.margin_secs)?;
+        limits::LEASES_SWEEP_SECS.check(self.sweep_secs)?;
+        limits::LEASES_BATCH.check(self.batch)?;
         Ok(())
     }
 }

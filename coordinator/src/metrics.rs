@@ -4,6 +4,7 @@
 
 use std::sync::LazyLock;
 
+use farm_proto::limits;
 use prometheus::{
     Encoder, Histogram, HistogramOpts, HistogramVec, IntCounter, IntCounterVec, IntGauge, IntGaugeVec, Opts, Registry,
     TextEncoder,
@@ -246,7 +247,7 @@ pub static AUDIT_VERDICTS: LazyLock<IntCounterVec> = LazyLock::new(|| {
 
 /// The most workers whose figures are exported (the first by id): a bound on the
 /// labels a flood of forged worker ids could make.
-pub const MAX_WORKERS_SHOWN: usize = 200;
+pub const MAX_WORKERS_SHOWN: usize = limits::MAX_WORKERS_SHOWN;
 
 /// Each worker's record (see [`crate::audits::WorkerRecord`]): `matches`, `faults`,
 /// `audits`, `mismatches`, and `quarantined` (1 or 0).

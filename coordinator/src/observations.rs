@@ -475,7 +475,8 @@ mod tests {
         assert!(freed.is_ok_and(|permit| permit.is_ok()), "the slot is given back");
     }
 
-    const PACE: Pace = Pace { ahead: 64, stalled: STALLED, deadline: Duration::from_secs(limits::OBSERVATIONS_DEADLINE_SECS.default) };
+    const PACE: Pace =
+        Pace { ahead: 64, stalled: STALLED, deadline: Duration::from_secs(limits::OBSERVATIONS_DEADLINE_SECS.default) };
 
     #[tokio::test(flavor = "multi_thread")]
     async fn a_replay_that_cannot_be_read_to_its_end_says_so_and_is_not_cached() {

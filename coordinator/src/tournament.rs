@@ -31,11 +31,12 @@ use sha2::{Digest, Sha256};
 
 use crate::schedule::{self, Fixture, ScheduleError};
 use crate::sequential_test::{EloModel, SprtParams};
+use farm_proto::limits;
 
 /// The most fixtures an N-player round robin or gauntlet schedules when the file
 /// does not say (`max_matches`): all combinations of 40 bots in groups of 4 would be
 /// 91,390 groups.
-const DEFAULT_MAX_MATCHES: u64 = 10_000;
+const DEFAULT_MAX_MATCHES: u64 = limits::MAX_MATCHES.default;
 
 /// What a farm accepts of one tournament: its operator's ceilings.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -49,24 +50,16 @@ pub struct TournamentLimits {
 
 impl Default for TournamentLimits {
     fn default() -> Self {
-        TournamentLimits { max_jobs: 1_000_000 }
+        TournamentLimits { max_jobs: limits::MAX_TOURNAMENT_JOBS.default }
     }
 }
 /// Longest tournament and bot name.
 pub(crate) const MAX_NAME: usize = 100;
-/// Jobs an SPRT or a ladder keeps unanswered (pending or being played) at once when
-/// the file does not say (`queue_depth`): enough to keep a few workers busy, few
-/// enough that an SPRT stopping plays little beyond its verdict.
-const DEFAULT_QUEUE_DEPTH: u32 = 16;
-/// The deepest `queue_depth` a file may ask for.
-const MAX_QUEUE_DEPTH: u32 = 10_000;
-/// The most rounds a Swiss tournament may ask for.
-const MAX_ROUNDS: u32 = 1_000;
 
 /// How the containers of a tournament that takes submitted bots (a ladder, or one
 /// naming a submitted image: validations and challenges too) are isolated unless it
 /// says otherwise: a never-used container per match, because a reused one keeps
-/// kernel state a bot can read in its next match (the README's "What a reused
+/// kernel state a bot can read in its next match (the book's "What a reused
 /// container keeps").
 pub const SUBMITTED_ISOLATION: ContainerIsolation = ContainerIsolation::FreshContainer;
 
@@ -581,9 +574,11 @@ impl TournamentFile {
         if max_matches > limits.max_jobs {
             return Err(over_jobs("max_matches", format!("{max_matches} matches"), limits));
         }
-        let queue_depth = self.queue_depth.unwrap_or(DEFAULT_QUEUE_DEPTH);
-        if !(1..=MAX_QUEUE_DEPTH).contains(&queue_depth) {
-            return Err(invalid("queue_depth", format!("must be 1 to {MAX_QUEUE_DEPTH}, not {queue_depth}")));
+        // The default queue depth keeps a few workers busy, and is few enough that an
+        // SPRT stopping plays little beyond its verdict.
+        let queue_depth = self.queue_depth.unwrap_or(limits::QUEUE_DEPTH.default);
+        if let Err(error) = limits::QUEUE_DEPTH.check(queue_depth) {
+            return Err(invalid(error.key, error.problem()));
         }
         if self.format.is_adaptive() && self.games_per_pairing != 1 {
             return Err(invalid(
@@ -668,8 +663,8 @@ impl TournamentFile {
             }
             FormatKind::Swiss => {
                 let rounds = self.rounds.unwrap_or_else(|| crate::swiss::default_rounds(self.bots.len(), seats));
-                if !(1..=MAX_ROUNDS).contains(&rounds) {
-                    return Err(invalid("rounds", format!("must be 1 to {MAX_ROUNDS}, not {rounds}")));
+                if let Err(error) = limits::SWISS_ROUNDS.check(rounds) {
+                    return Err(invalid(error.key, error.problem()));
                 }
                 Format::Swiss { seats, smallest_table, rounds }
             }

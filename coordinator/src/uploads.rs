@@ -12,11 +12,11 @@ use std::time::Duration;
 
 use axum::body::Body;
 use bytes::Bytes;
+use farm_proto::limits;
 use futures_util::StreamExt;
 use serde::{Deserialize, Serialize};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tokio::time::Instant;
-use farm_proto::limits;
 
 /// What a body is given before it is held to the minimum rate: a second's worth of
 /// bytes of slack, for the client's first round trips.

@@ -29,6 +29,7 @@ use crate::ledger::{Ledger, LedgerError, VersionState, entry_name};
 use crate::metrics;
 use crate::tournament::{FormatKind, Tournament, TournamentError, TournamentFile, TournamentLimits};
 use crate::vouch::{AnswerKey, Answerable, Forgery, vouched_for};
+use farm_proto::limits;
 
 const BUILD_RESULTS_TAG: &str = "coordinator-build-results";
 /// Build reports held unacked at once.
@@ -48,21 +49,15 @@ pub struct ValidationSettings {
 
 impl Default for ValidationSettings {
     fn default() -> Self {
-        ValidationSettings { games_per_opponent: 2 }
+        ValidationSettings { games_per_opponent: limits::VALIDATION_GAMES_PER_OPPONENT.default }
     }
 }
-
-/// The most [`ValidationSettings::games_per_opponent`] may be.
-pub const MAX_GAMES_PER_OPPONENT: u32 = 20;
 
 impl ValidationSettings {
     /// Why these settings cannot be used, if they cannot.
     pub fn check(&self) -> Result<(), String> {
-        if (1..=MAX_GAMES_PER_OPPONENT).contains(&self.games_per_opponent) {
-            Ok(())
-        } else {
-            Err(format!("validation.games_per_opponent must be 1 to {MAX_GAMES_PER_OPPONENT}"))
-        }
+        limits::VALIDATION_GAMES_PER_OPPONENT.check(self.games_per_opponent)?;
+        Ok(())
     }
 }
 
@@ -274,7 +269,13 @@ async fn record_build(
             match tournament {
                 Ok(tournament) => {
                     let id = tournament.id.clone();
-                    ledger.insert_tournament_for(tournament, bot.owner.clone(), crate::api::MAX_PRIORITY).await?;
+                    ledger
+                        .insert_tournament_for(
+                            tournament,
+                            bot.owner.clone(),
+                            limits::PRIORITY.range.max.expect("a ceiling"),
+                        )
+                        .await?;
                     if ledger.version_built(job.bot.clone(), job.version, image, id.clone()).await? {
                         tracing::info!(bot = %job.bot, version = job.version, validation = %id, "built; validating");
                     }

@@ -51,7 +51,12 @@ impl ClockKind {
 
 impl Default for MoveClock {
     fn default() -> Self {
-        MoveClock { kind: ClockKind::Wall, time_bank_ms: 0, wall_backstop: limits::WALL_BACKSTOP.default, ponder: false }
+        MoveClock {
+            kind: ClockKind::Wall,
+            time_bank_ms: 0,
+            wall_backstop: limits::WALL_BACKSTOP.default,
+            ponder: false,
+        }
     }
 }
 
@@ -63,10 +68,7 @@ impl MoveClock {
 
     /// Checks every number is within bounds, naming the one that is not.
     pub fn check(&self) -> Result<(), ClockProblem> {
-        let problem = |error: limits::OutOfBounds| ClockProblem {
-            key: error.key,
-            problem: error.problem(),
-        };
+        let problem = |error: limits::OutOfBounds| ClockProblem { key: error.key, problem: error.problem() };
         limits::TIME_BANK_MS.check(self.time_bank_ms).map_err(problem)?;
         limits::WALL_BACKSTOP.check(self.wall_backstop).map_err(problem)?;
         Ok(())
@@ -111,7 +113,8 @@ mod tests {
 
     #[test]
     fn numbers_out_of_bounds_are_named() {
-        let bank = MoveClock { time_bank_ms: limits::TIME_BANK_MS.range.max.expect("a ceiling") + 1, ..MoveClock::default() };
+        let bank =
+            MoveClock { time_bank_ms: limits::TIME_BANK_MS.range.max.expect("a ceiling") + 1, ..MoveClock::default() };
         assert_eq!(bank.check().expect_err("too much").key, "time_bank_ms");
         let backstop = MoveClock { wall_backstop: 0, ..MoveClock::default() };
         let problem = backstop.check().expect_err("zero");

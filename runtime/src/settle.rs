@@ -18,7 +18,6 @@ use crate::backoff::doubled;
 use crate::queue::BROKER_CALL;
 use farm_proto::limits;
 
-
 /// How a delivery is answered.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Settlement {

@@ -36,7 +36,6 @@ pub struct RunnerOptions {
     pub max_replay_bytes: u64,
 }
 
-
 /// The runner's command-line flags, for the commands that play matches without a
 /// worker configuration (`farm-worker play`, `farm-coordinator run`).
 #[derive(Debug, Clone, clap::Args)]
@@ -54,7 +53,6 @@ pub struct RunnerArgs {
           value_parser = clap::value_parser!(u64).range(1..=limits::MAX_REPLAY_MIB.range.max.unwrap_or(u64::MAX)))]
     pub max_replay_mib: u64,
 }
-
 
 impl RunnerArgs {
     /// The options these flags give, with the default bot ceiling.

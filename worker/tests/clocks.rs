@@ -131,7 +131,8 @@ async fn the_cpu_clock_is_the_same_on_a_loaded_machine_and_the_wall_clock_is_not
     let load = Load::start();
     // The longest backstop (5 s a move): this test is about the CPU budget, and the load
     // leaves the bot a fifth of a core or less, less still while other tests run.
-    let cpu = MoveClock { wall_backstop: farm_proto::limits::WALL_BACKSTOP.range.max.expect("a ceiling"), ..cpu_clock() };
+    let cpu =
+        MoveClock { wall_backstop: farm_proto::limits::WALL_BACKSTOP.range.max.expect("a ceiling"), ..cpu_clock() };
     let on_cpu = play(&docker, GameKind::Botwars, rules.clone(), cpu, &bots).await;
     let on_wall = play(&docker, GameKind::Botwars, rules, MoveClock::default(), &bots).await;
     drop(load);

@@ -185,7 +185,7 @@ async fn hostile_bots_get_the_right_status_and_nothing_is_left_running() {
     let vhost = Vhost::new("hostile");
     let connection = vhost.connect().await;
     let tournament = unique("t-hostile");
-    // Under gVisor (README, "Which sandbox"): a fork bomb takes its own sandbox down
+    // Under gVisor (docs/src/operators/sandboxes.md, "Which sandbox"): a fork bomb takes its own sandbox down
     // (its kernel's threads are what the host counts), and the kernel's OOM kill is
     // inside the sandbox, where the supervisor cannot read it.
     let gvisor = docker_runtime().as_deref() == Some("runsc");

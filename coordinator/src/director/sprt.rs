@@ -11,7 +11,7 @@
 //!   and map, the candidate in seat `k mod seats` of the first and the baseline in the
 //!   same seat of the second. Its outcome is the candidate's rank against the
 //!   baseline's rank (with one seat, its score against the baseline's): better, level
-//!   or worse, the trinomial counts. The README's "SPRT for N-player games" states the
+//!   or worse, the trinomial counts. The book's "Formats decided as results come" states the
 //!   model and its assumptions.
 //!
 //! Pair `k` is positions `2k` and `2k + 1`. A pair with a failed match is not

@@ -9,10 +9,10 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use super::Received;
 use super::cpu::CpuMeter;
+use farm_proto::limits;
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::sync::mpsc;
 use tokio::time::{Instant, timeout_at};
-use farm_proto::limits;
 
 /// Bytes of requests written to the channel but not yet to the bot. A bot that stops
 /// reading its input lets them pile up past this (a pipe holds 64 KiB) and then misses

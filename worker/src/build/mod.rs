@@ -23,9 +23,9 @@ use std::time::Duration;
 use bollard::Docker;
 use bollard::auth::DockerCredentials;
 use bollard::query_parameters::{PushImageOptions, RemoveImageOptions, TagImageOptions};
+use farm_proto::limits;
 use futures_util::StreamExt;
 use tokio::time::Instant;
-use farm_proto::limits;
 
 pub use assemble::{LAYOUT_LABEL, SOURCE_LABEL};
 pub use compile::BUILD_LABEL;
