@@ -50,10 +50,6 @@ pub use tournaments_routes::Submitted;
 /// Largest tournament body accepted: maps included, 1 MiB is generous.
 pub const MAX_BODY: usize = limits::MAX_SUBMISSION_BYTES;
 
-/// The highest priority a submission may ask for, and minus the lowest
-/// ([`limits::PRIORITY`]).
-pub const MAX_PRIORITY: i32 = limits::PRIORITY.range.max.expect("priorities have a ceiling");
-
 /// What the handlers share.
 #[derive(Clone)]
 pub struct ApiState {
