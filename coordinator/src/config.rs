@@ -115,14 +115,11 @@ impl CoordinatorConfig {
                 "api_token (FARM_API_TOKEN or --api-token) must be set and strong: {weak}"
             )));
         }
-        let checks = [
-            limits::PUBLISH_BATCH.check(config.publish_batch).map(drop),
-            limits::MAX_OUTSTANDING.check(config.max_outstanding).map(drop),
-            limits::QUEUE_AHEAD.check(config.queue_ahead).map(drop),
-            limits::MAX_TOURNAMENT_JOBS.check(config.max_tournament_jobs).map(drop),
-            limits::DELIVERY_LIMIT.check(config.delivery_limit).map(drop),
-        ];
-        checks.into_iter().collect::<Result<(), _>>().map_err(ConfigError::invalid)?;
+        limits::PUBLISH_BATCH.check(config.publish_batch).map_err(ConfigError::invalid)?;
+        limits::MAX_OUTSTANDING.check(config.max_outstanding).map_err(ConfigError::invalid)?;
+        limits::QUEUE_AHEAD.check(config.queue_ahead).map_err(ConfigError::invalid)?;
+        limits::MAX_TOURNAMENT_JOBS.check(config.max_tournament_jobs).map_err(ConfigError::invalid)?;
+        limits::DELIVERY_LIMIT.check(config.delivery_limit).map_err(ConfigError::invalid)?;
         if farm_runtime::queue::broker_user(&config.amqp_url).is_none() {
             return Err(ConfigError::invalid("amqp_url must be an AMQP URL (amqp://USER:PASSWORD@HOST:PORT/VHOST)"));
         }

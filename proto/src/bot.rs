@@ -101,14 +101,12 @@ impl BotLimits {
     /// Checks every limit is within bounds. A zero would mean "unlimited" to Docker,
     /// so each has a floor as well as a ceiling.
     pub fn check(&self) -> Result<(), String> {
-        let checks = [
-            limits::BOT_MEMORY_MIB.check(self.memory_mib).map(drop),
-            limits::BOT_CPU_MILLIS.check(self.cpu_millis).map(drop),
-            limits::BOT_PIDS.check(self.pids).map(drop),
-            limits::BOT_TMP_MIB.check(self.tmp_mib).map(drop),
-            limits::BOT_STDERR_BYTES.check(self.stderr_bytes).map(drop),
-        ];
-        checks.into_iter().collect::<Result<(), _>>().map_err(|error| error.to_string())
+        limits::BOT_MEMORY_MIB.check(self.memory_mib)?;
+        limits::BOT_CPU_MILLIS.check(self.cpu_millis)?;
+        limits::BOT_PIDS.check(self.pids)?;
+        limits::BOT_TMP_MIB.check(self.tmp_mib)?;
+        limits::BOT_STDERR_BYTES.check(self.stderr_bytes)?;
+        Ok(())
     }
 }
 

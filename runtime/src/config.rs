@@ -35,23 +35,40 @@ pub struct StorageArgs {
 impl StorageArgs {
     /// The flags that were given, as `storage.*` configuration keys: a directory
     /// selects local storage, a bucket S3.
-    pub fn overrides(&self) -> Vec<(&'static str, String)> {
-        let mut overrides = Vec::new();
+    pub fn overrides(&self) -> Overrides {
+        let mut overrides = Overrides::default();
         if let Some(dir) = &self.storage_dir {
-            overrides.push(("storage.kind", "local".to_owned()));
-            overrides.push(("storage.path", dir.clone()));
+            overrides.set("storage.kind", Some("local")).set("storage.path", Some(dir));
         }
         if let Some(bucket) = &self.s3_bucket {
-            overrides.push(("storage.kind", "s3".to_owned()));
-            overrides.push(("storage.bucket", bucket.clone()));
-            let optional = [
-                ("storage.endpoint", self.s3_endpoint.clone()),
-                ("storage.region", self.s3_region.clone()),
-                ("storage.retry_secs", self.s3_retry_secs.map(|secs| secs.to_string())),
-            ];
-            overrides.extend(optional.into_iter().filter_map(|(key, value)| value.map(|value| (key, value))));
+            overrides
+                .set("storage.kind", Some("s3"))
+                .set("storage.bucket", Some(bucket))
+                .set("storage.endpoint", self.s3_endpoint.as_ref())
+                .set("storage.region", self.s3_region.as_ref())
+                .set("storage.retry_secs", self.s3_retry_secs);
         }
         overrides
+    }
+}
+
+/// The command-line flags a service was given, as `(key, value)` configuration pairs
+/// for [`load_layered`]: a flag left out makes no pair, so the layers below it stand.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Overrides(Vec<(&'static str, String)>);
+
+impl Overrides {
+    /// `key` (dotted for a nested one) set to `value`, if the flag was given.
+    pub fn set(&mut self, key: &'static str, value: Option<impl ToString>) -> &mut Self {
+        if let Some(value) = value {
+            self.0.push((key, value.to_string()));
+        }
+        self
+    }
+
+    /// The pairs, as [`load_layered`] takes them.
+    pub fn pairs(&self) -> &[(&'static str, String)] {
+        &self.0
     }
 }
 
@@ -119,16 +136,22 @@ mod tests {
     #[test]
     fn storage_flags_select_the_kind_and_pass_only_what_was_given() {
         let local = StorageArgs { storage_dir: Some("/d".into()), ..StorageArgs::default() };
-        assert_eq!(local.overrides(), [("storage.kind", "local".to_owned()), ("storage.path", "/d".to_owned())]);
+        assert_eq!(
+            local.overrides().pairs(),
+            [("storage.kind", "local".to_owned()), ("storage.path", "/d".to_owned())]
+        );
         let s3 = StorageArgs { s3_bucket: Some("b".into()), s3_retry_secs: Some(5), ..StorageArgs::default() };
         assert_eq!(
-            s3.overrides(),
+            s3.overrides().pairs(),
             [
                 ("storage.kind", "s3".to_owned()),
                 ("storage.bucket", "b".to_owned()),
                 ("storage.retry_secs", "5".to_owned())
             ]
         );
-        assert!(StorageArgs::default().overrides().is_empty());
+        assert!(StorageArgs::default().overrides().pairs().is_empty());
+        let mut flags = Overrides::default();
+        flags.set("slots", Some(3)).set("amqp_url", None::<&str>).set("sandbox", Some("local"));
+        assert_eq!(flags.pairs(), [("slots", "3".to_owned()), ("sandbox", "local".to_owned())]);
     }
 }

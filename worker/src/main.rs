@@ -8,7 +8,7 @@ use anyhow::{Context, Result};
 use clap::{Parser, Subcommand};
 use farm_engine::{GameKind, MatchSetup, replay};
 use farm_proto::{BotSpec, ClockKind, MoveClock};
-use farm_runtime::config::StorageArgs;
+use farm_runtime::config::{Overrides, StorageArgs};
 use farm_runtime::storage::Storage;
 use farm_worker::bots::{DockerSandbox, DockerSettings, IsolatedSandbox, LocalSandbox};
 use farm_worker::reproduce;
@@ -275,26 +275,21 @@ struct ServeArgs {
 
 impl ServeArgs {
     /// The flags that were given, as configuration keys.
-    fn overrides(&self) -> Vec<(&'static str, String)> {
-        let mut overrides = Vec::new();
-        let mut set = |key, value: Option<String>| {
-            if let Some(value) = value {
-                overrides.push((key, value));
-            }
-        };
-        set("worker_id", self.worker_id.clone());
-        set("slots", self.slots.map(|v| v.to_string()));
-        set("warm_pool", self.warm_pool.map(|v| v.to_string()));
-        set("warm_idle_secs", self.warm_idle_secs.map(|v| v.to_string()));
-        set("sandbox", self.sandbox.map(|v| format!("{v:?}").to_lowercase()));
-        set("amqp_url", self.amqp_url.clone());
-        set("delivery_limit", self.delivery_limit.map(|v| v.to_string()));
-        set("metrics_listen", self.metrics_listen.clone());
-        set("startup_grace_ms", self.startup_grace_ms.map(|v| v.to_string()));
-        set("drain_secs", self.drain_secs.map(|v| v.to_string()));
-        set("max_match_secs", self.max_match_secs.map(|v| v.to_string()));
-        set("max_replay_mib", self.max_replay_mib.map(|v| v.to_string()));
-        overrides.extend(self.storage.overrides());
+    fn overrides(&self) -> Overrides {
+        let mut overrides = self.storage.overrides();
+        overrides
+            .set("worker_id", self.worker_id.as_ref())
+            .set("slots", self.slots)
+            .set("warm_pool", self.warm_pool)
+            .set("warm_idle_secs", self.warm_idle_secs)
+            .set("sandbox", self.sandbox.map(|v| format!("{v:?}").to_lowercase()))
+            .set("amqp_url", self.amqp_url.as_ref())
+            .set("delivery_limit", self.delivery_limit)
+            .set("metrics_listen", self.metrics_listen.as_ref())
+            .set("startup_grace_ms", self.startup_grace_ms)
+            .set("drain_secs", self.drain_secs)
+            .set("max_match_secs", self.max_match_secs)
+            .set("max_replay_mib", self.max_replay_mib);
         overrides
     }
 }
@@ -358,7 +353,7 @@ async fn main() -> ExitCode {
 }
 
 async fn serve(args: ServeArgs) -> Result<ExitCode> {
-    let mut config = WorkerConfig::load(args.config.as_deref(), std::env::vars(), &args.overrides())?;
+    let mut config = WorkerConfig::load(args.config.as_deref(), std::env::vars(), args.overrides().pairs())?;
     farm_worker::identity::sign_in(&mut config)?;
     farm_worker::service::check_identity(&config)?;
     let storage = Storage::open(&config.storage)?;
