@@ -281,6 +281,8 @@ pub const REPLIES_AHEAD: usize = 16;
 pub const BOT_OPEN_FILES: u64 = 1024;
 /// Items of one list page by default, and at most (`limit`).
 pub const PAGE: Bound<u32> = between("limit", 100, 1, 1000);
+/// Bots of one page of `GET /api/bots` by default, and at most (`limit`).
+pub const BOTS_PAGE: Bound<u32> = between("limit", 100, 1, 500);
 /// Workers shown by name in the coordinator's metrics.
 pub const MAX_WORKERS_SHOWN: usize = 200;
 /// Audits waiting in the `farm.audits` queue: more are refused to the coordinator,
@@ -740,6 +742,12 @@ pub fn all() -> Vec<Limit> {
             "list pages: tournaments, workers, a tournament's matches (`limit`)",
             "400 \"limit: 1 to 1000, not N\"",
         ),
+        bound(
+            SetBy::Fixed,
+            &BOTS_PAGE,
+            "bots listed by `GET /api/bots` (`limit`, with `offset`)",
+            "400 \"limit: must be 1 to 500, not N\"",
+        ),
         fixed(
             "metrics::method_label",
             "the nine standard methods",
@@ -866,6 +874,7 @@ mod tests {
             SHARE,
             PRIORITY,
             PAGE,
+            BOTS_PAGE,
         );
         assert!(BOT_MEMORY_MIB.check(BOT_CEILING.memory_mib).is_ok() && BOT_PIDS.check(BOT_CEILING.pids).is_ok());
         assert!(

@@ -43,6 +43,7 @@ use crate::ledger::{ChallengeView, NewVersion, VersionRefused, entry_name};
 use crate::tournament::Format;
 use crate::uploads::BodyError;
 use crate::versions;
+use farm_proto::limits;
 
 /// The routes.
 pub fn routes() -> axum::Router<ApiState> {
@@ -55,9 +56,6 @@ pub fn routes() -> axum::Router<ApiState> {
 
 /// Matches in a challenge unless it says.
 const DEFAULT_CHALLENGE_GAMES: u32 = 4;
-/// Bots listed a page unless asked, and at most.
-const DEFAULT_BOTS_PAGE: u32 = 100;
-const MAX_BOTS_PAGE: u32 = 500;
 /// The most challenges listed.
 const MAX_CHALLENGES_LISTED: u32 = 200;
 
@@ -264,9 +262,9 @@ async fn bots(
     query: Result<Query<BotsQuery>, axum::extract::rejection::QueryRejection>,
 ) -> Result<Response, ApiError> {
     let Query(query) = query.map_err(|rejection| ApiError::BadRequest(rejection.body_text()))?;
-    let limit = query.limit.unwrap_or(DEFAULT_BOTS_PAGE);
-    if limit == 0 || limit > MAX_BOTS_PAGE {
-        return Err(ApiError::BadRequest(format!("limit: must be 1 to {MAX_BOTS_PAGE}")));
+    let limit = query.limit.unwrap_or(limits::BOTS_PAGE.default);
+    if let Err(error) = limits::BOTS_PAGE.check(limit) {
+        return Err(ApiError::BadRequest(format!("limit: {}", error.problem())));
     }
     let (bots, total) = state.ledger.bots(limit, query.offset.unwrap_or(0)).await?;
     Ok(Json(serde_json::json!({ "bots": bots, "total": total })).into_response())
