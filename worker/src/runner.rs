@@ -50,7 +50,7 @@ pub struct RunnerArgs {
     /// game's own states), uncompressed; a bot whose reply would take the replies
     /// further is out of the match (status output_limit).
     #[arg(long, value_name = "MIB", default_value_t = limits::MAX_REPLAY_MIB.default,
-          value_parser = clap::value_parser!(u64).range(1..=limits::MAX_REPLAY_MIB.range.max.unwrap_or(u64::MAX)))]
+          value_parser = clap::value_parser!(u64).range(limits::MAX_REPLAY_MIB.range.inclusive()))]
     pub max_replay_mib: u64,
 }
 
