@@ -16,7 +16,8 @@ them); the file holds only their salted SHA-256 hashes, as RabbitMQ stores them.
   letters: every right on the `farm.*` queues and exchanges, and publishing through the
   default exchange (`amq.default`), which reaches farm.jobs.
 - A worker consumes jobs and audits and publishes results, nothing else: it reads
-  `farm.jobs`, `farm.audits` and `farm.builds` and writes to the `farm.results` exchange; to hear the
+  `farm.jobs`, `farm.audits` and `farm.builds` and writes to the `farm.results` exchange
+  (and to `farm.live`, the frames of the matches the coordinator watches); to hear the
   coordinator (`farm.control`, a fanout exchange) it declares a server-named queue of
   its own (`amq.gen-*`) and binds it there. It can neither publish a job or an audit
   (it may not write to the default exchange), nor read results, nor declare or delete

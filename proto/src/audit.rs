@@ -1,6 +1,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::PlayerOutcome;
+use crate::live::WatchedMatch;
 
 /// The queue audit jobs are published to and workers consume from.
 pub const AUDITS_QUEUE: &str = "farm.audits";
@@ -84,6 +85,13 @@ pub enum ControlMessage {
         /// Why (its audit mismatches or infrastructure faults against its matches).
         reason: String,
     },
+    /// The coordinator has viewers for these matches: the worker playing one relays its
+    /// lines through [`crate::LIVE_EXCHANGE`] for [`crate::WATCH_LEASE_SECS`] from now.
+    /// Every worker hears it; the others keep it in case the match starts with them.
+    Watch {
+        /// The matches watched (at most [`crate::limits::LIVE_STREAMS`]' ceiling).
+        matches: Vec<WatchedMatch>,
+    },
 }
 
 /// A [`ControlMessage`] as it travels through [`CONTROL_EXCHANGE`].
@@ -118,5 +126,11 @@ mod tests {
         let text = serde_json::to_string(&control).expect("json");
         assert_eq!(serde_json::from_str::<ControlEnvelope>(&text).expect("reads back"), control);
         assert!(serde_json::from_str::<ControlEnvelope>(&text.replace("quarantine", "release")).is_err());
+        let watch = ControlEnvelope {
+            schema: crate::SCHEMA_VERSION,
+            message: ControlMessage::Watch { matches: vec![WatchedMatch { job_id: "j-1".into(), from: 7 }] },
+        };
+        let text = serde_json::to_string(&watch).expect("json");
+        assert_eq!(serde_json::from_str::<ControlEnvelope>(&text).expect("reads back"), watch);
     }
 }

@@ -8,6 +8,7 @@
 //! - [`MoveClock`]: how a match times its bots' moves.
 //! - [`AuditEnvelope`], [`ControlEnvelope`]: audits of stored replays on `farm.audits`,
 //!   and what the coordinator tells every worker through `farm.control`.
+//! - [`LIVE_EXCHANGE`], [`WatchedMatch`]: matches relayed to viewers as they are played.
 //! - [`BuildJob`], [`BuildReport`]: bots built from their authors' sources, on
 //!   `farm.builds` and `farm.build-results`.
 //! - [`limits`]: every limit on what an outsider can make the farm spend.
@@ -24,6 +25,7 @@ mod clock;
 mod game;
 mod job;
 pub mod limits;
+mod live;
 mod outcome;
 
 pub use audit::{
@@ -42,6 +44,10 @@ pub use game::{GameKind, UnknownGame};
 pub use job::{
     ContainerIsolation, JOBS_QUEUE, JobEnvelope, MAX_WORKER_NAME, MatchJob, MatchResult, PlayerResult, RESULTS_QUEUE,
     Reproduction, ResultEnvelope, SCHEMA_VERSION, TimeSummary, is_worker_name, schema_of,
+};
+pub use live::{
+    ATTEMPT_HEADER, END_HEADER, LINE_HEADER, LIVE_EXCHANGE, TOKEN_HEADER, WATCH_LEASE_SECS, WATCH_RENEW_SECS,
+    WatchedMatch,
 };
 pub use outcome::{PlayerOutcome, PlayerStatus};
 

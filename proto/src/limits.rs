@@ -181,6 +181,14 @@ pub const WEBHOOKS_MAX_RETRY_SECS: Bound<u64> = at_least("webhooks.max_retry_sec
 pub const WEBHOOKS_SWEEP_SECS: Bound<u64> = at_least("webhooks.sweep_secs", 5, 1);
 /// A new version's validation matches against each built-in bot.
 pub const VALIDATION_GAMES_PER_OPPONENT: Bound<u32> = between("validation.games_per_opponent", 2, 1, 20);
+/// Viewers of one match's live stream at once.
+pub const LIVE_VIEWERS_PER_MATCH: Bound<usize> = between("live.viewers_per_match", 100, 1, 10_000);
+/// Viewers of live streams at once, all matches'.
+pub const LIVE_VIEWERS: Bound<usize> = between("live.viewers", 1000, 1, 100_000);
+/// Matches watched live at once (each one relayed by its worker, buffered here).
+pub const LIVE_STREAMS: Bound<usize> = between("live.streams", 32, 1, 1000);
+/// MiB of one watched match's lines the coordinator keeps for its viewers.
+pub const LIVE_BUFFER_MIB: Bound<usize> = between("live.buffer_mib", 8, 1, 1024);
 
 // The worker's configuration (`farm-worker serve`'s file, `FARM_*`, flags).
 
@@ -190,6 +198,9 @@ pub const VALIDATION_GAMES_PER_OPPONENT: Bound<u32> = between("validation.games_
 pub const MAX_MATCH_SECS: Bound<u64> = at_least("max_match_secs", 1200, 1);
 /// MiB of one match's replay.
 pub const MAX_REPLAY_MIB: Bound<u64> = between("max_replay_mib", 256, 1, 64 * 1024);
+/// MiB of a playing match's lines a worker keeps for a viewer who joins late; 0: no
+/// match is relayed live.
+pub const WORKER_LIVE_BUFFER_MIB: Bound<usize> = between("live_buffer_mib", 8, 0, 1024);
 /// Containers prepared and waiting for a match.
 pub const DOCKER_PREPARED_MAX: Bound<usize> = at_least("docker.prepared_max", 8, 1);
 /// Matches one reused container plays before it is replaced.
@@ -259,6 +270,8 @@ pub const SWISS_ROUNDS: Range<u32> = Range { key: "rounds", min: 1, max: Some(10
 pub const TIME_BANK_MS: Bound<u64> = between("time_bank_ms", 0, 0, 600_000);
 /// With the CPU clock, the most wall-clock time a move may take, times its budget.
 pub const WALL_BACKSTOP: Bound<u32> = between("wall_backstop", 5, 1, 100);
+/// Seconds a tournament's matches are shown live behind their play (a broadcast delay).
+pub const LIVE_DELAY_SECS: Bound<u64> = between("live_delay_secs", 0, 0, 3600);
 /// A user's share of the farm (admins set it).
 pub const SHARE: Bound<u32> = between("share", 1, 1, 1000);
 /// A submission's priority among its user's (a ladder's own matches take the highest).
@@ -266,6 +279,9 @@ pub const PRIORITY: Bound<i32> = between("priority", 0, -100, 100);
 
 // Fixed in the code.
 
+/// Live frames waiting in the coordinator's live queue; past it the broker drops the
+/// oldest.
+pub const LIVE_QUEUE_MESSAGES: i64 = 10_000;
 /// A submission's body (a tournament, a bot added to a ladder), in bytes.
 pub const MAX_SUBMISSION_BYTES: usize = 1 << 20;
 /// The arguments an image bot may be given.
@@ -454,6 +470,12 @@ pub fn all() -> Vec<Limit> {
             format!("{MAX_IMAGE_ARGS} × {}", bytes(MAX_IMAGE_ARG_BYTES as u64)),
             "an image bot's arguments (`args`), no NUL",
             "refused at submission naming `bots[N].args` (422); a worker refuses such a job as `failed`",
+        ),
+        bound(
+            Tournament,
+            &LIVE_DELAY_SECS,
+            "how far behind its play a tournament's matches are shown live (a broadcast delay)",
+            REFUSED_422,
         ),
         bound(Admin, &SHARE, "a user's share of the farm", "400 naming `share`"),
         bound(Admin, &PRIORITY, "a submission's priority among its user's", "400 naming `priority`"),
@@ -730,6 +752,37 @@ pub fn all() -> Vec<Limit> {
             "a worker's matches before its fault rate is judged",
             "(a threshold, not a bound)",
         ),
+        bound(
+            Coordinator,
+            &LIVE_VIEWERS_PER_MATCH,
+            "viewers of one match's live stream (`GET /api/matches/{id}/live`)",
+            "429 `busy` naming the key, counted",
+        ),
+        bound(Coordinator, &LIVE_VIEWERS, "live viewers, all matches'", "429 `busy` naming the key, counted"),
+        bound(
+            Coordinator,
+            &LIVE_STREAMS,
+            "matches watched live at once",
+            "a viewer of another match: 429 `busy` naming the key, counted",
+        ),
+        bound(
+            Coordinator,
+            &LIVE_BUFFER_MIB,
+            "MiB of a watched match's lines kept for its viewers",
+            "the oldest frames go (the header stays); a viewer behind them skips them, told how many, counted",
+        ),
+        fixed(
+            "LIVE_QUEUE_MESSAGES",
+            LIVE_QUEUE_MESSAGES,
+            "live frames waiting in the coordinator's live queue",
+            "the broker drops the oldest; the gap is counted and shown to viewers",
+        ),
+        bound(
+            Worker,
+            &WORKER_LIVE_BUFFER_MIB,
+            "MiB of a playing match's lines a worker keeps for a late viewer (0: nothing is relayed live)",
+            "the oldest frames go (the header stays): a late viewer starts after them",
+        ),
         fixed(
             "MAX_WORKERS_SHOWN",
             MAX_WORKERS_SHOWN,
@@ -850,6 +903,12 @@ mod tests {
             WEBHOOKS_MAX_RETRY_SECS,
             WEBHOOKS_SWEEP_SECS,
             VALIDATION_GAMES_PER_OPPONENT,
+            LIVE_VIEWERS_PER_MATCH,
+            LIVE_VIEWERS,
+            LIVE_STREAMS,
+            LIVE_BUFFER_MIB,
+            WORKER_LIVE_BUFFER_MIB,
+            LIVE_DELAY_SECS,
             MAX_MATCH_SECS,
             MAX_REPLAY_MIB,
             DOCKER_PREPARED_MAX,

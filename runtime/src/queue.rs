@@ -7,7 +7,9 @@
 
 use std::time::Duration;
 
-use farm_proto::{AUDITS_QUEUE, BUILD_RESULTS_QUEUE, BUILDS_QUEUE, CONTROL_EXCHANGE, JOBS_QUEUE, RESULTS_QUEUE};
+use farm_proto::{
+    AUDITS_QUEUE, BUILD_RESULTS_QUEUE, BUILDS_QUEUE, CONTROL_EXCHANGE, JOBS_QUEUE, LIVE_EXCHANGE, RESULTS_QUEUE,
+};
 use lapin::options::{
     BasicPublishOptions, ConfirmSelectOptions, ExchangeDeclareOptions, QueueBindOptions, QueueDeclareOptions,
 };
@@ -99,7 +101,8 @@ pub const BROKER_CALL: Duration = Duration::from_secs(30);
 /// Declares `farm.jobs` (a quorum queue with a delivery limit that dead-letters to
 /// [`DEAD_LETTER_QUEUE`]), the dead-letter queue, `farm.results`,
 /// [`SET_ASIDE_QUEUE`], `farm.audits` with [`AUDITS_WAIT_QUEUE`], and the exchanges
-/// (`farm.results`, `farm.control`). Idempotent.
+/// (`farm.results`, `farm.control`, and `farm.live`, transient: live frames are worth
+/// nothing after a broker restart). Idempotent.
 pub async fn declare_topology(channel: &Channel, delivery_limit: u32) -> Result<(), BrokerError> {
     let durable = QueueDeclareOptions { durable: true, ..Default::default() };
     let mut jobs = quorum();
@@ -137,6 +140,14 @@ pub async fn declare_topology(channel: &Channel, delivery_limit: u32) -> Result<
     let exchange = ExchangeDeclareOptions { durable: true, ..Default::default() };
     channel.exchange_declare(RESULTS_EXCHANGE.into(), ExchangeKind::Direct, exchange, FieldTable::default()).await?;
     channel.exchange_declare(CONTROL_EXCHANGE.into(), ExchangeKind::Fanout, exchange, FieldTable::default()).await?;
+    channel
+        .exchange_declare(
+            LIVE_EXCHANGE.into(),
+            ExchangeKind::Direct,
+            ExchangeDeclareOptions::default(),
+            FieldTable::default(),
+        )
+        .await?;
     channel
         .queue_bind(
             RESULTS_QUEUE.into(),
@@ -178,6 +189,9 @@ pub async fn declare_or_check_topology(connection: &Connection, delivery_limit: 
                 .await?;
             channel
                 .exchange_declare(CONTROL_EXCHANGE.into(), ExchangeKind::Fanout, passive, FieldTable::default())
+                .await?;
+            channel
+                .exchange_declare(LIVE_EXCHANGE.into(), ExchangeKind::Direct, passive, FieldTable::default())
                 .await?;
             let _ = tokio::time::timeout(BROKER_CALL, channel.close(200, "topology checked".into())).await;
             Ok(())
