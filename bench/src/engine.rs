@@ -33,7 +33,8 @@ pub fn run(budget: Duration) -> anyhow::Result<Figures> {
         let (mut matches, mut steps) = (0u64, 0u64);
         let started = Instant::now();
         while matches == 0 || started.elapsed() < budget {
-            let io = MatchIo { replay: tokio::io::sink(), on_step: |_, _| {}, stop: std::future::pending() };
+            let io =
+                MatchIo { replay: tokio::io::sink(), on_step: |_, _| {}, stop: std::future::pending(), live: None };
             let play =
                 play_match(&LocalSandbox, "bench-engine", setup.clone(), MoveClock::default(), &bots, &options, io);
             steps += runtime.block_on(play)?.steps;

@@ -71,7 +71,8 @@ where
             let turn =
                 slots.turn(prepare, start, std::future::pending()).await.ok_or_else(|| anyhow::anyhow!("no slot"))?;
             let Timed { started, since } = turn.bots?;
-            let io = MatchIo { replay: tokio::io::sink(), on_step: |_, _| {}, stop: std::future::pending() };
+            let io =
+                MatchIo { replay: tokio::io::sink(), on_step: |_, _| {}, stop: std::future::pending(), live: None };
             let report = started.play(&RunnerOptions::default(), io).await?;
             drop(turn.slot);
             anyhow::ensure!(report.steps == 1, "a one-turn match played {} turns", report.steps);

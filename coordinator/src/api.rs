@@ -24,6 +24,7 @@ use crate::accounts::Quotas;
 use crate::api_error::ApiError;
 use crate::director::Director;
 use crate::ledger::Ledger;
+use crate::live::Live;
 use crate::observations::Observer;
 use crate::tournament::TournamentLimits;
 use crate::uploads::Uploads;
@@ -76,6 +77,8 @@ pub struct ApiState {
     pub webhooks: WebhookSettings,
     /// Woken when a bot's version is submitted: its build job is to be published.
     pub wake_builds: Arc<Notify>,
+    /// The matches watched live, and their viewers.
+    pub live: Live,
 }
 
 /// Who may submit tournaments.

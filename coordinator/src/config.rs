@@ -12,6 +12,7 @@ use serde::{Deserialize, Serialize};
 use crate::accounts::Quotas;
 use crate::audits::AuditSettings;
 use crate::leases::LeaseSettings;
+use crate::live::LiveSettings;
 use crate::observations::ObservationLimits;
 use crate::token;
 use crate::uploads::UploadLimits;
@@ -75,6 +76,9 @@ pub struct CoordinatorConfig {
     pub webhooks: WebhookSettings,
     /// How submitted bots' new versions are validated (`[validation]`).
     pub validation: ValidationSettings,
+    /// How many may watch matches live, and how much is kept for them (`[live]`:
+    /// viewers_per_match, viewers, streams, buffer_mib; see [`crate::live`]).
+    pub live: LiveSettings,
 }
 
 impl Default for CoordinatorConfig {
@@ -98,6 +102,7 @@ impl Default for CoordinatorConfig {
             quotas: Quotas::default(),
             webhooks: WebhookSettings::default(),
             validation: ValidationSettings::default(),
+            live: LiveSettings::default(),
         }
     }
 }
@@ -130,6 +135,7 @@ impl CoordinatorConfig {
         config.uploads.check().map_err(ConfigError::invalid)?;
         config.leases.check().map_err(ConfigError::invalid)?;
         config.audits.check().map_err(ConfigError::invalid)?;
+        config.live.check().map_err(ConfigError::invalid)?;
         Ok(config)
     }
 }

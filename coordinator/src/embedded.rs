@@ -8,6 +8,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use farm_proto::limits;
 use farm_proto::{JobEnvelope, MatchJob, MatchResult, ResultEnvelope};
 use farm_runtime::Shutdown;
 use farm_runtime::settle::{self, AfterFailure, RetryPolicy};
@@ -15,6 +16,7 @@ use farm_runtime::storage::{AttemptKeys, Storage, StorageConfig, StorageError};
 use farm_worker::SandboxKind;
 use farm_worker::bots::{DockerSandbox, DockerSettings, IsolatedSandbox, LocalSandbox, Sandbox};
 use farm_worker::job::Disposition;
+use farm_worker::live::LiveBoard;
 use farm_worker::{JobPlayer, RunnerOptions};
 use tokio::sync::{Mutex, Notify, mpsc, watch};
 use tokio::task::JoinSet;
@@ -22,6 +24,7 @@ use tokio::task::JoinSet;
 use crate::director::{self, Director, FormatStatus};
 use crate::farm::{FarmError, JobQueue, Publisher, QueueError, Recorder};
 use crate::ledger::{Answer, Ledger, LedgerError, Progress};
+use crate::live::{self, InProcess, Live};
 use crate::standings::Standings;
 use crate::tournament::{Tournament, TournamentError};
 
@@ -52,6 +55,8 @@ pub struct RunOptions {
     pub delivery_limit: u32,
     /// Extra time for each bot's first reply, and the longest a match may take.
     pub runner: RunnerOptions,
+    /// Where its matches are shown live (`run --web`'s pages), if anywhere.
+    pub live: Option<Live>,
 }
 
 /// How a run ended.
@@ -210,7 +215,16 @@ async fn run_in<S: Sandbox + Clone + Send + Sync + 'static>(
         let mut queue = ChannelQueue(jobs_tx);
         publisher.run(&mut queue, &mut publisher_stop).await
     });
-    let player = JobPlayer { sandbox, storage, options: options.runner.clone() };
+    // Watched matches are relayed into the pages' hub, with no broker between.
+    let board = match &options.live {
+        Some(_) => LiveBoard::new(limits::WORKER_LIVE_BUFFER_MIB.default),
+        None => LiveBoard::off(),
+    };
+    let watching = options.live.clone().map(|live| {
+        let (mut watcher, mut stop) = (InProcess::connect(board.clone(), &live), stop.clone());
+        tokio::spawn(async move { live::keep_watching(&live, &mut watcher, &mut stop).await })
+    });
+    let player = JobPlayer { sandbox, storage, options: options.runner.clone(), live: board };
     let jobs_rx = Arc::new(Mutex::new(jobs_rx));
     let mut pool = JoinSet::new();
     for slot in 0..workers {
@@ -262,6 +276,9 @@ async fn run_in<S: Sandbox + Clone + Send + Sync + 'static>(
     // publisher is awaited, so that send fails instead of waiting forever.
     stop_tx.send_replace(true);
     directing.abort();
+    if let Some(watching) = watching {
+        watching.abort();
+    }
     drop(jobs_rx);
     while pool.join_next().await.is_some() {}
     if !publishing.is_finished() {
@@ -332,7 +349,7 @@ async fn play_with_retries<S: Sandbox>(
     loop {
         let keys = AttemptKeys::new(&job.tournament_id, &job.job_id, attempt);
         let mut abort = shutdown.clone();
-        let played = player.play(job, &keys, async move { abort.aborted().await }).await;
+        let played = player.play(delivered, &keys, async move { abort.aborted().await }).await;
         match player.answer(delivered, &keys, worker_id, played).await {
             Disposition::Report { envelope, .. } => return Some(envelope),
             Disposition::Retry { .. } if shutdown.is_aborted() => return None,

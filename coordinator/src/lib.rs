@@ -17,6 +17,8 @@
 //! - [`audits`]: a share of completed matches re-verified by other workers, each
 //!   worker's record, and the quarantine of the untrustworthy.
 //! - [`standings`] and [`ratings`]: per-bot results, Elo, Weng-Lin and mean scores.
+//! - [`live`]: matches shown to browsers as they are played, relayed by their workers
+//!   while watched.
 //! - [`api`]: the HTTP API; [`web`]: the web pages it serves; [`api_error`]: the error
 //!   answers of both; [`service`]: `serve`;
 //!   [`embedded`]: `run`, the farm in one process; [`view`]: `view` and `run --web`,
@@ -46,6 +48,7 @@ pub mod fair_share;
 pub mod farm;
 pub mod leases;
 pub mod ledger;
+pub mod live;
 pub mod matchmaking;
 pub mod metrics;
 pub mod observations;

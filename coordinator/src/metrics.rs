@@ -284,6 +284,55 @@ pub fn set_worker_figures(workers: &[crate::audits::WorkerRecord]) {
     }
 }
 
+/// Browsers watching a match live now.
+pub static LIVE_VIEWERS: LazyLock<IntGauge> = LazyLock::new(|| {
+    let name = "farm_coordinator_live_viewers";
+    register(IntGauge::new(name, "Browsers watching a match live now."), name)
+});
+
+/// Matches watched live now: relayed by their workers, buffered here.
+pub static LIVE_STREAMS: LazyLock<IntGauge> = LazyLock::new(|| {
+    let name = "farm_coordinator_live_streams";
+    register(IntGauge::new(name, "Matches watched live now."), name)
+});
+
+/// Live lines taken from workers into a watched match's buffer.
+pub static LIVE_FRAMES_RECEIVED: LazyLock<IntCounter> = LazyLock::new(|| {
+    let name = "farm_coordinator_live_frames_received_total";
+    register(IntCounter::new(name, "Live lines taken from workers into a watched match's buffer."), name)
+});
+
+/// Live lines sent to viewers.
+pub static LIVE_FRAMES_RELAYED: LazyLock<IntCounter> = LazyLock::new(|| {
+    let name = "farm_coordinator_live_frames_relayed_total";
+    register(IntCounter::new(name, "Live lines sent to viewers."), name)
+});
+
+/// Live lines lost on the way, by where: `relay` (missing from what a worker sent: the
+/// broker's queue was full, or the worker's buffer had let them go), `viewer` (a slow
+/// viewer skipped them: the buffer had let them go before it read them).
+pub static LIVE_FRAMES_DROPPED: LazyLock<IntCounterVec> = LazyLock::new(|| {
+    let name = "farm_coordinator_live_frames_dropped_total";
+    let help = "Live lines lost on the way: relay (never arrived), viewer (skipped by a slow viewer).";
+    register(IntCounterVec::new(Opts::new(name, help), &["where"]), name)
+});
+
+/// Live messages refused, by reason: `unsigned` (no user the broker vouches for),
+/// `token` (not the job's token), `sender` (another worker than the one relaying the
+/// match), `malformed` (not one line of text, or over the buffer), `stale` (an earlier
+/// attempt's).
+pub static LIVE_FRAMES_REFUSED: LazyLock<IntCounterVec> = LazyLock::new(|| {
+    let name = "farm_coordinator_live_frames_refused_total";
+    register(IntCounterVec::new(Opts::new(name, "Live messages refused, by reason."), &["reason"]), name)
+});
+
+/// Viewers turned away (429), by the limit they met: `viewers_per_match`, `viewers`,
+/// `streams`.
+pub static LIVE_VIEWERS_REFUSED: LazyLock<IntCounterVec> = LazyLock::new(|| {
+    let name = "farm_coordinator_live_viewers_refused_total";
+    register(IntCounterVec::new(Opts::new(name, "Live viewers turned away, by the limit met."), &["limit"]), name)
+});
+
 /// Registers every metric, so `/metrics` lists them all from the start.
 pub fn init() {
     LazyLock::force(&JOBS_PUBLISHED);
@@ -313,6 +362,19 @@ pub fn init() {
     LazyLock::force(&AUDIT_VERDICTS);
     LazyLock::force(&WORKER_FIGURES);
     LazyLock::force(&WEBHOOK_ATTEMPTS);
+    LazyLock::force(&LIVE_VIEWERS);
+    LazyLock::force(&LIVE_STREAMS);
+    LazyLock::force(&LIVE_FRAMES_RECEIVED);
+    LazyLock::force(&LIVE_FRAMES_RELAYED);
+    for place in ["relay", "viewer"] {
+        LIVE_FRAMES_DROPPED.with_label_values(&[place]);
+    }
+    for reason in ["unsigned", "token", "sender", "malformed", "stale"] {
+        LIVE_FRAMES_REFUSED.with_label_values(&[reason]);
+    }
+    for limit in ["viewers_per_match", "viewers", "streams"] {
+        LIVE_VIEWERS_REFUSED.with_label_values(&[limit]);
+    }
 }
 
 /// The text exposition of every metric.

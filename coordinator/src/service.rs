@@ -18,6 +18,7 @@ use crate::director::Director;
 use crate::farm::{self, FarmError, Publisher, QueueError, Recorder};
 use crate::leases;
 use crate::ledger::{Ledger, LedgerError};
+use crate::live::{self, Live};
 use crate::metrics;
 use crate::observations::Observer;
 use crate::tournament::TournamentLimits;
@@ -69,6 +70,7 @@ pub async fn serve(config: CoordinatorConfig, mut shutdown: Shutdown) -> Result<
     let (stop_tx, stop) = watch::channel(false);
     let director = Director::new(ledger.clone(), config.bot_launch, Arc::clone(&wake));
     let wake_builds = Arc::new(Notify::new());
+    let live = Live::new(config.live);
     let state = ApiState {
         ledger: ledger.clone(),
         storage,
@@ -81,6 +83,7 @@ pub async fn serve(config: CoordinatorConfig, mut shutdown: Shutdown) -> Result<
         quotas: config.quotas,
         webhooks: config.webhooks,
         wake_builds: Arc::clone(&wake_builds),
+        live: live.clone(),
     };
     let mut api_stop = stop.clone();
     let server = tokio::spawn(
@@ -122,7 +125,7 @@ pub async fn serve(config: CoordinatorConfig, mut shutdown: Shutdown) -> Result<
         })
     };
 
-    let sessions = broker_sessions(&config, &ledger, &recorder, &wake, (&director, &wake_builds), stop.clone());
+    let sessions = broker_sessions(&config, &ledger, &recorder, &wake, (&director, &wake_builds), &live, stop.clone());
     tokio::pin!(sessions);
     let outcome = tokio::select! {
         outcome = &mut sessions => outcome,
@@ -152,6 +155,7 @@ async fn broker_sessions(
     recorder: &Recorder,
     wake_publisher: &Arc<Notify>,
     (director, wake_builds): (&Director, &Notify),
+    live: &Live,
     mut stop: watch::Receiver<bool>,
 ) -> Result<(), ServiceError> {
     let mut pacing = ReconnectPacing::default();
@@ -177,6 +181,7 @@ async fn broker_sessions(
             .queue_ahead(config.queue_ahead);
             let (mut publish_stop, mut ingest_stop, mut lease_stop) = (stop.clone(), stop.clone(), stop.clone());
             let (mut audit_stop, mut build_stop, mut built_stop) = (stop.clone(), stop.clone(), stop.clone());
+            let mut live_stop = stop.clone();
             let builds_channel =
                 connection.create_channel().await.map_err(BrokerError::from).map_err(QueueError::from)?;
             tokio::try_join!(
@@ -193,7 +198,11 @@ async fn broker_sessions(
                     config.validation,
                     wake_publisher,
                     &mut built_stop
-                )
+                ),
+                async {
+                    let relayed = live::relay_from_broker(&connection, live, ledger.answer_key(), &mut live_stop).await;
+                    relayed.map_err(|error| FarmError::from(QueueError::from(error)))
+                }
             )
             .map(drop)
         };

@@ -121,6 +121,10 @@ pub struct TournamentFile {
     /// their reply until they are asked again.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ponder: Option<bool>,
+    /// Seconds its matches are shown live behind their play (default 0): a broadcast
+    /// delay, for competitions that stream their finals.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub live_delay_secs: Option<u64>,
     /// SPRT: the bot under test.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub candidate: Option<String>,
@@ -295,6 +299,10 @@ pub enum TournamentError {
     },
 }
 
+fn is_zero(value: &u64) -> bool {
+    *value == 0
+}
+
 fn invalid(key: impl Into<String>, problem: impl ToString) -> TournamentError {
     TournamentError::Invalid { key: key.into(), problem: problem.to_string() }
 }
@@ -464,6 +472,10 @@ pub struct Tournament {
     /// when it is the default.
     #[serde(default, skip_serializing_if = "MoveClock::is_default")]
     pub clock: MoveClock,
+    /// How far behind their play its matches are shown live, in seconds; absent from
+    /// the content (and so from the id) when 0.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub live_delay_secs: u64,
     /// A ladder's bots added and retired while it runs, in order (`bots` holds every
     /// bot it ever had; jobs refer to them by index). Not part of its id, which its
     /// submitted content decided.
@@ -707,6 +719,9 @@ impl TournamentFile {
             ponder: self.ponder.unwrap_or(defaults.ponder),
         };
         clock.check().map_err(|error| invalid(error.key, error.problem))?;
+        let live_delay_secs = limits::LIVE_DELAY_SECS
+            .check(self.live_delay_secs.unwrap_or(limits::LIVE_DELAY_SECS.default))
+            .map_err(|error| invalid(error.key, error.problem()))?;
         let enters_submissions = self.format == FormatKind::Ladder
             || self.bots.iter().any(|bot| bot.image.as_deref().is_some_and(farm_proto::is_submitted_image));
         let isolation = self.isolation.or(enters_submissions.then_some(SUBMITTED_ISOLATION));
@@ -722,6 +737,7 @@ impl TournamentFile {
             seed: self.seed,
             isolation,
             clock,
+            live_delay_secs,
             roster: Vec::new(),
         };
         // Checks the schedule now, so that a bad format is the file's error, not the ledger's.

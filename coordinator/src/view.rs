@@ -2,7 +2,8 @@
 //! data directory of a `run` (its ledger and its local object store), read-only: no
 //! broker, no publisher, and submissions are refused ([`Submissions::Closed`]). While a
 //! `run` writes the same directory, the pages show its progress live (the ledger is
-//! SQLite in WAL mode: readers never wait for the writer).
+//! SQLite in WAL mode: readers never wait for the writer), and its matches as they are
+//! played (`run --web` hands the run this view's [`Live`] hub).
 
 use std::future::Future;
 use std::net::SocketAddr;
@@ -19,6 +20,7 @@ use crate::api::{self, ApiState, Submissions};
 use crate::director::Director;
 use crate::embedded;
 use crate::ledger::{Ledger, LedgerError};
+use crate::live::{Live, LiveSettings};
 use crate::observations::{ObservationLimits, Observer};
 use crate::tournament::TournamentLimits;
 use crate::uploads::{UploadLimits, Uploads};
@@ -77,8 +79,15 @@ impl View {
             quotas: Quotas::default(),
             webhooks: WebhookSettings::default(),
             wake_builds: Arc::new(Notify::new()),
+            live: Live::new(LiveSettings::default()),
         };
         Ok(View { listener, state })
+    }
+
+    /// The hub its live pages read: a run played beside it relays its matches there
+    /// ([`embedded::RunOptions::live`]).
+    pub fn live(&self) -> Live {
+        self.state.live.clone()
     }
 
     /// The address it listens on (the port chosen, when asked for port 0).

@@ -72,6 +72,7 @@ fn fixture_with(submissions: Submissions) -> Fixture {
         // Deliveries go to this test's own receiver on loopback, retried at once.
         webhooks: WebhookSettings { allow_private_addresses: true, first_retry_secs: 0, ..WebhookSettings::default() },
         wake_builds: Arc::new(Notify::new()),
+        live: farm_coordinator::live::Live::new(farm_coordinator::live::LiveSettings::default()),
     };
     Fixture { dir, state }
 }

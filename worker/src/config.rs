@@ -75,6 +75,10 @@ pub struct WorkerConfig {
     /// would take the replies further is out of the match (`output_limit`); a match
     /// whose states pass it fails.
     pub max_replay_mib: u64,
+    /// How much of each playing match's lines is kept, in MiB (0 to 1024), for a viewer
+    /// who starts watching it late ([`crate::live`]): the header and the newest frames
+    /// within it. 0 relays no match live.
+    pub live_buffer_mib: usize,
     /// The most a tournament may give one bot (`[bot_ceiling]`: memory_mib,
     /// cpu_millis, pids, tmp_mib, stderr_bytes); what a job asks above it is lowered
     /// to it (counted in farm_worker_bot_limits_clamped_total).
@@ -107,6 +111,7 @@ impl Default for WorkerConfig {
             startup_grace_ms: 5000,
             max_match_secs: RunnerOptions::default().max_match.as_secs(),
             max_replay_mib: RunnerOptions::default().max_replay_bytes >> 20,
+            live_buffer_mib: limits::WORKER_LIVE_BUFFER_MIB.default,
             bot_ceiling: BotLimits::default_ceiling(),
             drain_secs: 60,
             storage: StorageConfig::default(),
@@ -203,6 +208,7 @@ impl WorkerConfig {
         }
         limits::MAX_MATCH_SECS.check(config.max_match_secs).map_err(ConfigError::invalid)?;
         limits::MAX_REPLAY_MIB.check(config.max_replay_mib).map_err(ConfigError::invalid)?;
+        limits::WORKER_LIVE_BUFFER_MIB.check(config.live_buffer_mib).map_err(ConfigError::invalid)?;
         limits::DELIVERY_LIMIT.check(config.delivery_limit).map_err(ConfigError::invalid)?;
         config.bot_ceiling.check().map_err(|problem| ConfigError::invalid(format!("bot_ceiling: {problem}")))?;
         config.docker.check().map_err(ConfigError::invalid)?;

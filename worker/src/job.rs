@@ -12,6 +12,7 @@ use tokio::io::AsyncWriteExt;
 
 use crate::bots::Sandbox;
 use crate::error::JobError;
+use crate::live::{LiveBoard, LivePlay};
 use crate::metrics;
 use crate::runner::{MatchIo, RunError, RunnerOptions, StartedMatch, fill_seats, start_match};
 
@@ -43,20 +44,22 @@ pub struct JobPlayer<S> {
     pub storage: Storage,
     /// The runner's knobs.
     pub options: RunnerOptions,
+    /// Where the matches' lines are kept and relayed for live viewers.
+    pub live: LiveBoard,
 }
 
 impl<S: Sandbox> JobPlayer<S> {
-    /// Plays `job` (attempt `keys`), storing its replay and the logs of its external
-    /// bots; returns the result to report. `stop` completing stops the match
-    /// ([`RunError::Stopped`], retryable).
+    /// Plays the job `delivered` (attempt `keys`), storing its replay and the logs of
+    /// its external bots; returns the result to report. `stop` completing stops the
+    /// match ([`RunError::Stopped`], retryable).
     pub async fn play(
         &self,
-        job: &MatchJob,
+        delivered: &JobEnvelope,
         keys: &AttemptKeys,
         stop: impl Future<Output = ()>,
     ) -> Result<MatchResult, JobError> {
-        let started = self.start(job).await?;
-        self.play_started(job, started, keys, stop).await
+        let started = self.start(&delivered.job).await?;
+        self.play_started(delivered, started, keys, stop).await
     }
 
     /// Prepares the sandboxes of `job`'s bots, for a job waiting for a slot (see
@@ -96,17 +99,21 @@ impl<S: Sandbox> JobPlayer<S> {
     /// [`JobPlayer::play`].
     pub async fn play_started(
         &self,
-        job: &MatchJob,
+        delivered: &JobEnvelope,
         started: StartedMatch,
         keys: &AttemptKeys,
         stop: impl Future<Output = ()>,
     ) -> Result<MatchResult, JobError> {
+        let job = &delivered.job;
         let game = started.game().name();
         let replay_key = keys.replay();
         let mut upload = self.storage.replay_upload(&replay_key);
-        let io = MatchIo { replay: &mut upload, on_step: |_, _| {}, stop };
+        // Its viewers see the match end once its replay is stored.
+        let live = self.live.open(&job.job_id, &delivered.token, keys.attempt());
+        let io = MatchIo { replay: &mut upload, on_step: |_, _| {}, stop, live: live.as_ref().map(LivePlay::tap) };
         let report = started.play(&self.options, io).await?;
         upload.shutdown().await.map_err(RunError::Replay)?;
+        drop(live);
 
         metrics::MATCH_DURATION.with_label_values(&[game]).observe(report.elapsed_ms as f64 / 1000.0);
         if let Ok(size) = self.storage.size(&replay_key).await {
@@ -204,7 +211,7 @@ mod tests {
     /// A player of local bots storing in `dir`.
     fn player(dir: &tempfile::TempDir) -> JobPlayer<LocalSandbox> {
         let storage = Storage::open(&StorageConfig::Local { path: dir.path().to_path_buf() }).expect("storage");
-        JobPlayer { sandbox: LocalSandbox, storage, options: RunnerOptions::default() }
+        JobPlayer { sandbox: LocalSandbox, storage, options: RunnerOptions::default(), live: LiveBoard::off() }
     }
 
     /// A Botwars job between `bots`.

@@ -12,9 +12,12 @@
 //!   with confirms, then the ack; [`error`] decides what is retried; [`warm`] starts the
 //!   bots of jobs waiting for a slot while other matches play; [`identity`]: which
 //!   broker user the worker signs in as (its identity, the one the coordinator believes).
+//! - [`live`]: each playing match's lines kept, and relayed while the coordinator
+//!   watches it, for its live viewers.
 //! - [`audit`]: other workers' matches re-verified from their stored replays;
-//!   [`quarantine`]: what the coordinator imposes on a worker whose results it no
-//!   longer trusts; [`reproduce`]: a finished match played again from its bundle.
+//!   [`control`]: what the coordinator tells every worker; [`quarantine`]: what it
+//!   imposes on a worker whose results it no longer trusts; [`reproduce`]: a finished
+//!   match played again from its bundle.
 //! - [`build`]: a bot's image built from its source, checked, with no network, from
 //!   the farm's own base images, tagged by content digest (`farm-worker build`);
 //!   [`builds`]: the build jobs of authors' submissions, built and pushed to the
@@ -35,11 +38,13 @@ pub mod build;
 pub mod builds;
 mod clock;
 pub mod config;
+pub mod control;
 mod docker;
 pub mod error;
 pub mod http;
 pub mod identity;
 pub mod job;
+pub mod live;
 pub mod metrics;
 pub mod quarantine;
 pub mod reproduce;

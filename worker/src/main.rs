@@ -438,7 +438,7 @@ async fn play(args: PlayArgs) -> Result<ExitCode> {
     let stop = async {
         let _ = tokio::signal::ctrl_c().await;
     };
-    let io = MatchIo { replay: replay_file, on_step, stop };
+    let io = MatchIo { replay: replay_file, on_step, stop, live: None };
     let report = match args.sandbox {
         SandboxKind::Local => play_match(&LocalSandbox, &job_id, setup, clock, &bots, &options, io).await?,
         SandboxKind::Isolated => {

@@ -348,6 +348,34 @@ pub static JOB_CHANNELS_REOPENED: LazyLock<IntCounter> = LazyLock::new(|| {
     )
 });
 
+/// Matches being relayed live to viewers now ([`crate::live`]).
+pub static LIVE_RELAYS: LazyLock<IntGauge> = LazyLock::new(|| {
+    register(
+        IntGauge::new("farm_worker_live_relays", "Matches being relayed live to viewers now.")
+            .unwrap_or_else(|e| panic!("{e}")),
+    )
+});
+
+/// Lines of matches relayed live.
+pub static LIVE_FRAMES_SENT: LazyLock<IntCounter> = LazyLock::new(|| {
+    register(
+        IntCounter::new("farm_worker_live_frames_sent_total", "Lines of matches relayed live to viewers.")
+            .unwrap_or_else(|e| panic!("{e}")),
+    )
+});
+
+/// Lines a live relay skipped: its match's buffer had let them go before they were
+/// sent (a relay behind, or a viewer who came late to a long match).
+pub static LIVE_FRAMES_SKIPPED: LazyLock<IntCounter> = LazyLock::new(|| {
+    register(
+        IntCounter::new(
+            "farm_worker_live_frames_skipped_total",
+            "Lines a live relay skipped: its buffer had let them go before they were sent.",
+        )
+        .unwrap_or_else(|e| panic!("{e}")),
+    )
+});
+
 /// Touches every metric so that each appears in `/metrics` from the start, even
 /// before its first event (dashboards and alerts then see zeros, not gaps).
 pub fn init() {
@@ -371,6 +399,9 @@ pub fn init() {
     LazyLock::force(&WARM_DISCARDED);
     LazyLock::force(&BOTS_READY);
     LazyLock::force(&PREPARED_CONTAINERS);
+    LazyLock::force(&LIVE_RELAYS);
+    LazyLock::force(&LIVE_FRAMES_SENT);
+    LazyLock::force(&LIVE_FRAMES_SKIPPED);
     for outcome in ["prepared", "cold"] {
         CONTAINERS_TAKEN.with_label_values(&[outcome]);
     }

@@ -230,7 +230,7 @@ pub async fn reproduce(
 ) -> Result<Reproduced, ReproduceError> {
     recorded.check_commands(commands)?;
     let job = recorded.job_to_play();
-    let io = MatchIo { replay, on_step: |_, _| {}, stop: std::future::pending() };
+    let io = MatchIo { replay, on_step: |_, _| {}, stop: std::future::pending(), live: None };
     if !job.bots.iter().any(|bot| matches!(bot.launch, BotLaunch::Image(_))) {
         let report = play(&LocalSandbox, &job, options, io).await?;
         return Ok(Reproduced { report, moved_tags: Vec::new() });

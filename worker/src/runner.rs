@@ -1,6 +1,7 @@
 //! Plays one match: starts the bots, drives the engine turn by turn under the rules'
 //! deadlines, streams the replay, and ends every bot whatever happens.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use farm_engine::builtin;
@@ -15,6 +16,7 @@ use tokio::time::Instant;
 
 use crate::bots::{BotExit, BotLaunchError, BotSession, CappedLog, LaunchContext, Sandbox};
 use crate::clock::SeatClock;
+use crate::live::LiveMatch;
 use crate::metrics::{self, SandboxPhase};
 use farm_proto::limits;
 
@@ -229,14 +231,20 @@ pub fn fill_seats(game: GameKind, mut bots: Vec<BotSpec>) -> Vec<BotSpec> {
     bots
 }
 
-/// Writes replay lines, hashes them and counts their bytes as they go.
+/// Writes replay lines, hashes them and counts their bytes as they go, and hands
+/// each to the match's live viewers, if it has a tap.
 struct ReplayWriter<W: AsyncWrite + Unpin> {
     out: BufWriter<W>,
     hash: LineHasher,
     written: u64,
+    live: Option<Arc<LiveMatch>>,
 }
 
 impl<W: AsyncWrite + Unpin> ReplayWriter<W> {
+    fn new(replay: W, live: Option<Arc<LiveMatch>>) -> Self {
+        ReplayWriter { out: BufWriter::new(replay), hash: LineHasher::default(), written: 0, live }
+    }
+
     /// Writes and hashes a line of play.
     async fn line(&mut self, line: &str) -> std::io::Result<()> {
         self.hash.line(line);
@@ -247,6 +255,9 @@ impl<W: AsyncWrite + Unpin> ReplayWriter<W> {
     /// was hashed on its own.
     async fn write(&mut self, line: &str) -> std::io::Result<()> {
         self.written += line.len() as u64 + 1;
+        if let Some(live) = &self.live {
+            live.push(line);
+        }
         self.out.write_all(line.as_bytes()).await?;
         self.out.write_all(b"\n").await
     }
@@ -295,6 +306,9 @@ pub struct MatchIo<W, P, F> {
     /// When this completes, the match stops ([`RunError::Stopped`]); its bots are
     /// still ended properly.
     pub stop: F,
+    /// Where the replay's lines go as well, for the match's live viewers
+    /// ([`crate::live`]); `None` for a match nobody can watch.
+    pub live: Option<Arc<LiveMatch>>,
 }
 
 /// Plays the match `setup` between `bots` (one per seat), started in `sandbox`, its
@@ -398,12 +412,12 @@ impl StartedMatch {
         F: Future<Output = ()>,
     {
         let StartedMatch { mut game, clock, bots, mut sessions } = self;
-        let MatchIo { replay, mut on_step, stop } = io;
+        let MatchIo { replay, mut on_step, stop, live } = io;
         let (game_kind, seed) = (game.setup().game, game.setup().seed);
         let started = Instant::now();
         let limit = options.match_limit(&game, sessions.len(), &clock);
         let result = tokio::select! {
-            result = drive(&mut game, &clock, &mut sessions, options, replay, &mut on_step) => result,
+            result = drive(&mut game, &clock, &mut sessions, options, ReplayWriter::new(replay, live), &mut on_step) => result,
             () = stop => Err(RunError::Stopped),
             () = tokio::time::sleep(limit) => Err(RunError::TooLong(limit)),
         };
@@ -473,7 +487,7 @@ async fn drive<W: AsyncWrite + Unpin>(
     clock: &MoveClock,
     sessions: &mut [BotSession],
     options: &RunnerOptions,
-    replay: W,
+    mut writer: ReplayWriter<W>,
     on_step: &mut impl FnMut(u64, u64),
 ) -> Result<(Vec<SeatClock>, String), RunError> {
     let deadlines = game.deadlines();
@@ -482,7 +496,6 @@ async fn drive<W: AsyncWrite + Unpin>(
     let latency = metrics::TURN_LATENCY.with_label_values(&[game_name]);
     let move_cpu = metrics::MOVE_CPU.with_label_values(&[game_name]);
     let mut clocks: Vec<SeatClock> = sessions.iter().map(|_| SeatClock::new(clock)).collect();
-    let mut writer = ReplayWriter { out: BufWriter::new(replay), hash: LineHasher::default(), written: 0 };
     let mut budget = OutputBudget { limit: options.max_replay_bytes, stored: 0, over: vec![false; sessions.len()] };
     let mut timed_frame = String::new();
     writer.line(&game.header_line()).await?;

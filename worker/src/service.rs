@@ -27,11 +27,13 @@ use crate::audit::Auditor;
 use crate::bots::Sandbox;
 use crate::builds::Builder;
 use crate::config::WorkerConfig;
+use crate::control::{self, Listeners};
 use crate::error::JobError;
 use crate::http::{self, Health};
 use crate::job::{Disposition, JobPlayer};
+use crate::live::{BrokerOutlet, FrameOutlet, LiveBoard};
 use crate::metrics;
-use crate::quarantine::{self, Quarantine};
+use crate::quarantine::Quarantine;
 use crate::warm::Slots;
 
 /// A failure that stops the service itself (not one job).
@@ -210,6 +212,8 @@ pub async fn run<S: Sandbox + Clone + Send + 'static>(
 
     let mut drain = shutdown.drain_receiver();
     let held = Arc::new(Held::default());
+    // Matches are kept for their viewers across broker sessions; relays need one.
+    let live = LiveBoard::new(config.live_buffer_mib);
     let mut first = true;
     let mut pacing = ReconnectPacing::default();
     while !*drain.borrow() {
@@ -220,8 +224,11 @@ pub async fn run<S: Sandbox + Clone + Send + 'static>(
         }
         first = false;
         let session = Instant::now();
-        let outcome = match ConfirmedPublisher::open_as(&connection, &config.worker_id).await {
-            Ok(publisher) => {
+        let opened = ConfirmedPublisher::open_as(&connection, &config.worker_id).await;
+        let outlet = BrokerOutlet::open(&connection, &config.worker_id).await;
+        let outcome = match opened.and_then(|publisher| outlet.map(|outlet| (publisher, outlet))) {
+            Ok((publisher, outlet)) => {
+                live.connect(Some(Arc::new(outlet) as Arc<dyn FrameOutlet>));
                 for notice in held.take_lost() {
                     send_notice(&publisher, &notice).await;
                 }
@@ -231,6 +238,7 @@ pub async fn run<S: Sandbox + Clone + Send + 'static>(
                         sandbox: sandbox.clone(),
                         storage: storage.clone(),
                         options: config.runner_options(),
+                        live: live.clone(),
                     },
                     publisher,
                     slots: Slots::new(config.slots, config.warm_matches(), Duration::from_secs(config.warm_idle_secs)),
@@ -245,6 +253,7 @@ pub async fn run<S: Sandbox + Clone + Send + 'static>(
             Err(error) => Err(error),
         };
         health.consuming.store(false, Ordering::Relaxed);
+        live.connect(None);
         match outcome {
             Ok(()) => break,
             Err(error) => tracing::warn!(%error, "lost RabbitMQ; reconnecting"),
@@ -279,8 +288,12 @@ async fn consume<S: Sandbox + Clone + Send + 'static>(
 ) -> Result<(), BrokerError> {
     let config = &context.config;
     queue::declare_or_check_topology(connection, config.delivery_limit).await?;
-    let listener =
-        tokio::spawn(quarantine::listen(Arc::clone(connection), config.worker_id.clone(), context.quarantine.clone()));
+    let listeners = Listeners {
+        worker_id: config.worker_id.clone(),
+        quarantine: context.quarantine.clone(),
+        live: context.player.live.clone(),
+    };
+    let listener = tokio::spawn(control::listen(Arc::clone(connection), listeners));
     let _listener = AbortOnDrop(listener);
     let mut quarantined = context.quarantine.subscribe();
     if quarantined.borrow().is_some() {
@@ -568,7 +581,7 @@ async fn play<S: Sandbox + Clone + Send + 'static>(
         let _ = abort.wait_for(|stop| *stop).await;
     };
     let played = match turn.bots {
-        Ok(started) => context.player.play_started(job, started, &keys, stop).await,
+        Ok(started) => context.player.play_started(delivered, started, &keys, stop).await,
         Err(error) => Err(error.into()),
     };
     drop(in_flight);

@@ -72,7 +72,7 @@ async fn play(
     let players = bots.iter().map(|bot| bot.name.clone()).collect();
     let setup = MatchSetup::new(game, &rules, None, 5, players).expect("a valid setup");
     let mut replay = Vec::new();
-    let io = MatchIo { replay: &mut replay, on_step: |_, _| {}, stop: std::future::pending() };
+    let io = MatchIo { replay: &mut replay, on_step: |_, _| {}, stop: std::future::pending(), live: None };
     let job_id = unique("clocks");
     let report = play_match(sandbox, &job_id, setup, clock, &bots, &RunnerOptions::default(), io)
         .await

@@ -42,7 +42,7 @@ async fn play_asking(
     let players = bots.iter().map(|bot| bot.name.clone()).collect();
     let rules = serde_json::json!({ "maxTurns": 20, "moveTimeoutMs": 20000 });
     let setup = MatchSetup::new(GameKind::Vindinium, &rules, None, seed, players).expect("setup");
-    let io = MatchIo { replay: tokio::io::sink(), on_step: |_, _| {}, stop: std::future::pending() };
+    let io = MatchIo { replay: tokio::io::sink(), on_step: |_, _| {}, stop: std::future::pending(), live: None };
     let started = start_match(docker, &format!("reuse-{seed}"), isolation, Default::default(), setup, &bots)
         .await
         .expect("started");

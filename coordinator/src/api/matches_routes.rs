@@ -5,6 +5,11 @@
 //!   `total`.
 //! - `GET /api/matches/{job_id}`: one, with the job that plays it again, its worker,
 //!   audit and result.
+//! - `GET /api/matches/{job_id}/live`: a match not yet over, as it is played
+//!   ([`crate::live`]): Server-Sent Events, one per replay line (`id`: its number, from
+//!   0), `skipped` (lines a slow viewer missed), `restart` (a new attempt starts over),
+//!   then `end`. 409 once the match is over (its replay is there instead), 429 past a
+//!   `[live]` limit.
 
 use axum::extract::rejection::QueryRejection;
 use axum::extract::{Path, Query, State};
@@ -22,7 +27,10 @@ use crate::tournament::{PlannedJob, Tournament};
 
 /// The routes.
 pub(super) fn routes() -> Router<ApiState> {
-    Router::new().route("/api/tournaments/{id}/matches", get(matches)).route("/api/matches/{job_id}", get(match_detail))
+    Router::new()
+        .route("/api/tournaments/{id}/matches", get(matches))
+        .route("/api/matches/{job_id}", get(match_detail))
+        .route("/api/matches/{job_id}/live", get(live))
 }
 
 /// Filters of the match list.
@@ -177,4 +185,28 @@ async fn match_detail(State(state): State<ApiState>, Path(job_id): Path<String>)
         "result": envelope.map(|envelope| envelope.result),
     }))
     .into_response())
+}
+
+/// The match as it is played, for as long as the viewer stays; a browser reconnecting
+/// (`Last-Event-ID`) goes on after the last line it had.
+async fn live(
+    State(state): State<ApiState>,
+    Path(job_id): Path<String>,
+    headers: axum::http::HeaderMap,
+) -> Result<Response, ApiError> {
+    let (tournament, row, _) = lookup::found_match(&state, &job_id).await?;
+    if !matches!(row.state, JobState::Pending | JobState::Running) {
+        return Err(ApiError::Conflict(format!(
+            "match {job_id} is {}: it is no longer played live (its replay, if it has one, is at \
+             /api/matches/{job_id}/replay)",
+            row.state.name()
+        )));
+    }
+    let delay = std::time::Duration::from_secs(tournament.live_delay_secs);
+    let from = headers
+        .get("last-event-id")
+        .and_then(|id| id.to_str().ok()?.parse::<u64>().ok())
+        .map_or(0, |had| had.saturating_add(1));
+    let viewer = state.live.join(&job_id, from, delay).map_err(|full| ApiError::Busy(full.to_string()))?;
+    Ok(viewer.into_sse().into_response())
 }

@@ -7,6 +7,7 @@ use std::process::ExitCode;
 use anyhow::{Context, Result};
 use farm_coordinator::director::FormatStatus;
 use farm_coordinator::embedded::{self, RunEnd, RunOptions};
+use farm_coordinator::live::Live;
 use farm_coordinator::tournament::{Tournament, TournamentFile, TournamentLimits};
 use farm_coordinator::view::{View, ViewError};
 use farm_worker::SandboxKind;
@@ -34,6 +35,7 @@ pub async fn run(args: RunArgs) -> Result<ExitCode> {
         Some(address) => Some(serve_in_background(&args.data, address).await?),
         None => None,
     };
+    let live = web.as_ref().map(|web| web.live.clone());
     let mut after_the_run = shutdown.clone();
     let bar = progress_bar(0);
     bar.set_prefix(format!("{} ({})", tournament.name, tournament.id));
@@ -44,6 +46,7 @@ pub async fn run(args: RunArgs) -> Result<ExitCode> {
         docker_runtime: args.docker_runtime.clone(),
         delivery_limit: args.retries,
         runner: args.runner.options(),
+        live,
     };
     let report = embedded::run(tournament, options, shutdown, |progress| show(&bar, &progress)).await?;
     bar.finish_and_clear();
@@ -117,6 +120,7 @@ fn warn_of_foreign_bots(tournament: &Tournament) {
 /// `run --web`: the read-only pages and API on a task of their own.
 struct BackgroundView {
     url: String,
+    live: Live,
     stop: oneshot::Sender<()>,
     serving: JoinHandle<Result<(), ViewError>>,
 }
@@ -124,12 +128,13 @@ struct BackgroundView {
 async fn serve_in_background(data: &Path, address: &str) -> Result<BackgroundView> {
     let view = View::bind(data, address).await?;
     let url = format!("http://{}/", view.address()?);
+    let live = view.live();
     eprintln!("watch the run at {url}");
     let (stop, stopped) = oneshot::channel::<()>();
     let serving = tokio::spawn(view.serve(async move {
         let _ = stopped.await;
     }));
-    Ok(BackgroundView { url, stop, serving })
+    Ok(BackgroundView { url, live, stop, serving })
 }
 
 impl BackgroundView {
