@@ -1,10 +1,15 @@
 // The match page: the match's tournament, map, seed and state, each seat's bot and
 // outcome with its log, and the replay viewer (viewer.js) when the match has a replay.
+// A match not yet over plays live in the same viewer; when it ends, the page shows
+// its stored replay.
 "use strict";
 
 (function () {
   const { el, fmt, paths } = MatchFarm;
   const jobId = MatchFarm.pathSegment(1);
+  /** After a live stream ends, how often and how long the page asks for the match's answer. */
+  const ANSWER_POLL_MS = 500;
+  const ANSWER_POLLS = 20;
 
   function milliseconds(value) {
     return value === undefined || value === null ? "–" : `${fmt.number(value)} ms`;
@@ -103,9 +108,7 @@
     if (match.state === "failed") {
       return `This match failed, so it has no replay: ${match.reason || (result && result.reason) || "no reason recorded"}.`;
     }
-    if (match.state !== "done") {
-      return `This match is ${match.state}: its replay appears here once a worker has played it (reload the page).`;
-    }
+    if (match.state !== "done") return `This match is ${match.state}.`;
     if (!result || result.status !== "completed") return "This match has no replay.";
     return null;
   }
@@ -149,6 +152,12 @@
       ? "Seat colours are the board's. Reply times are the bot's own, as the worker measured them."
       : "";
 
+    const live = match.state === "running" || match.state === "pending";
+    document.getElementById("viewer-title").textContent = live ? "Live" : "Replay";
+    if (live) {
+      MatchFarm.viewLive(viewer, jobId, () => afterLive(viewer).catch((error) => MatchFarm.showError(error)));
+      return;
+    }
     const missing = noReplay(match, result);
     if (missing) {
       viewer.replaceChildren(el("p", { class: "viewer-status", dataset: { testid: "no-replay" } }, missing));
@@ -159,6 +168,20 @@
       const names = Array.from({ length: seats }, (_, seat) => (players.find((entry) => entry.seat === seat) || {}).name || match.bots[seat]);
       showMoveTimes(replay, names, colors);
     }
+  }
+
+  /**
+   * The live stream is over: once the match has its answer the page is drawn again,
+   * with the replay. A match still running after a while is watched live again (its
+   * worker gave it back, and another plays it from the start).
+   */
+  async function afterLive(viewer) {
+    for (let poll = 0; poll < ANSWER_POLLS; poll += 1) {
+      const { match } = await MatchFarm.api(`/api/matches/${encodeURIComponent(jobId)}`);
+      if (match.state !== "running" && match.state !== "pending") break;
+      await new Promise((resolve) => setTimeout(resolve, ANSWER_POLL_MS));
+    }
+    await showMatch(viewer);
   }
 
   MatchFarm.run(async () => {

@@ -1,7 +1,7 @@
 // A tournament: live progress (every 2 s until it finishes, with a rate and an ETA),
 // the state of a directed format (an SPRT's test, a Swiss's rounds, a ladder's bots,
-// a stopping round robin's ranking), standings, the pairing matrix (tournaments of
-// 2-bot matches) and its failures.
+// a stopping round robin's ranking), the matches playing now (each one watchable
+// live), standings, the pairing matrix (tournaments of 2-bot matches) and its failures.
 "use strict";
 
 (function () {
@@ -10,6 +10,8 @@
   /** Progress samples kept for the rate: about a minute at one per poll. */
   const RATE_SAMPLES = 30;
   const FAILURES_SHOWN = 10;
+  /** Matches listed in the "playing now" strip; a link leads to the rest. */
+  const PLAYING_SHOWN = 50;
 
   const id = MatchFarm.pathSegment(1);
   const base = `/api/tournaments/${encodeURIComponent(id)}`;
@@ -253,11 +255,26 @@
     document.getElementById("format-body").replaceChildren(...draw(status));
   }
 
+  /** The "playing now" strip: a link to each running match's page, where it plays live. */
+  function drawPlaying(page) {
+    const links = page.matches.map((match) =>
+      el("a", { href: paths.match(match.job_id), class: "playing-match", dataset: { testid: "playing-match", jobId: match.job_id },
+        title: `${match.bots.join(" vs ")}, ${match.map || "default map"}` }, `● #${match.position} ${match.bots.join(" vs ")}`));
+    if (page.total > page.matches.length) {
+      links.push(el("a", { href: paths.matches(id, { status: "running" }) }, `and ${fmt.number(page.total - page.matches.length)} more`));
+    }
+    document.getElementById("playing").replaceChildren(...links);
+    document.getElementById("playing-section").hidden = page.matches.length === 0;
+  }
+
   /** Draws the tournament; the rest only when new answers came in. Returns whether it finished. */
   async function refresh() {
     const tournament = await MatchFarm.api(base);
     drawProgress(tournament.progress);
     drawFormat(tournament);
+    drawPlaying(tournament.finished
+      ? { matches: [], total: 0 }
+      : await MatchFarm.api(`${base}/matches?status=running&limit=${PLAYING_SHOWN}`));
     const answered = tournament.progress.done + tournament.progress.failed;
     if (answered !== lastAnswered) {
       const twoBots = tournament.bots_per_match === 2;

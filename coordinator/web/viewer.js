@@ -1,12 +1,16 @@
 // The replay viewer of the match page (README: "Replay viewer"). It reads the replay
 // (JSON Lines) as it streams in, loads its game's renderer (games/{game}.js) and drives
 // it: play, pause, step, scrub, speed and keyboard; the shown frame's replies and
-// events; scores over time.
+// events; scores over time. A match still being played is shown live the same way,
+// its frames arriving as Server-Sent Events (README: "Live matches").
 //
 //   MatchFarm.registerGame(name, game)      called by each games/{game}.js
 //   MatchFarm.seatColors(count)             the palette: seat i's colour, board and chart alike
 //   MatchFarm.viewReplay(container, jobId)  loads and shows a match's replay in container;
 //                                           resolves once the first frame is drawn
+//   MatchFarm.viewLive(container, jobId, onEnd)
+//                                           shows a running match live in container;
+//                                           onEnd(reason) once its stream is over
 //   MatchFarm.ReplayParser                  reads replay lines into {setup, initial, frames,
 //                                           footer} (for the node tests, coordinator/tests/js)
 "use strict";
@@ -36,6 +40,16 @@
       seat < PALETTE.length ? PALETTE[seat] : `hsl(${Math.round((seat * 137.5) % 360)}, 60%, 48%)`);
   };
 
+  /** A short fingerprint of a text (FNV-1a): what the tests compare frames by. */
+  function fingerprint(text) {
+    let hash = 0x811c9dc5;
+    for (let i = 0; i < text.length; i += 1) {
+      hash ^= text.charCodeAt(i);
+      hash = Math.imul(hash, 0x01000193) >>> 0;
+    }
+    return hash.toString(16).padStart(8, "0");
+  }
+
   /** Resolves after the browser has had a chance to paint and handle input. */
   function nextTask() {
     return new Promise((resolve) => setTimeout(resolve, 0));
@@ -52,6 +66,8 @@
       this.initial = null;
       this.frames = [];
       this.footer = null;
+      // The last frame's line as it came: the page shows its fingerprint.
+      this.lastFrameText = "";
       this.pending = "";
       this.lineNumber = 0;
       this.cutOff = false;
@@ -92,6 +108,7 @@
         // `times` (one [wall µs, CPU µs] per reply, in the order of `replies`): how long
         // each reply took, in replays written since workers record it.
         this.frames.push({ step: value.step, replies: value.replies || [], state: value.state, times: value.times || [] });
+        this.lastFrameText = text;
       } else if (value.type === "footer") {
         this.footer = { steps: value.steps, outcome: value.outcome || [] };
       } else {
@@ -109,7 +126,7 @@
         }
       }
       if (this.setup === null) throw new Error("the replay is empty");
-      return { setup: this.setup, initial: this.initial, frames: this.frames, footer: this.footer };
+      return { setup: this.setup, initial: this.initial, frames: this.frames, footer: this.footer, lastFrameText: this.lastFrameText };
     }
   }
 
@@ -197,6 +214,11 @@
     }
 
     /** Draws the lines once for `width`, into an offscreen canvas the marker goes over. */
+    /** Forgets the drawn lines: the next resize draws them again (the series grew). */
+    invalidate() {
+      this.width = 0;
+    }
+
     resize(width) {
       const height = width < 480 ? 140 : 180;
       if (width === this.width && height === this.height) return;
@@ -282,14 +304,16 @@
 
   MatchFarm.ReplayParser = ReplayParser;
 
-  /** The viewer of one loaded replay, drawn into `root`. */
+  /** The viewer of one loaded replay, or of a match still being played (`live`), drawn into `root`. */
   class Viewer {
-    constructor(root, replay, game, cutOff, jobId) {
+    constructor(root, replay, game, cutOff, jobId, live = false) {
       this.root = root;
       this.replay = replay;
+      this.live = live;
       this.players = replay.setup.players || [];
       this.colors = MatchFarm.seatColors(this.players.length);
-      this.renderer = game.create(replay, { seatColors: this.colors, jobId });
+      // Live, views that need the whole match (Ostibot's fog of war) are left out: no job id.
+      this.renderer = game.create(replay, { seatColors: this.colors, jobId: live ? null : jobId });
       this.last = replay.frames.length - 1;
       this.index = 0;
       this.options = {};
@@ -304,6 +328,45 @@
       });
       this.chart = new ScoresChart(this.chartCanvas, series, this.colors);
       this.series = series;
+      this.markLast();
+    }
+
+    /** Tells the page (and its tests) how many frames there are and which is last. */
+    markLast() {
+      this.root.dataset.frames = String(this.replay.frames.length);
+      this.root.dataset.lastFrame = fingerprint(this.replay.lastFrameText || "");
+    }
+
+    /**
+     * Live: frames arrived (and maybe the footer). The renderer and the chart take them
+     * in; a viewer at the newest frame follows on to the new newest.
+     */
+    grow() {
+      const previousLast = this.last;
+      this.last = this.replay.frames.length - 1;
+      if (this.last > previousLast) {
+        if (this.renderer.grow) this.renderer.grow(previousLast + 1);
+        for (let index = previousLast + 1; index <= this.last; index += 1) {
+          this.renderer.scores(index).forEach((score, seat) => {
+            if (this.series[seat]) this.series[seat][index] = score;
+          });
+        }
+        this.scrub.max = String(this.last);
+        this.frameTotal.textContent = ` of ${this.replay.frames.length}`;
+        this.chart.invalidate();
+        this.chart.resize(Math.floor(this.scoresBox.clientWidth));
+        this.markLast();
+      }
+      if (this.index === previousLast && !this.playing) return this.show(this.last);
+      this.forwardButton.disabled = this.index === this.last;
+      return Promise.resolve();
+    }
+
+    /** Live: the match's stream is over, `why` in words. */
+    liveEnded(why) {
+      this.liveBadge.textContent = why;
+      this.liveBadge.classList.add("viewer-live-over");
+      this.root.dataset.liveLastFrame = this.root.dataset.lastFrame;
     }
 
     build(cutOff) {
@@ -314,7 +377,7 @@
           "This replay was written before replays recorded the state before the first step (format 1): " +
           "what the first frame changed is not shown."));
       }
-      if (!replay.footer) {
+      if (!replay.footer && !this.live) {
         const cut = cutOff ? " and its last line is cut off" : "";
         notices.push(el("p", { class: "viewer-notice", dataset: { testid: "replay-truncated" } },
           `This replay ends early, at frame ${replay.frames.length}: it has no footer${cut}, so the rest of the match is missing.`));
@@ -337,8 +400,10 @@
 
       this.turn = el("span", { class: "viewer-frame", dataset: { testid: "turn", frame: "0" } }, "1");
       this.stepText = el("span", { class: "viewer-step" });
+      this.frameTotal = document.createTextNode(` of ${replay.frames.length}`);
       const position = el("span", { class: "viewer-position" },
-        "Frame ", this.turn, ` of ${replay.frames.length}`, this.stepText);
+        "Frame ", this.turn, this.frameTotal, this.stepText);
+      this.liveBadge = el("span", { class: "viewer-live", dataset: { testid: "live-badge" }, attrs: { role: "status" } }, "● Live");
 
       const optionControls = (this.renderer.controls || []).map((control) => {
         const select = el("select", { dataset: { testid: `control-${control.id}` } },
@@ -370,6 +435,7 @@
         el("div", { class: "viewer-controls" },
           el("div", { class: "viewer-buttons" }, this.playButton, this.pauseButton, this.backButton, this.forwardButton),
           position,
+          this.live ? this.liveBadge : null,
           el("label", { class: "viewer-option" }, "Speed", this.speed),
           ...optionControls),
         this.scrub,
@@ -490,6 +556,7 @@
     /** The last frame's closing lines: the outcome, or that the replay stops short. */
     ending() {
       const { footer } = this.replay;
+      if (!footer && this.live) return [{ text: "The match goes on: this is its newest frame.", bad: false }];
       if (!footer) return [{ text: "The replay ends here, before the match did (no footer).", bad: true }];
       const ranked = footer.outcome
         .map((outcome, seat) => ({ ...outcome, seat }))
@@ -581,6 +648,7 @@
   MatchFarm.viewReplay = async function (container, jobId) {
     const status = el("p", { class: "viewer-status", attrs: { role: "status" } }, "Loading the replay…");
     container.replaceChildren(status);
+    container.dataset.mode = "replay";
     const { replay, cutOff } = await loadReplay(jobId, ({ bytes, frames, setup }) => {
       const most = setup && setup.rules && Number(setup.rules.maxTurns);
       const of = most > 0 ? ` of at most ${MatchFarm.fmt.number(most)}` : "";
@@ -599,5 +667,101 @@
     viewer.layout();
     await viewer.show(0);
     return replay;
+  };
+
+  /** How long live lines are gathered before they are drawn: a fast match is drawn in steps. */
+  const LIVE_BATCH_MS = 50;
+
+  /**
+   * Shows the match `jobId`, still being played, in `container` as its lines arrive
+   * (`GET /api/matches/{jobId}/live`, Server-Sent Events: one line each, its id the
+   * line's number; `skipped`, `restart`, `end`). Calls `onEnd(reason)` once the stream
+   * is over: "end" (the match is over), "closed" (refused, or the server went away).
+   */
+  MatchFarm.viewLive = function (container, jobId, onEnd) {
+    const status = el("p", { class: "viewer-status", attrs: { role: "status" } }, "Waiting for a worker to start the match…");
+    container.replaceChildren(status);
+    container.dataset.mode = "live";
+    let parser = new ReplayParser();
+    let viewer = null;
+    let lastIndex = -1;
+    let skipped = 0;
+    let lines = [];
+    let work = Promise.resolve();
+    let scheduled = false;
+    let over = false;
+    const source = new EventSource(`/api/matches/${encodeURIComponent(jobId)}/live`);
+
+    /** Parses the lines gathered, then draws: the viewer is made once there is a frame. */
+    async function draw() {
+      scheduled = false;
+      const taken = lines;
+      lines = [];
+      for (const text of taken) parser.line(text);
+      if (viewer) return viewer.grow();
+      if (parser.frames.length === 0) {
+        if (parser.setup) status.textContent = "The match has begun: waiting for its first step…";
+        return undefined;
+      }
+      status.textContent = `Loading the ${parser.setup.game} viewer…`;
+      const game = await loadGame(parser.setup.game);
+      // The parser is the replay: frames and the footer appear in it as they arrive.
+      viewer = new Viewer(container, parser, game, false, jobId, true);
+      viewer.updateButtons();
+      viewer.layout();
+      return viewer.show(viewer.last);
+    }
+
+    function schedule(delay) {
+      if (scheduled) return;
+      scheduled = true;
+      work = work
+        .then(() => new Promise((resolve) => setTimeout(resolve, delay)))
+        .then(draw)
+        .catch((error) => MatchFarm.showError(error));
+    }
+
+    function end(reason) {
+      if (over) return;
+      over = true;
+      source.close();
+      work = work.then(() => {
+        if (viewer) viewer.liveEnded(reason === "end" ? "Over: loading its replay…" : "Live view closed");
+        else if (reason !== "end") status.textContent = "This match cannot be watched live now.";
+        onEnd(reason);
+      });
+    }
+
+    source.addEventListener("message", (event) => {
+      const index = Number(event.lastEventId);
+      // After a reconnection the server starts from the last line had; a repeat is skipped.
+      if (index <= lastIndex) return;
+      lastIndex = index;
+      lines.push(event.data);
+      schedule(LIVE_BATCH_MS);
+    });
+    source.addEventListener("skipped", (event) => {
+      skipped += Number(event.data) || 0;
+      container.dataset.skipped = String(skipped);
+    });
+    source.addEventListener("restart", () => {
+      // A new attempt at the match is played from its start: so is its view.
+      work = work.then(() => {
+        parser = new ReplayParser();
+        viewer = null;
+        lastIndex = -1;
+        lines = [];
+        container.replaceChildren(status);
+        status.textContent = "The match is being played again from its start (a new attempt)…";
+      });
+    });
+    source.addEventListener("end", () => {
+      schedule(0);
+      end("end");
+    });
+    source.addEventListener("error", () => {
+      // A refused stream (409, 429) is closed for good; a lost one reconnects by itself.
+      if (source.readyState === EventSource.CLOSED) end("closed");
+    });
   };
 })();

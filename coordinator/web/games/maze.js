@@ -104,10 +104,16 @@
           }
         }
       }
+      /** Takes frames from `start` on into `firstSeen` (live, frames arrive as the match goes). */
+      function revealFrom(start) {
+        for (let seat = 0; seat < copies; seat += 1) {
+          for (let index = start; index < frames.length; index += 1) reveal(seat, frames[index].state.copies[seat].hero, index);
+        }
+      }
       for (let seat = 0; seat < copies; seat += 1) {
         if (replay.initial) reveal(seat, replay.initial.copies[seat].hero, -1);
-        frames.forEach((frame, index) => reveal(seat, frame.state.copies[seat].hero, index));
       }
+      revealFrom(0);
 
       const name = (seat) => players[seat] ?? `seat ${seat}`;
       // Seat's copy as frame `index`'s step found it: the replay header's before the first
@@ -353,6 +359,7 @@
         scores(index) {
           return frames[index].state.copies.map((copy) => copy.hero.score);
         },
+        grow: revealFrom,
         events,
       };
     },
