@@ -69,6 +69,13 @@ impl CoordinatorProcess {
         self.get_json(&format!("/api/tournaments/{id}"))["progress"].clone()
     }
 
+    /// The process's resident memory now (`VmRSS`), in bytes.
+    pub fn resident_bytes(&self) -> u64 {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id())).expect("its /proc status");
+        let kib = status.lines().find_map(|line| line.strip_prefix("VmRSS:")).expect("a VmRSS line");
+        kib.trim().trim_end_matches("kB").trim().parse::<u64>().expect("a number of kB") << 10
+    }
+
     pub fn kill(mut self) {
         self.child.kill().expect("SIGKILL the coordinator");
         self.child.wait().expect("reap the coordinator");
