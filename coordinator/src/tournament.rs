@@ -1160,6 +1160,19 @@ image = "matchfarm/bot-botwars-random-py"
     }
 
     #[test]
+    fn a_broadcast_delay_is_kept_within_its_range_and_absent_from_the_content_when_none() {
+        let plain = resolve(BOTWARS).expect("valid");
+        assert_eq!(plain.live_delay_secs, 0);
+        let content = serde_json::to_string(&plain).expect("serialize");
+        assert!(!content.contains("live_delay_secs"), "ids of tournaments without one stay: {content}");
+        let delayed = resolve(&BOTWARS.replace("seed = 5", "seed = 5\nlive_delay_secs = 90")).expect("valid");
+        assert_eq!(delayed.live_delay_secs, 90);
+        assert_ne!(delayed.id, plain.id);
+        let error = resolve(&BOTWARS.replace("seed = 5", "seed = 5\nlive_delay_secs = 3601")).expect_err("too long");
+        assert!(error.to_string().contains("live_delay_secs: must be 0 to 3600, not 3601"), "{error}");
+    }
+
+    #[test]
     fn tournaments_that_take_submitted_bots_get_fresh_containers_unless_they_ask_for_reuse() {
         let submitted = BOTWARS.replace(
             "image = \"matchfarm/bot-botwars-random-py\"",

@@ -510,3 +510,61 @@ async fn frames_are_believed_only_from_the_worker_relaying_the_match_with_its_to
     stop.send_replace(true);
     relaying.await.expect("the relay task").expect("the relay ends cleanly");
 }
+
+/// `farm-coordinator run --web`, with no broker: its matches play live in its pages'
+/// hub, relayed in process, line for line as stored.
+#[test]
+fn run_web_shows_its_own_matches_live_without_a_broker() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let file = VINDINIUM.file(dir.path(), "live run web");
+    let data = dir.path().join("data");
+    let mut run = std::process::Command::new(support::COORDINATOR)
+        .arg("run")
+        .arg(&file)
+        .arg("--data")
+        .arg(&data)
+        .args(["--web", "127.0.0.1:0", "--keep-serving"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("farm-coordinator run starts");
+    let stderr = BufReader::new(run.stderr.take().expect("piped stderr"));
+    let mut lines = stderr.lines().map_while(Result::ok);
+    let address: SocketAddr = lines
+        .find_map(|line| line.strip_prefix("watch the run at http://").map(|rest| rest.trim_end_matches('/').to_owned()))
+        .expect("the run says where its pages are")
+        .parse()
+        .expect("an address");
+    // The rest of its stderr is drained, so that it never waits on a full pipe.
+    std::thread::spawn(move || lines.for_each(drop));
+    let get = |path: &str| -> serde_json::Value {
+        let (status, body) = http_get(address, path).expect("the run's pages answer");
+        assert_eq!(status, 200, "{path}: {body}");
+        serde_json::from_str(&body).expect("JSON")
+    };
+    let mut job = None;
+    eventually(Duration::from_secs(30), "the run's match is listed", || {
+        let tournaments = get("/api/tournaments");
+        let Some(id) = tournaments["tournaments"][0]["id"].as_str() else { return false };
+        job = get(&format!("/api/tournaments/{id}/matches"))["matches"][0]["job_id"].as_str().map(str::to_owned);
+        job.is_some()
+    });
+    let job = job.expect("a match");
+    let seen = Viewer::watch(address, &job).lines_to_the_end(Vec::new());
+    let mut key = None;
+    eventually(Duration::from_secs(60), "the run records the match", || {
+        key = get(&format!("/api/matches/{job}"))["result"]["replay_key"].as_str().map(str::to_owned);
+        key.is_some()
+    });
+    let storage = farm_runtime::storage::Storage::open(&farm_runtime::storage::StorageConfig::Local {
+        path: farm_coordinator::embedded::objects_path(&data),
+    })
+    .expect("the run's objects");
+    let runtime = tokio::runtime::Runtime::new().expect("a runtime");
+    let stored = runtime.block_on(farm_testkit::replay_lines(&storage, &key.expect("a replay key")));
+    assert_eq!(stored.len(), 302, "a header, 300 frames and a footer");
+    let texts: Vec<&String> = seen.iter().map(|(_, text)| text).collect();
+    assert!(texts.iter().zip(&stored).all(|(seen, stored)| *seen == stored) && texts.len() == stored.len());
+    run.kill().expect("stop the run's server");
+    run.wait().expect("reap it");
+}
