@@ -23,7 +23,7 @@ use std::time::Duration;
 use axum::response::sse::{Event, KeepAlive, Sse};
 use farm_proto::{WATCH_RENEW_SECS, WatchedMatch, limits};
 use farm_runtime::queue::BrokerError;
-use farm_worker::live::{FrameOutlet, LiveBoard, LiveFrame};
+use farm_worker::live::{FrameOutlet, LiveBoard, LiveLines};
 use futures_util::future::BoxFuture;
 use serde::{Deserialize, Serialize};
 use tokio::sync::watch;
@@ -387,6 +387,33 @@ impl Live {
         stream.offer(attempt, index, line, sender)
     }
 
+    /// Takes consecutive `lines` from number `index` (then the end, with `end`), as
+    /// [`Live::offer`] takes each; returns how many were kept, or why the rest were
+    /// refused.
+    pub fn offer_lines(
+        &self,
+        job_id: &str,
+        attempt: u32,
+        index: u64,
+        lines: Vec<Arc<str>>,
+        end: bool,
+        sender: Option<&str>,
+    ) -> Result<u64, &'static str> {
+        let (mut kept, next) = (0, index + lines.len() as u64);
+        for (line, number) in lines.into_iter().zip(index..) {
+            match self.offer(job_id, attempt, number, Some(line), sender) {
+                Offered::Kept => kept += 1,
+                Offered::Refused(reason) => return Err(reason),
+                Offered::Unwatched => return Ok(kept),
+                Offered::Duplicate => {}
+            }
+        }
+        if end && let Offered::Refused(reason) = self.offer(job_id, attempt, next, None, sender) {
+            return Err(reason);
+        }
+        Ok(kept)
+    }
+
     /// The matches watched now, each from the first line its stream still needs.
     pub fn watched(&self) -> Vec<WatchedMatch> {
         self.lock()
@@ -566,9 +593,10 @@ impl Watcher for InProcess {
 /// In process, the hub is the relays' outlet: nothing crosses a broker, so nothing is
 /// checked but the lines themselves.
 impl FrameOutlet for Live {
-    fn deliver(&self, frame: LiveFrame) -> BoxFuture<'_, Result<(), BrokerError>> {
-        if self.offer(&frame.job_id, frame.attempt, frame.index, frame.line, None) == Offered::Kept {
-            metrics::LIVE_FRAMES_RECEIVED.inc();
+    fn deliver(&self, lines: LiveLines) -> BoxFuture<'_, Result<(), BrokerError>> {
+        let LiveLines { job_id, attempt, index, lines, end, .. } = lines;
+        if let Ok(kept) = self.offer_lines(&job_id, attempt, index, lines, end, None) {
+            metrics::LIVE_FRAMES_RECEIVED.inc_by(kept);
         }
         Box::pin(async { Ok(()) })
     }

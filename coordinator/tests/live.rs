@@ -409,7 +409,7 @@ async fn frames_are_believed_only_from_the_worker_relaying_the_match_with_its_to
     use farm_coordinator::metrics::LIVE_FRAMES_REFUSED;
     use farm_coordinator::vouch::{AnswerKey, Answerable};
     use farm_proto::{ATTEMPT_HEADER, CONTROL_EXCHANGE, LINE_HEADER, LIVE_EXCHANGE, TOKEN_HEADER};
-    use farm_worker::live::{BrokerOutlet, FrameOutlet, LiveFrame};
+    use farm_worker::live::{BrokerOutlet, FrameOutlet, LiveLines};
     use lapin::options::{BasicPublishOptions, ConfirmSelectOptions, QueueBindOptions, QueueDeclareOptions};
     use lapin::types::{AMQPValue, FieldTable, LongString, ShortString};
     use lapin::{BasicProperties, Connection, ConnectionProperties};
@@ -445,12 +445,13 @@ async fn frames_are_believed_only_from_the_worker_relaying_the_match_with_its_to
     let token: Arc<str> = Arc::from(key.token(Answerable::Job("j-1")));
     let honest = Connection::connect(&vhost.worker_url("w-honest"), ConnectionProperties::default()).await.expect("in");
     let outlet = BrokerOutlet::open(&honest, "w-honest").await.expect("an outlet");
-    let frame = |index: u64, line: &str| LiveFrame {
+    let frame = |index: u64, line: &str| LiveLines {
         job_id: Arc::from("j-1"),
         token: Arc::clone(&token),
         attempt: 1,
         index,
-        line: Some(Arc::from(line)),
+        lines: vec![Arc::from(line)],
+        end: false,
     };
     outlet.deliver(frame(0, "{\"type\":\"header\"}")).await.expect("sent");
 
@@ -531,7 +532,9 @@ fn run_web_shows_its_own_matches_live_without_a_broker() {
     let stderr = BufReader::new(run.stderr.take().expect("piped stderr"));
     let mut lines = stderr.lines().map_while(Result::ok);
     let address: SocketAddr = lines
-        .find_map(|line| line.strip_prefix("watch the run at http://").map(|rest| rest.trim_end_matches('/').to_owned()))
+        .find_map(|line| {
+            line.strip_prefix("watch the run at http://").map(|rest| rest.trim_end_matches('/').to_owned())
+        })
         .expect("the run says where its pages are")
         .parse()
         .expect("an address");

@@ -8,7 +8,9 @@
 //! A match is relayed only while the coordinator watches it ([`LiveBoard::watch`],
 //! from its [`farm_proto::ControlMessage::Watch`], a lease it renews): a task of its own
 //! sends the kept lines through the board's [`FrameOutlet`] (the broker, or the
-//! coordinator itself in `farm-coordinator run`). A relay that falls behind skips the
+//! coordinator itself in `farm-coordinator run`), the lines gathered since its last
+//! message in one, at most one message every [`SEND_INTERVAL`]: a fast match costs a
+//! few dozen messages a second, not one a turn. A relay that falls behind skips the
 //! lines the buffer no longer holds (counted) instead of slowing the match; a match
 //! nobody watches sends nothing at all.
 
@@ -29,13 +31,18 @@ use tokio::time::Instant;
 
 use crate::metrics;
 
-/// Lines a relay takes from its match at a time: the runner waits for the lock no
-/// longer than it takes to clone these.
-const BATCH: usize = 64;
+/// The least time between two messages of one relay: what came meanwhile goes in the
+/// next. 50 a second is smoother than a viewer's eye and far fewer than a fast
+/// match's turns.
+pub const SEND_INTERVAL: Duration = Duration::from_millis(20);
+/// The most lines in one message, and about the most bytes (a single longer line goes
+/// alone): the runner waits for the lock no longer than it takes to clone these.
+const BATCH_LINES: usize = 1024;
+const BATCH_BYTES: usize = 256 << 10;
 
-/// One line of a match on its way to the viewers, or the end of its relay.
+/// Consecutive lines of a match on their way to the viewers, or the end of its relay.
 #[derive(Debug, Clone)]
-pub struct LiveFrame {
+pub struct LiveLines {
     /// The match's job id.
     pub job_id: Arc<str>,
     /// The delivery token of the job: what shows the coordinator that this worker was
@@ -43,23 +50,26 @@ pub struct LiveFrame {
     pub token: Arc<str>,
     /// The attempt at the job, from 1.
     pub attempt: u32,
-    /// The line's number in the replay, from 0 (the header); for the end, the number
-    /// the next line would have had.
+    /// The number of the first line in the replay, from 0 (the header); for the end,
+    /// the number the next line would have had.
     pub index: u64,
-    /// The line as the replay stores it; `None` ends the relay: the match is over.
-    pub line: Option<Arc<str>>,
+    /// The lines from `index` on, as the replay stores them; none at the end.
+    pub lines: Vec<Arc<str>>,
+    /// The relay's last message: the match is over.
+    pub end: bool,
 }
 
 /// Where relayed lines go.
 pub trait FrameOutlet: Send + Sync {
-    /// Sends `frame` on. An error ends the relay that sent it (the next watch starts
+    /// Sends `lines` on. An error ends the relay that sent them (the next watch starts
     /// another).
-    fn deliver(&self, frame: LiveFrame) -> BoxFuture<'_, Result<(), BrokerError>>;
+    fn deliver(&self, lines: LiveLines) -> BoxFuture<'_, Result<(), BrokerError>>;
 }
 
-/// The broker as an outlet: frames published to [`LIVE_EXCHANGE`], routed by job id,
-/// without confirms (a frame lost is skipped, never waited for), signed with the
-/// worker's broker user as RabbitMQ vouches for it.
+/// The broker as an outlet: one message per [`LiveLines`], its lines joined by
+/// newlines, published to [`LIVE_EXCHANGE`], routed by job id, without confirms (a
+/// message lost is skipped, never waited for), signed with the worker's broker user as
+/// RabbitMQ vouches for it.
 pub struct BrokerOutlet {
     channel: Channel,
     user_id: ShortString,
@@ -73,22 +83,22 @@ impl BrokerOutlet {
 }
 
 impl FrameOutlet for BrokerOutlet {
-    fn deliver(&self, frame: LiveFrame) -> BoxFuture<'_, Result<(), BrokerError>> {
+    fn deliver(&self, lines: LiveLines) -> BoxFuture<'_, Result<(), BrokerError>> {
         Box::pin(async move {
             let mut headers = FieldTable::default();
-            headers.insert(LINE_HEADER.into(), AMQPValue::LongLongInt(i64::try_from(frame.index).unwrap_or(i64::MAX)));
-            headers.insert(ATTEMPT_HEADER.into(), AMQPValue::LongLongInt(i64::from(frame.attempt)));
-            headers.insert(TOKEN_HEADER.into(), AMQPValue::LongString(LongString::from(frame.token.as_bytes())));
-            if frame.line.is_none() {
+            headers.insert(LINE_HEADER.into(), AMQPValue::LongLongInt(i64::try_from(lines.index).unwrap_or(i64::MAX)));
+            headers.insert(ATTEMPT_HEADER.into(), AMQPValue::LongLongInt(i64::from(lines.attempt)));
+            headers.insert(TOKEN_HEADER.into(), AMQPValue::LongString(LongString::from(lines.token.as_bytes())));
+            if lines.end {
                 headers.insert(END_HEADER.into(), AMQPValue::Boolean(true));
             }
             let properties = BasicProperties::default().with_user_id(self.user_id.clone()).with_headers(headers);
-            let body = frame.line.as_deref().map_or(&[][..], str::as_bytes);
+            let body = lines.lines.join("\n");
             let publish = self.channel.basic_publish(
                 LIVE_EXCHANGE.into(),
-                ShortString::from(&*frame.job_id),
+                ShortString::from(&*lines.job_id),
                 BasicPublishOptions::default(),
-                body,
+                body.as_bytes(),
                 properties,
             );
             tokio::time::timeout(BROKER_CALL, publish)
@@ -121,8 +131,9 @@ struct Lines {
 
 /// What a relay does next.
 enum Step {
-    /// Send these lines, having skipped this many the buffer no longer held.
-    Send(Vec<(u64, Arc<str>)>, u64),
+    /// Send these consecutive lines from this number, having skipped this many the
+    /// buffer no longer held.
+    Send(u64, Vec<Arc<str>>, u64),
     /// Everything is sent and the match is over: send the end.
     End(u64),
     /// Nothing to send: wait for a line or a renewal until then.
@@ -161,24 +172,31 @@ impl Lines {
             return Step::Lapsed;
         }
         let until = relay.until;
-        let mut lines = Vec::new();
+        // The header goes alone: the frames after it may not follow on from it.
         if *cursor == 0
             && let Some(header) = &self.header
         {
-            lines.push((0, Arc::clone(header)));
             *cursor = 1;
+            return Step::Send(0, vec![Arc::clone(header)], 0);
         }
         let skipped = if *cursor > 0 && *cursor < self.first { self.first - *cursor } else { 0 };
         *cursor += skipped;
+        let from = *cursor;
+        let mut lines = Vec::new();
         if *cursor >= self.first {
             let start = usize::try_from(*cursor - self.first).unwrap_or(usize::MAX);
-            for line in self.frames.iter().skip(start).take(BATCH - lines.len()) {
-                lines.push((*cursor, Arc::clone(line)));
+            let mut bytes = 0;
+            for line in self.frames.iter().skip(start).take(BATCH_LINES) {
+                if !lines.is_empty() && bytes + line.len() > BATCH_BYTES {
+                    break;
+                }
+                bytes += line.len();
+                lines.push(Arc::clone(line));
                 *cursor += 1;
             }
         }
         if !lines.is_empty() || skipped > 0 {
-            Step::Send(lines, skipped)
+            Step::Send(from, lines, skipped)
         } else if self.ended && *cursor >= self.next {
             self.relay = None;
             Step::End(self.next)
@@ -242,13 +260,14 @@ impl LiveMatch {
         self.lines.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    fn frame(&self, index: u64, line: Option<Arc<str>>) -> LiveFrame {
-        LiveFrame {
+    fn message(&self, index: u64, lines: Vec<Arc<str>>, end: bool) -> LiveLines {
+        LiveLines {
             job_id: Arc::clone(&self.job_id),
             token: Arc::clone(&self.token),
             attempt: self.attempt,
             index,
-            line,
+            lines,
+            end,
         }
     }
 }
@@ -260,19 +279,24 @@ async fn relay(live: Arc<LiveMatch>, outlet: Arc<dyn FrameOutlet>, mut cursor: u
     loop {
         let step = live.lock().step(&mut cursor, Instant::now());
         match step {
-            Step::Send(lines, skipped) => {
+            Step::Send(_, lines, skipped) if lines.is_empty() => metrics::LIVE_FRAMES_SKIPPED.inc_by(skipped),
+            Step::Send(from, lines, skipped) => {
                 metrics::LIVE_FRAMES_SKIPPED.inc_by(skipped);
-                for (index, line) in lines {
-                    if let Err(error) = outlet.deliver(live.frame(index, Some(line))).await {
-                        tracing::warn!(job = %live.job_id, %error, "a live relay stopped");
-                        live.lock().relay = None;
-                        return;
-                    }
-                    metrics::LIVE_FRAMES_SENT.inc();
+                let sent = lines.len() as u64;
+                let next_send = Instant::now() + SEND_INTERVAL;
+                if let Err(error) = outlet.deliver(live.message(from, lines, false)).await {
+                    tracing::warn!(job = %live.job_id, %error, "a live relay stopped");
+                    live.lock().relay = None;
+                    return;
+                }
+                metrics::LIVE_FRAMES_SENT.inc_by(sent);
+                // What comes meanwhile waits for the next message, unless the match ends.
+                if !live.lock().ended {
+                    tokio::time::sleep_until(next_send).await;
                 }
             }
             Step::End(index) => {
-                if let Err(error) = outlet.deliver(live.frame(index, None)).await {
+                if let Err(error) = outlet.deliver(live.message(index, Vec::new(), true)).await {
                     tracing::warn!(job = %live.job_id, %error, "a live relay's end was not sent");
                 }
                 return;
@@ -428,18 +452,25 @@ mod tests {
 
     /// An outlet that keeps what it is given.
     #[derive(Default)]
-    struct Kept(Mutex<Vec<LiveFrame>>);
+    struct Kept(Mutex<Vec<LiveLines>>);
 
     impl FrameOutlet for Kept {
-        fn deliver(&self, frame: LiveFrame) -> BoxFuture<'_, Result<(), BrokerError>> {
-            self.0.lock().expect("kept").push(frame);
+        fn deliver(&self, lines: LiveLines) -> BoxFuture<'_, Result<(), BrokerError>> {
+            self.0.lock().expect("kept").push(lines);
             Box::pin(async { Ok(()) })
         }
     }
 
     impl Kept {
+        /// Each line's number as it was sent, and `None` for the end.
         fn indices(&self) -> Vec<Option<u64>> {
-            self.0.lock().expect("kept").iter().map(|frame| frame.line.as_ref().map(|_| frame.index)).collect()
+            let kept = self.0.lock().expect("kept");
+            kept.iter()
+                .flat_map(|message| {
+                    let lines = (message.index..).take(message.lines.len()).map(Some);
+                    lines.chain(message.end.then_some(None))
+                })
+                .collect()
         }
     }
 
@@ -447,11 +478,9 @@ mod tests {
         vec![WatchedMatch { job_id: job_id.into(), from }]
     }
 
-    /// Lets the relay task run until it waits.
+    /// Lets the relay task run until it waits, its send interval over.
     async fn settle() {
-        for _ in 0..20 {
-            tokio::task::yield_now().await;
-        }
+        tokio::time::sleep(SEND_INTERVAL * 10).await;
     }
 
     #[tokio::test(start_paused = true)]
@@ -473,9 +502,11 @@ mod tests {
         drop(play);
         settle().await;
         assert_eq!(kept.indices().last(), Some(&None), "the end follows the last line");
-        let frames = kept.0.lock().expect("kept");
-        assert!(frames.iter().all(|frame| &*frame.token == "token" && frame.attempt == 1));
-        assert_eq!(frames[3].line.as_deref(), Some("frame 3"));
+        let messages = kept.0.lock().expect("kept");
+        assert!(messages.iter().all(|message| &*message.token == "token" && message.attempt == 1));
+        let texts: Vec<&str> = messages.iter().flat_map(|message| message.lines.iter().map(|line| &**line)).collect();
+        assert_eq!(texts, ["header", "frame 1", "frame 2", "frame 3"]);
+        assert_eq!(messages.len(), 4, "the header, frames 1 and 2 together, frame 3, the end");
     }
 
     #[tokio::test(start_paused = true)]

@@ -19,7 +19,7 @@ use lapin::types::{AMQPValue, FieldTable, ShortString};
 use lapin::{BasicProperties, Channel, Connection};
 use tokio::sync::watch;
 
-use super::{Live, Offered, Watcher, keep_watching};
+use super::{Live, Watcher, keep_watching};
 use crate::metrics;
 use crate::vouch::{AnswerKey, Answerable};
 
@@ -78,19 +78,17 @@ fn receive(live: &Live, key: &AnswerKey, delivery: &Delivery) {
     if !key.holds(Answerable::Job(job_id), &token) {
         return refuse("token");
     }
-    let line = if matches!(header(END_HEADER), Some(AMQPValue::Boolean(true))) {
-        None
-    } else {
-        match std::str::from_utf8(&delivery.data) {
-            Ok(line) => Some(Arc::from(line)),
-            Err(_) => return refuse("malformed"),
-        }
-    };
+    let end = matches!(header(END_HEADER), Some(AMQPValue::Boolean(true)));
+    // The lines of one message, joined by newlines; none in the end's.
+    let Ok(text) = std::str::from_utf8(&delivery.data) else { return refuse("malformed") };
+    let lines: Vec<Arc<str>> = if text.is_empty() { Vec::new() } else { text.split('\n').map(Arc::from).collect() };
+    if lines.is_empty() && !end {
+        return refuse("malformed");
+    }
     let attempt = u32::try_from(attempt).unwrap_or(u32::MAX);
-    match live.offer(job_id, attempt, index, line, Some(sender)) {
-        Offered::Kept => metrics::LIVE_FRAMES_RECEIVED.inc(),
-        Offered::Refused(reason) => refuse(reason),
-        Offered::Unwatched | Offered::Duplicate => {}
+    match live.offer_lines(job_id, attempt, index, lines, end, Some(sender)) {
+        Ok(kept) => metrics::LIVE_FRAMES_RECEIVED.inc_by(kept),
+        Err(reason) => refuse(reason),
     }
 }
 
