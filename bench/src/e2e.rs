@@ -56,6 +56,11 @@ pub struct Services {
 }
 
 impl Services {
+    /// RabbitMQ's AMQP URL and management API, when both are configured.
+    pub fn amqp(&self) -> Option<(&str, &str)> {
+        self.amqp_url.as_deref().zip(self.rabbitmq_mgmt.as_deref())
+    }
+
     /// The storage variables every process gets: S3 when configured, else a local
     /// directory they share.
     fn storage_env(&self, dir: &Path) -> Vec<(&'static str, String)> {
@@ -129,16 +134,19 @@ fn base64(bytes: &[u8]) -> String {
 
 /// A RabbitMQ virtual host of one run, deleted when the run ends, with its workers'
 /// identities.
-struct Vhost {
+pub struct Vhost {
     management: String,
     credentials: String,
     name: String,
-    url: String,
+    /// The AMQP URL that reaches it as the run's administrator.
+    pub url: String,
     workers: Vec<String>,
 }
 
 impl Vhost {
-    async fn create(amqp_url: &str, management: &str, name: String) -> anyhow::Result<Self> {
+    /// Creates the virtual host `name` on the broker of `amqp_url`, through its
+    /// management API at `management`.
+    pub async fn create(amqp_url: &str, management: &str, name: String) -> anyhow::Result<Self> {
         let rest = amqp_url.strip_prefix("amqp://").ok_or_else(|| anyhow::anyhow!("not an amqp:// URL"))?;
         let (credentials, _) = rest.split_once('@').unwrap_or(("guest:guest", rest));
         let management = management.trim_start_matches("http://").trim_end_matches('/').to_owned();
@@ -168,14 +176,15 @@ impl Vhost {
 
     /// The AMQP URL of the worker `name`, signed in as an identity of its own (as
     /// `farm-coordinator workers add` makes them), revoked with the virtual host.
-    async fn worker_url(&mut self, name: &str) -> anyhow::Result<String> {
+    pub async fn worker_url(&mut self, name: &str) -> anyhow::Result<String> {
         let password = self.identities().add_worker(name).await?;
         self.workers.push(name.to_owned());
         let (_, host) = self.url.split_once('@').ok_or_else(|| anyhow::anyhow!("no user in {}", self.url))?;
         Ok(format!("amqp://{name}:{password}@{host}"))
     }
 
-    async fn delete(self) {
+    /// Revokes its workers' identities and deletes it.
+    pub async fn delete(self) {
         let identities = self.identities();
         for worker in &self.workers {
             if let Err(error) = identities.revoke_worker(worker).await {

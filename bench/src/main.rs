@@ -11,6 +11,8 @@
 //! - [`coordinator`]: scheduling, inserting and publishing a large round robin, and
 //!   results ingested per second;
 //! - [`sprt`]: the SPRT's error rates and lengths, simulated;
+//! - [`live`]: what relaying matches live costs a worker: off, on and unwatched, on
+//!   and watched through RabbitMQ;
 //! - [`report`]: the JSON document and the table; [`bots`]: the bots they use.
 //!
 //! It drives the engine's, the worker's and the coordinator's libraries, and starts the
@@ -21,6 +23,7 @@ mod bots;
 mod coordinator;
 mod e2e;
 mod engine;
+mod live;
 mod overhead;
 mod report;
 mod roundtrip;
@@ -70,11 +73,20 @@ enum Section {
     Coordinator,
     /// The SPRT's error rates and lengths, simulated.
     Sprt,
+    /// Worker CPU per match and turn round trip with live relaying off, unwatched, watched.
+    Live,
 }
 
 impl Section {
-    const ALL: [Section; 6] =
-        [Section::Engine, Section::Roundtrip, Section::Overhead, Section::E2e, Section::Coordinator, Section::Sprt];
+    const ALL: [Section; 7] = [
+        Section::Engine,
+        Section::Roundtrip,
+        Section::Overhead,
+        Section::E2e,
+        Section::Coordinator,
+        Section::Sprt,
+        Section::Live,
+    ];
 
     fn name(self) -> &'static str {
         match self {
@@ -84,6 +96,7 @@ impl Section {
             Section::E2e => "e2e",
             Section::Coordinator => "coordinator",
             Section::Sprt => "sprt",
+            Section::Live => "live",
         }
     }
 }
@@ -139,6 +152,14 @@ async fn run_section(section: Section, cli: &Cli) -> anyhow::Result<Figures> {
             figures
         }
         Section::Sprt => sprt::run(if quick { 20 } else { 4000 }),
+        Section::Live => {
+            let plan = if quick {
+                live::Plan { rounds: 1, matches: 2, turns: 200 }
+            } else {
+                live::Plan { rounds: 10, matches: 5, turns: 1000 }
+            };
+            live::run(&cli.services, &plan).await
+        }
     }
 }
 
