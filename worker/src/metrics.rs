@@ -348,7 +348,7 @@ pub static JOB_CHANNELS_REOPENED: LazyLock<IntCounter> = LazyLock::new(|| {
     )
 });
 
-/// Matches being relayed live to viewers now ([`crate::live`]).
+/// Matches being relayed live to viewers now (`live.rs`).
 pub static LIVE_RELAYS: LazyLock<IntGauge> = LazyLock::new(|| {
     register(
         IntGauge::new("farm_worker_live_relays", "Matches being relayed live to viewers now.")

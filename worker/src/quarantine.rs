@@ -1,6 +1,6 @@
 //! Quarantine: the coordinator, finding a worker's results untrustworthy (its audits
 //! mismatch, or its sandbox keeps failing its matches), tells every worker
-//! through the `farm.control` fanout exchange ([`crate::control`]); the one named stops
+//! through the `farm.control` fanout exchange (heard in `control.rs`); the one named stops
 //! taking match and audit jobs, finishes what it holds, and says why on `/healthz` and
 //! in `farm_worker_quarantined`. It stays so until it is restarted.
 
