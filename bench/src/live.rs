@@ -81,7 +81,9 @@ pub async fn run(services: &Services, plan: &Plan) -> anyhow::Result<Figures> {
     let (red, blue) = match (echo("red"), echo("blue")) {
         (Ok(red), Ok(blue)) => (red, blue),
         (Err(why), _) | (_, Err(why)) => {
-            figures.skipped("live", &why);
+            for mode in Mode::ALL {
+                figures.skipped(mode.name(), &why);
+            }
             return Ok(figures);
         }
     };
@@ -102,8 +104,8 @@ pub async fn run(services: &Services, plan: &Plan) -> anyhow::Result<Figures> {
             on.connect(Some(Arc::clone(outlet)));
             modes.push(Mode::Watched);
         }
-        Some((_, Err(error))) => figures.skipped("live.watched", &format!("RabbitMQ: {error}")),
-        None => figures.skipped("live.watched", "RabbitMQ is not configured (FARM_TEST_AMQP_URL)"),
+        Some((_, Err(error))) => figures.skipped(Mode::Watched.name(), &format!("RabbitMQ: {error}")),
+        None => figures.skipped(Mode::Watched.name(), "RabbitMQ is not configured (FARM_TEST_AMQP_URL)"),
     }
     let mut spent = [Spent::default(); 3];
     let rules = serde_json::json!({ "maxTurns": plan.turns });
@@ -150,8 +152,8 @@ pub async fn run(services: &Services, plan: &Plan) -> anyhow::Result<Figures> {
         let name = mode.name();
         let cpu_ms = total.cpu.as_secs_f64() * 1000.0 / f64::from(total.matches);
         let turn_us = total.wall.as_secs_f64() * 1e6 / total.turns as f64;
-        figures.number(&format!("live.{name}.worker_cpu_per_match_ms"), cpu_ms, "ms");
-        figures.number(&format!("live.{name}.turn_round_trip_us"), turn_us, "µs");
+        figures.number(&format!("{name}.worker_cpu_per_match_ms"), cpu_ms, "ms");
+        figures.number(&format!("{name}.turn_round_trip_us"), turn_us, "µs");
     }
     let off = spent[0];
     for (index, mode) in [(1, Mode::Unwatched), (2, Mode::Watched)] {
@@ -160,8 +162,8 @@ pub async fn run(services: &Services, plan: &Plan) -> anyhow::Result<Figures> {
             let per_match = |spent: Spent, of: fn(&Spent) -> f64| of(&spent) / f64::from(spent.matches);
             let cpu = per_match(other, |s| s.cpu.as_secs_f64()) / per_match(off, |s| s.cpu.as_secs_f64());
             let turn = (other.wall.as_secs_f64() / other.turns as f64) / (off.wall.as_secs_f64() / off.turns as f64);
-            figures.ratio(&format!("live.{}_vs_off.worker_cpu", mode.name()), cpu);
-            figures.ratio(&format!("live.{}_vs_off.turn_round_trip", mode.name()), turn);
+            figures.ratio(&format!("{}_vs_off.worker_cpu", mode.name()), cpu);
+            figures.ratio(&format!("{}_vs_off.turn_round_trip", mode.name()), turn);
         }
     }
     if let Some((vhost, prepared)) = broker {

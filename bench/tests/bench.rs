@@ -1,4 +1,5 @@
-//! `farm-bench --quick` runs its sections that need no broker (Docker ones included) and
+//! `farm-bench --quick` runs its sections that need no broker (Docker ones included; the
+//! live section's watched part when RabbitMQ is configured, as in scripts/test) and
 //! writes a report in which every expected figure is there and positive. (No timing thresholds: the
 //! figures depend on the machine; only their presence and sign are checked.)
 
@@ -37,7 +38,7 @@ fn a_quick_run_reports_every_figure_of_its_sections() {
     let dir = tempfile::tempdir().expect("temp dir");
     let out = dir.path().join("report.json");
     let output = Command::new(FARM_BENCH)
-        .args(["--quick", "--only", "engine,roundtrip,overhead,coordinator,sprt", "--out"])
+        .args(["--quick", "--only", "engine,roundtrip,overhead,coordinator,sprt,live", "--out"])
         .arg(&out)
         .output()
         .expect("farm-bench runs");
@@ -48,7 +49,7 @@ fn a_quick_run_reports_every_figure_of_its_sections() {
     assert_eq!(report["quick"], true);
     positive(&report, "cores");
     let sections = &report["sections"];
-    assert_eq!(sections.as_object().map(|s| s.len()), Some(5), "only the sections asked for: {sections}");
+    assert_eq!(sections.as_object().map(|s| s.len()), Some(6), "only the sections asked for: {sections}");
     // The simulated SPRT: every row's rates are shares of its runs.
     for (table, rows) in [("two_player", 5), ("paired_4_seats", 5)] {
         let rows: Vec<&Value> = (0..rows).map(|row| &sections["sprt"][table][format!("row_{row}")]).collect();
@@ -108,4 +109,14 @@ fn a_quick_run_reports_every_figure_of_its_sections() {
         positive(sections, &format!("coordinator.{figure}"));
     }
     assert_eq!(number(sections, "coordinator.jobs"), 100.0 * 99.0, "a round robin of 100 bots, ordered pairs");
+    let live = ["worker_cpu_per_match_ms", "turn_round_trip_us"];
+    figures(sections, "live.off", &live);
+    figures(sections, "live.unwatched", &live);
+    positive(sections, "live.unwatched_vs_off.worker_cpu");
+    if std::env::var_os("FARM_TEST_AMQP_URL").is_some() {
+        figures(sections, "live.watched", &live);
+        positive(sections, "live.watched_vs_off.turn_round_trip");
+    } else {
+        assert!(sections["live"]["watched"]["skipped"].as_str().is_some_and(|why| why.contains("RabbitMQ")));
+    }
 }
