@@ -108,12 +108,15 @@ impl<S: Sandbox> JobPlayer<S> {
         let game = started.game().name();
         let replay_key = keys.replay();
         let mut upload = self.storage.replay_upload(&replay_key);
-        // Its viewers see the match end once its replay is stored.
         let live = self.live.open(&job.job_id, &delivered.token, keys.attempt());
         let io = MatchIo { replay: &mut upload, on_step: |_, _| {}, stop, live: live.as_ref().map(LivePlay::tap) };
         let report = started.play(&self.options, io).await?;
         upload.shutdown().await.map_err(RunError::Replay)?;
-        drop(live);
+        // Its viewers see the match end once its replay is stored; an attempt that fails
+        // before (to be tried again) ends its relay with no end.
+        if let Some(live) = live {
+            live.finish();
+        }
 
         metrics::MATCH_DURATION.with_label_values(&[game]).observe(report.elapsed_ms as f64 / 1000.0);
         if let Ok(size) = self.storage.size(&replay_key).await {
