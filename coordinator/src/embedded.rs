@@ -222,7 +222,8 @@ async fn run_in<S: Sandbox + Clone + Send + Sync + 'static>(
     };
     let watching = options.live.clone().map(|live| {
         let (mut watcher, mut stop) = (InProcess::connect(board.clone(), &live), stop.clone());
-        tokio::spawn(async move { live::keep_watching(&live, &mut watcher, &mut stop).await })
+        let ledger = ledger.clone();
+        tokio::spawn(async move { live::keep_watching(&live, &mut watcher, &ledger, &mut stop).await })
     });
     let player = JobPlayer { sandbox, storage, options: options.runner.clone(), live: board };
     let jobs_rx = Arc::new(Mutex::new(jobs_rx));

@@ -7,21 +7,23 @@
 //! lines (from the first, for the viewers who came late) until the watch lapses
 //! ([`farm_proto::WATCH_LEASE_SECS`]; renewed by [`keep_watching`]). The stream keeps
 //! the header and the newest lines within [`LiveSettings::buffer_mib`]; each viewer
-//! reads it at its own pace from a cursor, so a viewer that reads nothing holds no
-//! memory of its own, and one that falls behind the buffer skips what it let go
-//! (told, and counted). Every limit answers 429 naming its key.
+//! reads it at its own pace from a cursor, so a viewer that reads nothing holds at most
+//! one batch of shared lines (about 256 KiB), and one that falls behind the buffer skips
+//! what it let go (told, and counted). A stream ends with its match's end, or once the
+//! ledger has the match's answer and its lines stopped. Every limit answers 429 naming
+//! its key.
 //!
 //! The lines come from the broker ([`relay_from_broker`], which checks who sent them
 //! first) or, in `farm-coordinator run`, from the in-process workers'
 //! board directly ([`InProcess`]).
 
-use std::collections::{HashMap, HashSet, VecDeque};
+use std::collections::{HashMap, VecDeque};
 use std::convert::Infallible;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
 use axum::response::sse::{Event, KeepAlive, Sse};
-use farm_proto::{WATCH_RENEW_SECS, WatchedMatch, limits};
+use farm_proto::{WATCH_LEASE_SECS, WATCH_RENEW_SECS, WatchedMatch, limits};
 use farm_runtime::queue::BrokerError;
 use farm_worker::live::{FrameOutlet, LiveBoard, LiveLines};
 use futures_util::future::BoxFuture;
@@ -29,14 +31,22 @@ use serde::{Deserialize, Serialize};
 use tokio::sync::watch;
 use tokio::time::Instant;
 
+use crate::ledger::{JobState, Ledger};
 use crate::metrics;
 
 mod broker;
 
 pub use broker::relay_from_broker;
 
-/// Events a viewer is sent at a time before the stream is read again.
-const BATCH: usize = 64;
+/// Lines a viewer is sent at a time before the stream is read again, and about the
+/// most bytes (a longer line goes alone): what a viewer that stops reading holds.
+const BATCH_LINES: usize = 64;
+const BATCH_BYTES: usize = 256 << 10;
+/// How long a match's stream stays open after the ledger has its answer and no line
+/// came: the relay's last lines may still be on their way.
+const QUIET_AFTER_ANSWER: Duration = Duration::from_secs(2);
+/// A relay silent this long is gone: another worker's later attempt may take over.
+const SILENT_RELAY: Duration = Duration::from_secs(WATCH_LEASE_SECS);
 
 /// How many may watch, and how much is kept for them (`[live]`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -95,6 +105,9 @@ pub enum Offered {
     Unwatched,
     /// A line the stream has already.
     Duplicate,
+    /// A line before the header the stream is built from: dropped, and asked for
+    /// again by the next watch (which starts from the stream's next line, 0).
+    Early,
     /// Refused, for this reason (a [`metrics::LIVE_FRAMES_REFUSED`] label).
     Refused(&'static str),
 }
@@ -123,6 +136,8 @@ struct Lines {
     ended: Option<Instant>,
     /// The broker user relaying this match, once one is believed.
     sender: Option<String>,
+    /// When its last line came.
+    last_at: Option<Instant>,
     viewers: usize,
 }
 
@@ -146,12 +161,8 @@ pub enum Shown {
 
 /// What a viewer reads next.
 enum Read {
-    /// These lines, after skipping this many the buffer let go.
-    Lines(Vec<(u64, Arc<str>)>, u64),
-    /// A later attempt started over: so does the viewer.
-    Restart,
-    /// The match is over and the viewer has had every line.
-    End,
+    /// Shown now.
+    Show(Shown),
     /// Nothing yet: wait for the stream to grow, or until then (a delayed line).
     Wait(Option<Instant>),
 }
@@ -160,6 +171,9 @@ enum Read {
 #[derive(Debug)]
 pub struct Stream {
     job_id: String,
+    /// Which stream of its match this is: a match watched again gets a new one, which
+    /// its worker is told to relay from the start.
+    serial: u64,
     delay: Duration,
     budget: usize,
     lines: Mutex<Lines>,
@@ -172,13 +186,27 @@ impl Stream {
         self.lines.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// Takes line `index` of attempt `attempt` (`None`: the end) from `sender`.
+    /// Takes line `index` of attempt `attempt` (`None`: the end) from `sender`. A
+    /// stream is built from its header: a later attempt, or a line before the header,
+    /// waits for one. A later attempt is believed from the worker relaying the current
+    /// one, or from another once the current one is over or its relay silent for a
+    /// watch's lease (a worker that held an earlier delivery of the job still holds its
+    /// token, and must not take a match's stream from the worker playing it).
     fn offer(&self, attempt: u32, index: u64, line: Option<Arc<str>>, sender: Option<&str>) -> Offered {
         let mut lines = self.lock();
+        let now = Instant::now();
         if attempt < lines.attempt {
             return Offered::Refused("stale");
         }
         if attempt > lines.attempt {
+            if index != 0 || line.is_none() {
+                return Offered::Early;
+            }
+            let silent = lines.last_at.is_none_or(|at| now.duration_since(at) >= SILENT_RELAY);
+            let relaying = lines.sender.as_deref();
+            if !(relaying.is_none() || relaying == sender || lines.ended.is_some() || silent) {
+                return Offered::Refused("sender");
+            }
             // A new attempt is played from its first line: what the last one showed goes.
             let viewers = lines.viewers;
             let generation = lines.generation + u64::from(lines.attempt > 0);
@@ -189,13 +217,16 @@ impl Stream {
             (None, Some(sender)) => lines.sender = Some(sender.to_owned()),
             _ => {}
         }
-        if index < lines.next || lines.ended.is_some() {
+        if lines.ended.is_some() || index < lines.next {
             return Offered::Duplicate;
+        }
+        if lines.header.is_none() && index != 0 {
+            return Offered::Early;
         }
         if index > lines.next {
             metrics::LIVE_FRAMES_DROPPED.with_label_values(&["relay"]).inc_by(index - lines.next);
         }
-        let now = Instant::now();
+        lines.last_at = Some(now);
         match line {
             None => {
                 // The end is no line: the next one expected stays where it is.
@@ -222,52 +253,71 @@ impl Stream {
         Offered::Kept
     }
 
+    /// Its match, from the first line it still needs.
+    fn watched(&self) -> WatchedMatch {
+        WatchedMatch { job_id: self.job_id.clone(), from: self.lock().next }
+    }
+
+    /// Whether its match's end came.
+    fn is_over(&self) -> bool {
+        self.lock().ended.is_some()
+    }
+
+    /// The ledger has the match's answer: unless its end came, the stream ends once no
+    /// line came for [`QUIET_AFTER_ANSWER`] (a relay that lapsed, a worker gone, a
+    /// match dead-lettered would leave it open for good).
+    fn conclude(&self, now: Instant) {
+        let mut lines = self.lock();
+        if lines.ended.is_none() && lines.last_at.is_none_or(|at| now.duration_since(at) >= QUIET_AFTER_ANSWER) {
+            lines.ended = Some(now);
+            drop(lines);
+            self.grown.send_modify(|version| *version += 1);
+        }
+    }
+
     /// What the viewer at `cursor` reads next, moving it on.
     fn read(&self, cursor: &mut Cursor, now: Instant) -> Read {
         let lines = self.lock();
         if cursor.generation != lines.generation {
             *cursor = Cursor { generation: lines.generation, next: 0 };
-            return Read::Restart;
+            return Read::Show(Shown::Restart);
         }
         let shown = |kept: &Kept| kept.at + self.delay <= now;
-        let mut out = Vec::new();
-        if cursor.next == 0 {
-            match &lines.header {
-                Some(header) if shown(header) => {
-                    out.push((0, Arc::clone(&header.line)));
-                    cursor.next = 1;
-                }
-                Some(header) => return Read::Wait(Some(header.at + self.delay)),
-                None if lines.frames.is_empty() => return Read::Wait(None),
-                // The header never came (the relay began after the buffer let it go): on.
-                None => cursor.next = 1,
+        let (mut out, mut bytes, mut skipped, mut waiting) = (Vec::new(), 0, 0, None);
+        if cursor.next == 0
+            && let Some(header) = &lines.header
+        {
+            if !shown(header) {
+                return Read::Wait(Some(header.at + self.delay));
             }
+            out.push((0, Arc::clone(&header.line)));
+            bytes += header.line.len();
+            cursor.next = 1;
         }
-        let first = lines.frames.front().map_or(cursor.next, |kept| kept.index);
-        let skipped = first.saturating_sub(cursor.next);
-        cursor.next += skipped;
         let start = lines.frames.partition_point(|kept| kept.index < cursor.next);
-        let mut waiting = None;
         for kept in lines.frames.iter().skip(start) {
-            if out.len() == BATCH {
+            if out.len() == BATCH_LINES || (!out.is_empty() && bytes + kept.line.len() > BATCH_BYTES) {
                 break;
             }
             if !shown(kept) {
                 waiting = Some(kept.at + self.delay);
                 break;
             }
+            // Lines between: the buffer let them go, or they never came.
+            skipped += kept.index - cursor.next;
             out.push((kept.index, Arc::clone(&kept.line)));
+            bytes += kept.line.len();
             cursor.next = kept.index + 1;
         }
-        if !out.is_empty() || skipped > 0 {
-            return Read::Lines(out, skipped);
+        if !out.is_empty() {
+            return Read::Show(Shown::Lines(out, skipped));
         }
         if waiting.is_some() {
             return Read::Wait(waiting);
         }
         // Every line kept is read: the end, once it is shown.
         match lines.ended {
-            Some(at) if at + self.delay <= now => Read::End,
+            Some(at) if at + self.delay <= now => Read::Show(Shown::End),
             Some(at) => Read::Wait(Some(at + self.delay)),
             None => Read::Wait(None),
         }
@@ -278,6 +328,8 @@ impl Stream {
 struct HubState {
     streams: HashMap<String, Arc<Stream>>,
     viewers: usize,
+    /// The last stream's serial.
+    serial: u64,
 }
 
 /// The watched matches and their viewers; cheap to clone.
@@ -322,8 +374,10 @@ impl Live {
                     let what = "as many matches as may be are watched live";
                     return Err(refuse(limits::LIVE_STREAMS.key(), settings.streams, what));
                 }
+                state.serial += 1;
                 let stream = Arc::new(Stream {
                     job_id: job_id.to_owned(),
+                    serial: state.serial,
                     delay,
                     budget: settings.buffer_mib << 20,
                     lines: Mutex::default(),
@@ -405,7 +459,7 @@ impl Live {
                 Offered::Kept => kept += 1,
                 Offered::Refused(reason) => return Err(reason),
                 Offered::Unwatched => return Ok(kept),
-                Offered::Duplicate => {}
+                Offered::Duplicate | Offered::Early => {}
             }
         }
         if end && let Offered::Refused(reason) = self.offer(job_id, attempt, next, None, sender) {
@@ -416,11 +470,11 @@ impl Live {
 
     /// The matches watched now, each from the first line its stream still needs.
     pub fn watched(&self) -> Vec<WatchedMatch> {
-        self.lock()
-            .streams
-            .values()
-            .map(|stream| WatchedMatch { job_id: stream.job_id.clone(), from: stream.lock().next })
-            .collect()
+        self.streams().iter().map(|stream| stream.watched()).collect()
+    }
+
+    fn streams(&self) -> Vec<Arc<Stream>> {
+        self.lock().streams.values().map(Arc::clone).collect()
     }
 
     /// Changes when a match gains its first viewer or loses its last.
@@ -450,13 +504,12 @@ impl Viewer {
             // Marked seen before reading: a line offered after the read wakes the wait.
             self.grown.borrow_and_update();
             match self.stream.read(&mut self.cursor, Instant::now()) {
-                Read::Lines(lines, skipped) => {
+                Read::Show(Shown::Lines(lines, skipped)) => {
                     metrics::LIVE_FRAMES_DROPPED.with_label_values(&["viewer"]).inc_by(skipped);
                     metrics::LIVE_FRAMES_RELAYED.inc_by(lines.len() as u64);
                     return Shown::Lines(lines, skipped);
                 }
-                Read::Restart => return Shown::Restart,
-                Read::End => return Shown::End,
+                Read::Show(shown) => return shown,
                 Read::Wait(until) => {
                     let deadline = until.unwrap_or_else(|| Instant::now() + Duration::from_secs(3600));
                     tokio::select! {
@@ -470,38 +523,40 @@ impl Viewer {
     }
 
     /// This viewer as Server-Sent Events: a line each (`id`: its number), `skipped`
-    /// (how many), `restart`, and `end` last.
+    /// (how many), `restart`, and `end` last. A batch read waits as shared lines, each
+    /// made an event only when it is sent.
     pub fn into_sse(self) -> Sse<impl futures_util::Stream<Item = Result<Event, Infallible>>> {
         let events = futures_util::stream::unfold(
-            (self, VecDeque::new(), false),
+            (self, VecDeque::<(u64, Arc<str>)>::new(), false),
             |(mut viewer, mut queued, ended)| async move {
                 loop {
-                    if let Some(event) = queued.pop_front() {
+                    if let Some((index, line)) = queued.pop_front() {
+                        let event = Event::default().id(u64::to_string(&index)).data(&*line);
                         return Some((Ok(event), (viewer, queued, ended)));
                     }
                     if ended {
                         return None;
                     }
-                    match viewer.next().await {
-                        Shown::Lines(lines, skipped) => {
-                            if skipped > 0 {
-                                queued.push_back(Event::default().event("skipped").data(skipped.to_string()));
-                            }
-                            queued.extend(
-                                lines
-                                    .into_iter()
-                                    .map(|(index, line)| Event::default().id(index.to_string()).data(&*line)),
-                            );
+                    // Browsers drop an event without data: the others say what they are.
+                    let event = match viewer.next().await {
+                        Shown::Lines(lines, 0) => {
+                            queued.extend(lines);
+                            continue;
                         }
-                        // Browsers drop an event without data: these say what they are.
-                        Shown::Restart => queued.push_back(Event::default().event("restart").data("a new attempt")),
+                        Shown::Lines(lines, skipped) => {
+                            queued.extend(lines);
+                            Event::default().event("skipped").data(skipped.to_string())
+                        }
+                        // An empty id: a browser reconnecting asks for the new attempt from its start.
+                        Shown::Restart => Event::default().event("restart").id("").data("a new attempt"),
                         Shown::End => {
                             return Some((
                                 Ok(Event::default().event("end").data("the match is over")),
                                 (viewer, queued, true),
                             ));
                         }
-                    }
+                    };
+                    return Some((Ok(event), (viewer, queued, ended)));
                 }
             },
         );
@@ -521,16 +576,19 @@ pub trait Watcher {
 }
 
 /// Keeps `watcher` told which matches `live` watches: at once when one gains its first
-/// viewer or loses its last, and every [`WATCH_RENEW_SECS`] for all of them, until
-/// `stop`.
+/// viewer (or is watched again, by a new stream) or loses its last, and every
+/// [`WATCH_RENEW_SECS`] for all of them, until `stop`. At each renewal, the streams of
+/// matches the `ledger` has answered are concluded ([`Stream::conclude`]).
 pub async fn keep_watching(
     live: &Live,
     watcher: &mut impl Watcher,
+    ledger: &Ledger,
     stop: &mut watch::Receiver<bool>,
 ) -> Result<(), BrokerError> {
     let mut changes = live.changes();
     let mut renew = tokio::time::interval(Duration::from_secs(WATCH_RENEW_SECS));
-    let mut started: HashSet<String> = HashSet::new();
+    // Each match told of, and the serial of the stream it was told of for.
+    let mut started: HashMap<String, u64> = HashMap::new();
     loop {
         let renewing = tokio::select! {
             _ = renew.tick() => true,
@@ -543,21 +601,51 @@ pub async fn keep_watching(
             _ = stop.wait_for(|stop| *stop) => return Ok(()),
         };
         changes.borrow_and_update();
-        let watched = live.watched();
-        let now: HashSet<String> = watched.iter().map(|watched| watched.job_id.clone()).collect();
-        for gone in started.difference(&now) {
+        let streams = live.streams();
+        let now: HashMap<String, u64> = streams.iter().map(|stream| (stream.job_id.clone(), stream.serial)).collect();
+        for gone in started.keys().filter(|job_id| !now.contains_key(*job_id)) {
             watcher.stop(gone).await?;
         }
         let mut new = Vec::new();
-        for watched in watched.iter().filter(|watched| !started.contains(&watched.job_id)) {
-            watcher.start(&watched.job_id).await?;
-            new.push(watched.clone());
+        for stream in &streams {
+            let told = started.get(&stream.job_id).copied();
+            if told.is_none() {
+                watcher.start(&stream.job_id).await?;
+            }
+            if told != Some(stream.serial) {
+                new.push(stream.watched());
+            }
         }
         started = now;
-        let told = if renewing { watched } else { new };
+        let told = if renewing { streams.iter().map(|stream| stream.watched()).collect() } else { new };
         if !told.is_empty() {
             watcher.watch(told).await?;
         }
+        if renewing {
+            conclude_answered(&streams, ledger).await;
+        }
+    }
+}
+
+/// Concludes the streams of `streams`' matches that the ledger has answered.
+async fn conclude_answered(streams: &[Arc<Stream>], ledger: &Ledger) {
+    let open: Vec<String> =
+        streams.iter().filter(|stream| !stream.is_over()).map(|stream| stream.job_id.clone()).collect();
+    if open.is_empty() {
+        return;
+    }
+    match ledger.job_states(open).await {
+        Ok(states) => {
+            let now = Instant::now();
+            for (job_id, state) in states {
+                if !matches!(state, JobState::Pending | JobState::Running)
+                    && let Some(stream) = streams.iter().find(|stream| stream.job_id == job_id)
+                {
+                    stream.conclude(now);
+                }
+            }
+        }
+        Err(error) => tracing::warn!(%error, "reading the watched matches' states"),
     }
 }
 
@@ -595,8 +683,9 @@ impl Watcher for InProcess {
 impl FrameOutlet for Live {
     fn deliver(&self, lines: LiveLines) -> BoxFuture<'_, Result<(), BrokerError>> {
         let LiveLines { job_id, attempt, index, lines, end, .. } = lines;
-        if let Ok(kept) = self.offer_lines(&job_id, attempt, index, lines, end, None) {
-            metrics::LIVE_FRAMES_RECEIVED.inc_by(kept);
+        match self.offer_lines(&job_id, attempt, index, lines, end, None) {
+            Ok(kept) => metrics::LIVE_FRAMES_RECEIVED.inc_by(kept),
+            Err(reason) => metrics::LIVE_FRAMES_REFUSED.with_label_values(&[reason]).inc(),
         }
         Box::pin(async { Ok(()) })
     }
@@ -617,7 +706,7 @@ mod tests {
     /// What a viewer reads now, without waiting: the lines' numbers, and how many it skipped.
     fn read_now(viewer: &mut Viewer) -> (Vec<u64>, u64) {
         match viewer.stream.read(&mut viewer.cursor, Instant::now()) {
-            Read::Lines(lines, skipped) => (lines.into_iter().map(|(index, _)| index).collect(), skipped),
+            Read::Show(Shown::Lines(lines, skipped)) => (lines.into_iter().map(|(index, _)| index).collect(), skipped),
             _ => (Vec::new(), 0),
         }
     }
@@ -637,7 +726,7 @@ mod tests {
         assert_eq!(live.offer("j", 1, 3, line("{}"), Some("w-1")), Offered::Duplicate, "a line again is dropped");
         assert_eq!(read_now(&mut late), (vec![], 0));
         live.offer("j", 1, 6, None, Some("w-1"));
-        assert!(matches!(late.stream.read(&mut late.cursor, Instant::now()), Read::End));
+        assert!(matches!(late.stream.read(&mut late.cursor, Instant::now()), Read::Show(Shown::End)));
         // A reconnecting browser goes on after what it had.
         drop(first);
         let mut again = live.join("j", 4, Duration::ZERO).expect("room");
@@ -655,7 +744,17 @@ mod tests {
         }
         let kept = idle.stream.lock().bytes;
         assert!(kept <= 1 << 20, "a viewer reading nothing holds nothing: {kept} bytes kept");
-        let (read, skipped) = read_now(&mut idle);
+        // A batch is about 256 KiB: the header and two frames, then the rest.
+        let (mut read, mut skipped) = read_now(&mut idle);
+        assert_eq!(read.len(), 3, "{read:?}");
+        loop {
+            let (more, more_skipped) = read_now(&mut idle);
+            if more.is_empty() {
+                break;
+            }
+            read.extend(more);
+            skipped += more_skipped;
+        }
         // 1 MiB holds ten frames of 100 KiB: the header, then 191 to 200.
         assert_eq!(read, std::iter::once(0).chain(191..=200).collect::<Vec<_>>());
         assert_eq!(skipped, 190);
@@ -683,18 +782,54 @@ mod tests {
         assert_eq!(live.offer("c", 1, 0, line("{}"), None), Offered::Unwatched);
     }
 
-    #[test]
-    fn only_the_first_sender_is_believed_and_a_later_attempt_starts_over() {
+    #[tokio::test(start_paused = true)]
+    async fn only_the_relaying_worker_is_believed_until_it_falls_silent_and_a_later_attempt_starts_over() {
         let live = live(1);
         let mut viewer = live.join("j", 0, Duration::ZERO).expect("room");
         assert_eq!(live.offer("j", 2, 0, line("{}"), Some("w-1")), Offered::Kept);
         assert_eq!(live.offer("j", 2, 1, line("{}"), Some("w-2")), Offered::Refused("sender"));
         assert_eq!(live.offer("j", 1, 1, line("{}"), Some("w-1")), Offered::Refused("stale"));
         assert_eq!(read_now(&mut viewer), (vec![0], 0));
-        assert_eq!(live.offer("j", 3, 0, line("{}"), Some("w-2")), Offered::Kept, "another worker's new attempt");
-        assert!(matches!(viewer.stream.read(&mut viewer.cursor, Instant::now()), Read::Restart));
+        // A worker that held an earlier delivery still holds the job's token: its "later
+        // attempt" is not believed while the relaying worker goes on.
+        assert_eq!(live.offer("j", 3, 0, line("{}"), Some("w-2")), Offered::Refused("sender"));
+        assert_eq!(live.offer("j", 3, 5, line("{}"), Some("w-1")), Offered::Early, "an attempt starts at its header");
+        tokio::time::advance(SILENT_RELAY).await;
+        assert_eq!(live.offer("j", 3, 0, line("{}"), Some("w-2")), Offered::Kept, "the relay fell silent");
+        assert!(matches!(viewer.stream.read(&mut viewer.cursor, Instant::now()), Read::Show(Shown::Restart)));
         assert_eq!(read_now(&mut viewer), (vec![0], 0));
         assert_eq!(live.watched(), [WatchedMatch { job_id: "j".into(), from: 1 }]);
+        assert_eq!(live.offer("j", 3, 1, line("{}"), Some("w-1")), Offered::Refused("sender"));
+    }
+
+    #[test]
+    fn a_stream_is_built_from_its_header_and_a_gap_is_told_as_skipped() {
+        let live = live(1);
+        let mut viewer = live.join("j", 0, Duration::ZERO).expect("room");
+        assert_eq!(live.offer("j", 1, 7, line("{}"), None), Offered::Early, "in flight to an earlier stream");
+        assert_eq!(live.watched(), [WatchedMatch { job_id: "j".into(), from: 0 }], "the next watch asks for line 0");
+        for index in [0, 1, 2, 5] {
+            assert_eq!(live.offer("j", 1, index, line("{}"), None), Offered::Kept);
+        }
+        assert_eq!(read_now(&mut viewer), (vec![0, 1, 2, 5], 2), "lines 3 and 4 never came");
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn an_answered_match_ends_its_stream_once_its_lines_stop() {
+        let live = live(1);
+        let mut viewer = live.join("j", 0, Duration::ZERO).expect("room");
+        live.offer("j", 1, 0, line("header"), None);
+        let stream = Arc::clone(&viewer.stream);
+        stream.conclude(Instant::now());
+        assert!(!stream.is_over(), "a line came just now: more may be on the way");
+        tokio::time::advance(QUIET_AFTER_ANSWER).await;
+        stream.conclude(Instant::now());
+        assert_eq!(viewer.next().await, Shown::Lines(vec![(0, Arc::from("header"))], 0));
+        assert_eq!(viewer.next().await, Shown::End);
+        // A match answered before a single line came (it failed, or no worker relays).
+        let mut waiting = live.join("k", 0, Duration::ZERO).expect("room");
+        Arc::clone(&waiting.stream).conclude(Instant::now());
+        assert_eq!(waiting.next().await, Shown::End);
     }
 
     #[tokio::test(start_paused = true)]
@@ -718,22 +853,39 @@ mod tests {
 
     /// A watcher that writes down what it is told.
     #[derive(Default)]
-    struct Told(Vec<String>);
+    struct Told(Arc<Mutex<Vec<String>>>);
+
+    impl Told {
+        fn say(&self, what: String) -> BoxFuture<'static, Result<(), BrokerError>> {
+            self.0.lock().expect("told").push(what);
+            Box::pin(async { Ok(()) })
+        }
+
+        /// Waits until `count` things were told (the watch loop reads the ledger on
+        /// the blocking pool, outside the paused clock), and returns them.
+        async fn after(told: &Arc<Mutex<Vec<String>>>, count: usize) -> Vec<String> {
+            for _ in 0..5000 {
+                if told.lock().expect("told").len() >= count {
+                    break;
+                }
+                std::thread::sleep(Duration::from_millis(1));
+                tokio::task::yield_now().await;
+            }
+            told.lock().expect("told").clone()
+        }
+    }
 
     impl Watcher for Told {
         fn start(&mut self, job_id: &str) -> BoxFuture<'_, Result<(), BrokerError>> {
-            self.0.push(format!("start {job_id}"));
-            Box::pin(async { Ok(()) })
+            self.say(format!("start {job_id}"))
         }
         fn stop(&mut self, job_id: &str) -> BoxFuture<'_, Result<(), BrokerError>> {
-            self.0.push(format!("stop {job_id}"));
-            Box::pin(async { Ok(()) })
+            self.say(format!("stop {job_id}"))
         }
         fn watch(&mut self, matches: Vec<WatchedMatch>) -> BoxFuture<'_, Result<(), BrokerError>> {
             let named: Vec<String> =
                 matches.iter().map(|watched| format!("{}@{}", watched.job_id, watched.from)).collect();
-            self.0.push(format!("watch {}", named.join(" ")));
-            Box::pin(async { Ok(()) })
+            self.say(format!("watch {}", named.join(" ")))
         }
     }
 
@@ -741,24 +893,27 @@ mod tests {
     async fn watches_start_at_once_are_renewed_and_stop_with_the_last_viewer() {
         let live = live(1);
         let (stop_tx, mut stop) = watch::channel(false);
+        let dir = tempfile::tempdir().expect("temp dir");
+        let ledger = Ledger::open(&dir.path().join("ledger.sqlite")).expect("a ledger");
+        let told = Arc::new(Mutex::new(Vec::new()));
         let watching = {
-            let live = live.clone();
-            tokio::spawn(async move {
-                let mut told = Told::default();
-                keep_watching(&live, &mut told, &mut stop).await.expect("a watcher that never fails");
-                told.0
-            })
+            let (live, mut watcher) = (live.clone(), Told(Arc::clone(&told)));
+            tokio::spawn(async move { keep_watching(&live, &mut watcher, &ledger, &mut stop).await })
         };
         tokio::task::yield_now().await;
         let viewer = live.join("j", 0, Duration::ZERO).expect("room");
-        tokio::task::yield_now().await;
+        assert_eq!(Told::after(&told, 2).await, ["start j", "watch j@0"]);
         live.offer("j", 1, 0, line("header"), None);
         tokio::time::advance(Duration::from_secs(WATCH_RENEW_SECS)).await;
-        tokio::task::yield_now().await;
+        assert_eq!(Told::after(&told, 3).await[2], "watch j@1", "renewed, from the line it needs");
+        // Watched again at once (a page reloaded): a new stream, relayed from the start.
         drop(viewer);
-        tokio::task::yield_now().await;
+        let viewer = live.join("j", 0, Duration::ZERO).expect("room");
+        assert_eq!(Told::after(&told, 4).await[3], "watch j@0");
+        drop(viewer);
+        assert_eq!(Told::after(&told, 5).await[4], "stop j");
         stop_tx.send_replace(true);
-        let told = watching.await.expect("the task");
-        assert_eq!(told, ["start j", "watch j@0", "watch j@1", "stop j"]);
+        watching.await.expect("the task").expect("a watcher that never fails");
+        assert_eq!(told.lock().expect("told").len(), 5);
     }
 }

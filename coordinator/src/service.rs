@@ -200,7 +200,8 @@ async fn broker_sessions(
                     &mut built_stop
                 ),
                 async {
-                    let relayed = live::relay_from_broker(&connection, live, ledger.answer_key(), &mut live_stop).await;
+                    let relayed =
+                        live::relay_from_broker(&connection, live, ledger.answer_key(), ledger, &mut live_stop).await;
                     relayed.map_err(|error| FarmError::from(QueueError::from(error)))
                 }
             )

@@ -100,12 +100,19 @@ struct Farm {
 
 impl Farm {
     fn start(name: &str, coordinator_env: &[(&str, &str)]) -> Self {
+        Self::start_with(name, coordinator_env, &[])
+    }
+
+    /// As [`Farm::start`], with the worker's extra environment too.
+    fn start_with(name: &str, coordinator_env: &[(&str, &str)], worker_env: &[(&str, &str)]) -> Self {
         let vhost = Vhost::new(name);
         let dir = tempfile::tempdir().expect("temp dir");
         let mut env = vec![("FARM_BOT_LAUNCH", "local")];
         env.extend_from_slice(coordinator_env);
         let coordinator = CoordinatorProcess::start_with(&vhost, &dir.path().join("ledger.sqlite"), &env);
-        let worker = WorkerProcess::start_with(&vhost, &unique("live"), 2, 5, &[("FARM_SANDBOX", "local")]);
+        let mut env = vec![("FARM_SANDBOX", "local")];
+        env.extend_from_slice(worker_env);
+        let worker = WorkerProcess::start_with(&vhost, &unique("live"), 2, 5, &env);
         Farm { _vhost: vhost, dir, coordinator, worker }
     }
 
@@ -297,6 +304,11 @@ fn a_viewer_that_reads_nothing_holds_no_memory_and_slows_nothing() {
     assert_eq!(lines.len(), replay.len(), "the reading viewer saw every line, with the idle one there");
     assert_eq!(farm.worker.metric("farm_worker_live_frames_skipped_total"), 0.0, "the relay never fell behind");
     let grown = memory_at_the_end.saturating_sub(memory_then);
+    eprintln!(
+        "coordinator resident memory: {memory_then} bytes when the idle viewer came, {memory_at_the_end} at the \
+         match's end ({} lines, {bytes} bytes)",
+        replay.len()
+    );
     assert!(
         grown < 16 << 20,
         "the coordinator grew {grown} bytes while an idle viewer held {bytes} bytes of lines back"
@@ -321,6 +333,17 @@ fn a_viewer_that_reads_nothing_holds_no_memory_and_slows_nothing() {
     assert_eq!(last, Some(replay.len() as u64 - 1), "and it has the last line");
     let metrics = http_get(farm.coordinator.api, "/metrics").expect("metrics").1;
     assert!(metrics.contains("farm_coordinator_live_frames_dropped_total{where=\"viewer\"}"), "counted");
+}
+
+#[test]
+fn a_viewer_of_a_match_no_worker_relays_is_told_the_end_once_the_match_is_answered() {
+    let farm = Farm::start_with("live-unrelayed", &[], &[("FARM_LIVE_BUFFER_MIB", "0")]);
+    let job = farm.submit(&VINDINIUM, "live unrelayed");
+    let mut viewer = Viewer::watch(farm.coordinator.api, &job);
+    let event = viewer.next().expect("an event before the stream ends");
+    assert_eq!(event.kind, "end", "no line came, and the end did once the match was answered: {event:?}");
+    assert_eq!(farm.state(&job), "done");
+    assert!(viewer.next().is_none(), "the stream is over");
 }
 
 #[test]
@@ -423,9 +446,11 @@ async fn frames_are_believed_only_from_the_worker_relaying_the_match_with_its_to
     let key = AnswerKey::new([7; 32]);
     let live = Live::new(LiveSettings::default());
     let (stop, mut stopped) = tokio::sync::watch::channel(false);
+    let dir = tempfile::tempdir().expect("temp dir");
+    let ledger = farm_coordinator::ledger::Ledger::open(&dir.path().join("ledger.sqlite")).expect("a ledger");
     let relaying = {
         let (live, key) = (live.clone(), key.clone());
-        tokio::spawn(async move { relay_from_broker(&coordinator, &live, &key, &mut stopped).await })
+        tokio::spawn(async move { relay_from_broker(&coordinator, &live, &key, &ledger, &mut stopped).await })
     };
     // The watch the workers hear says the relay's queue is bound (it binds, then tells).
     let listener = vhost.connect().await;

@@ -121,6 +121,22 @@ impl Ledger {
         .await
     }
 
+    /// The states of those of `job_ids` the ledger has.
+    pub async fn job_states(&self, job_ids: Vec<String>) -> Result<Vec<(String, JobState)>, LedgerError> {
+        self.read(move |connection| {
+            let mut select = connection.prepare_cached("SELECT state FROM jobs WHERE job_id = ?1")?;
+            let mut states = Vec::with_capacity(job_ids.len());
+            for job_id in job_ids {
+                let Some(name) = select.query_row([&job_id], |row| row.get::<_, String>(0)).optional()? else {
+                    continue;
+                };
+                states.push((job_id, known(0, "job state", &name, JobState::from_name)?));
+            }
+            Ok(states)
+        })
+        .await
+    }
+
     /// One match: its tournament, its row and its recorded result document.
     pub async fn match_detail(
         &self,

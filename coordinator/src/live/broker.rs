@@ -5,33 +5,68 @@
 //! from the one worker relaying that match ([`Offered::Refused`]).
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use farm_proto::{
     ATTEMPT_HEADER, CONTROL_EXCHANGE, ControlEnvelope, ControlMessage, END_HEADER, LINE_HEADER, LIVE_EXCHANGE,
     SCHEMA_VERSION, TOKEN_HEADER, WatchedMatch, limits,
 };
 use farm_runtime::queue::{self, BrokerError};
+use farm_runtime::settle;
 use futures_util::StreamExt;
 use futures_util::future::BoxFuture;
 use lapin::message::Delivery;
-use lapin::options::{BasicConsumeOptions, BasicPublishOptions, QueueBindOptions, QueueDeclareOptions};
+use lapin::options::{
+    BasicAckOptions, BasicConsumeOptions, BasicPublishOptions, BasicQosOptions, QueueBindOptions, QueueDeclareOptions,
+};
 use lapin::types::{AMQPValue, FieldTable, ShortString};
 use lapin::{BasicProperties, Channel, Connection};
 use tokio::sync::watch;
 
 use super::{Live, Watcher, keep_watching};
+use crate::ledger::Ledger;
 use crate::metrics;
 use crate::vouch::{AnswerKey, Answerable};
 
+/// Messages the coordinator's live queue hands over before they are acked: the rest
+/// wait in the queue, whose length bounds them.
+const PREFETCH: u16 = 256;
+/// How long a failed relay waits before it opens its channel again.
+const REOPEN_AFTER: Duration = Duration::from_secs(1);
+
 /// Relays the watched matches' lines from the broker into `live`, and keeps the workers
-/// told which matches are watched, until `stop` or the connection fails.
+/// told which matches are watched (the `ledger` says which are answered), until `stop`.
+/// A failure of its own channel opens it again: live viewing never ends the other work
+/// on the connection; a lost connection ends it, for the session to reconnect.
 pub async fn relay_from_broker(
     connection: &Connection,
     live: &Live,
     key: &AnswerKey,
+    ledger: &Ledger,
+    stop: &mut watch::Receiver<bool>,
+) -> Result<(), BrokerError> {
+    loop {
+        match relay_on_a_channel(connection, live, key, ledger, stop).await {
+            Err(error) if connection.status().connected() => {
+                tracing::warn!(%error, "the live relay failed; opening it again");
+                if !settle::wait_unless_stopped(REOPEN_AFTER, stop.clone()).await {
+                    return Ok(());
+                }
+            }
+            ended => return ended,
+        }
+    }
+}
+
+async fn relay_on_a_channel(
+    connection: &Connection,
+    live: &Live,
+    key: &AnswerKey,
+    ledger: &Ledger,
     stop: &mut watch::Receiver<bool>,
 ) -> Result<(), BrokerError> {
     let channel = connection.create_channel().await?;
+    channel.basic_qos(PREFETCH, BasicQosOptions::default()).await?;
     // A queue of this coordinator's own, gone with its connection; a full one drops
     // its oldest lines (the viewers are told of the gap) rather than hold the broker.
     let mut suffix = [0u8; 8];
@@ -42,22 +77,22 @@ pub async fn relay_from_broker(
     arguments.insert("x-max-length".into(), AMQPValue::LongLongInt(limits::LIVE_QUEUE_MESSAGES));
     let own = QueueDeclareOptions { exclusive: true, auto_delete: true, ..Default::default() };
     channel.queue_declare(name.as_str().into(), own, arguments).await?;
-    let no_ack = BasicConsumeOptions { no_ack: true, ..Default::default() };
-    let mut consumer = channel.basic_consume(name.as_str().into(), "".into(), no_ack, FieldTable::default()).await?;
+    let consume = BasicConsumeOptions::default();
+    let mut consumer = channel.basic_consume(name.as_str().into(), "".into(), consume, FieldTable::default()).await?;
     let mut watcher = Bindings { channel: channel.clone(), queue: name };
     let mut watch_stop = stop.clone();
     let receiving = async {
         loop {
-            tokio::select! {
-                delivery = consumer.next() => match delivery {
-                    Some(delivery) => receive(live, key, &delivery?),
-                    None => return Err(BrokerError::TaskFailed),
-                },
+            let delivery = tokio::select! {
+                delivery = consumer.next() => delivery,
                 _ = stop.wait_for(|stop| *stop) => return Ok(()),
-            }
+            };
+            let delivery = delivery.ok_or(BrokerError::TaskFailed)??;
+            receive(live, key, &delivery);
+            delivery.ack(BasicAckOptions::default()).await?;
         }
     };
-    tokio::try_join!(keep_watching(live, &mut watcher, &mut watch_stop), receiving).map(drop)
+    tokio::try_join!(keep_watching(live, &mut watcher, ledger, &mut watch_stop), receiving).map(drop)
 }
 
 /// Takes one live message, if it is believed.
