@@ -10,6 +10,8 @@
   /** After a live stream ends, how often and how long the page asks for the match's answer. */
   const ANSWER_POLL_MS = 500;
   const ANSWER_POLLS = 20;
+  /** After a live stream was refused (429), how often the page asks whether the match is over. */
+  const REFUSED_POLL_MS = 5000;
 
   function milliseconds(value) {
     return value === undefined || value === null ? "–" : `${fmt.number(value)} ms`;
@@ -155,7 +157,7 @@
     const live = match.state === "running" || match.state === "pending";
     document.getElementById("viewer-title").textContent = live ? "Live" : "Replay";
     if (live) {
-      MatchFarm.viewLive(viewer, jobId, () => afterLive(viewer).catch((error) => MatchFarm.showError(error)));
+      MatchFarm.viewLive(viewer, jobId, (reason) => afterLive(viewer, reason).catch((error) => MatchFarm.showError(error)));
       return;
     }
     const missing = noReplay(match, result);
@@ -172,14 +174,16 @@
 
   /**
    * The live stream is over: once the match has its answer the page is drawn again,
-   * with the replay. A match still running after a while is watched live again (its
-   * worker gave it back, and another plays it from the start).
+   * with the replay. After its end, a match still running a while later is watched
+   * live again (its answer is late, or another attempt plays it); after a refusal the
+   * page only waits for the answer.
    */
-  async function afterLive(viewer) {
-    for (let poll = 0; poll < ANSWER_POLLS; poll += 1) {
+  async function afterLive(viewer, reason) {
+    const refused = reason !== "end";
+    for (let poll = 0; refused || poll < ANSWER_POLLS; poll += 1) {
       const { match } = await MatchFarm.api(`/api/matches/${encodeURIComponent(jobId)}`);
       if (match.state !== "running" && match.state !== "pending") break;
-      await new Promise((resolve) => setTimeout(resolve, ANSWER_POLL_MS));
+      await new Promise((resolve) => setTimeout(resolve, refused ? REFUSED_POLL_MS : ANSWER_POLL_MS));
     }
     await showMatch(viewer);
   }

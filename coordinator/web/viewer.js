@@ -213,12 +213,12 @@
       this.height = 0;
     }
 
-    /** Draws the lines once for `width`, into an offscreen canvas the marker goes over. */
     /** Forgets the drawn lines: the next resize draws them again (the series grew). */
     invalidate() {
       this.width = 0;
     }
 
+    /** Draws the lines once for `width`, into an offscreen canvas the marker goes over. */
     resize(width) {
       const height = width < 480 ? 140 : 180;
       if (width === this.width && height === this.height) return;
@@ -690,11 +690,14 @@
     let work = Promise.resolve();
     let scheduled = false;
     let over = false;
+    // Bumped when a new attempt starts over: a draw begun before leaves it alone.
+    let epoch = 0;
     const source = new EventSource(`/api/matches/${encodeURIComponent(jobId)}/live`);
 
     /** Parses the lines gathered, then draws: the viewer is made once there is a frame. */
     async function draw() {
       scheduled = false;
+      const started = epoch;
       const taken = lines;
       lines = [];
       for (const text of taken) parser.line(text);
@@ -705,6 +708,7 @@
       }
       status.textContent = `Loading the ${parser.setup.game} viewer…`;
       const game = await loadGame(parser.setup.game);
+      if (started !== epoch) return undefined;
       // The parser is the replay: frames and the footer appear in it as they arrive.
       viewer = new Viewer(container, parser, game, false, jobId, true);
       viewer.updateButtons();
@@ -745,15 +749,18 @@
       container.dataset.skipped = String(skipped);
     });
     source.addEventListener("restart", () => {
-      // A new attempt at the match is played from its start: so is its view.
-      work = work.then(() => {
-        parser = new ReplayParser();
-        viewer = null;
-        lastIndex = -1;
-        lines = [];
-        container.replaceChildren(status);
-        status.textContent = "The match is being played again from its start (a new attempt)…";
-      });
+      // A new attempt at the match is played from its start: so is its view, at once
+      // (its first lines may come before a draw under way ends; the server cleared the
+      // last event id, so a reconnection starts from them too).
+      epoch += 1;
+      parser = new ReplayParser();
+      viewer = null;
+      lastIndex = -1;
+      lines = [];
+      skipped = 0;
+      delete container.dataset.skipped;
+      container.replaceChildren(status);
+      status.textContent = "The match is being played again from its start (a new attempt)…";
     });
     source.addEventListener("end", () => {
       schedule(0);
