@@ -174,9 +174,10 @@ pub async fn run(services: &Services, plan: &Plan) -> anyhow::Result<Figures> {
     Ok(figures)
 }
 
-/// A worker's broker outlet on `vhost`, signed in as a worker of its own, and the
-/// connection of the queue bound for the watched matches (as the coordinator's: at
-/// most a thousand lines, the oldest dropped; nobody reads it).
+/// A worker's broker outlet on `vhost`, signed in as a worker of its own, and its
+/// connection. The watched matches' messages go to a queue bound for them, as the
+/// coordinator's is (this one durable and kept to a thousand messages, the oldest
+/// dropped), which nobody reads: the broker's work, not a reader's.
 async fn watched_outlet(vhost: &mut Vhost) -> anyhow::Result<(Arc<dyn FrameOutlet>, Connection)> {
     let admin = Connection::connect(&vhost.url, ConnectionProperties::default()).await?;
     let channel = admin.create_channel().await?;
