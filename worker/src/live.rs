@@ -506,6 +506,14 @@ mod tests {
         }
     }
 
+    /// A board of `buffer_mib` whose relays deliver to a [`Kept`].
+    fn connected(buffer_mib: usize) -> (LiveBoard, Arc<Kept>) {
+        let board = LiveBoard::new(buffer_mib);
+        let kept = Arc::new(Kept::default());
+        board.connect(Some(Arc::clone(&kept) as Arc<dyn FrameOutlet>));
+        (board, kept)
+    }
+
     fn watched(job_id: &str, from: u64) -> Vec<WatchedMatch> {
         vec![WatchedMatch { job_id: job_id.into(), from }]
     }
@@ -517,9 +525,7 @@ mod tests {
 
     #[tokio::test(start_paused = true)]
     async fn nothing_is_sent_until_watched_then_the_prefix_and_the_rest_in_order() {
-        let board = LiveBoard::new(1);
-        let kept = Arc::new(Kept::default());
-        board.connect(Some(Arc::clone(&kept) as Arc<dyn FrameOutlet>));
+        let (board, kept) = connected(1);
         let play = board.open("j", "token", 1).expect("live is on");
         for line in ["header", "frame 1", "frame 2"] {
             play.tap().push(line);
@@ -544,9 +550,7 @@ mod tests {
 
     #[tokio::test(start_paused = true)]
     async fn an_attempt_given_up_stops_its_relay_with_no_end_and_the_next_is_relayed_from_its_header() {
-        let board = LiveBoard::new(1);
-        let kept = Arc::new(Kept::default());
-        board.connect(Some(Arc::clone(&kept) as Arc<dyn FrameOutlet>));
+        let (board, kept) = connected(1);
         board.watch(&watched("j", 0));
         let first = board.open("j", "", 1).expect("live is on");
         first.tap().push("header");
@@ -567,9 +571,7 @@ mod tests {
 
     #[tokio::test(start_paused = true)]
     async fn a_match_watched_before_it_starts_is_relayed_from_its_header() {
-        let board = LiveBoard::new(1);
-        let kept = Arc::new(Kept::default());
-        board.connect(Some(Arc::clone(&kept) as Arc<dyn FrameOutlet>));
+        let (board, kept) = connected(1);
         board.watch(&watched("later", 0));
         let play = board.open("later", "", 2).expect("live is on");
         play.tap().push("header");
@@ -579,9 +581,7 @@ mod tests {
 
     #[tokio::test(start_paused = true)]
     async fn the_buffer_keeps_the_header_and_the_newest_frames_and_a_late_relay_skips_the_rest() {
-        let board = LiveBoard::new(1);
-        let kept = Arc::new(Kept::default());
-        board.connect(Some(Arc::clone(&kept) as Arc<dyn FrameOutlet>));
+        let (board, kept) = connected(1);
         let play = board.open("j", "", 1).expect("live is on");
         play.tap().push("header");
         let frame = "x".repeat(300 << 10);
@@ -599,9 +599,7 @@ mod tests {
 
     #[tokio::test(start_paused = true)]
     async fn a_watch_lapses_unless_renewed_and_only_a_watch_from_an_earlier_line_sends_again() {
-        let board = LiveBoard::new(1);
-        let kept = Arc::new(Kept::default());
-        board.connect(Some(Arc::clone(&kept) as Arc<dyn FrameOutlet>));
+        let (board, kept) = connected(1);
         let play = board.open("j", "", 1).expect("live is on");
         play.tap().push("header");
         board.watch(&watched("j", 0));
@@ -630,9 +628,7 @@ mod tests {
 
     #[tokio::test(start_paused = true)]
     async fn a_line_too_long_for_a_message_is_skipped_not_sent() {
-        let board = LiveBoard::new(8);
-        let kept = Arc::new(Kept::default());
-        board.connect(Some(Arc::clone(&kept) as Arc<dyn FrameOutlet>));
+        let (board, kept) = connected(8);
         let play = board.open("j", "", 1).expect("live is on");
         for line in ["header".to_owned(), "x".repeat(MAX_LINE_BYTES + 1), "frame 2".to_owned()] {
             play.tap().push(&line);

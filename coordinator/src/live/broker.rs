@@ -45,8 +45,9 @@ pub async fn relay_from_broker(
     ledger: &Ledger,
     stop: &mut watch::Receiver<bool>,
 ) -> Result<(), BrokerError> {
+    let relay = Relay { connection, live, key, ledger };
     loop {
-        match relay_on_a_channel(connection, live, key, ledger, stop).await {
+        match relay.on_a_channel(stop).await {
             Err(error) if connection.status().connected() => {
                 tracing::warn!(%error, "the live relay failed; opening it again");
                 if !settle::wait_unless_stopped(REOPEN_AFTER, stop.clone()).await {
@@ -58,41 +59,49 @@ pub async fn relay_from_broker(
     }
 }
 
-async fn relay_on_a_channel(
-    connection: &Connection,
-    live: &Live,
-    key: &AnswerKey,
-    ledger: &Ledger,
-    stop: &mut watch::Receiver<bool>,
-) -> Result<(), BrokerError> {
-    let channel = connection.create_channel().await?;
-    channel.basic_qos(PREFETCH, BasicQosOptions::default()).await?;
-    // A queue of this coordinator's own, gone with its connection; a full one drops
-    // its oldest lines (the viewers are told of the gap) rather than hold the broker.
-    let mut suffix = [0u8; 8];
-    // Two coordinators on one broker (an old one not yet gone) never share a name.
-    getrandom::fill(&mut suffix).map_err(|_| BrokerError::TaskFailed)?;
-    let name = format!("{LIVE_EXCHANGE}.{}", hex::encode(suffix));
-    let mut arguments = FieldTable::default();
-    arguments.insert("x-max-length".into(), AMQPValue::LongLongInt(limits::LIVE_QUEUE_MESSAGES));
-    let own = QueueDeclareOptions { exclusive: true, auto_delete: true, ..Default::default() };
-    channel.queue_declare(name.as_str().into(), own, arguments).await?;
-    let consume = BasicConsumeOptions::default();
-    let mut consumer = channel.basic_consume(name.as_str().into(), "".into(), consume, FieldTable::default()).await?;
-    let mut watcher = Bindings { channel: channel.clone(), queue: name };
-    let mut watch_stop = stop.clone();
-    let receiving = async {
-        loop {
-            let delivery = tokio::select! {
-                delivery = consumer.next() => delivery,
-                _ = stop.wait_for(|stop| *stop) => return Ok(()),
-            };
-            let delivery = delivery.ok_or(BrokerError::TaskFailed)??;
-            receive(live, key, &delivery);
-            delivery.ack(BasicAckOptions::default()).await?;
-        }
-    };
-    tokio::try_join!(keep_watching(live, &mut watcher, ledger, &mut watch_stop), receiving).map(drop)
+/// What a relay works with.
+#[derive(Clone, Copy)]
+struct Relay<'a> {
+    connection: &'a Connection,
+    live: &'a Live,
+    key: &'a AnswerKey,
+    ledger: &'a Ledger,
+}
+
+impl Relay<'_> {
+    /// Relays on a channel of its own until `stop`, or until the channel fails.
+    async fn on_a_channel(&self, stop: &mut watch::Receiver<bool>) -> Result<(), BrokerError> {
+        let Relay { connection, live, key, ledger } = *self;
+        let channel = connection.create_channel().await?;
+        channel.basic_qos(PREFETCH, BasicQosOptions::default()).await?;
+        // A queue of this coordinator's own, gone with its connection; a full one drops
+        // its oldest lines (the viewers are told of the gap) rather than hold the broker.
+        let mut suffix = [0u8; 8];
+        // Two coordinators on one broker (an old one not yet gone) never share a name.
+        getrandom::fill(&mut suffix).map_err(|_| BrokerError::TaskFailed)?;
+        let name = format!("{LIVE_EXCHANGE}.{}", hex::encode(suffix));
+        let mut arguments = FieldTable::default();
+        arguments.insert("x-max-length".into(), AMQPValue::LongLongInt(limits::LIVE_QUEUE_MESSAGES));
+        let own = QueueDeclareOptions { exclusive: true, auto_delete: true, ..Default::default() };
+        channel.queue_declare(name.as_str().into(), own, arguments).await?;
+        let consume = BasicConsumeOptions::default();
+        let mut consumer =
+            channel.basic_consume(name.as_str().into(), "".into(), consume, FieldTable::default()).await?;
+        let mut watcher = Bindings { channel: channel.clone(), queue: name };
+        let mut watch_stop = stop.clone();
+        let receiving = async {
+            loop {
+                let delivery = tokio::select! {
+                    delivery = consumer.next() => delivery,
+                    _ = stop.wait_for(|stop| *stop) => return Ok(()),
+                };
+                let delivery = delivery.ok_or(BrokerError::TaskFailed)??;
+                receive(live, key, &delivery);
+                delivery.ack(BasicAckOptions::default()).await?;
+            }
+        };
+        tokio::try_join!(keep_watching(live, &mut watcher, ledger, &mut watch_stop), receiving).map(drop)
+    }
 }
 
 /// Takes one live message, if it is believed.
