@@ -191,8 +191,13 @@ impl Stream {
     /// waits for one. A later attempt is believed from the worker relaying the current
     /// one, or from another once the current one is over or its relay silent for a
     /// watch's lease (a worker that held an earlier delivery of the job still holds its
-    /// token, and must not take a match's stream from the worker playing it).
+    /// token, and must not take a match's stream from the worker playing it). A line
+    /// that is not one line of text, or is over the buffer, is refused. The viewers are
+    /// woken by the caller ([`Stream::grew`]), once for all the lines it offers.
     fn offer(&self, attempt: u32, index: u64, line: Option<Arc<str>>, sender: Option<&str>) -> Offered {
+        if line.as_deref().is_some_and(|line| line.contains(['\n', '\r']) || line.len() > self.budget) {
+            return Offered::Refused("malformed");
+        }
         let mut lines = self.lock();
         let now = Instant::now();
         if attempt < lines.attempt {
@@ -232,8 +237,6 @@ impl Stream {
                 // The end is no line: the next one expected stays where it is.
                 lines.ended = Some(now);
                 lines.next = index;
-                drop(lines);
-                self.grown.send_modify(|version| *version += 1);
                 return Offered::Kept;
             }
             Some(line) if index == 0 => lines.header = Some(Kept { index, at: now, line }),
@@ -248,9 +251,12 @@ impl Stream {
             }
         }
         lines.next = index + 1;
-        drop(lines);
-        self.grown.send_modify(|version| *version += 1);
         Offered::Kept
+    }
+
+    /// Wakes the viewers: the stream has something new for them.
+    fn grew(&self) {
+        self.grown.send_modify(|version| *version += 1);
     }
 
     /// Its match, from the first line it still needs.
@@ -271,7 +277,7 @@ impl Stream {
         if lines.ended.is_none() && lines.last_at.is_none_or(|at| now.duration_since(at) >= QUIET_AFTER_ANSWER) {
             lines.ended = Some(now);
             drop(lines);
-            self.grown.send_modify(|version| *version += 1);
+            self.grew();
         }
     }
 
@@ -434,11 +440,12 @@ impl Live {
         line: Option<Arc<str>>,
         sender: Option<&str>,
     ) -> Offered {
-        let Some(stream) = self.lock().streams.get(job_id).map(Arc::clone) else { return Offered::Unwatched };
-        if line.as_deref().is_some_and(|line| line.contains(['\n', '\r']) || line.len() > stream.budget) {
-            return Offered::Refused("malformed");
+        let Some(stream) = self.stream(job_id) else { return Offered::Unwatched };
+        let offered = stream.offer(attempt, index, line, sender);
+        if offered == Offered::Kept {
+            stream.grew();
         }
-        stream.offer(attempt, index, line, sender)
+        offered
     }
 
     /// Takes consecutive `lines` from number `index` (then the end, with `end`), as
@@ -453,24 +460,38 @@ impl Live {
         end: bool,
         sender: Option<&str>,
     ) -> Result<u64, &'static str> {
-        let (mut kept, next) = (0, index + lines.len() as u64);
-        for (line, number) in lines.into_iter().zip(index..) {
-            match self.offer(job_id, attempt, number, Some(line), sender) {
-                Offered::Kept => kept += 1,
-                Offered::Refused(reason) => return Err(reason),
-                Offered::Unwatched => return Ok(kept),
-                Offered::Duplicate | Offered::Early => {}
+        let Some(stream) = self.stream(job_id) else { return Ok(0) };
+        let next = index + lines.len() as u64;
+        let offered = lines.into_iter().zip(index..).map(|(line, number)| (number, Some(line)));
+        let (mut kept, mut grew, mut refused) = (0, false, Ok(()));
+        for (number, line) in offered.chain(end.then_some((next, None))) {
+            let is_line = line.is_some();
+            match stream.offer(attempt, number, line, sender) {
+                Offered::Kept => {
+                    kept += u64::from(is_line);
+                    grew = true;
+                }
+                Offered::Refused(reason) => {
+                    refused = Err(reason);
+                    break;
+                }
+                Offered::Unwatched | Offered::Duplicate | Offered::Early => {}
             }
         }
-        if end && let Offered::Refused(reason) = self.offer(job_id, attempt, next, None, sender) {
-            return Err(reason);
+        // Woken once for the whole message, for what came before a refusal too.
+        if grew {
+            stream.grew();
         }
-        Ok(kept)
+        refused.map(|()| kept)
     }
 
     /// The matches watched now, each from the first line its stream still needs.
     pub fn watched(&self) -> Vec<WatchedMatch> {
         self.streams().iter().map(|stream| stream.watched()).collect()
+    }
+
+    fn stream(&self, job_id: &str) -> Option<Arc<Stream>> {
+        self.lock().streams.get(job_id).map(Arc::clone)
     }
 
     fn streams(&self) -> Vec<Arc<Stream>> {
