@@ -111,6 +111,15 @@ fn view(tournament: &Tournament, row: MatchRow) -> MatchView {
     }
 }
 
+/// The index of the entry of `entries` called `name` (by `name_of`), for the filter
+/// `what`; a 400 naming both when tournament `id` has none.
+fn named<T>(entries: &[T], name_of: impl Fn(&T) -> &str, name: &str, what: &str, id: &str) -> Result<usize, ApiError> {
+    entries
+        .iter()
+        .position(|entry| name_of(entry) == name)
+        .ok_or_else(|| ApiError::BadRequest(format!("{what}: no {what} named {name:?} in {id}")))
+}
+
 /// A tournament's matches ([`MatchQuery`]) and how many there are in all.
 async fn matches(
     State(state): State<ApiState>,
@@ -119,32 +128,16 @@ async fn matches(
 ) -> Result<Response, ApiError> {
     let Query(query) = query.map_err(|rejection| ApiError::BadRequest(rejection.body_text()))?;
     let tournament = lookup::tournament(&state, &id).await?;
-    let bot = match &query.bot {
-        Some(name) => Some(
-            tournament
-                .bots
-                .iter()
-                .position(|bot| &bot.name == name)
-                .ok_or_else(|| ApiError::BadRequest(format!("bot: no bot named {name:?} in {id}")))?,
-        ),
-        None => None,
-    };
+    let bot =
+        query.bot.as_deref().map(|name| named(&tournament.bots, |bot| &bot.name, name, "bot", &id)).transpose()?;
     let state_filter = match &query.status {
         Some(name) => Some(JobState::from_name(name).ok_or_else(|| {
             ApiError::BadRequest(format!("status: {name:?} is not one of pending, running, done, failed"))
         })?),
         None => None,
     };
-    let map = match &query.map {
-        Some(name) => Some(
-            tournament
-                .maps
-                .iter()
-                .position(|map| &map.name == name)
-                .ok_or_else(|| ApiError::BadRequest(format!("map: no map named {name:?} in {id}")))?,
-        ),
-        None => None,
-    };
+    let map =
+        query.map.as_deref().map(|name| named(&tournament.maps, |map| &map.name, name, "map", &id)).transpose()?;
     let limit = page_limit(query.limit)?;
     let filter = MatchFilter {
         bot,
