@@ -45,6 +45,9 @@ const BATCH_BYTES: usize = 256 << 10;
 /// How long a match's stream stays open after the ledger has its answer and no line
 /// came: the relay's last lines may still be on their way.
 const QUIET_AFTER_ANSWER: Duration = Duration::from_secs(2);
+/// What a kept line costs beside its text (its entry and its allocation): the buffer
+/// counts it, so that it bounds how many lines are kept, however short they are.
+const LINE_OVERHEAD: usize = 64;
 /// A relay silent this long is gone: another worker's later attempt may take over.
 const SILENT_RELAY: Duration = Duration::from_secs(WATCH_LEASE_SECS);
 
@@ -192,10 +195,12 @@ impl Stream {
     /// one, or from another once the current one is over or its relay silent for a
     /// watch's lease (a worker that held an earlier delivery of the job still holds its
     /// token, and must not take a match's stream from the worker playing it). A line
-    /// that is not one line of text, or is over the buffer, is refused. The viewers are
+    /// that is not one line of text (an empty one is none), or is over the buffer, is
+    /// refused. The viewers are
     /// woken by the caller ([`Stream::grew`]), once for all the lines it offers.
     fn offer(&self, attempt: u32, index: u64, line: Option<Arc<str>>, sender: Option<&str>) -> Offered {
-        if line.as_deref().is_some_and(|line| line.contains(['\n', '\r']) || line.len() > self.budget) {
+        let malformed = |line: &str| line.is_empty() || line.contains(['\n', '\r']) || line.len() > self.budget;
+        if line.as_deref().is_some_and(malformed) {
             return Offered::Refused("malformed");
         }
         let mut lines = self.lock();
@@ -241,12 +246,12 @@ impl Stream {
             }
             Some(line) if index == 0 => lines.header = Some(Kept { index, at: now, line }),
             Some(line) => {
-                lines.bytes += line.len();
+                lines.bytes += line.len() + LINE_OVERHEAD;
                 lines.frames.push_back(Kept { index, at: now, line });
                 // The newest line stays, however large: viewers see where the match is.
                 while lines.bytes > self.budget && lines.frames.len() > 1 {
                     let gone = lines.frames.pop_front().expect("more than one line");
-                    lines.bytes -= gone.line.len();
+                    lines.bytes -= gone.line.len() + LINE_OVERHEAD;
                 }
             }
         }
@@ -781,6 +786,13 @@ mod tests {
         assert_eq!(skipped, 190);
         assert_eq!(live.offer("j", 1, 201, line(&"y".repeat(2 << 20)), Some("w-1")), Offered::Refused("malformed"));
         assert_eq!(live.offer("j", 1, 201, line("two\nlines"), Some("w-1")), Offered::Refused("malformed"));
+        assert_eq!(live.offer("j", 1, 201, line(""), Some("w-1")), Offered::Refused("malformed"));
+        // Short lines are bounded by their count too: each costs its entry beside its text.
+        for index in 201..100_201 {
+            assert_eq!(live.offer("j", 1, index, line("x"), Some("w-1")), Offered::Kept);
+        }
+        let kept = idle.stream.lock().frames.len();
+        assert!(kept <= (1 << 20) / LINE_OVERHEAD, "{kept} one-byte lines kept in 1 MiB");
     }
 
     #[test]

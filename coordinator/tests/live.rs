@@ -513,6 +513,16 @@ async fn frames_are_believed_only_from_the_worker_relaying_the_match_with_its_to
     publish(None, &token, 1).await.expect("the broker takes an unsigned message");
     publish(Some("w-forger"), &key.token(Answerable::Job("j-2")), 1).await.expect("taken: another job's token");
     publish(Some("w-forger"), &token, 1).await.expect("taken: the right token, from another worker");
+    let malformed = refused("malformed");
+    let too_many = format!("{{}}{}", "\n{}".repeat(farm_proto::MESSAGE_LINES));
+    let mut headers = FieldTable::default();
+    headers.insert(LINE_HEADER.into(), AMQPValue::LongLongInt(1));
+    headers.insert(ATTEMPT_HEADER.into(), AMQPValue::LongLongInt(1));
+    headers.insert(TOKEN_HEADER.into(), AMQPValue::LongString(LongString::from(token.as_bytes())));
+    let properties = BasicProperties::default().with_headers(headers).with_user_id(ShortString::from("w-forger"));
+    let options = BasicPublishOptions::default();
+    let sent = forged.basic_publish(LIVE_EXCHANGE.into(), "j-1".into(), options, too_many.as_bytes(), properties);
+    sent.await.expect("published").await.expect("taken: more lines than a message may carry");
     // Naming the honest worker as its sender is the broker's to refuse: it closes the channel.
     let impostor = publish(Some("w-honest"), &token, 1).await;
     assert!(impostor.is_err() || !forged.status().connected(), "RabbitMQ let a forged user_id through");
@@ -533,6 +543,7 @@ async fn frames_are_believed_only_from_the_worker_relaying_the_match_with_its_to
         [1, 1, 1],
         "unsigned, token, sender"
     );
+    assert_eq!(refused("malformed") - malformed, 1, "a message of more than MESSAGE_LINES lines");
     stop.send_replace(true);
     relaying.await.expect("the relay task").expect("the relay ends cleanly");
 }

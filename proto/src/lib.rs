@@ -46,8 +46,8 @@ pub use job::{
     Reproduction, ResultEnvelope, SCHEMA_VERSION, TimeSummary, is_worker_name, schema_of,
 };
 pub use live::{
-    ATTEMPT_HEADER, END_HEADER, LINE_HEADER, LIVE_EXCHANGE, TOKEN_HEADER, WATCH_LEASE_SECS, WATCH_RENEW_SECS,
-    WatchedMatch,
+    ATTEMPT_HEADER, END_HEADER, LINE_HEADER, LIVE_EXCHANGE, MESSAGE_LINES, TOKEN_HEADER, WATCH_LEASE_SECS,
+    WATCH_RENEW_SECS, WatchedMatch,
 };
 pub use outcome::{PlayerOutcome, PlayerStatus};
 

@@ -777,6 +777,12 @@ pub fn all() -> Vec<Limit> {
             "live frames waiting in the coordinator's live queue",
             "the broker drops the oldest; the gap is counted and shown to viewers",
         ),
+        fixed(
+            "MESSAGE_LINES",
+            crate::MESSAGE_LINES,
+            "lines in one live message from a worker (none empty; a kept line counts 64 bytes beside its text in `live.buffer_mib`)",
+            "the message is refused, counted as `malformed`",
+        ),
         bound(
             Worker,
             &WORKER_LIVE_BUFFER_MIB,

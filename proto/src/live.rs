@@ -24,6 +24,9 @@ pub const ATTEMPT_HEADER: &str = "x-attempt";
 pub const TOKEN_HEADER: &str = "x-token";
 /// Set (true) on the message that ends a relay: the match is over, footer or not.
 pub const END_HEADER: &str = "x-end";
+/// The most lines one live message carries; the coordinator refuses a message with
+/// more.
+pub const MESSAGE_LINES: usize = 1024;
 /// How long a watch lasts unless renewed: a coordinator gone stops the relays soon.
 pub const WATCH_LEASE_SECS: u64 = 15;
 /// How often the coordinator renews the watches it holds.

@@ -35,9 +35,10 @@ use crate::metrics;
 /// next. 50 a second is smoother than a viewer's eye and far fewer than a fast
 /// match's turns.
 pub const SEND_INTERVAL: Duration = Duration::from_millis(20);
-/// The most lines in one message, and about the most bytes (a single longer line goes
-/// alone): the runner waits for the lock no longer than it takes to clone these.
-const BATCH_LINES: usize = 1024;
+/// The most lines in one message (the protocol's), and about the most bytes (a single
+/// longer line goes alone): the runner waits for the lock no longer than it takes to
+/// clone these.
+const BATCH_LINES: usize = farm_proto::MESSAGE_LINES;
 const BATCH_BYTES: usize = 256 << 10;
 /// A line longer than this is not relayed (counted as skipped): far above any game's
 /// frame, well under RabbitMQ's largest message, which would close the channel.

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use farm_proto::{
     ATTEMPT_HEADER, CONTROL_EXCHANGE, ControlEnvelope, ControlMessage, END_HEADER, LINE_HEADER, LIVE_EXCHANGE,
-    SCHEMA_VERSION, TOKEN_HEADER, WatchedMatch, limits,
+    MESSAGE_LINES, SCHEMA_VERSION, TOKEN_HEADER, WatchedMatch, limits,
 };
 use farm_runtime::queue::{self, BrokerError};
 use farm_runtime::settle;
@@ -125,8 +125,9 @@ fn receive(live: &Live, key: &AnswerKey, delivery: &Delivery) {
     let end = matches!(header(END_HEADER), Some(AMQPValue::Boolean(true)));
     // The lines of one message, joined by newlines; none in the end's.
     let Ok(text) = std::str::from_utf8(&delivery.data) else { return refuse("malformed") };
-    let lines: Vec<Arc<str>> = if text.is_empty() { Vec::new() } else { text.split('\n').map(Arc::from).collect() };
-    if lines.is_empty() && !end {
+    let lines: Vec<Arc<str>> =
+        if text.is_empty() { Vec::new() } else { text.split('\n').take(MESSAGE_LINES + 1).map(Arc::from).collect() };
+    if (lines.is_empty() && !end) || lines.len() > MESSAGE_LINES {
         return refuse("malformed");
     }
     let attempt = u32::try_from(attempt).unwrap_or(u32::MAX);
