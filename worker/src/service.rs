@@ -309,7 +309,11 @@ async fn consume<S: Sandbox + Clone + Send + 'static>(
         lanes.spawn(run_build_lane(Arc::clone(connection), registry.to_owned(), Arc::clone(&context)));
     }
     health.consuming.store(true, Ordering::Relaxed);
+    // Biased: a lane also ends (`Ok`) once it sees the drain or the quarantine, and
+    // that must read as the drain it is, never as a lost connection, which would drop
+    // the matches in flight.
     let lane_ended = tokio::select! {
+        biased;
         _ = drain.wait_for(|stop| *stop) => None,
         _ = quarantined.wait_for(Option::is_some) => None,
         Some(ended) = lanes.join_next() => Some(ended),
