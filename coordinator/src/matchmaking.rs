@@ -28,7 +28,10 @@
 //!    table repeated. With consistent histories some table is new once there are
 //!    more bots than seats: the bots of the latest match can swap one of their
 //!    number for an outsider.
-//! 4. **Seats** are shuffled by the seed: the ladder keeps no seat history, and a
+//! 4. **Leagues.** With [`next_match_in_leagues`], the others come from the focus's
+//!    league, or from leagues at most `reach` away from it; when those hold too few
+//!    bots for a table, the reach widens a league at a time until they do.
+//! 5. **Seats** are shuffled by the seed: the ladder keeps no seat history, and a
 //!    uniform draw gives no bot a seat advantage on average.
 //!
 //! A table has `seats` bots, or every entrant when there are fewer but at least
@@ -68,6 +71,8 @@ pub struct LadderEntrant {
     pub mu: f64,
     /// Its Weng-Lin sigma: how uncertain `mu` is.
     pub sigma: f64,
+    /// Its league (0 for a ladder without leagues): see [`next_match_in_leagues`].
+    pub league: usize,
     /// Matches it has scheduled but not yet played.
     pub outstanding: u32,
     /// The other bots at its most recent scheduled match, in any order; empty if it
@@ -80,6 +85,18 @@ pub struct LadderEntrant {
 /// The [module documentation](self) gives the rules. An entrant listed twice counts
 /// once, as its first entry.
 pub fn next_match(entrants: &[LadderEntrant], seats: usize, min_table: usize, seed: u64) -> Option<Vec<usize>> {
+    next_match_in_leagues(entrants, seats, min_table, usize::MAX, seed)
+}
+
+/// [`next_match`] where the focus's opponents come from leagues at most `reach` from
+/// its own (rule 4 of the [module documentation](self)).
+pub fn next_match_in_leagues(
+    entrants: &[LadderEntrant],
+    seats: usize,
+    min_table: usize,
+    reach: usize,
+    seed: u64,
+) -> Option<Vec<usize>> {
     if seats < 2 {
         return None;
     }
@@ -97,7 +114,7 @@ pub fn next_match(entrants: &[LadderEntrant], seats: usize, min_table: usize, se
     foci.sort_by(|a, b| b.priority().total_cmp(&a.priority()));
     let mut nearest_of_first = None;
     for focus in foci {
-        let (table, new) = table_for(focus, &entrants, size, &mut rng);
+        let (table, new) = table_for(focus, &entrants, size, reach, &mut rng);
         if new {
             return Some(seat(table, &mut rng));
         }
@@ -129,6 +146,7 @@ struct Rated {
     bot: usize,
     mu: f64,
     sigma: f64,
+    league: usize,
     outstanding: u32,
     last_met: Vec<usize>,
 }
@@ -142,7 +160,7 @@ impl Rated {
         let mut last_met = entrant.last_met.clone();
         last_met.sort_unstable();
         last_met.dedup();
-        Rated { bot: entrant.bot, mu, sigma, outstanding: entrant.outstanding, last_met }
+        Rated { bot: entrant.bot, mu, sigma, league: entrant.league, outstanding: entrant.outstanding, last_met }
     }
 
     /// How much the ladder wants this bot to play next: see the module documentation.
@@ -151,11 +169,27 @@ impl Rated {
     }
 }
 
-/// The best table of `size` around `focus`, and whether it is new to all its bots.
-fn table_for<'a>(focus: &'a Rated, entrants: &'a [Rated], size: usize, rng: &mut ChaCha8Rng) -> (Vec<&'a Rated>, bool) {
-    let mut others: Vec<(f64, &Rated)> = entrants
+/// The best table of `size` around `focus`, its others at most `reach` leagues away
+/// (or the fewest more that seat a table), and whether it is new to all its bots.
+fn table_for<'a>(
+    focus: &'a Rated,
+    entrants: &'a [Rated],
+    size: usize,
+    reach: usize,
+    rng: &mut ChaCha8Rng,
+) -> (Vec<&'a Rated>, bool) {
+    // The reach widens to the league gap of the `size - 1`th nearest other, if it
+    // must: there are at least `size` entrants.
+    let mut gaps: Vec<usize> = entrants
         .iter()
         .filter(|other| other.bot != focus.bot)
+        .map(|other| other.league.abs_diff(focus.league))
+        .collect();
+    gaps.sort_unstable();
+    let reach = reach.max(gaps[size - 2]);
+    let mut others: Vec<(f64, &Rated)> = entrants
+        .iter()
+        .filter(|other| other.bot != focus.bot && other.league.abs_diff(focus.league) <= reach)
         .map(|other| {
             let distance = (other.mu - focus.mu).abs() + OUTSTANDING_PENALTY * f64::from(other.outstanding);
             (distance + rng.random_range(0.0..JITTER), other)
@@ -215,7 +249,7 @@ mod tests {
     use std::collections::BTreeMap;
 
     fn entrant(bot: usize, mu: f64, sigma: f64) -> LadderEntrant {
-        LadderEntrant { bot, mu, sigma, outstanding: 0, last_met: Vec::new() }
+        LadderEntrant { bot, mu, sigma, league: 0, outstanding: 0, last_met: Vec::new() }
     }
 
     fn sorted(mut table: Vec<usize>) -> Vec<usize> {
@@ -352,6 +386,36 @@ mod tests {
     }
 
     #[test]
+    fn opponents_come_from_the_focus_league_or_as_far_as_the_reach() {
+        let mut entrants: Vec<LadderEntrant> = (0..7).map(|bot| entrant(bot, 25.0, 1.0)).collect();
+        for (bot, league) in [(0, 0), (1, 0), (2, 0), (3, 1), (4, 1), (5, 1), (6, 2)] {
+            entrants[bot].league = league;
+            entrants[bot].mu = 20.0 + bot as f64;
+        }
+        entrants[3].sigma = 5.0;
+        let league_of = |bot: usize| entrants[bot].league;
+        for seed in 0..30 {
+            let table = next_match_in_leagues(&entrants, 2, 2, 0, seed).expect("a match");
+            assert!(table.contains(&3) && table.iter().all(|&bot| league_of(bot) == 1), "{table:?}");
+            let wide = next_match_in_leagues(&entrants, 4, 2, 1, seed).expect("a match");
+            assert!(wide.iter().all(|&bot| league_of(bot) <= 2), "{wide:?}");
+        }
+        // Bot 2 (league 0) is nearest to bot 3 in mu: a reach of 1 lets it in.
+        let reached: BTreeSet<usize> =
+            (0..30).flat_map(|seed| next_match_in_leagues(&entrants, 2, 2, 1, seed).expect("a match")).collect();
+        assert!(reached.contains(&2), "{reached:?}");
+        // Alone in its league, bot 6 meets the next league's nearest.
+        entrants[3].sigma = 1.0;
+        entrants[6].sigma = 5.0;
+        for seed in 0..10 {
+            assert_eq!(sorted(next_match_in_leagues(&entrants, 2, 2, 0, seed).expect("a match")), vec![5, 6]);
+        }
+        // With everyone in one league apart, a table still fills.
+        entrants[6].league = usize::MAX;
+        assert_eq!(next_match_in_leagues(&entrants, 4, 2, 0, 1).map(|table| table.len()), Some(4));
+    }
+
+    #[test]
     fn two_bots_at_two_seats_repeat_for_want_of_others() {
         let mut entrants = vec![entrant(0, 25.0, 8.0), entrant(1, 25.0, 8.0)];
         let tables = fill(&mut entrants, 2, 3, 0);
@@ -380,7 +444,14 @@ mod tests {
             entrant(0, f64::NAN, f64::NAN),
             entrant(1, f64::INFINITY, 3.0),
             entrant(2, 25.0, -4.0),
-            LadderEntrant { bot: 3, mu: -1e308, sigma: 1e308, outstanding: u32::MAX, last_met: vec![9, 3, 3] },
+            LadderEntrant {
+                bot: 3,
+                mu: -1e308,
+                sigma: 1e308,
+                league: usize::MAX,
+                outstanding: u32::MAX,
+                last_met: vec![9, 3, 3],
+            },
             entrant(usize::MAX, 25.0, f64::NEG_INFINITY),
         ];
         for seats in 2..=5 {

@@ -391,10 +391,39 @@ pub fn weng_lin_with_predecessors(
 /// its predecessor's rating at that point with sigma widened
 /// ([`crate::matchmaking::successor_rating`]) instead of from a new player's.
 pub fn weng_lin_states(players: usize, matches: &[RankedMatch], predecessors: &[Option<usize>]) -> Vec<(f64, f64)> {
-    let config = WengLinConfig::new();
-    let mut ratings = vec![WengLinRating::new(); players];
-    let mut started = vec![false; players];
+    let mut states = WengLinStates::new(players, predecessors);
     for ranked in matches {
+        states.apply(ranked);
+    }
+    states.states()
+}
+
+/// Weng-Lin ratings kept match by match, as [`weng_lin_states`] applies them: for
+/// whoever needs each step (a ladder's leagues and rating history).
+#[derive(Debug, Clone)]
+pub struct WengLinStates {
+    config: WengLinConfig,
+    ratings: Vec<WengLinRating>,
+    started: Vec<bool>,
+    predecessors: Vec<Option<usize>>,
+}
+
+impl WengLinStates {
+    /// `players` new players; `predecessors[p]`, where given, is the player `p` is a new
+    /// version of.
+    pub fn new(players: usize, predecessors: &[Option<usize>]) -> Self {
+        WengLinStates {
+            config: WengLinConfig::new(),
+            ratings: vec![WengLinRating::new(); players],
+            started: vec![false; players],
+            predecessors: predecessors.to_vec(),
+        }
+    }
+
+    /// Rates one match; returns the players it rated, in seat order: none when it has
+    /// fewer than 2 valid participants ([`weng_lin`] says which are).
+    pub fn apply(&mut self, ranked: &RankedMatch) -> Vec<usize> {
+        let players = self.ratings.len();
         let mut seen: Vec<(usize, u32)> = Vec::with_capacity(ranked.len());
         for &(p, rank) in ranked {
             debug_assert!(p < players, "player index {p} out of range in {ranked:?}");
@@ -403,32 +432,42 @@ pub fn weng_lin_states(players: usize, matches: &[RankedMatch], predecessors: &[
             }
         }
         if seen.len() < 2 {
-            continue;
+            return Vec::new();
         }
         for &(p, _) in &seen {
-            if !started[p] {
-                started[p] = true;
-                if let Some(&Some(old)) = predecessors.get(p)
-                    && let Some(previous) = ratings.get(old)
+            if !self.started[p] {
+                self.started[p] = true;
+                if let Some(&Some(old)) = self.predecessors.get(p)
+                    && let Some(previous) = self.ratings.get(old)
                 {
                     let (mu, sigma) = crate::matchmaking::successor_rating(previous.rating, previous.uncertainty);
-                    ratings[p] = WengLinRating { rating: mu, uncertainty: sigma };
+                    self.ratings[p] = WengLinRating { rating: mu, uncertainty: sigma };
                 }
             }
         }
-        let teams: Vec<[WengLinRating; 1]> = seen.iter().map(|&(p, _)| [ratings[p]]).collect();
+        let teams: Vec<[WengLinRating; 1]> = seen.iter().map(|&(p, _)| [self.ratings[p]]).collect();
         let input: Vec<(&[WengLinRating], MultiTeamOutcome)> = teams
             .iter()
             .zip(&seen)
             .map(|(team, &(_, rank))| (&team[..], MultiTeamOutcome::new(rank as usize)))
             .collect();
-        for (&(p, _), team) in seen.iter().zip(weng_lin_multi_team(&input, &config)) {
+        for (&(p, _), team) in seen.iter().zip(weng_lin_multi_team(&input, &self.config)) {
             if let Some(&rating) = team.first() {
-                ratings[p] = rating;
+                self.ratings[p] = rating;
             }
         }
+        seen.into_iter().map(|(p, _)| p).collect()
     }
-    ratings.iter().map(|rating| (rating.rating, rating.uncertainty)).collect()
+
+    /// Player `p`'s (mu, sigma) now.
+    pub fn state(&self, p: usize) -> (f64, f64) {
+        (self.ratings[p].rating, self.ratings[p].uncertainty)
+    }
+
+    /// Every player's (mu, sigma) now.
+    pub fn states(&self) -> Vec<(f64, f64)> {
+        (0..self.ratings.len()).map(|p| self.state(p)).collect()
+    }
 }
 
 /// Two-sided 95% critical values of Student's t for 1..=30 degrees of freedom.

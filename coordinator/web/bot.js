@@ -4,7 +4,7 @@
 "use strict";
 
 (function () {
-  const { el, fmt, paths } = MatchFarm;
+  const { el, fmt, paths, svg } = MatchFarm;
   const PAGE = 50;
 
   const id = MatchFarm.pathSegment(1);
@@ -38,6 +38,51 @@
       num("timeouts", row.timeouts),
       num("crashes", row.crashes),
       num("disqualified", row.disqualified)));
+  }
+
+  /** A ladder bot's rating history: μ with its ±σ band, version boundaries, league changes, the peak. */
+  function drawHistory(history) {
+    const points = history.points;
+    if (points.length === 0) return;
+    const [width, height, pad] = [720, 220, 30];
+    const low = Math.min(...points.map((point) => point.mu - point.sigma));
+    const high = Math.max(...points.map((point) => point.mu + point.sigma));
+    const x = (index) => pad + (points.length > 1 ? (index / (points.length - 1)) * (width - 2 * pad) : (width - 2 * pad) / 2);
+    const y = (mu) => height - pad - ((mu - low) / Math.max(1e-9, high - low)) * (height - 2 * pad);
+    const plot = svg("svg", { width, height, viewBox: `0 0 ${width} ${height}`, role: "img",
+      "aria-label": `μ over ${points.length} matches, from ${low.toFixed(1)} to ${high.toFixed(1)}` });
+    const band = points.map((point, index) => `${x(index).toFixed(1)},${y(point.mu + point.sigma).toFixed(1)}`)
+      .concat(points.map((point, index) => `${x(index).toFixed(1)},${y(point.mu - point.sigma).toFixed(1)}`).reverse());
+    plot.append(svg("polygon", { points: band.join(" "), fill: "#1a73e8", opacity: 0.12 }));
+    plot.append(svg("polyline", { fill: "none", stroke: "#1a73e8", "stroke-width": 1.5,
+      points: points.map((point, index) => `${x(index).toFixed(1)},${y(point.mu).toFixed(1)}`).join(" ") }));
+    points.forEach((point, index) => {
+      const before = points[index - 1];
+      if (!before) return;
+      if (point.bot !== before.bot) {
+        const boundary = svg("line", { x1: x(index), x2: x(index), y1: pad / 2, y2: height - pad / 2, stroke: "#5f6368",
+          "stroke-dasharray": "4 3", "data-testid": "version-boundary", "data-bot": point.bot });
+        plot.append(boundary, svg("text", { x: x(index) + 3, y: pad / 2 + 10, "font-size": 11, fill: "#5f6368" }));
+        plot.lastChild.textContent = point.bot;
+      }
+      if (point.league !== before.league) {
+        const up = point.league > before.league;
+        const mark = svg("text", { x: x(index) - 5, y: y(point.mu) + (up ? -6 : 14), "font-size": 12, fill: up ? "#188038" : "#c5221f",
+          "data-testid": "league-change", "data-league": history.leagues[point.league] || String(point.league) });
+        mark.textContent = up ? "▲" : "▼";
+        plot.append(mark);
+      }
+    });
+    const captions = [`${fmt.number(points.length)} points`];
+    if (history.peak) {
+      const peakIndex = points.findIndex((point) => point.position === history.peak.position && point.bot === history.peak.bot);
+      if (peakIndex >= 0) plot.append(svg("circle", { cx: x(peakIndex), cy: y(history.peak.mu), r: 4, fill: "#e37400", "data-testid": "peak" }));
+      captions.push(`peak μ ${history.peak.mu.toFixed(2)} (${history.peak.bot}, match #${history.peak.position})`);
+    }
+    if (history.thinned) captions.push("thinned to at most 1,000 points a version");
+    document.getElementById("history").replaceChildren(el("figure", { class: "history-plot" }, plot,
+      el("figcaption", {}, `${history.versions.join(" → ")}: ${captions.join("; ")}`)));
+    document.getElementById("history-section").hidden = false;
   }
 
   /** This bot's seat in `match` (its outcome once completed). */
@@ -104,7 +149,7 @@
     MatchFarm.header([{ text: "Tournaments", href: "/" }, { text: id, href: paths.tournament(id) }, { text: bot }]);
     const tournament = await MatchFarm.api(base);
     MatchFarm.header(MatchFarm.tournamentHeader(tournament, { text: bot }));
-    document.getElementById("name").textContent = bot;
+    document.getElementById("name").replaceChildren(bot, ...MatchFarm.ladderMarks(tournament, bot));
     document.getElementById("meta").replaceChildren(
       el("span", {}, el("a", { href: paths.tournament(id) }, tournament.name)),
       el("span", {}, tournament.game),
@@ -118,6 +163,7 @@
       MatchFarm.api(`${base}/matches?${botQuery}&limit=${PAGE}&offset=${resultsOffset}`),
     ]);
     drawStanding(standings);
+    if (tournament.format.kind === "ladder") drawHistory(await MatchFarm.api(`${base}/bots/${encodeURIComponent(bot)}/history`));
     drawFailures(failures, failuresOffset);
     drawResults(results, resultsOffset);
   });

@@ -32,6 +32,10 @@
 //                                 what went wrong in a listed match, as text: its failure
 //                                 reason, or the seats (only `bot`'s, if given) that did not
 //                                 end "ok"; "" when nothing did
+//   MatchFarm.svg(name, attrs)    an SVG element with these attributes
+//   MatchFarm.ladderMarks(tournament, bot)
+//                                 a ladder bot's league and "provisional" badges (none for
+//                                 other formats), for every page that names it
 "use strict";
 
 (function () {
@@ -325,6 +329,25 @@
         return `${who} ${MatchFarm.fmt.status(seat.status)}${timeouts}`;
       })
       .join("; ");
+  };
+
+  MatchFarm.svg = function (name, attrs) {
+    const node = document.createElementNS("http://www.w3.org/2000/svg", name);
+    for (const [key, value] of Object.entries(attrs)) node.setAttribute(key, value);
+    return node;
+  };
+
+  MatchFarm.ladderMarks = function (tournament, bot) {
+    const status = tournament.status;
+    const entry = status && status.format === "ladder" ? status.bots.find((candidate) => candidate.bot === bot) : null;
+    if (!entry) return [];
+    const marks = [];
+    if (entry.league) marks.push(el("span", { class: "badge league", dataset: { testid: "league", value: entry.league } }, entry.league));
+    if (entry.provisional) {
+      marks.push(el("span", { class: "badge provisional", dataset: { testid: "provisional" },
+        title: `fewer than ${status.provisional_games} games: the rating says little yet` }, "provisional"));
+    }
+    return marks;
   };
 
   window.MatchFarm = MatchFarm;

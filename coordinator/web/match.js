@@ -5,7 +5,7 @@
 "use strict";
 
 (function () {
-  const { el, fmt, paths } = MatchFarm;
+  const { el, fmt, paths, svg } = MatchFarm;
   const jobId = MatchFarm.pathSegment(1);
   /** After a live stream ends, how often and how long the page asks for the match's answer. */
   const ANSWER_POLL_MS = 500;
@@ -49,14 +49,6 @@
       el("td", { class: "num" }, milliseconds(player.max_reply_ms)),
       el("td", { class: "num" }, milliseconds(player.cpu ? player.cpu.p99_ms : null)),
       el("td", {}, log));
-  }
-
-  const SVG = "http://www.w3.org/2000/svg";
-
-  function svg(name, attrs) {
-    const node = document.createElementNS(SVG, name);
-    for (const [key, value] of Object.entries(attrs)) node.setAttribute(key, value);
-    return node;
   }
 
   /** Each seat's moves from the replay's frames: `{wall, cpu, timeout}` per reply, in ms. */

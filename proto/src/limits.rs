@@ -266,6 +266,12 @@ pub const MAX_MATCHES: Bound<u64> = at_least("max_matches", 10_000, 1);
 pub const QUEUE_DEPTH: Bound<u32> = between("queue_depth", 16, 1, 10_000);
 /// Rounds of a Swiss tournament (the default: ⌈log_seats bots⌉).
 pub const SWISS_ROUNDS: Range<u32> = Range { key: "rounds", min: 1, max: Some(1000) };
+/// A ladder's leagues, when it has any.
+pub const LEAGUES: Range<usize> = Range { key: "leagues", min: 2, max: Some(16) };
+/// Games a ladder's bot plays in its league before it may be promoted or relegated.
+pub const LEAGUE_MIN_GAMES: Bound<u32> = between("leagues[].min_games", 5, 1, 10_000);
+/// Games under which a ladder's bot is marked provisional.
+pub const PROVISIONAL_GAMES: Bound<u32> = between("provisional_games", 10, 0, 10_000);
 /// A bot's bank of extra time per match, in milliseconds.
 pub const TIME_BANK_MS: Bound<u64> = between("time_bank_ms", 0, 0, 600_000);
 /// With the CPU clock, the most wall-clock time a move may take, times its budget.
@@ -278,6 +284,10 @@ pub const SHARE: Bound<u32> = between("share", 1, 1, 1000);
 pub const PRIORITY: Bound<i32> = between("priority", 0, -100, 100);
 
 // Fixed in the code.
+
+/// Points of one bot version's rating history a page is given; a longer history is
+/// thinned, keeping its first, last and peak points and every league change.
+pub const RATING_HISTORY_POINTS: usize = 1000;
 
 /// Live frames waiting in the coordinator's live queue; past it the broker drops the
 /// oldest.
@@ -426,6 +436,14 @@ pub fn all() -> Vec<Limit> {
             "Swiss rounds (rounds × tables within `max_tournament_jobs`)",
             REFUSED_422,
         ),
+        ranged(Tournament, &LEAGUES, "none", "a ladder's leagues", REFUSED_422),
+        bound(
+            Tournament,
+            &LEAGUE_MIN_GAMES,
+            "games a ladder's bot plays in its league before it may move up or down",
+            REFUSED_422,
+        ),
+        bound(Tournament, &PROVISIONAL_GAMES, "games under which a ladder's bot is marked provisional", REFUSED_422),
         ranged(
             Tournament,
             &TURNS,
@@ -476,6 +494,12 @@ pub fn all() -> Vec<Limit> {
             &LIVE_DELAY_SECS,
             "how far behind its play a tournament's matches are shown live (a broadcast delay)",
             REFUSED_422,
+        ),
+        fixed(
+            "RATING_HISTORY_POINTS",
+            RATING_HISTORY_POINTS,
+            "points of a ladder bot version's rating history shown",
+            "thinned: first, last, peak and league changes kept, the rest evenly",
         ),
         bound(Admin, &SHARE, "a user's share of the farm", "400 naming `share`"),
         bound(Admin, &PRIORITY, "a submission's priority among its user's", "400 naming `priority`"),
@@ -915,6 +939,8 @@ mod tests {
             LIVE_BUFFER_MIB,
             WORKER_LIVE_BUFFER_MIB,
             LIVE_DELAY_SECS,
+            LEAGUE_MIN_GAMES,
+            PROVISIONAL_GAMES,
             MAX_MATCH_SECS,
             MAX_REPLAY_MIB,
             DOCKER_PREPARED_MAX,
