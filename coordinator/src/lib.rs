@@ -54,6 +54,7 @@ pub mod metrics;
 pub mod observations;
 pub mod ratings;
 pub mod schedule;
+pub mod season;
 pub mod sequential_test;
 pub mod service;
 pub mod standings;

@@ -114,6 +114,10 @@ enum Command {
     /// and change a running ladder's bots.
     #[command(subcommand)]
     Bots(BotsCommand),
+    /// End a ladder's season: freeze it to new versions, then play its finals (its
+    /// owner or admins).
+    #[command(subcommand)]
+    Season(SeasonCommand),
     /// Issue and revoke workers' identities (operators): each worker signs in to
     /// RabbitMQ as a user of its own, which is who the coordinator believes its
     /// answers are from. Talks to RabbitMQ's management API as its administrator.
@@ -337,6 +341,42 @@ enum UsersCommand {
 }
 
 #[derive(Subcommand)]
+enum SeasonCommand {
+    /// From --at (default now) no new version enters the ladder: uploads for it are
+    /// answered 409 with the time; the bots in it play on.
+    ///
+    /// Example: farm-coordinator season freeze t-44876f57cc4d05c5 --at 2026-12-01T18:00:00Z
+    Freeze {
+        /// The ladder's id.
+        ladder: String,
+        /// When: a UTC time (2026-12-01T18:00:00Z) or Unix seconds.
+        #[arg(long, value_parser = farm_coordinator::season::parse_time)]
+        at: Option<i64>,
+        #[command(flatten)]
+        api: ApiArgs,
+    },
+    /// Make the frozen ladder's finals: its top N active bots, seeded by their places,
+    /// every pairing in every seat, on the ladder's maps. Prints the finals' id.
+    ///
+    /// Example: farm-coordinator season finals t-44876f57cc4d05c5 --top 8 --format swiss --games 2
+    Finals {
+        /// The ladder's id.
+        ladder: String,
+        /// How many of its best bots play.
+        #[arg(long)]
+        top: usize,
+        /// round-robin (every ordered pair) or swiss (tables by score).
+        #[arg(long, value_parser = ["round-robin", "swiss"], default_value = "round-robin")]
+        format: String,
+        /// Games per pairing and map (round robin) or per table (Swiss), seats rotated.
+        #[arg(long, default_value_t = 2)]
+        games: u32,
+        #[command(flatten)]
+        api: ApiArgs,
+    },
+}
+
+#[derive(Subcommand)]
 enum WebhooksCommand {
     /// Register URL; prints the webhook's id, and the secret its deliveries are signed
     /// with, shown only this once.
@@ -498,6 +538,7 @@ async fn main() -> ExitCode {
         Command::Retry { id, failed, api } => commands::tournaments::retry(&id, failed, &api).await,
         Command::Stop { id, api } => commands::tournaments::stop(&id, &api).await,
         Command::Bots(command) => commands::bots::bots(command).await,
+        Command::Season(command) => commands::season::season(command).await,
         Command::Workers(command) => commands::workers::workers(command).await,
         Command::Limits => {
             print!("{}", farm_proto::limits::markdown());

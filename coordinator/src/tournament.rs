@@ -161,6 +161,16 @@ pub struct TournamentFile {
     /// longer overlap from one place to the next.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stop_when: Option<StopWhen>,
+    /// Ladder: its leagues, lowest first ([`League`]); none: one table for all.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub leagues: Vec<League>,
+    /// Ladder with leagues: the share of matches (0 to 1, default 0.1) whose opponents
+    /// may come from the leagues next to the focus bot's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub league_crossing: Option<f64>,
+    /// Ladder: a bot with fewer completed games is marked provisional (default 10).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub provisional_games: Option<u32>,
     /// The bots.
     pub bots: Vec<BotEntry>,
 }
@@ -261,6 +271,77 @@ pub struct BotEntry {
     /// What its sandbox may use.
     #[serde(default)]
     pub limits: BotLimits,
+}
+
+/// One league of a ladder. A bot with at least `min_games` games in it moves up once
+/// its mu reaches `promote_at`, or down once it falls below `relegate_below`; a new
+/// bot starts in the lowest league, a new version of a bot in its predecessor's.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct League {
+    /// Shown on the pages.
+    pub name: String,
+    /// The mu at which a bot moves up; every league but the top has one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub promote_at: Option<f64>,
+    /// The mu under which a bot moves down; the lowest league has none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub relegate_below: Option<f64>,
+    /// Games a bot plays in this league before it may move.
+    #[serde(default = "default_league_min_games")]
+    pub min_games: u32,
+}
+
+fn default_league_min_games() -> u32 {
+    limits::LEAGUE_MIN_GAMES.default
+}
+
+/// The share of a ladder's matches that may cross into a neighbouring league when the
+/// file does not say.
+pub const DEFAULT_LEAGUE_CROSSING: f64 = 0.1;
+
+/// Checks a ladder's leagues (lowest first) and its crossing rate.
+fn check_leagues(leagues: &[League], crossing: f64) -> Result<(), TournamentError> {
+    if let Err(error) = limits::LEAGUES.check(leagues.len()) {
+        return Err(invalid(error.key, error.problem()));
+    }
+    if !(0.0..=1.0).contains(&crossing) {
+        return Err(invalid("league_crossing", format!("must be 0 to 1, not {crossing}")));
+    }
+    let top = leagues.len() - 1;
+    for (index, league) in leagues.iter().enumerate() {
+        let key = |field: &str| format!("leagues[{index}].{field}");
+        check_name(&key("name"), &league.name)?;
+        if leagues[..index].iter().any(|other| other.name == league.name) {
+            return Err(invalid(key("name"), format!("{:?} is listed twice", league.name)));
+        }
+        if let Err(error) = limits::LEAGUE_MIN_GAMES.check(league.min_games) {
+            return Err(invalid(key("min_games"), error.problem()));
+        }
+        for (field, value) in [("promote_at", league.promote_at), ("relegate_below", league.relegate_below)] {
+            if value.is_some_and(|value| !value.is_finite()) {
+                return Err(invalid(key(field), "must be a number"));
+            }
+        }
+        match (index, league.promote_at) {
+            (i, Some(_)) if i == top => return Err(invalid(key("promote_at"), "the top league promotes no one")),
+            (i, None) if i < top => return Err(invalid(key("promote_at"), "every league below the top needs one")),
+            _ => {}
+        }
+        if index == 0 && league.relegate_below.is_some() {
+            return Err(invalid(key("relegate_below"), "the lowest league relegates no one"));
+        }
+        if let (Some(below), Some(Some(at))) =
+            (league.relegate_below, index.checked_sub(1).map(|i| leagues[i].promote_at))
+            && below > at
+        {
+            return Err(invalid(
+                key("relegate_below"),
+                format!("must be at most the promotion mark below it ({at}): a bot promoted would go down at once"),
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// A tournament file that cannot be used: the key and what is wrong with it.
@@ -382,7 +463,31 @@ pub enum Format {
         /// and so from the id, when not asked).
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         open_to_submissions: bool,
+        /// Its leagues, lowest first; none: one table for all (absent from the
+        /// content, and so from the id, then).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        leagues: Vec<League>,
+        /// With leagues, the share of matches whose opponents may come from the
+        /// leagues next to the focus bot's (0 without).
+        #[serde(default, skip_serializing_if = "is_no_crossing")]
+        league_crossing: f64,
+        /// Games under which a bot is marked provisional (absent from the content
+        /// when the default).
+        #[serde(default = "default_provisional_games", skip_serializing_if = "is_default_provisional_games")]
+        provisional_games: u32,
     },
+}
+
+fn is_no_crossing(crossing: &f64) -> bool {
+    *crossing == 0.0
+}
+
+fn default_provisional_games() -> u32 {
+    limits::PROVISIONAL_GAMES.default
+}
+
+fn is_default_provisional_games(games: &u32) -> bool {
+    *games == limits::PROVISIONAL_GAMES.default
 }
 
 impl Format {
@@ -592,7 +697,9 @@ impl TournamentFile {
         if let Err(error) = limits::QUEUE_DEPTH.check(queue_depth) {
             return Err(invalid(error.key, error.problem()));
         }
-        if self.format.is_adaptive() && self.games_per_pairing != 1 {
+        // A Swiss table may be played several times, its seats rotated; the others
+        // choose each match.
+        if self.format.is_adaptive() && self.format != FormatKind::Swiss && self.games_per_pairing != 1 {
             return Err(invalid(
                 "games_per_pairing",
                 format!("a {} tournament chooses its own matches: leave games_per_pairing out", self.format.name()),
@@ -680,13 +787,30 @@ impl TournamentFile {
                 }
                 Format::Swiss { seats, smallest_table, rounds }
             }
-            FormatKind::Ladder => Format::Ladder {
-                seats,
-                smallest_table,
-                max_matches,
-                queue_depth,
-                open_to_submissions: self.open_to_submissions.unwrap_or(false),
-            },
+            FormatKind::Ladder => {
+                let league_crossing = match (self.leagues.is_empty(), self.league_crossing) {
+                    (true, Some(_)) => return Err(invalid("league_crossing", "only a ladder with leagues takes it")),
+                    (true, None) => 0.0,
+                    (false, crossing) => crossing.unwrap_or(DEFAULT_LEAGUE_CROSSING),
+                };
+                if !self.leagues.is_empty() {
+                    check_leagues(&self.leagues, league_crossing)?;
+                }
+                let provisional_games = self.provisional_games.unwrap_or(limits::PROVISIONAL_GAMES.default);
+                if let Err(error) = limits::PROVISIONAL_GAMES.check(provisional_games) {
+                    return Err(invalid(error.key, error.problem()));
+                }
+                Format::Ladder {
+                    seats,
+                    smallest_table,
+                    max_matches,
+                    queue_depth,
+                    open_to_submissions: self.open_to_submissions.unwrap_or(false),
+                    leagues: self.leagues.clone(),
+                    league_crossing,
+                    provisional_games,
+                }
+            }
         };
         if self.games_per_pairing == 0 {
             return Err(invalid("games_per_pairing", "must be at least 1"));
@@ -749,7 +873,10 @@ impl TournamentFile {
     /// Refuses the keys of formats other than its own, rather than ignore them.
     fn check_format_keys(&self) -> Result<(), TournamentError> {
         use FormatKind::{Gauntlet, Ladder, RoundRobin, Sprt, Swiss};
-        let keys: [(&str, bool, &[FormatKind]); 13] = [
+        let keys: [(&str, bool, &[FormatKind]); 16] = [
+            ("leagues", !self.leagues.is_empty(), &[Ladder]),
+            ("league_crossing", self.league_crossing.is_some(), &[Ladder]),
+            ("provisional_games", self.provisional_games.is_some(), &[Ladder]),
             ("candidates", !self.candidates.is_empty(), &[Gauntlet]),
             ("candidate", self.candidate.is_some(), &[Sprt]),
             ("baseline", self.baseline.is_some(), &[Sprt]),
@@ -1423,6 +1550,12 @@ builtin = "greedy"
             (0.0, 5.0, 0.05, 0.05, EloModel::Normalized)
         );
         assert_eq!(tournament.plan().expect("plan").count(), 0, "its director schedules it");
+        let ladder = "format = \"ladder\"";
+        let (bronze, gold) = ("\n[[leagues]]\nname = \"Bronze\"\npromote_at = 26", "\n[[leagues]]\nname = \"Gold\"");
+        // Two leagues, with `low` and `high` added to the lower's and the upper's keys.
+        let leagues = |low: &str, high: &str| {
+            format!("{ladder}\n[[leagues]]\nname = \"Low\"\n{low}\n[[leagues]]\nname = \"High\"\n{high}")
+        };
         let cases: &[(&str, &str)] = &[
             ("format = \"sprt\"\nbaseline = \"a\"", "candidate: an sprt needs one"),
             ("format = \"sprt\"\ncandidate = \"b\"\nbaseline = \"b\"", "baseline: is the candidate"),
@@ -1436,6 +1569,22 @@ builtin = "greedy"
             ("format = \"swiss\"\nelo0 = 1", "elo0: only format = \"sprt\" takes elo0"),
             ("format = \"ladder\"\nstop_when = \"ranking-settled\"", "stop_when: only format = \"round-robin\""),
             ("format = \"single\"\nqueue_depth = 3", "queue_depth: only format = \"sprt\" or \"ladder\" takes"),
+            ("format = \"swiss\"\nprovisional_games = 3", "provisional_games: only format = \"ladder\" takes"),
+            ("format = \"ladder\"\nleague_crossing = 0.2", "league_crossing: only a ladder with leagues takes it"),
+            (&format!("{ladder}\nprovisional_games = 10001"), "provisional_games: must be 0 to 10000, not 10001"),
+            (&format!("{ladder}{bronze}"), "leagues: must be 2 to 16, not 1"),
+            (&format!("{ladder}\nleague_crossing = 1.5{bronze}{gold}"), "league_crossing: must be 0 to 1, not 1.5"),
+            (&leagues("", ""), "leagues[0].promote_at: every league below the top needs one"),
+            (&leagues("promote_at = 1", "promote_at = 2"), "leagues[1].promote_at: the top league promotes no one"),
+            (
+                &leagues("promote_at = 1\nrelegate_below = 0", ""),
+                "leagues[0].relegate_below: the lowest league relegates no one",
+            ),
+            (&leagues("promote_at = 30", "relegate_below = 31"), "leagues[1].relegate_below: must be at most"),
+            (&leagues("promote_at = 30\nmin_games = 0", ""), "leagues[0].min_games: must be 1 to 10000, not 0"),
+            (&leagues("promote_at = nan", ""), "leagues[0].promote_at: must be a number"),
+            (&format!("{ladder}{bronze}{bronze}"), "leagues[1].name: \"Bronze\" is listed twice"),
+            (&format!("{ladder}{bronze}\ncolour = 1{gold}"), "TOML parse error at line 7, column 1"),
         ];
         for (extra, expected) in cases {
             let error = resolve(&two(extra)).expect_err(extra).to_string();
@@ -1454,7 +1603,10 @@ builtin = "greedy"
                 smallest_table: 2,
                 max_matches: 500,
                 queue_depth: 16,
-                open_to_submissions: false
+                open_to_submissions: false,
+                leagues: Vec::new(),
+                league_crossing: 0.0,
+                provisional_games: 10,
             }
         );
         // Vindinium fills empty seats: its Swiss tables may be short, its N-player SPRT

@@ -99,7 +99,7 @@
     return el("td", { class: "num", dataset: { field, value } }, text === undefined ? fmt.number(value) : text);
   }
 
-  function drawStandings(standings) {
+  function drawStandings(standings, tournament) {
     const [heading, hint] = RATINGS[standings.method] || ["Rating", ""];
     document.getElementById("rating-heading").textContent = heading;
     document.getElementById("rating-hint").textContent = hint;
@@ -111,7 +111,8 @@
       }
       return el("tr", { dataset: { testid: "standing-row", bot: row.bot } },
         numberCell("place", row.place),
-        el("td", { dataset: { field: "bot", value: row.bot } }, el("a", { href: paths.bot(id, row.bot) }, row.bot)),
+        el("td", { dataset: { field: "bot", value: row.bot } }, el("a", { href: paths.bot(id, row.bot) }, row.bot),
+          ...MatchFarm.ladderMarks(tournament, row.bot)),
         numberCell("played", row.played),
         numberCell("wins", row.wins),
         numberCell("draws", row.draws),
@@ -215,17 +216,36 @@
     ];
   }
 
-  function drawLadder(report) {
+  /** A ladder's freeze and the link to its finals. */
+  function drawSeason(season) {
+    const frozen = season.frozen_at === null || season.frozen_at === undefined ? null
+      : el("p", { dataset: { field: "frozen", value: season.frozen_at } },
+        season.frozen_at * 1000 <= Date.now()
+          ? `Frozen since ${fmt.date(season.frozen_at)}: no new versions enter.`
+          : `Freezes at ${fmt.date(season.frozen_at)}: no new versions enter from then.`);
+    const finals = season.finals
+      ? el("p", {}, "Finals: ", el("a", { href: paths.tournament(season.finals), dataset: { testid: "finals-link" } }, season.finals))
+      : null;
+    return [frozen, finals];
+  }
+
+  function drawLadder(report, tournament) {
+    const leagues = report.leagues && report.leagues.length > 0;
     const rows = report.bots.map((entry) => el("tr", { dataset: { testid: "ladder-row", bot: entry.bot } },
-      el("td", {}, entry.bot + (entry.replaces ? ` (replaces ${entry.replaces})` : "")),
+      el("td", {}, entry.bot + (entry.replaces ? ` (replaces ${entry.replaces})` : ""), ...MatchFarm.ladderMarks(tournament, entry.bot)),
       el("td", {}, entry.active ? "active" : "retired"),
+      leagues ? el("td", { dataset: { field: "league" } }, entry.league) : null,
+      numberCell("games", entry.games),
       numberCell("mu", entry.mu, entry.mu.toFixed(2)), numberCell("sigma", entry.sigma, entry.sigma.toFixed(2)),
       numberCell("scheduled", entry.scheduled)));
     return [
       el("p", { dataset: { field: "queue" } }, `${fmt.number(report.unanswered)} matches queued or playing, target ${fmt.number(report.queue_depth)}`),
-      el("table", {}, el("thead", {}, el("tr", {}, el("th", {}, "Bot"), el("th", {}, "State"), el("th", { class: "num" }, "μ"),
+      leagues ? el("p", { dataset: { field: "leagues" } }, `Leagues, lowest first: ${report.leagues.join(", ")}.`) : null,
+      ...drawSeason(tournament.season || {}),
+      el("table", {}, el("thead", {}, el("tr", {}, el("th", {}, "Bot"), el("th", {}, "State"), leagues ? el("th", {}, "League") : null,
+        el("th", { class: "num" }, "Games"), el("th", { class: "num" }, "μ"),
         el("th", { class: "num" }, "σ"), el("th", { class: "num" }, "Unplayed"))), el("tbody", {}, rows)),
-    ];
+    ].filter(Boolean);
   }
 
   function drawSettled(report) {
@@ -252,7 +272,7 @@
     if (!status) return;
     const [title, draw] = FORMATS[status.format];
     document.getElementById("format-title").textContent = title;
-    document.getElementById("format-body").replaceChildren(...draw(status));
+    document.getElementById("format-body").replaceChildren(...draw(status, tournament));
   }
 
   /** The "playing now" strip: a link to each running match's page, where it plays live. */
@@ -283,7 +303,7 @@
         twoBots ? MatchFarm.api(`${base}/pairings`) : null,
         MatchFarm.api(`${base}/matches?failures=true&limit=${FAILURES_SHOWN}`),
       ]);
-      drawStandings(standings);
+      drawStandings(standings, tournament);
       document.getElementById("pairings-section").hidden = !twoBots;
       if (pairings) drawPairings(pairings, standings.rows.map((row) => row.bot));
       drawFailures(failures);

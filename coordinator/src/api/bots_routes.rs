@@ -22,6 +22,9 @@
 //!   scrimmage of the competition sites); 201 with its tournament. Bounded by the
 //!   caller's `max_challenges_per_day` and `max_challenge_games` (429).
 //!   `GET /api/challenges`: the newest.
+//! - `GET /api/bots/{a}/versus/{b}[?limit=]`: their record against each other, all
+//!   versions together, in the ladders both entered and those ladders' finals, and per
+//!   tournament with its newest `limit` matches (a page: default 100, at most 1000).
 
 use axum::Json;
 use axum::body::Body;
@@ -39,7 +42,7 @@ use super::lookup::stream_object;
 use super::{ApiState, request_body};
 use crate::accounts::{Caller, Quotas};
 use crate::api_error::ApiError;
-use crate::ledger::{ChallengeView, NewVersion, VersionRefused, entry_name};
+use crate::ledger::{ChallengeView, NewVersion, Record, VersionRefused, entry_name};
 use crate::tournament::Format;
 use crate::uploads::BodyError;
 use crate::versions;
@@ -51,6 +54,7 @@ pub fn routes() -> axum::Router<ApiState> {
         .route("/api/bots", post(submit_version).get(bots))
         .route("/api/bots/{name}", get(bot).patch(change_bot))
         .route("/api/bots/{name}/versions/{version}/build-log", get(build_log))
+        .route("/api/bots/{a}/versus/{b}", get(versus))
         .route("/api/challenges", post(challenge).get(challenges))
 }
 
@@ -244,6 +248,9 @@ async fn check_ladder(state: &ApiState, caller: &Caller, id: &str, game: GameKin
     if state.ledger.conclusion(id).await?.is_some() {
         return Err(ApiError::Conflict(format!("ladder: {id} has ended")));
     }
+    if let Some(refused) = state.ledger.season(id).await?.refuses_versions(id, crate::ledger::now()) {
+        return Err(ApiError::Conflict(format!("ladder: {refused}")));
+    }
     Ok(())
 }
 
@@ -273,6 +280,62 @@ async fn bots(
 async fn bot(State(state): State<ApiState>, Path(name): Path<String>) -> Result<Response, ApiError> {
     let bot = state.ledger.bot(&name).await?.ok_or_else(|| ApiError::NotFound(format!("no bot {name}")))?;
     Ok(Json(bot).into_response())
+}
+
+/// How many of each tournament's meetings `versus` lists.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct VersusQuery {
+    #[serde(default)]
+    limit: Option<u32>,
+}
+
+/// Bots `a` and `b`'s record against each other, with their matches.
+async fn versus(
+    State(state): State<ApiState>,
+    Path((a, b)): Path<(String, String)>,
+    query: Result<Query<VersusQuery>, axum::extract::rejection::QueryRejection>,
+) -> Result<Response, ApiError> {
+    let Query(query) = query.map_err(|rejection| ApiError::BadRequest(rejection.body_text()))?;
+    let limit = super::paging::page_limit(query.limit)?;
+    for name in [&a, &b] {
+        state.ledger.bot(name).await?.ok_or_else(|| ApiError::NotFound(format!("no bot {name}")))?;
+    }
+    if a == b {
+        return Err(ApiError::BadRequest(format!("{a} against itself: name two bots")));
+    }
+    let mut total = Record::default();
+    let mut tournaments = Vec::new();
+    for id in state.ledger.shared_ladders(&a, &b).await? {
+        let Some(tournament) = state.ledger.tournament(&id).await? else { continue };
+        let versions = |bot: &str| -> Vec<usize> {
+            let prefix = format!("{bot}.v");
+            let is_version = |name: &str| name.strip_prefix(&prefix).is_some_and(|n| n.parse::<u32>().is_ok());
+            tournament.bots.iter().enumerate().filter(|(_, entry)| is_version(&entry.name)).map(|(i, _)| i).collect()
+        };
+        let (record, meetings) = state.ledger.meetings(&id, versions(&a), versions(&b), limit).await?;
+        if record.matches == 0 {
+            continue;
+        }
+        total.add(record);
+        let name = |index: usize| tournament.bots.get(index).map(|bot| bot.name.clone());
+        let matches: Vec<serde_json::Value> = meetings
+            .iter()
+            .map(|meeting| {
+                serde_json::json!({
+                    "job_id": meeting.job_id,
+                    "position": meeting.position,
+                    "a": name(meeting.a_bot),
+                    "b": name(meeting.b_bot),
+                    "a_rank": meeting.a_rank,
+                    "b_rank": meeting.b_rank,
+                })
+            })
+            .collect();
+        tournaments
+            .push(serde_json::json!({ "id": id, "name": tournament.name, "record": record, "matches": matches }));
+    }
+    Ok(Json(serde_json::json!({ "a": a, "b": b, "record": total, "tournaments": tournaments })).into_response())
 }
 
 /// What `PATCH /api/bots/{name}` changes.

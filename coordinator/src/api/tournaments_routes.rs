@@ -107,7 +107,7 @@ async fn submit(
 
 /// `Ok` when `caller` may start another tournament queueing `jobs` jobs; 429 naming
 /// the quota otherwise.
-async fn check_quotas(state: &ApiState, caller: &Caller, jobs: u64) -> Result<(), ApiError> {
+pub(super) async fn check_quotas(state: &ApiState, caller: &Caller, jobs: u64) -> Result<(), ApiError> {
     let usage = state.ledger.usage(&caller.name).await?;
     let quotas = state.quotas;
     let name = &caller.name;
@@ -139,6 +139,7 @@ async fn tournament(State(state): State<ApiState>, Path(id): Path<String>) -> Re
     let conclusion = state.ledger.conclusion(&id).await?;
     let retired = director::ladder::retired(&tournament);
     let owner = state.ledger.owner(&id).await?;
+    let season = state.ledger.season(&id).await?;
     Ok(Json(serde_json::json!({
         "id": tournament.id,
         "name": tournament.name,
@@ -156,6 +157,7 @@ async fn tournament(State(state): State<ApiState>, Path(id): Path<String>) -> Re
         "finished": progress.finished(),
         "status": status,
         "conclusion": conclusion,
+        "season": season,
     }))
     .into_response())
 }

@@ -3,6 +3,7 @@
 pub mod bots;
 mod display;
 pub mod run;
+pub mod season;
 pub mod serve;
 pub mod tournaments;
 pub mod users;

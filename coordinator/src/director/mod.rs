@@ -238,10 +238,13 @@ impl Director {
 
     /// Adds `bot` to ladder `id`; with `replaces`, as that bot's new version, which
     /// retires and whose rating it starts from, its uncertainty widened. Returns the
-    /// new bot's index.
+    /// new bot's index. A frozen ladder takes no new bot.
     pub async fn add_bot(&self, id: &str, bot: BotEntry, replaces: Option<&str>) -> Result<usize, RosterError> {
         let _deciding = self.deciding.lock().await;
         let mut tournament = self.open_ladder(id).await?;
+        if let Some(refused) = self.ledger.season(id).await?.refuses_versions(id, crate::ledger::now()) {
+            return Err(RosterError::Refused(refused));
+        }
         tournament::check_bot(tournament.game, &tournament.bots, "bot", &bot)?;
         let index = tournament.bots.len();
         let replaces = replaces.map(|name| active_bot(&tournament, name)).transpose()?;

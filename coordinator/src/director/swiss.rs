@@ -1,8 +1,10 @@
 //! The Swiss format: `rounds` rounds; each is paired ([`crate::swiss::pair_round`])
-//! from the results of all before it, once the last one has every answer. A job's
-//! `repetition` is its round (from 0); a bot seated in none of a round's jobs had a
-//! bye in it. Swiss points: each match's [`crate::swiss::match_points`], and
-//! [`crate::swiss::BYE_POINTS`] per bye; a failed match gives nobody anything.
+//! from the results of all before it, once the last one has every answer. Each table
+//! plays `games_per_pairing` matches, the `g`-th with its seats rotated by `g` (as many
+//! games as seats put every bot in every seat). A job's `repetition` is its round
+//! (from 0); a bot seated in none of a round's jobs had a bye in it. Swiss points:
+//! each match's [`crate::swiss::match_points`], and [`crate::swiss::BYE_POINTS`] per
+//! bye and game; a failed match gives nobody anything.
 
 use serde::{Deserialize, Serialize};
 
@@ -83,7 +85,7 @@ fn standings(tournament: &Tournament, jobs: &[MatchRow]) -> (Vec<Entrant>, Meeti
     for (entrant, rounds) in entrants.iter_mut().zip(&seated) {
         let byes = rounds.iter().filter(|&&seated| !seated).count() as u32;
         entrant.byes = byes;
-        entrant.points += f64::from(byes) * pairing::BYE_POINTS;
+        entrant.points += f64::from(byes) * pairing::BYE_POINTS * f64::from(tournament.games_per_pairing);
     }
     (entrants, met, paired)
 }
@@ -106,13 +108,21 @@ pub fn decide(tournament: &Tournament, jobs: &[MatchRow]) -> Decision {
         }
     };
     let first = jobs.len() as u64;
+    let games = u64::from(tournament.games_per_pairing.max(1));
     let schedule = round
         .tables
         .into_iter()
         .enumerate()
-        .map(|(table, seats)| {
-            let seed = tournament.derived_seed("swiss table", &[u64::from(paired), table as u64]);
-            tournament.adaptive_job(first + table as u64, seats, paired, seed)
+        .flat_map(|(table, seats)| {
+            (0..games).map(move |game| {
+                let mut seated = seats.clone();
+                let turn = game as usize % seated.len().max(1);
+                seated.rotate_left(turn);
+                // The first game's seed is what a table's only game always had.
+                let numbers = [u64::from(paired), table as u64, game];
+                let seed = tournament.derived_seed("swiss table", &numbers[..if game == 0 { 2 } else { 3 }]);
+                tournament.adaptive_job(first + table as u64 * games + game, seated, paired, seed)
+            })
         })
         .collect();
     Decision { schedule, conclude: None }
@@ -183,6 +193,23 @@ mod tests {
             let pair = (job.seats[0].min(job.seats[1]), job.seats[0].max(job.seats[1]));
             assert!(met.insert(pair), "{pair:?} met twice");
         }
+    }
+
+    #[test]
+    fn each_table_plays_its_games_in_rotated_seats() {
+        let tournament = botwars(5, "rounds = 2\ngames_per_pairing = 2");
+        let mut jobs = pending(&decide(&tournament, &[]).schedule);
+        assert_eq!(jobs.len(), 4, "two tables, two games each");
+        for pair in jobs.chunks(2) {
+            assert_eq!(pair[0].seats, [pair[1].seats[1], pair[1].seats[0]], "both seats");
+            assert_ne!(pair[0].seed, pair[1].seed);
+        }
+        play(&mut jobs, |job| if job.seats[0] < job.seats[1] { vec![1, 2] } else { vec![2, 1] });
+        let shown = report(&tournament, &jobs);
+        let bye = shown.scores.iter().find(|score| score.byes == 1).expect("a bye");
+        assert_eq!(bye.points, 2.0, "a bye is a win in each of the table's games");
+        assert_eq!(shown.scores.iter().map(|score| score.points).sum::<f64>(), 6.0);
+        assert_eq!(decide(&tournament, &jobs).schedule.len(), 4);
     }
 
     #[test]

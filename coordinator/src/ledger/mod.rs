@@ -37,8 +37,10 @@ mod jobs;
 mod queries;
 mod results;
 mod schema;
+mod seasons;
 #[cfg(test)]
 mod tests;
+mod versus;
 mod webhooks;
 mod workers;
 
@@ -47,6 +49,8 @@ pub use bots::{
     BotView, ChallengeView, ImageBot, NewVersion, Playable, ToJudge, VersionRefused, VersionState, VersionView,
     build_log_key, entry_name,
 };
+pub use seasons::Season;
+pub use versus::{Meeting, Record};
 pub use webhooks::{Delivery, DeliveryView, NewWebhook, WebhookView};
 pub use workers::{AuditState, AuditToPublish};
 

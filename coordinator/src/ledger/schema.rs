@@ -50,6 +50,13 @@ CREATE TABLE IF NOT EXISTS tournaments (
 CREATE INDEX IF NOT EXISTS tournaments_by_creation ON tournaments(created_at DESC, id);
 -- The key of the tokens deliveries carry (crate::vouch), made with the ledger:
 -- SQLite's randomblob reads the operating system's random source.
+-- A ladder's season: from when no new version enters it, and the
+-- tournament of its finals.
+CREATE TABLE IF NOT EXISTS seasons (
+    ladder_id TEXT PRIMARY KEY REFERENCES tournaments(id),
+    frozen_at INTEGER,
+    finals_id TEXT REFERENCES tournaments(id)
+);
 CREATE TABLE IF NOT EXISTS answer_key (
     id INTEGER PRIMARY KEY CHECK (id = 1),
     key BLOB NOT NULL CHECK (length(key) = 32)
