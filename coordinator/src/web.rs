@@ -22,10 +22,11 @@ use crate::api_error::ApiError;
 static FILES: &[(&str, &[u8])] = include!(concat!(env!("OUT_DIR"), "/web_assets.rs"));
 
 /// The page paths (the README's table) and the file each answers with.
-pub const PAGES: [(&str, &str); 7] = [
+pub const PAGES: [(&str, &str); 8] = [
     ("/", "index.html"),
     ("/bots", "bots.html"),
     ("/bots/{name}", "versions.html"),
+    ("/bots/{a}/versus/{b}", "versus.html"),
     ("/tournaments/{id}", "tournament.html"),
     ("/tournaments/{id}/bots/{bot}", "bot.html"),
     ("/tournaments/{id}/matches", "matches.html"),

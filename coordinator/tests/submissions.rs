@@ -248,6 +248,31 @@ async fn a_submitted_python_bot_builds_validates_joins_a_ladder_and_a_broken_ver
     assert_eq!(played.iter().filter(|row| row["state"] == "done").count(), 4, "{played:?}");
     assert!(played.iter().any(|row| row["bots"][1] == "ada-bot.v1"), "both seats: {played:?}");
     assert_eq!(coordinator.get_json(&format!("/api/tournaments/{series}"))["owner"], "ada");
+    // Head to head: the challenge's 4 matches, every one won, lost or drawn, each
+    // naming the versions that played.
+    let versus = coordinator.get_json("/api/bots/ada-bot/versus/bob-bot");
+    let record = &versus["record"];
+    assert_eq!(record["matches"], 4, "{versus}");
+    let decided = ["a_wins", "b_wins", "draws"].iter().map(|key| record[key].as_u64().expect("count")).sum::<u64>();
+    assert_eq!(decided, 4, "{versus}");
+    let places = versus["tournaments"].as_array().expect("tournaments");
+    assert!(
+        places
+            .iter()
+            .any(|place| place["id"] == series.as_str() && place["matches"].as_array().map(Vec::len) == Some(4))
+    );
+    for meeting in places.iter().flat_map(|place| place["matches"].as_array().expect("matches")) {
+        assert_eq!(
+            (meeting["a"].as_str(), meeting["b"].as_str()),
+            (Some("ada-bot.v1"), Some("bob-bot.v1")),
+            "{meeting}"
+        );
+    }
+    let reversed = coordinator.get_json("/api/bots/bob-bot/versus/ada-bot");
+    assert_eq!(
+        (reversed["record"]["a_wins"].clone(), reversed["record"]["b_wins"].clone()),
+        (record["b_wins"].clone(), record["a_wins"].clone())
+    );
     let (ok, _, stderr) = run_as(&coordinator, &ada, &["bots", "challenge", "ada-bot", "bob-bot"]);
     assert!(!ok && stderr.contains("ada has 1 of quotas.max_challenges_per_day = 1 already"), "{stderr}");
     let (ok, _, stderr) = run_as(&coordinator, &bob, &["bots", "challenge", "ada-bot", "bob-bot"]);
@@ -367,6 +392,21 @@ fn check_pages(coordinator: &CoordinatorProcess, ada: &str, dir: &Path, good: &s
     check(
         "the new version's page",
         chromium.open(&format!("{url}/bots/ada-web")).and_then(|()| chromium.shows_text("validated")),
+    );
+    check("the head-to-head page", chromium.open(&format!("{url}/bots/ada-bot/versus/bob-bot")));
+    check(
+        "it shows their record and every match of the challenge",
+        chromium
+            .poll("rows", "[document.getElementById('record').dataset.matches, document.querySelectorAll('[data-testid=\"versus-row\"]').length].join(',')", |rows| {
+                rows == "4,4"
+            })
+            .map(drop),
+    );
+    check(
+        "its matches link to their pages",
+        chromium
+            .evaluate("document.querySelector('[data-testid=\"versus-row\"] a').pathname.startsWith('/matches/')")
+            .and_then(|v| if v == true { Ok(()) } else { Err(format!("{v}")) }),
     );
     problems.extend(chromium.problems().into_iter().map(|problem| format!("console: {problem}")));
     assert!(problems.is_empty(), "{} problems in the bots pages:\n{}", problems.len(), problems.join("\n"));

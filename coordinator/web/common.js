@@ -14,7 +14,7 @@
 //   MatchFarm.showError(error)    shows an error in [data-testid=error] (null: hides it)
 //   MatchFarm.fmt                 number, rating, percent, duration, date, ordinal, status
 //   MatchFarm.paths               tournament(id), bot(id, bot), matches(id, query), match(job),
-//                                 submitted(bot) (a submitted bot's versions)
+//                                 submitted(bot) (a submitted bot's versions), versus(a, b)
 //   MatchFarm.versionState(state) a submitted version's state as a badge
 //   MatchFarm.signIn(token), signOut(), signedIn()
 //                                 a user's token, checked by GET /api/me, kept in this tab's
@@ -215,6 +215,7 @@
     },
     match: (job) => `/matches/${enc(job)}`,
     submitted: (bot) => `/bots/${enc(bot)}`,
+    versus: (a, b) => `/bots/${enc(a)}/versus/${enc(b)}`,
   };
 
   /** A submitted version's state as a badge: building, validating, validated, ... */

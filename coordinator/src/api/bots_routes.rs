@@ -23,7 +23,8 @@
 //!   caller's `max_challenges_per_day` and `max_challenge_games` (429).
 //!   `GET /api/challenges`: the newest.
 //! - `GET /api/bots/{a}/versus/{b}[?limit=]`: their record against each other, all
-//!   versions together, in the ladders both entered and those ladders' finals, and per
+//!   versions together, in the ladders both entered, those ladders' finals and the
+//!   challenges between them, and per
 //!   tournament with its newest `limit` matches (a page: default 100, at most 1000).
 
 use axum::Json;
@@ -306,7 +307,7 @@ async fn versus(
     }
     let mut total = Record::default();
     let mut tournaments = Vec::new();
-    for id in state.ledger.shared_ladders(&a, &b).await? {
+    for id in state.ledger.meeting_places(&a, &b).await? {
         let Some(tournament) = state.ledger.tournament(&id).await? else { continue };
         let versions = |bot: &str| -> Vec<usize> {
             let prefix = format!("{bot}.v");

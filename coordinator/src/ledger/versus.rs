@@ -70,9 +70,9 @@ fn count(row: &rusqlite::Row<'_>, index: usize) -> rusqlite::Result<u64> {
 }
 
 impl Ledger {
-    /// The ladders versions of both bots `a` and `b` entered, and their finals: where
-    /// they may have met.
-    pub async fn shared_ladders(&self, a: &str, b: &str) -> Result<Vec<String>, LedgerError> {
+    /// Where versions of bots `a` and `b` may have met: the ladders both entered, those
+    /// ladders' finals, and the challenges between them.
+    pub async fn meeting_places(&self, a: &str, b: &str) -> Result<Vec<String>, LedgerError> {
         let (a, b) = (a.to_owned(), b.to_owned());
         self.read(move |connection| {
             let mut select = connection.prepare_cached(
@@ -81,7 +81,12 @@ impl Ledger {
                  UNION
                  SELECT DISTINCT s.finals_id FROM seasons s
                  JOIN versions x ON x.ladder = s.ladder_id JOIN versions y ON y.ladder = s.ladder_id
-                 WHERE x.bot = ?1 AND y.bot = ?2 AND s.finals_id IS NOT NULL",
+                 WHERE x.bot = ?1 AND y.bot = ?2 AND s.finals_id IS NOT NULL
+                 UNION
+                 SELECT tournament_id FROM challenges
+                 -- Challenges name versions, BOT.vN.
+                 WHERE (substr(bot, 1, length(?1) + 2) = ?1 || '.v' AND substr(opponent, 1, length(?2) + 2) = ?2 || '.v')
+                    OR (substr(bot, 1, length(?2) + 2) = ?2 || '.v' AND substr(opponent, 1, length(?1) + 2) = ?1 || '.v')",
             )?;
             let ids = select.query_map(params![a, b], |row| row.get(0))?.collect::<Result<Vec<String>, _>>()?;
             Ok(ids)
