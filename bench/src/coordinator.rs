@@ -50,7 +50,7 @@ impl JobQueue for CountingQueue {
 }
 
 /// A round robin of `bots` built-in Botwars bots, one game per ordered pair.
-fn round_robin(bots: usize) -> anyhow::Result<farm_coordinator::tournament::Tournament> {
+pub(crate) fn round_robin(bots: usize) -> anyhow::Result<farm_coordinator::tournament::Tournament> {
     let mut text = format!("name = \"bench {bots}\"\ngame = \"botwars\"\nformat = \"round-robin\"\nseed = 1\n");
     for index in 0..bots {
         text.push_str(&format!("[[bots]]\nname = \"bot-{index}\"\nbuiltin = \"random\"\n"));
@@ -59,7 +59,7 @@ fn round_robin(bots: usize) -> anyhow::Result<farm_coordinator::tournament::Tour
 }
 
 /// A completed result for `job`, as a worker reports it.
-fn result_for(job: &MatchJob) -> Answer {
+pub(crate) fn result_for(job: &MatchJob) -> Answer {
     let players = job
         .bots
         .iter()

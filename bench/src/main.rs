@@ -23,6 +23,7 @@ mod bots;
 mod coordinator;
 mod e2e;
 mod engine;
+mod export;
 mod live;
 mod overhead;
 mod report;
@@ -75,10 +76,12 @@ enum Section {
     Sprt,
     /// Worker CPU per match and turn round trip with live relaying off, unwatched, watched.
     Live,
+    /// A tournament's export: peak memory and time for a 100,000-match round robin.
+    Export,
 }
 
 impl Section {
-    const ALL: [Section; 7] = [
+    const ALL: [Section; 8] = [
         Section::Engine,
         Section::Roundtrip,
         Section::Overhead,
@@ -86,6 +89,7 @@ impl Section {
         Section::Coordinator,
         Section::Sprt,
         Section::Live,
+        Section::Export,
     ];
 
     fn name(self) -> &'static str {
@@ -97,6 +101,7 @@ impl Section {
             Section::Coordinator => "coordinator",
             Section::Sprt => "sprt",
             Section::Live => "live",
+            Section::Export => "export",
         }
     }
 }
@@ -152,6 +157,13 @@ async fn run_section(section: Section, cli: &Cli) -> anyhow::Result<Figures> {
             figures
         }
         Section::Sprt => sprt::run(if quick { 20 } else { 4000 }),
+        Section::Export => {
+            let dir = scratch_dir("export")?;
+            // 317 bots: 100,172 ordered pairs.
+            let figures = export::run(if quick { 30 } else { 317 }, &dir).await;
+            std::fs::remove_dir_all(&dir)?;
+            figures
+        }
         Section::Live => {
             let plan = if quick {
                 live::Plan { rounds: 1, matches: 2, turns: 200 }

@@ -38,7 +38,7 @@ fn a_quick_run_reports_every_figure_of_its_sections() {
     let dir = tempfile::tempdir().expect("temp dir");
     let out = dir.path().join("report.json");
     let output = Command::new(FARM_BENCH)
-        .args(["--quick", "--only", "engine,roundtrip,overhead,coordinator,sprt,live", "--out"])
+        .args(["--quick", "--only", "engine,roundtrip,overhead,coordinator,sprt,live,export", "--out"])
         .arg(&out)
         .output()
         .expect("farm-bench runs");
@@ -49,7 +49,7 @@ fn a_quick_run_reports_every_figure_of_its_sections() {
     assert_eq!(report["quick"], true);
     positive(&report, "cores");
     let sections = &report["sections"];
-    assert_eq!(sections.as_object().map(|s| s.len()), Some(6), "only the sections asked for: {sections}");
+    assert_eq!(sections.as_object().map(|s| s.len()), Some(7), "only the sections asked for: {sections}");
     // The simulated SPRT: every row's rates are shares of its runs.
     for (table, rows) in [("two_player", 5), ("paired_4_seats", 5)] {
         let rows: Vec<&Value> = (0..rows).map(|row| &sections["sprt"][table][format!("row_{row}")]).collect();
@@ -109,6 +109,10 @@ fn a_quick_run_reports_every_figure_of_its_sections() {
         positive(sections, &format!("coordinator.{figure}"));
     }
     assert_eq!(number(sections, "coordinator.jobs"), 100.0 * 99.0, "a round robin of 100 bots, ordered pairs");
+    for figure in ["matches", "export_and_check_seconds", "matches_per_second", "peak_rss_mib", "results_mib"] {
+        positive(sections, &format!("export.{figure}"));
+    }
+    assert_eq!(number(sections, "export.matches"), 30.0 * 29.0, "a round robin of 30 bots, ordered pairs");
     let live = ["worker_cpu_per_match_ms", "turn_round_trip_us"];
     figures(sections, "live.off", &live);
     figures(sections, "live.unwatched", &live);

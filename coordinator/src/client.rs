@@ -51,6 +51,9 @@ pub enum ClientError {
     /// The answer is not what was expected.
     #[error("unexpected answer from the coordinator: {0}")]
     Decode(String),
+    /// A download could not be written here.
+    #[error("writing the answer: {0}")]
+    Write(std::io::Error),
     /// The tournament file is wrong.
     #[error(transparent)]
     Tournament(#[from] TournamentError),
@@ -171,16 +174,16 @@ impl Client {
         serde_json::from_slice(&bytes).map_err(|error| ClientError::Decode(error.to_string()))
     }
 
-    /// Sends `method` to `path` with `body` of `content_type`; the answer's body when
-    /// its status is a success, its error message otherwise.
-    async fn exchange(
+    /// Sends `method` to `path` with `body` of `content_type`; the response once its
+    /// head came, within [`REQUEST_TIMEOUT`].
+    async fn open(
         &self,
         method: Method,
         path: &str,
         body: Option<Vec<u8>>,
         content_type: &str,
-    ) -> Result<Bytes, ClientError> {
-        let exchange = async {
+    ) -> Result<hyper::Response<hyper::body::Incoming>, ClientError> {
+        let open = async {
             let stream = tokio::net::TcpStream::connect(&self.authority)
                 .await
                 .map_err(|source| ClientError::Connect { address: self.authority.clone(), source })?;
@@ -197,25 +200,70 @@ impl Client {
             let request = request
                 .body(Full::new(Bytes::from(body.unwrap_or_default())))
                 .map_err(|error| ClientError::Decode(error.to_string()))?;
-            let response = sender.send_request(request).await?;
-            let status = response.status();
-            let bytes = Limited::new(response.into_body(), MAX_ANSWER)
-                .collect()
-                .await
-                .map_err(|error| ClientError::Decode(error.to_string()))?
-                .to_bytes();
-            Ok::<_, ClientError>((status, bytes))
+            Ok::<_, ClientError>(sender.send_request(request).await?)
         };
-        let (status, bytes) = tokio::time::timeout(REQUEST_TIMEOUT, exchange)
+        tokio::time::timeout(REQUEST_TIMEOUT, open).await.map_err(|_| ClientError::Timeout(REQUEST_TIMEOUT))?
+    }
+
+    /// Sends `method` to `path` with `body` of `content_type`; the answer's body when
+    /// its status is a success, its error message otherwise.
+    async fn exchange(
+        &self,
+        method: Method,
+        path: &str,
+        body: Option<Vec<u8>>,
+        content_type: &str,
+    ) -> Result<Bytes, ClientError> {
+        let response = self.open(method, path, body, content_type).await?;
+        let status = response.status();
+        let bytes = tokio::time::timeout(REQUEST_TIMEOUT, Limited::new(response.into_body(), MAX_ANSWER).collect())
             .await
-            .map_err(|_| ClientError::Timeout(REQUEST_TIMEOUT))??;
+            .map_err(|_| ClientError::Timeout(REQUEST_TIMEOUT))?
+            .map_err(|error| ClientError::Decode(error.to_string()))?
+            .to_bytes();
         if !status.is_success() {
-            let message = serde_json::from_slice::<serde_json::Value>(&bytes)
-                .ok()
-                .and_then(|value| value["error"]["message"].as_str().map(str::to_owned))
-                .unwrap_or_else(|| String::from_utf8_lossy(&bytes).into_owned());
-            return Err(ClientError::Status { status, message });
+            return Err(status_error(status, &bytes));
         }
         Ok(bytes)
     }
+
+    /// GETs `path`, a long answer (an export), into `to` as it comes, however long it
+    /// takes while data keeps coming (each piece within [`REQUEST_TIMEOUT`]). Returns
+    /// the bytes written.
+    pub async fn download(
+        &self,
+        path: &str,
+        to: &mut (impl tokio::io::AsyncWrite + Unpin),
+    ) -> Result<u64, ClientError> {
+        use tokio::io::AsyncWriteExt;
+        let response = self.open(Method::GET, path, None, "application/json").await?;
+        let status = response.status();
+        let mut body = response.into_body();
+        if !status.is_success() {
+            let bytes = Limited::new(body, MAX_ANSWER).collect().await.map(|body| body.to_bytes()).unwrap_or_default();
+            return Err(status_error(status, &bytes));
+        }
+        let mut written = 0u64;
+        loop {
+            let frame = tokio::time::timeout(REQUEST_TIMEOUT, body.frame())
+                .await
+                .map_err(|_| ClientError::Timeout(REQUEST_TIMEOUT))?;
+            let Some(frame) = frame else { break };
+            if let Ok(data) = frame?.into_data() {
+                to.write_all(&data).await.map_err(ClientError::Write)?;
+                written += data.len() as u64;
+            }
+        }
+        to.flush().await.map_err(ClientError::Write)?;
+        Ok(written)
+    }
+}
+
+/// The error of an answer with `status` and `bytes`: the API's message, or the text.
+fn status_error(status: StatusCode, bytes: &[u8]) -> ClientError {
+    let message = serde_json::from_slice::<serde_json::Value>(bytes)
+        .ok()
+        .and_then(|value| value["error"]["message"].as_str().map(str::to_owned))
+        .unwrap_or_else(|| String::from_utf8_lossy(bytes).into_owned());
+    ClientError::Status { status, message }
 }

@@ -44,6 +44,7 @@ pub mod client;
 pub mod config;
 pub mod director;
 pub mod embedded;
+pub mod export;
 pub mod fair_share;
 pub mod farm;
 pub mod leases;

@@ -114,6 +114,27 @@ enum Command {
     /// and change a running ladder's bots.
     #[command(subcommand)]
     Bots(BotsCommand),
+    /// Write a tournament's results (one JSON line per match: seats, scores, statuses,
+    /// ratings before and after), and with --replays its replays, into DIR with a
+    /// manifest of checksums, then check it as a re-import would: from a coordinator
+    /// (admins), or with --data from a `run`'s data directory.
+    ///
+    /// Example: farm-coordinator export t-44876f57cc4d05c5 --out season-1 --replays
+    Export {
+        /// The tournament id.
+        id: String,
+        /// The directory to write (made if missing; it must hold no earlier export).
+        #[arg(long, value_name = "DIR")]
+        out: PathBuf,
+        /// The replays too (as stored, zstd).
+        #[arg(long)]
+        replays: bool,
+        /// Read a `run`'s data directory here instead of asking a coordinator.
+        #[arg(long, value_name = "DIR")]
+        data: Option<PathBuf>,
+        #[command(flatten)]
+        api: ApiArgs,
+    },
     /// End a ladder's season: freeze it to new versions, then play its finals (its
     /// owner or admins).
     #[command(subcommand)]
@@ -539,6 +560,9 @@ async fn main() -> ExitCode {
         Command::Stop { id, api } => commands::tournaments::stop(&id, &api).await,
         Command::Bots(command) => commands::bots::bots(command).await,
         Command::Season(command) => commands::season::season(command).await,
+        Command::Export { id, out, replays, data, api } => {
+            commands::tournaments::export(&id, &out, replays, data.as_deref(), &api).await
+        }
         Command::Workers(command) => commands::workers::workers(command).await,
         Command::Limits => {
             print!("{}", farm_proto::limits::markdown());

@@ -13,6 +13,7 @@ use std::process::Command;
 use std::time::Duration;
 
 use farm_testkit::{Vhost, WorkerProcess, eventually, repo, unique};
+use support::chromium::{Chromium, LAPTOP};
 use support::{COORDINATOR, CoordinatorProcess, TOKEN, cli};
 
 /// The three leagues: a bot moves after 5 games in its league.
@@ -53,6 +54,49 @@ fn write(dir: &Path, name: &str, text: &str) -> String {
     let path = dir.join(name);
     std::fs::write(&path, text).expect("write");
     path.to_str().expect("UTF-8").to_owned()
+}
+
+/// The ladder's pages in Chromium: g1-broken's rating history plots both versions
+/// with the boundary between them, its falls through the leagues and g1's peak; the
+/// ladder table shows the leagues. Fails listing every problem.
+fn check_pages(coordinator: &CoordinatorProcess, ladder: &str) {
+    let chromium = Chromium::launch();
+    chromium.use_screen(LAPTOP);
+    let url = coordinator.url();
+    let mut problems = Vec::new();
+    let mut check = |what: &str, result: Result<(), String>| {
+        if let Err(problem) = result {
+            problems.push(format!("{what}: {problem}"));
+        }
+    };
+    check("the bot page", chromium.open(&format!("{url}/tournaments/{ladder}/bots/g1-broken")));
+    let marks = "[...document.querySelectorAll('[data-testid=\"version-boundary\"]')].map(m => m.dataset.bot).join(',') + '|' +                  [...document.querySelectorAll('[data-testid=\"league-change\"]')].map(m => m.dataset.league).join(',') + '|' +                  document.querySelectorAll('[data-testid=\"peak\"]').length";
+    let plotted = chromium.poll("the history's marks", marks, |marks| {
+        marks
+            .as_str()
+            .is_some_and(|marks| marks.starts_with("g1-broken|") && marks.contains("Bronze") && marks.ends_with("|1"))
+    });
+    check("the history plots the version boundary, the league changes and the peak", plotted.map(drop));
+    check(
+        "its league by its name",
+        chromium
+            .evaluate("document.querySelector('#name [data-testid=\"league\"]').dataset.value")
+            .and_then(|league| if league == "Bronze" { Ok(()) } else { Err(format!("{league}")) }),
+    );
+    check("the history fits the screen", chromium.fits_the_screen());
+    check("the ladder's page", chromium.open(&format!("{url}/tournaments/{ladder}")));
+    check(
+        "the ladder table shows each bot's league",
+        chromium
+            .poll(
+                "leagues",
+                "[...document.querySelectorAll('[data-testid=\"ladder-row\"] [data-field=\"league\"]')].map(c => c.textContent).sort().join(',')",
+                |leagues| leagues.as_str().is_some_and(|leagues| leagues.matches("Gold").count() >= 2 && leagues.contains("Bronze")),
+            )
+            .map(drop),
+    );
+    problems.extend(chromium.problems().into_iter().map(|problem| format!("console: {problem}")));
+    assert!(problems.is_empty(), "{} problems in the ladder's pages:\n{}", problems.len(), problems.join("\n"));
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -101,22 +145,24 @@ async fn a_season_sorts_its_leagues_freezes_and_plays_its_finals() {
     }
 
     // g1's new version crashes: it starts in g1's league, Gold, and falls to Bronze
-    // within 20 of its games (5 in Gold, 5 in Silver at the least).
+    // within 40 of its games (5 in Gold, 5 in Silver at the least; it starts from
+    // g1's high rating, so it loses for a while before it falls under Gold's mark).
     let (ok, _, stderr) =
         run(&coordinator, &["bots", "add", &ladder, "--name", "g1-broken", "--command", &crash, "--replaces", "g1"]);
     assert!(ok, "{stderr}");
     assert_eq!(ladder_bot(&coordinator, &ladder, "g1-broken")["provisional"], true, "no games yet");
-    eventually(Duration::from_secs(300), "g1-broken plays 20 matches", || {
-        ladder_bot(&coordinator, &ladder, "g1-broken")["games"].as_u64().unwrap_or(0) >= 20
+    eventually(Duration::from_secs(300), "g1-broken plays 40 matches", || {
+        ladder_bot(&coordinator, &ladder, "g1-broken")["games"].as_u64().unwrap_or(0) >= 40
     });
     let shown = history(&coordinator, &ladder, "g1-broken");
     assert_eq!(shown["versions"], serde_json::json!(["g1", "g1-broken"]));
     let leagues = leagues_of(&shown, "g1-broken");
     assert_eq!(leagues.first(), Some(&2), "a new version starts in its predecessor's league: {leagues:?}");
     let bronze = leagues.iter().position(|&league| league == 0).map(|games| games + 1);
-    assert!(bronze.is_some_and(|games| games <= 20), "relegated to Bronze after {bronze:?} games: {leagues:?}");
+    assert!(bronze.is_some_and(|games| games <= 40), "relegated to Bronze after {bronze:?} games: {leagues:?}");
     assert!(leagues.windows(2).all(|pair| pair[1] <= pair[0]), "only down: {leagues:?}");
     assert_eq!(shown["peak"]["bot"], "g1", "the peak was the old version's");
+    check_pages(&coordinator, &ladder);
 
     // The freeze: an upload for the ladder and a new bot are refused, naming the time.
     let (ok, out, stderr) = run(&coordinator, &["season", "freeze", &ladder]);
@@ -171,4 +217,50 @@ async fn a_season_sorts_its_leagues_freezes_and_plays_its_finals() {
         }
     }
     assert!(cli(&["stop", &ladder, "--url", &coordinator.url(), "--token", TOKEN]).contains("stopped"));
+    eventually(Duration::from_secs(60), "the ladder's matches in flight are answered", || {
+        coordinator.get_json(&format!("/api/tournaments/{ladder}"))["finished"] == true
+    });
+    check_export(&coordinator, &ladder, dir.path());
+}
+
+/// The ladder's export, with its replays, through the API: every match a line, in
+/// schedule order, with ratings before and after; every replay there and matching its
+/// checksum; a changed byte is caught by the re-import check.
+fn check_export(coordinator: &CoordinatorProcess, ladder: &str, dir: &Path) {
+    let out = dir.join("export");
+    let out_text = out.to_str().expect("UTF-8");
+    let (ok, stdout, stderr) = run(coordinator, &["export", ladder, "--out", out_text, "--replays"]);
+    assert!(ok && stdout.contains("every checksum matches"), "{stdout}{stderr}");
+    let progress = coordinator.progress(ladder);
+    let manifest: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.join("manifest.json")).expect("manifest")).expect("JSON");
+    assert_eq!(manifest["completed"], progress["done"], "{manifest}");
+    assert_eq!(manifest["replays"], progress["done"]);
+    let lines: Vec<serde_json::Value> = manifest["parts"]
+        .as_array()
+        .expect("parts")
+        .iter()
+        .flat_map(|part| {
+            let text = std::fs::read_to_string(out.join(part["path"].as_str().expect("path"))).expect("part");
+            text.lines().map(|line| serde_json::from_str(line).expect("a JSON line")).collect::<Vec<_>>()
+        })
+        .collect();
+    assert_eq!(lines.len() as u64, manifest["matches"].as_u64().expect("matches"));
+    assert!(lines.windows(2).all(|pair| pair[0]["position"].as_u64() < pair[1]["position"].as_u64()), "in order");
+    let done = lines.iter().find(|line| line["state"] == "done").expect("a completed match");
+    for seat in done["seats"].as_array().expect("seats") {
+        assert!(seat["rating_before"][0].is_f64() && seat["rating_after"][1].is_f64(), "{seat}");
+        assert!(seat["score"].is_i64() && seat["status"].is_string(), "{seat}");
+    }
+    assert!(out.join(done["replay"].as_str().expect("its replay")).is_file());
+    let checked = farm_coordinator::export::check(&out).expect("the re-import check");
+    assert_eq!(checked.matches, lines.len() as u64);
+    // One byte changed in a replay: the check names it.
+    let replay = out.join(done["replay"].as_str().expect("replay"));
+    let mut bytes = std::fs::read(&replay).expect("replay");
+    let middle = bytes.len() / 2;
+    bytes[middle] ^= 1;
+    std::fs::write(&replay, bytes).expect("write");
+    let error = farm_coordinator::export::check(&out).expect_err("a changed replay").to_string();
+    assert!(error.contains(done["replay"].as_str().expect("replay")), "{error}");
 }

@@ -9,6 +9,8 @@
 //! - `GET /api/tournaments/{id}/standings`, `GET /api/tournaments/{id}/pairings`.
 //! - `POST /api/tournaments/{id}/retry[?failed=true]` and `POST
 //!   /api/tournaments/{id}/stop` (its owner or admins).
+//! - `GET /api/tournaments/{id}/export[?replays=true]` (admins): its results (and
+//!   replays) as a streamed tar archive ([`crate::export`]).
 
 use axum::body::Body;
 use axum::extract::rejection::QueryRejection;
@@ -20,7 +22,7 @@ use axum::{Json, Router};
 use farm_proto::limits;
 use serde::{Deserialize, Serialize};
 
-use super::access::{caller, may_change_tournament, may_enter};
+use super::access::{admin_only, caller, may_change_tournament, may_enter};
 use super::paging::{PageQuery, page_answer, page_limit};
 use super::{ApiState, lookup, request_body};
 use crate::accounts::{Caller, Quotas};
@@ -38,6 +40,7 @@ pub(super) fn routes() -> Router<ApiState> {
         .route("/api/tournaments/{id}/stop", post(stop))
         .route("/api/tournaments/{id}/standings", get(standings))
         .route("/api/tournaments/{id}/pairings", get(pairings))
+        .route("/api/tournaments/{id}/export", get(export))
 }
 
 /// The answer to a submission.
@@ -160,6 +163,35 @@ async fn tournament(State(state): State<ApiState>, Path(id): Path<String>) -> Re
         "season": season,
     }))
     .into_response())
+}
+
+/// What an export holds beside the results.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ExportQuery {
+    /// The replays too.
+    #[serde(default)]
+    replays: bool,
+}
+
+async fn export(
+    State(state): State<ApiState>,
+    headers: HeaderMap,
+    Path(id): Path<String>,
+    query: Result<Query<ExportQuery>, QueryRejection>,
+) -> Result<Response, ApiError> {
+    let caller = caller(&headers, &state).await?;
+    admin_only(&caller, "an export")?;
+    let Query(query) = query.map_err(|rejection| ApiError::BadRequest(rejection.body_text()))?;
+    let tournament = lookup::tournament(&state, &id).await?;
+    tracing::info!(tournament = %id, replays = query.replays, by = %caller.name, "export");
+    let archive = crate::export::archive(state.ledger.clone(), state.storage.clone(), tournament, query.replays);
+    let disposition = format!("attachment; filename=\"{id}.tar\"");
+    Ok((
+        [(header::CONTENT_TYPE, "application/x-tar".to_owned()), (header::CONTENT_DISPOSITION, disposition)],
+        Body::from_stream(archive),
+    )
+        .into_response())
 }
 
 async fn standings(State(state): State<ApiState>, Path(id): Path<String>) -> Result<Response, ApiError> {

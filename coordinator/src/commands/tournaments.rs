@@ -1,11 +1,11 @@
 //! The commands about one tournament on a coordinator: `submit`, `status`, `standings`,
-//! `retry` and `stop`.
+//! `retry`, `stop` and `export`.
 
 use std::path::Path;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use anyhow::Result;
+use anyhow::{Context, Result};
 use farm_coordinator::director::FormatStatus;
 use farm_coordinator::ledger::Progress;
 use farm_coordinator::standings::Standings;
@@ -121,4 +121,72 @@ pub async fn stop(id: &str, api: &ApiArgs) -> Result<ExitCode> {
     let stopped = client.stop(id).await?;
     println!("{id}: stopped; {} matches not yet handed out were cancelled", stopped["cancelled"]);
     Ok(ExitCode::SUCCESS)
+}
+
+/// Writes tournament `id`'s export into `out` (a tar first, unpacked, then removed),
+/// from the coordinator `api` names or the run's data directory `data`, and checks
+/// it as a re-import would.
+pub async fn export(id: &str, out: &Path, replays: bool, data: Option<&Path>, api: &ApiArgs) -> Result<ExitCode> {
+    std::fs::create_dir_all(out).with_context(|| format!("making {}", out.display()))?;
+    if out.join("manifest.json").exists() {
+        anyhow::bail!("{} holds an export already: give an empty directory", out.display());
+    }
+    let archive = out.join(format!(".{id}.tar.part"));
+    let mut file = tokio::fs::File::create(&archive).await.with_context(|| format!("writing {}", archive.display()))?;
+    eprintln!("exporting {id}{} ...", if replays { " with its replays" } else { "" });
+    let bytes = match data {
+        Some(data) => write_local_export(data, id, replays, &mut file).await?,
+        None => api.client()?.download(&format!("/api/tournaments/{id}/export?replays={replays}"), &mut file).await?,
+    };
+    drop(file);
+    let (directory, tar) = (out.to_path_buf(), archive.clone());
+    tokio::task::spawn_blocking(move || {
+        let file = std::fs::File::open(&tar)?;
+        tar::Archive::new(std::io::BufReader::new(file)).unpack(&directory)
+    })
+    .await?
+    .with_context(|| format!("unpacking {}", archive.display()))?;
+    std::fs::remove_file(&archive).with_context(|| format!("removing {}", archive.display()))?;
+    let directory = out.to_path_buf();
+    let checked = tokio::task::spawn_blocking(move || farm_coordinator::export::check(&directory)).await??;
+    // The export is meant to run in bounded memory whatever its size: it says what it took.
+    let peak = std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|status| {
+            status
+                .lines()
+                .find_map(|line| line.strip_prefix("VmHWM:")?.trim().strip_suffix("kB")?.trim().parse::<u64>().ok())
+        })
+        .map(|kib| format!("; peak memory {:.1} MiB", kib as f64 / 1024.0))
+        .unwrap_or_default();
+    println!(
+        "{}: {} matches in {} parts, {} replays, {bytes} bytes; every checksum matches{peak}",
+        out.display(),
+        checked.matches,
+        checked.parts,
+        checked.replays
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Writes the export archive of tournament `id` of the run in `data` into `to`;
+/// returns its bytes.
+async fn write_local_export(data: &Path, id: &str, replays: bool, to: &mut tokio::fs::File) -> Result<u64> {
+    use farm_coordinator::embedded;
+    use farm_runtime::storage::{Storage, StorageConfig};
+    use futures_util::StreamExt;
+    use tokio::io::AsyncWriteExt;
+    let ledger = farm_coordinator::ledger::Ledger::open(&embedded::ledger_path(data))?;
+    let storage = Storage::open(&StorageConfig::Local { path: embedded::objects_path(data) })?;
+    let tournament =
+        ledger.tournament(id).await?.with_context(|| format!("{} has no tournament {id}", data.display()))?;
+    let mut archive = std::pin::pin!(farm_coordinator::export::archive(ledger, storage, tournament, replays));
+    let mut bytes = 0u64;
+    while let Some(chunk) = archive.next().await {
+        let chunk = chunk?;
+        to.write_all(&chunk).await?;
+        bytes += chunk.len() as u64;
+    }
+    to.flush().await?;
+    Ok(bytes)
 }

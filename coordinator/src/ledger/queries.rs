@@ -197,6 +197,38 @@ impl Ledger {
     }
 }
 
+impl Ledger {
+    /// Up to `limit` matches of tournament `id` after position `after` (from the
+    /// first if `None`), in position order, with their outcomes and recorded result
+    /// documents: a page of an export, read without holding the ledger long.
+    pub async fn export_page(
+        &self,
+        id: &str,
+        after: Option<u64>,
+        limit: u32,
+    ) -> Result<Vec<(MatchRow, Option<String>)>, LedgerError> {
+        let id = id.to_owned();
+        self.read(move |connection| {
+            let mut select = connection.prepare_cached(
+                "SELECT j.job_id, j.position, j.seats, j.map, j.repetition, j.seed, j.state, j.attempts, j.reason,
+                        r.envelope
+                 FROM jobs j LEFT JOIN results r ON r.job_id = j.job_id AND j.state = 'done'
+                 WHERE j.tournament_id = ?1 AND j.position > ?2 ORDER BY j.position LIMIT ?3",
+            )?;
+            let after = after.map_or(-1, |position| i64::try_from(position).unwrap_or(i64::MAX));
+            let mut page = Vec::new();
+            let mut rows = select.query(params![id, after, limit])?;
+            while let Some(row) = rows.next()? {
+                let mut job = match_row(row)?;
+                job.outcomes = outcomes_of(connection, &job)?;
+                page.push((job, row.get(9)?));
+            }
+            Ok(page)
+        })
+        .await
+    }
+}
+
 pub(super) fn match_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<MatchRow> {
     Ok(MatchRow {
         job_id: row.get(0)?,

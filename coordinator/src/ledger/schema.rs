@@ -84,6 +84,8 @@ CREATE TABLE IF NOT EXISTS jobs (
 );
 CREATE INDEX IF NOT EXISTS jobs_by_state ON jobs(state);
 CREATE INDEX IF NOT EXISTS jobs_by_tournament ON jobs(tournament_id, state, position);
+-- A tournament's jobs in schedule order, a page at a time (crate::ledger::Ledger::export_page).
+CREATE INDEX IF NOT EXISTS jobs_in_order ON jobs(tournament_id, position);
 -- How many of a tournament's jobs are in each state, kept by the triggers below in
 -- the same transaction as the change, so progress is read in constant time however
 -- many jobs a tournament has (counting a million-job tournament's rows per request
