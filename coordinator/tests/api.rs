@@ -219,6 +219,7 @@ fn player(seat: usize, score: i64, rank: u32, log_key: Option<String>) -> Player
         exit_code: None,
         oom_killed: false,
         log_key,
+        crash: None,
     }
 }
 

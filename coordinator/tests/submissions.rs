@@ -82,6 +82,7 @@ fn forge_validation(vhost: &Vhost, coordinator: &CoordinatorProcess, version: u6
                     exit_code: None,
                     oom_killed: false,
                     log_key: None,
+                    crash: None,
                 })
                 .collect();
             let result = farm_proto::MatchResult::Completed {
@@ -201,7 +202,18 @@ async fn a_submitted_python_bot_builds_validates_joins_a_ladder_and_a_broken_ver
     assert_eq!((v2["version"].as_u64(), v2["state"].as_str()), (Some(2), Some("rejected")), "{bot}");
     let reason = v2["reason"].as_str().expect("a reason");
     assert!(reason.starts_with("crashed in match"), "{reason}");
+    // Why in one line, from its crash report, which also has its stderr's end and the
+    // request it did not answer.
+    assert!(reason.contains(": exited with code 3 before its first reply; its log: "), "{reason}");
     let log_path = &reason[reason.find("/api/matches/").expect("a log path")..];
+    let (job, seat) = log_path["/api/matches/".len()..].split_once("/logs/").expect("a job and seat");
+    let detail = coordinator.get_json(&format!("/api/matches/{job}"));
+    let crash = &detail["result"]["players"][seat.parse::<usize>().expect("a seat")]["crash"];
+    assert_eq!(crash["reason"], "exited with code 3 before its first reply", "{detail}");
+    assert_eq!(crash["stderr_tail"], serde_json::json!(["broken on purpose"]), "{crash}");
+    assert!(crash["unanswered"].as_str().is_some_and(|request| !request.is_empty()), "{crash}");
+    let seats = detail["match"]["outcomes"].as_array().expect("outcomes");
+    assert!(seats.iter().any(|seat| seat["crash"] == *crash), "the match's seats carry it: {detail}");
     let (status, log) = http_get(coordinator.api, log_path).expect("the log is served");
     assert_eq!(status, 200, "{log}");
     assert!(log.contains("broken on purpose"), "{log}");
@@ -381,6 +393,7 @@ fn check_pages(coordinator: &CoordinatorProcess, ada: &str, dir: &Path, good: &s
             .map(drop),
     );
     check("the rejection links to the match's log", chromium.links_to_logs());
+    check("the rejection says why in one line", chromium.shows_text("exited with code 3 before its first reply"));
     check("the validated version links to its ladder", chromium.shows_text("playing"));
     let log = chromium.click("build-log-3").and_then(|()| {
         chromium.poll("the build log", &text_of("[data-testid=\"build-log-text\"]"), |text| {
@@ -392,6 +405,21 @@ fn check_pages(coordinator: &CoordinatorProcess, ada: &str, dir: &Path, good: &s
     check(
         "the new version's page",
         chromium.open(&format!("{url}/bots/ada-web")).and_then(|()| chromium.shows_text("validated")),
+    );
+    let reason =
+        coordinator.get_json("/api/bots/ada-bot")["versions"][1]["reason"].as_str().unwrap_or_default().to_owned();
+    let job =
+        reason.split("/api/matches/").nth(1).and_then(|rest| rest.split('/').next()).unwrap_or_default().to_owned();
+    check("the rejected version's match page", chromium.open(&format!("{url}/matches/{job}")));
+    check(
+        "its seat shows the crash report: reason, stderr tail, request",
+        chromium
+            .shows_text("exited with code 3 before its first reply")
+            .and_then(|()| {
+                let tail = "(document.querySelector('[data-testid=\"stderr-tail\"]') || {}).textContent || ''";
+                chromium.poll("the stderr tail", tail, |text| text == "broken on purpose").map(drop)
+            })
+            .and_then(|()| chromium.missing_hooks(&["crash-report", "unanswered"])),
     );
     check("the head-to-head page", chromium.open(&format!("{url}/bots/ada-bot/versus/bob-bot")));
     check(

@@ -115,7 +115,7 @@
         el("td", { class: "num" }, MatchFarm.matchLink(match)),
         el("td", {}, match.map),
         el("td", {}, opponents(match)),
-        el("td", { class: "wrap bad" }, MatchFarm.problems(match, bot)),
+        el("td", { class: "wrap bad" }, MatchFarm.problems(match, bot), MatchFarm.crashDetails((ownSeat(match).outcome || {}).crash)),
         el("td", {}, logLink(ownSeat(match).outcome)))));
     }
     document.getElementById("failures-pager").replaceChildren(page.total > PAGE

@@ -33,6 +33,8 @@
 //                                 reason, or the seats (only `bot`'s, if given) that did not
 //                                 end "ok"; "" when nothing did
 //   MatchFarm.svg(name, attrs)    an SVG element with these attributes
+//   MatchFarm.crashDetails(crash) a seat's crash report's stderr tail and unanswered request,
+//                                 folded (nothing without one)
 //   MatchFarm.ladderMarks(tournament, bot)
 //                                 a ladder bot's league and "provisional" badges (none for
 //                                 other formats), for every page that names it
@@ -327,9 +329,24 @@
       .map((seat) => {
         const who = seat.bot === null ? `seat ${seat.seat}` : seat.bot;
         const timeouts = seat.timeouts > 0 ? ` (${seat.timeouts} timeout${seat.timeouts === 1 ? "" : "s"})` : "";
-        return `${who} ${MatchFarm.fmt.status(seat.status)}${timeouts}`;
+        const why = seat.crash ? `: ${seat.crash.reason}` : "";
+        return `${who} ${MatchFarm.fmt.status(seat.status)}${timeouts}${why}`;
       })
       .join("; ");
+  };
+
+  MatchFarm.crashDetails = function (crash) {
+    if (!crash || ((crash.stderr_tail || []).length === 0 && !crash.unanswered)) return "";
+    const parts = [];
+    if ((crash.stderr_tail || []).length > 0) {
+      parts.push(el("p", { class: "hint" }, `The last ${crash.stderr_tail.length} lines of its stderr:`),
+        el("pre", { class: "log", dataset: { testid: "stderr-tail" } }, crash.stderr_tail.join("\n")));
+    }
+    if (crash.unanswered) {
+      parts.push(el("p", { class: "hint" }, "The request it did not answer (its start):"),
+        el("pre", { class: "log", dataset: { testid: "unanswered" } }, crash.unanswered));
+    }
+    return el("details", { class: "crash", dataset: { testid: "crash-report" } }, el("summary", {}, "why"), ...parts);
   };
 
   MatchFarm.svg = function (name, attrs) {

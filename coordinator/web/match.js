@@ -28,12 +28,14 @@
         ...Array.from({ length: 9 }, () => el("td", { class: "num" }, "–")));
     }
     const problems = [];
-    if (player.exit_code !== null && player.exit_code !== undefined) problems.push(`exit code ${player.exit_code}`);
-    if (player.oom_killed) problems.push("killed for using too much memory");
+    if (player.crash) problems.push(player.crash.reason);
+    else if (player.exit_code !== null && player.exit_code !== undefined) problems.push(`exit code ${player.exit_code}`);
+    if (player.oom_killed && !player.crash) problems.push("killed for using too much memory");
     const status = player.status === "ok"
       ? el("td", {}, "ok")
-      : el("td", { class: "bad" }, fmt.status(player.status));
+      : el("td", { class: "bad wrap" }, fmt.status(player.status));
     if (problems.length > 0) status.append(el("span", { class: "hint" }, ` (${problems.join(", ")})`));
+    status.append(MatchFarm.crashDetails(player.crash));
     const log = player.log_key
       ? el("a", { href: `/api/matches/${encodeURIComponent(jobId)}/logs/${seat}` }, "stderr")
       : el("span", { class: "hint" }, "none (built in)");

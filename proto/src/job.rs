@@ -1,6 +1,6 @@
 use serde::{Deserialize, Serialize};
 
-use crate::{AuditVerdict, BotSpec, GameKind, MoveClock, PlayerOutcome};
+use crate::{AuditVerdict, BotSpec, CrashReport, GameKind, MoveClock, PlayerOutcome};
 
 /// The version of the job and result documents. A consumer rejects other versions
 /// rather than guess at their meaning.
@@ -116,6 +116,9 @@ pub struct PlayerResult {
     pub oom_killed: bool,
     /// Object-store key of its stderr log.
     pub log_key: Option<String>,
+    /// Why it failed, when it did (from workers that write it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub crash: Option<CrashReport>,
 }
 
 /// Mean, 99th percentile and maximum of a seat's per-move times, in milliseconds.
@@ -363,6 +366,7 @@ mod tests {
             exit_code: None,
             oom_killed: false,
             log_key: None,
+            crash: None,
         };
         let value = serde_json::to_value(&player).expect("json");
         assert_eq!(value["status"], "timed_out");

@@ -49,7 +49,7 @@ pub use live::{
     ATTEMPT_HEADER, END_HEADER, LINE_HEADER, LIVE_EXCHANGE, MESSAGE_LINES, TOKEN_HEADER, WATCH_LEASE_SECS,
     WATCH_RENEW_SECS, WatchedMatch,
 };
-pub use outcome::{PlayerOutcome, PlayerStatus};
+pub use outcome::{CrashReport, PlayerOutcome, PlayerStatus};
 
 /// A seat in a match, counted from 0 in the order the bots were given.
 ///

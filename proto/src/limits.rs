@@ -496,6 +496,17 @@ pub fn all() -> Vec<Limit> {
             REFUSED_422,
         ),
         fixed(
+            "CrashReport::TAIL_LINES × LINE_CHARS; REQUEST_CHARS",
+            format!(
+                "{} lines × {} characters; {} characters",
+                crate::CrashReport::TAIL_LINES,
+                crate::CrashReport::LINE_CHARS,
+                crate::CrashReport::REQUEST_CHARS
+            ),
+            "a failed bot's crash report: its stderr's last lines; the request it did not answer",
+            "the lines' ends and the request's end are cut",
+        ),
+        fixed(
             "RATING_HISTORY_POINTS",
             RATING_HISTORY_POINTS,
             "points of a ladder bot version's rating history shown",

@@ -58,3 +58,30 @@ pub struct PlayerOutcome {
     /// How the bot ended the match.
     pub status: PlayerStatus,
 }
+
+/// Why a bot failed in a match, for its author: a bot that crashed, timed out, was
+/// disqualified or ran out of memory (the worker's `crash` module writes it).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CrashReport {
+    /// Why, in one line: "exited with code 1 before its first reply", "killed by
+    /// signal 11 (SIGSEGV) at request 4", "did not answer its first request within
+    /// 1000 ms".
+    pub reason: String,
+    /// The last lines of its stderr, at most [`CrashReport::TAIL_LINES`], each cut at
+    /// [`CrashReport::LINE_CHARS`] characters.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub stderr_tail: Vec<String>,
+    /// The start of the request it did not answer (at most
+    /// [`CrashReport::REQUEST_CHARS`] characters), if one was waiting.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unanswered: Option<String>,
+}
+
+impl CrashReport {
+    /// Lines of stderr a report keeps.
+    pub const TAIL_LINES: usize = 20;
+    /// Characters of each stderr line kept.
+    pub const LINE_CHARS: usize = 300;
+    /// Characters of the unanswered request kept.
+    pub const REQUEST_CHARS: usize = 500;
+}

@@ -154,6 +154,7 @@ impl<S: Sandbox> JobPlayer<S> {
                 exit_code: seat.exit.and_then(|exit| exit.code).map(i64::from),
                 oom_killed,
                 log_key,
+                crash: seat.crash,
             });
         }
         Ok(MatchResult::Completed {

@@ -39,6 +39,7 @@ pub mod builds;
 mod clock;
 pub mod config;
 pub mod control;
+pub mod crash;
 mod docker;
 pub mod error;
 pub mod http;

@@ -8,7 +8,8 @@ use farm_engine::builtin;
 use farm_engine::replay::{self, LineHasher, ReplyTime};
 use farm_engine::{BotReply, GameKind, Match, MatchSetup, PlayerOutcome, Seat, SetupError, StepError};
 use farm_proto::{
-    BotLaunch, BotLimits, BotSpec, ContainerIsolation, MatchJob, MoveClock, Reproduction, TimeSummary, Transport,
+    BotLaunch, BotLimits, BotSpec, ContainerIsolation, CrashReport, MatchJob, MoveClock, Reproduction, TimeSummary,
+    Transport,
 };
 use serde::Serialize;
 use tokio::io::{AsyncWrite, AsyncWriteExt, BufWriter};
@@ -16,6 +17,7 @@ use tokio::time::Instant;
 
 use crate::bots::{BotExit, BotLaunchError, BotSession, CappedLog, LaunchContext, Sandbox};
 use crate::clock::SeatClock;
+use crate::crash::{self, Unanswered};
 use crate::live::LiveMatch;
 use crate::metrics::{self, SandboxPhase};
 use farm_proto::limits;
@@ -184,6 +186,8 @@ pub struct SeatReport {
     pub image_id: Option<String>,
     /// How its process ended (none for built-in bots).
     pub exit: Option<BotExit>,
+    /// Why it failed, if it did.
+    pub crash: Option<CrashReport>,
     /// Its stderr, capped.
     #[serde(skip)]
     pub log: CappedLog,
@@ -433,7 +437,7 @@ impl StartedMatch {
         for session in sessions {
             ended.push(session.finish().await);
         }
-        let (clocks, replay_sha256) = result?;
+        let Driven { clocks, unanswered, replay_sha256 } = result?;
 
         let seats = game
             .outcome()
@@ -442,9 +446,11 @@ impl StartedMatch {
             .zip(clocks)
             .zip(ended)
             .zip(images)
+            .zip(unanswered)
             .enumerate()
-            .map(|(seat, ((((outcome, spec), clock), (log, exit)), image_id))| {
+            .map(|(seat, (((((outcome, spec), clock), (log, exit)), image_id), unanswered))| {
                 let (reply, cpu) = clock.summaries();
+                let crash = crash::report(&outcome, exit.as_ref(), unanswered.as_ref(), &log);
                 SeatReport {
                     seat,
                     name: spec.name,
@@ -456,6 +462,7 @@ impl StartedMatch {
                     cpu,
                     image_id,
                     exit,
+                    crash,
                     log,
                 }
             })
@@ -482,6 +489,14 @@ fn duration_ms(duration: Duration) -> u64 {
     u64::try_from(duration.as_millis()).unwrap_or(u64::MAX)
 }
 
+/// What [`drive`] leaves of a match played to its end.
+struct Driven {
+    clocks: Vec<SeatClock>,
+    /// Each seat's first request left unanswered.
+    unanswered: Vec<Option<Unanswered>>,
+    replay_sha256: String,
+}
+
 async fn drive<W: AsyncWrite + Unpin>(
     game: &mut Match,
     clock: &MoveClock,
@@ -489,13 +504,14 @@ async fn drive<W: AsyncWrite + Unpin>(
     options: &RunnerOptions,
     mut writer: ReplayWriter<W>,
     on_step: &mut impl FnMut(u64, u64),
-) -> Result<(Vec<SeatClock>, String), RunError> {
+) -> Result<Driven, RunError> {
     let deadlines = game.deadlines();
     let limit = game.game().max_steps();
     let game_name = game.setup().game.name();
     let latency = metrics::TURN_LATENCY.with_label_values(&[game_name]);
     let move_cpu = metrics::MOVE_CPU.with_label_values(&[game_name]);
     let mut clocks: Vec<SeatClock> = sessions.iter().map(|_| SeatClock::new(clock)).collect();
+    let mut unanswered: Vec<Option<Unanswered>> = vec![None; sessions.len()];
     let mut budget = OutputBudget { limit: options.max_replay_bytes, stored: 0, over: vec![false; sessions.len()] };
     let mut timed_frame = String::new();
     writer.line(&game.header_line()).await?;
@@ -516,12 +532,12 @@ async fn drive<W: AsyncWrite + Unpin>(
             sessions[seat].freeze(false);
             let timed = seat_clock.start(clock, allowed, &sessions[seat]);
             let accepted = sessions[seat].send(game, seat);
-            asked.push((seat, timed, accepted));
+            asked.push((seat, timed, accepted, allowed));
         }
         let mut replies: Vec<(Seat, BotReply)> =
             to_act.iter().filter(|&&seat| budget.is_over(seat)).map(|&seat| (seat, BotReply::OutputLimit)).collect();
         let mut times: Vec<Option<ReplyTime>> = vec![None; replies.len()];
-        for (seat, timed, accepted) in asked {
+        for (seat, timed, accepted, allowed) in asked {
             let seat_clock = &mut clocks[seat];
             let (reply, time) = if accepted {
                 seat_clock.reply(clock, timed, &mut sessions[seat]).await
@@ -537,6 +553,18 @@ async fn drive<W: AsyncWrite + Unpin>(
                 if seat_clock.requests == 1 && sessions[seat].is_external() {
                     SandboxPhase::FirstReply.observe(sessions[seat].sandbox_name(), took);
                 }
+            }
+            let missed = match reply {
+                BotReply::Timeout => Some("timeout"),
+                BotReply::Crashed => Some("crashed"),
+                BotReply::Unreadable => Some("unreadable"),
+                BotReply::Line(_) | BotReply::OutputLimit => None,
+            };
+            if let Some(missed) = missed
+                && unanswered[seat].is_none()
+            {
+                let request = game.observation(seat);
+                unanswered[seat] = Some(Unanswered::new(seat_clock.requests, missed, duration_ms(allowed), &request));
             }
             if !clock.ponder {
                 // From its reply to its next request the bot is frozen, in every game:
@@ -559,7 +587,7 @@ async fn drive<W: AsyncWrite + Unpin>(
     }
     writer.line(&game.footer_line()).await?;
     writer.out.flush().await?;
-    Ok((clocks, writer.hash.finish()))
+    Ok(Driven { clocks, unanswered, replay_sha256: writer.hash.finish() })
 }
 
 #[cfg(test)]

@@ -5,6 +5,10 @@
 //! status and the same record of its end in all three: requests, timeouts, exit code or
 //! signal, and whether it had exited before the match ended.
 //!
+//! Each also gets the same crash report: the one-line reason (how and where it ended),
+//! the request it did not answer and its stderr's last line, the one that shows its
+//! fault.
+//!
 //! A bot's own exit ends whatever it left running, in every sandbox, so the child of
 //! `exit-with-child` that holds its stdout does not keep it waiting for its deadline:
 //! crashed with no timeout and its own exit code, which tells "at once" apart from "at
@@ -37,12 +41,14 @@ struct Ending {
     exited_early: bool,
 }
 
-/// A hostile mode, the ending every sandbox must give it, and a line of its log that
-/// shows it got as far as its fault (a bot that could not even start crashes too).
+/// A hostile mode, the ending every sandbox must give it, a line of its log that
+/// shows it got as far as its fault (a bot that could not even start crashes too), and
+/// its crash report's reason.
 struct Fault {
     mode: &'static str,
     ending: Ending,
     log: &'static str,
+    reason: &'static str,
 }
 
 /// A bot that exits by itself: crashed at its last request, with no timeout.
@@ -56,21 +62,47 @@ const fn killed_at_end(status: PlayerStatus, requests: u64, timeouts: u64) -> En
 }
 
 const FAULTS: [Fault; 6] = [
-    Fault { mode: "crash-start", ending: exits(1, Some(1), None), log: "crash-start: exiting with status 1" },
-    Fault { mode: "crash-mid", ending: exits(6, Some(2), None), log: "crash-mid: answered 5 requests" },
-    Fault { mode: "exit-with-child", ending: exits(4, Some(3), None), log: "exit-with-child: answered 3 requests" },
+    Fault {
+        mode: "crash-start",
+        ending: exits(1, Some(1), None),
+        log: "crash-start: exiting with status 1",
+        reason: "exited with code 1 before its first reply",
+    },
+    Fault {
+        mode: "crash-mid",
+        ending: exits(6, Some(2), None),
+        log: "crash-mid: answered 5 requests",
+        reason: "exited with code 2 at request 6",
+    },
+    Fault {
+        mode: "exit-with-child",
+        ending: exits(4, Some(3), None),
+        log: "exit-with-child: answered 3 requests",
+        reason: "exited with code 3 at request 4",
+    },
     Fault {
         mode: "close-stdout",
         ending: killed_at_end(PlayerStatus::Crashed, 4, 0),
         log: "close-stdout: answered 3 requests",
+        reason: "closed its output at request 4",
     },
-    Fault { mode: "segfault", ending: exits(4, None, Some(11)), log: "segfault: answered 3 requests" },
-    Fault { mode: "sleepy", ending: killed_at_end(PlayerStatus::TimedOut, 1, 1), log: "sleepy: sleeping 3 s" },
+    Fault {
+        mode: "segfault",
+        ending: exits(4, None, Some(11)),
+        log: "segfault: answered 3 requests",
+        reason: "killed by signal 11 (SIGSEGV) at request 4",
+    },
+    Fault {
+        mode: "sleepy",
+        ending: killed_at_end(PlayerStatus::TimedOut, 1, 1),
+        log: "sleepy: sleeping 3 s",
+        reason: "did not answer its first request within 1000 ms",
+    },
 ];
 
 /// Plays a 40-turn Vindinium match of `fault`'s bot (seat 0) against three built-in
-/// bots in `sandbox`; returns its ending and its log.
-fn play(sandbox: &str, fault: &Fault) -> (Ending, String) {
+/// bots in `sandbox`; returns its ending, its log and its crash report.
+fn play(sandbox: &str, fault: &Fault) -> (Ending, String, Value) {
     let bot = match sandbox {
         "docker" => format!("image:matchfarm/hostile {}", fault.mode),
         _ => format!("cmd:python3 bots/hostile/{}.py", fault.mode),
@@ -104,7 +136,8 @@ fn play(sandbox: &str, fault: &Fault) -> (Ending, String) {
         signal: seat["exit"]["signal"].as_i64(),
         exited_early: seat["exit"]["exited_early"].as_bool().expect("exited_early"),
     };
-    (ending, std::fs::read_to_string(out.path().join("seat-0.stderr.log")).unwrap_or_default())
+    let log = std::fs::read_to_string(out.path().join("seat-0.stderr.log")).unwrap_or_default();
+    (ending, log, seat["crash"].clone())
 }
 
 #[test]
@@ -116,11 +149,11 @@ fn every_fault_reads_the_same_in_docker_isolated_and_local() {
     let mut failures = Vec::new();
     for fault in &FAULTS {
         // The three sandboxes at once: each match is mostly waiting.
-        let played: Vec<(Ending, String)> = std::thread::scope(|scope| {
+        let played: Vec<(Ending, String, Value)> = std::thread::scope(|scope| {
             let matches: Vec<_> = SANDBOXES.iter().map(|sandbox| scope.spawn(move || play(sandbox, fault))).collect();
             matches.into_iter().map(|played| played.join().expect("match thread")).collect()
         });
-        for (sandbox, (ending, log)) in SANDBOXES.iter().zip(played) {
+        for (sandbox, (ending, log, crash)) in SANDBOXES.iter().zip(played) {
             let show = |value: Option<i64>| value.map_or("-".to_owned(), |value| value.to_string());
             table.push(format!(
                 "{:16} {sandbox:9} {:>9} {:>8} {:>8} {:>4} {:>6} {}",
@@ -137,6 +170,17 @@ fn every_fault_reads_the_same_in_docker_isolated_and_local() {
             }
             if !log.contains(fault.log) {
                 failures.push(format!("{} in {sandbox}: no {:?} in its log: {log}", fault.mode, fault.log));
+            }
+            // The report: its reason, the Vindinium state it was not answered (JSON), and
+            // its log's line that shows the fault among the last ones.
+            let tail =
+                crash["stderr_tail"].as_array().map(|lines| lines.iter().filter_map(Value::as_str).collect::<Vec<_>>());
+            let reported = crash["reason"] == fault.reason
+                && crash["unanswered"].as_str().is_some_and(|request| request.starts_with('{'))
+                && tail.is_some_and(|tail| tail.len() <= 20 && tail.iter().any(|line| line.contains(fault.log)));
+            if !reported {
+                failures
+                    .push(format!("{} in {sandbox}: crash report {crash}, expected {:?}", fault.mode, fault.reason));
             }
         }
     }

@@ -16,7 +16,7 @@ use axum::extract::{Path, Query, State};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::{Json, Router};
-use farm_proto::PlayerStatus;
+use farm_proto::{CrashReport, MatchResult, PlayerStatus};
 use serde::{Deserialize, Serialize};
 
 use super::paging::page_limit;
@@ -73,10 +73,19 @@ struct OutcomeView {
     timeouts: u64,
     /// Where its stderr log is: external bots have one, builtins and fillers none.
     log: Option<String>,
+    /// Why it failed, when it did: a reason in one line, its stderr's end, the request
+    /// it did not answer.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    crash: Option<CrashReport>,
 }
 
-/// `row` as a [`MatchView`]: its bots and map by name, its outcomes once it is done.
-fn view(tournament: &Tournament, row: MatchRow) -> MatchView {
+/// `row` as a [`MatchView`]: its bots and map by name, its outcomes once it is done,
+/// with each failed seat's crash report from its `result`.
+fn view(tournament: &Tournament, row: MatchRow, result: Option<&MatchResult>) -> MatchView {
+    let players = match result {
+        Some(MatchResult::Completed { players, .. }) => &players[..],
+        _ => &[],
+    };
     let outcomes = (row.state == JobState::Done).then(|| {
         row.outcomes
             .iter()
@@ -93,6 +102,7 @@ fn view(tournament: &Tournament, row: MatchRow) -> MatchView {
                     log: bot
                         .filter(|bot| bot.builtin.is_none())
                         .map(|_| format!("/api/matches/{}/logs/{seat}", row.job_id)),
+                    crash: players.iter().find(|player| player.seat == seat).and_then(|player| player.crash.clone()),
                 }
             })
             .collect()
@@ -149,7 +159,16 @@ async fn matches(
     };
     let total = state.ledger.count_matches(&id, filter.clone()).await?;
     let rows = state.ledger.matches(&id, filter).await?;
-    let views: Vec<MatchView> = rows.into_iter().map(|row| view(&tournament, row)).collect();
+    let mut views = Vec::with_capacity(rows.len());
+    for row in rows {
+        // A failed seat's report is in its result document: read for those rows alone.
+        let failed_seat = row.outcomes.iter().any(|outcome| outcome.status != PlayerStatus::Ok);
+        let envelope = match failed_seat {
+            true => state.ledger.match_detail(&row.job_id).await?.and_then(|(_, _, envelope)| envelope),
+            false => None,
+        };
+        views.push(view(&tournament, row, envelope.as_ref().map(|envelope| &envelope.result)));
+    }
     Ok(Json(serde_json::json!({ "matches": views, "total": total })).into_response())
 }
 
@@ -171,7 +190,7 @@ async fn match_detail(State(state): State<ApiState>, Path(job_id): Path<String>)
     Ok(Json(serde_json::json!({
         "tournament_id": tournament.id,
         "job": job,
-        "match": view(&tournament, row),
+        "match": view(&tournament, row, envelope.as_ref().map(|envelope| &envelope.result)),
         "worker_id": envelope.as_ref().map(|envelope| &envelope.worker_id),
         "instance": envelope.as_ref().and_then(|envelope| envelope.instance.as_ref()),
         "audit": audit,

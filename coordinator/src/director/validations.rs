@@ -1,7 +1,8 @@
 //! Validation tournaments, judged once they have finished: a submitted version whose
 //! bot crashed, timed out or broke the protocol in any match is rejected, naming the
-//! match and where its log is; one that played every seat cleanly is validated and
-//! entered in the ladder it named, replacing its previous version there.
+//! match, why in one line (its crash report's reason: exit code or signal, and where)
+//! and where its log is; one that played every seat cleanly is validated and entered
+//! in the ladder it named, replacing its previous version there.
 
 use farm_proto::PlayerStatus;
 
@@ -14,8 +15,35 @@ use crate::tournament::BotEntry;
 pub enum Verdict {
     /// Every match played cleanly.
     Validated,
-    /// Why not, naming the match and where the bot's log is.
+    /// The candidate failed in a match: the match, its seat and how it ended.
+    Failed {
+        /// The match.
+        job_id: String,
+        /// The candidate's seat.
+        seat: usize,
+        /// How it ended.
+        status: PlayerStatus,
+    },
+    /// Why not otherwise: a match that could not be played, or none.
     Rejected(String),
+}
+
+impl Verdict {
+    /// The rejection's text for validation `id`, with the failed seat's crash reason
+    /// (`why`) when there is one; `None` for a validated version.
+    pub fn rejection(&self, id: &str, why: Option<&str>) -> Option<String> {
+        match self {
+            Verdict::Validated => None,
+            Verdict::Failed { job_id, seat, status } => {
+                let why = why.map(|why| format!(": {why}")).unwrap_or_default();
+                Some(format!(
+                    "{} in match {job_id} (seat {seat}) of {id}{why}; its log: /api/matches/{job_id}/logs/{seat}",
+                    status.name()
+                ))
+            }
+            Verdict::Rejected(reason) => Some(reason.clone()),
+        }
+    }
 }
 
 /// The verdict on the candidate (bot 0) of a finished validation tournament `id`.
@@ -32,12 +60,7 @@ pub fn judge(id: &str, rows: &[MatchRow]) -> Verdict {
             .enumerate()
             .find(|(_, outcome)| outcome.bot == Some(0) && outcome.status != PlayerStatus::Ok);
         if let Some((seat, outcome)) = failed {
-            return Verdict::Rejected(format!(
-                "{} in match {} (seat {seat}) of {id}; its log: /api/matches/{}/logs/{seat}",
-                outcome.status.name(),
-                row.job_id,
-                row.job_id
-            ));
+            return Verdict::Failed { job_id: row.job_id.clone(), seat, status: outcome.status };
         }
     }
     match rows.iter().find(|row| row.state == JobState::Failed) {
@@ -58,18 +81,32 @@ pub async fn judge_finished(ledger: &Ledger, director: &Director) -> Result<(), 
     for finished in ledger.validations_finished().await? {
         let filter = MatchFilter { limit: u32::MAX, ..MatchFilter::default() };
         let rows = ledger.matches(&finished.validation, filter).await?;
-        let (state, reason) = match judge(&finished.validation, &rows) {
+        let verdict = judge(&finished.validation, &rows);
+        let (state, reason) = match &verdict {
             Verdict::Validated => match enter(ledger, director, &finished).await? {
                 Ok(()) => (VersionState::Validated, None),
                 Err(problem) => (VersionState::Rejected, Some(problem)),
             },
-            Verdict::Rejected(reason) => (VersionState::Rejected, Some(reason)),
+            Verdict::Failed { job_id, seat, .. } => {
+                let why = crash_reason(ledger, job_id, *seat).await?;
+                (VersionState::Rejected, verdict.rejection(&finished.validation, why.as_deref()))
+            }
+            Verdict::Rejected(_) => (VersionState::Rejected, verdict.rejection(&finished.validation, None)),
         };
         if ledger.decide_version(finished.bot.clone(), finished.version, state, reason.clone()).await? {
             tracing::info!(bot = %finished.bot, version = finished.version, ?state, ?reason, "version decided");
         }
     }
     Ok(())
+}
+
+/// The crash report's reason of seat `seat` in match `job_id`, as its result says.
+async fn crash_reason(ledger: &Ledger, job_id: &str, seat: usize) -> Result<Option<String>, LedgerError> {
+    let envelope = ledger.match_detail(job_id).await?.and_then(|(_, _, envelope)| envelope);
+    let Some(farm_proto::MatchResult::Completed { players, .. }) = envelope.map(|envelope| envelope.result) else {
+        return Ok(None);
+    };
+    Ok(players.into_iter().find(|player| player.seat == seat).and_then(|player| player.crash).map(|crash| crash.reason))
 }
 
 /// Enters a validated version in its ladder, if it named one, as the new version of
@@ -162,10 +199,17 @@ mod tests {
             row("a", JobState::Done, &[(Some(0), PlayerStatus::Ok), (Some(1), PlayerStatus::Ok)]),
             row("b", JobState::Done, &[(Some(1), PlayerStatus::Ok), (Some(0), PlayerStatus::Crashed)]),
         ];
-        let Verdict::Rejected(reason) = judge("t", &rows) else { panic!("validated") };
-        assert!(reason.contains("match b (seat 1) of t") && reason.contains("/api/matches/b/logs/1"), "{reason}");
+        let verdict = judge("t", &rows);
+        assert_eq!(verdict, Verdict::Failed { job_id: "b".into(), seat: 1, status: PlayerStatus::Crashed });
+        assert_eq!(
+            verdict.rejection("t", Some("exited with code 1 before its first reply")).as_deref(),
+            Some(
+                "crashed in match b (seat 1) of t: exited with code 1 before its first reply; \
+                 its log: /api/matches/b/logs/1"
+            )
+        );
         let rows = [row("c", JobState::Done, &[(Some(0), PlayerStatus::TimedOut), (Some(1), PlayerStatus::Ok)])];
-        assert!(matches!(judge("t", &rows), Verdict::Rejected(_)));
+        assert!(matches!(judge("t", &rows), Verdict::Failed { status: PlayerStatus::TimedOut, .. }));
         let rows = [
             row("d", JobState::Done, &[(Some(0), PlayerStatus::Ok), (Some(1), PlayerStatus::Ok)]),
             row("e", JobState::Failed, &[]),

@@ -57,6 +57,7 @@ fn envelope(tournament: &Tournament, job_id: &str, worker: &str, scores: [i64; 2
             exit_code: None,
             oom_killed: false,
             log_key: None,
+            crash: None,
         })
         .collect();
     ResultEnvelope {

@@ -1,13 +1,21 @@
 use tokio::io::{AsyncRead, AsyncReadExt};
 
-/// A bot's log as kept: the first `cap` bytes, and how many more were dropped.
+/// A bot's log as kept: the first `cap` bytes, how many more were dropped, and the
+/// last [`TAIL_BYTES`] whatever the cap (a crash report's stderr tail: a bot that
+/// floods its log still shows how it ended).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct CappedLog {
     /// The bytes kept.
     pub bytes: Vec<u8>,
     /// Bytes written past the cap and dropped.
     pub dropped: u64,
+    /// The last bytes written (past the cap too), at most [`TAIL_BYTES`].
+    tail: std::collections::VecDeque<u8>,
 }
+
+/// Bytes of a log's end kept beside its head: room for 20 lines of a few hundred
+/// characters.
+pub const TAIL_BYTES: usize = 8 * 1024;
 
 impl CappedLog {
     /// Appends `bytes`, keeping at most `cap` bytes in all and counting the rest.
@@ -15,6 +23,24 @@ impl CappedLog {
         let room = cap.saturating_sub(self.bytes.len()).min(bytes.len());
         self.bytes.extend_from_slice(&bytes[..room]);
         self.dropped += (bytes.len() - room) as u64;
+        let kept = &bytes[bytes.len().saturating_sub(TAIL_BYTES)..];
+        let excess = (self.tail.len() + kept.len()).saturating_sub(TAIL_BYTES);
+        self.tail.drain(..excess);
+        self.tail.extend(kept);
+    }
+
+    /// Its last `count` complete or final lines, each cut at `chars` characters
+    /// (invalid UTF-8 replaced); the first, if the kept end began mid-line, is left out.
+    pub fn last_lines(&self, count: usize, chars: usize) -> Vec<String> {
+        let (front, back) = self.tail.as_slices();
+        let text = String::from_utf8_lossy(&[front, back].concat()).into_owned();
+        let written = self.bytes.len() as u64 + self.dropped;
+        let mut lines: Vec<&str> = text.lines().collect();
+        if written > self.tail.len() as u64 && !lines.is_empty() {
+            lines.remove(0);
+        }
+        let from = lines.len().saturating_sub(count);
+        lines[from..].iter().map(|line| line.chars().take(chars).collect()).collect()
     }
 }
 
@@ -38,7 +64,27 @@ mod tests {
     #[tokio::test]
     async fn keeps_the_first_bytes_and_counts_the_rest() {
         let input: &[u8] = b"0123456789";
-        assert_eq!(read_capped(input, 4).await, CappedLog { bytes: b"0123".to_vec(), dropped: 6 });
-        assert_eq!(read_capped(input, 64).await, CappedLog { bytes: input.to_vec(), dropped: 0 });
+        let head = read_capped(input, 4).await;
+        assert_eq!((head.bytes.as_slice(), head.dropped), (&b"0123"[..], 6));
+        let whole = read_capped(input, 64).await;
+        assert_eq!((whole.bytes.as_slice(), whole.dropped), (input, 0));
+    }
+
+    #[tokio::test]
+    async fn keeps_the_last_lines_past_the_cap() {
+        let flood: String = (0..10_000).map(|n| format!("line {n}\n")).collect();
+        let log = read_capped(format!("{flood}the end, no newline").as_bytes(), 100).await;
+        assert_eq!(log.bytes.len(), 100);
+        let last = log.last_lines(3, 300);
+        assert_eq!(last, ["line 9998", "line 9999", "the end, no newline"]);
+        // The whole kept end: no line cut at its start.
+        assert!(
+            log.last_lines(10_000, 300).iter().all(|line| line.starts_with("line ") || line.starts_with("the end"))
+        );
+        // Short logs keep every line; long lines are cut.
+        let short = read_capped(&b"one\ntwo\n"[..], 64).await;
+        assert_eq!(short.last_lines(20, 300), ["one", "two"]);
+        assert_eq!(short.last_lines(20, 2), ["on", "tw"]);
+        assert!(CappedLog::default().last_lines(20, 300).is_empty());
     }
 }
