@@ -76,6 +76,7 @@ pub(crate) fn result_for(job: &MatchJob) -> Answer {
             exit_code: None,
             oom_killed: false,
             log_key: None,
+            crash: None,
         })
         .collect();
     Answer::Result(ResultEnvelope {
