@@ -21,6 +21,7 @@ use serde::{Deserialize, Serialize};
 use super::access::{caller, may_change_tournament, may_enter};
 use super::tournaments_routes::{Submitted, check_quotas};
 use super::{ApiState, lookup, request_body};
+use crate::accounts::Caller;
 use crate::api_error::ApiError;
 use crate::director::{self, FormatStatus, RosterError};
 use crate::ledger::now;
@@ -86,9 +87,7 @@ async fn freeze(
     Path(id): Path<String>,
     body: Body,
 ) -> Result<Response, ApiError> {
-    let caller = caller(&headers, &state).await?;
-    may_change_tournament(&state, &caller, &id).await?;
-    let asked: Freeze = request_body::json(body).await?;
+    let (caller, asked): (_, Freeze) = changing(&state, &headers, &id, body).await?;
     let tournament = lookup::tournament(&state, &id).await?;
     if !matches!(tournament.format, Format::Ladder { .. }) {
         return Err(SeasonError::NotLadder(id).into());
@@ -109,9 +108,7 @@ async fn finals(
     Path(id): Path<String>,
     body: Body,
 ) -> Result<Response, ApiError> {
-    let caller = caller(&headers, &state).await?;
-    may_change_tournament(&state, &caller, &id).await?;
-    let asked: FinalsRequest = request_body::json(body).await?;
+    let (caller, asked): (_, FinalsRequest) = changing(&state, &headers, &id, body).await?;
     let ladder = lookup::tournament(&state, &id).await?;
     let Some(FormatStatus::Ladder(report)) = director::load_status(&state.ledger, &ladder).await? else {
         return Err(SeasonError::NotLadder(id).into());
@@ -161,15 +158,26 @@ impl From<RosterError> for ApiError {
     }
 }
 
+/// The caller, who may change tournament `id` (its owner or an admin), and what they
+/// ask in `body` (JSON).
+async fn changing<T: serde::de::DeserializeOwned>(
+    state: &ApiState,
+    headers: &HeaderMap,
+    id: &str,
+    body: Body,
+) -> Result<(Caller, T), ApiError> {
+    let caller = caller(headers, state).await?;
+    may_change_tournament(state, &caller, id).await?;
+    Ok((caller, request_body::json(body).await?))
+}
+
 async fn add_bot(
     State(state): State<ApiState>,
     headers: HeaderMap,
     Path(id): Path<String>,
     body: Body,
 ) -> Result<Response, ApiError> {
-    let caller = caller(&headers, &state).await?;
-    may_change_tournament(&state, &caller, &id).await?;
-    let new: NewBot = request_body::json(body).await?;
+    let (caller, new): (_, NewBot) = changing(&state, &headers, &id, body).await?;
     may_enter(&state, &caller, "bot", &new.bot).await?;
     let name = new.bot.name.clone();
     let index = state.director.add_bot(&id, new.bot, new.replaces.as_deref()).await?;
