@@ -1,8 +1,8 @@
 //! Why a bot failed, in one line, for its author ([`CrashReport`]): how its process
 //! ended (exit code, signal, out of memory), where in the match (before its first
 //! reply, or at which request), the request it did not answer, and the end of its
-//! stderr. The runner records the first request each seat left unanswered
-//! ([`Unanswered`]); [`report`] reads the rest from the seat's end.
+//! stderr. The runner records the first request each seat left unanswered, or the one
+//! it went away at ([`Unanswered`]); [`report`] reads the rest from the seat's end.
 
 use farm_proto::{CrashReport, PlayerOutcome, PlayerStatus};
 use serde::Serialize;

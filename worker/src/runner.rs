@@ -560,8 +560,11 @@ async fn drive<W: AsyncWrite + Unpin>(
                 BotReply::Unreadable => Some("unreadable"),
                 BotReply::Line(_) | BotReply::OutputLimit => None,
             };
+            // The first miss, unless the bot went away later: where it ended is what
+            // its report tells (a bot that was late once and crashed at request 50
+            // crashed at request 50).
             if let Some(missed) = missed
-                && unanswered[seat].is_none()
+                && (unanswered[seat].is_none() || missed == "crashed")
             {
                 let request = game.observation(seat);
                 unanswered[seat] = Some(Unanswered::new(seat_clock.requests, missed, duration_ms(allowed), &request));

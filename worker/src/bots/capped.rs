@@ -11,6 +11,8 @@ pub struct CappedLog {
     pub dropped: u64,
     /// The last bytes written (past the cap too), at most [`TAIL_BYTES`].
     tail: std::collections::VecDeque<u8>,
+    /// Whether `tail` begins inside a line (what came before it was dropped).
+    tail_cut_mid_line: bool,
 }
 
 /// Bytes of a log's end kept beside its head: room for 20 lines of a few hundred
@@ -23,20 +25,27 @@ impl CappedLog {
         let room = cap.saturating_sub(self.bytes.len()).min(bytes.len());
         self.bytes.extend_from_slice(&bytes[..room]);
         self.dropped += (bytes.len() - room) as u64;
-        let kept = &bytes[bytes.len().saturating_sub(TAIL_BYTES)..];
+        let from = bytes.len().saturating_sub(TAIL_BYTES);
+        let kept = &bytes[from..];
         let excess = (self.tail.len() + kept.len()).saturating_sub(TAIL_BYTES);
+        // The byte just before the kept end says whether it begins a line.
+        if from > 0 {
+            self.tail_cut_mid_line = bytes[from - 1] != b'\n';
+        } else if excess > 0 {
+            self.tail_cut_mid_line = self.tail[excess - 1] != b'\n';
+        }
         self.tail.drain(..excess);
         self.tail.extend(kept);
     }
 
-    /// Its last `count` complete or final lines, each cut at `chars` characters
-    /// (invalid UTF-8 replaced); the first, if the kept end began mid-line, is left out.
+    /// Its last `count` lines, each cut at `chars` characters (invalid UTF-8
+    /// replaced); a first line the kept end began inside of is left out, unless it is
+    /// the only one.
     pub fn last_lines(&self, count: usize, chars: usize) -> Vec<String> {
         let (front, back) = self.tail.as_slices();
         let text = String::from_utf8_lossy(&[front, back].concat()).into_owned();
-        let written = self.bytes.len() as u64 + self.dropped;
         let mut lines: Vec<&str> = text.lines().collect();
-        if written > self.tail.len() as u64 && !lines.is_empty() {
+        if self.tail_cut_mid_line && lines.len() > 1 {
             lines.remove(0);
         }
         let from = lines.len().saturating_sub(count);
@@ -81,6 +90,13 @@ mod tests {
         assert!(
             log.last_lines(10_000, 300).iter().all(|line| line.starts_with("line ") || line.starts_with("the end"))
         );
+        // A kept end that begins on a line boundary keeps its first line; one line
+        // longer than the kept end is kept, cut.
+        let exact: String = (0..TAIL_BYTES / 8).map(|n| format!("{:07}\n", n % 10_000_000)).collect();
+        let log = read_capped(format!("{}\n{exact}", "x".repeat(99)).as_bytes(), 10).await;
+        assert_eq!(log.last_lines(usize::MAX, 300).len(), TAIL_BYTES / 8);
+        let log = read_capped("y".repeat(3 * TAIL_BYTES).as_bytes(), 10).await;
+        assert_eq!(log.last_lines(20, 300), ["y".repeat(300)]);
         // Short logs keep every line; long lines are cut.
         let short = read_capped(&b"one\ntwo\n"[..], 64).await;
         assert_eq!(short.last_lines(20, 300), ["one", "two"]);
