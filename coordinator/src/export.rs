@@ -252,7 +252,7 @@ async fn write_archive(
                 _ => (None, None, None),
             };
             let before: Vec<Option<(f64, f64)>> =
-                job.outcomes.iter().map(|seat| seat.bot.map(|bot| ratings.state(bot))).collect();
+                job.outcomes.iter().map(|seat| seat.bot.map(|bot| ratings.prior(bot))).collect();
             let ranked: RankedMatch = job.outcomes.iter().filter_map(|seat| Some((seat.bot?, seat.rank))).collect();
             if !job.outcomes.is_empty() {
                 ratings.apply(&ranked);

@@ -464,6 +464,18 @@ impl WengLinStates {
         (self.ratings[p].rating, self.ratings[p].uncertainty)
     }
 
+    /// The (mu, sigma) player `p`'s next match is rated from: its state, or before its
+    /// first match, its predecessor's widened, as [`WengLinStates::apply`] starts it.
+    pub fn prior(&self, p: usize) -> (f64, f64) {
+        match self.predecessors.get(p) {
+            Some(&Some(old)) if !self.started[p] && old < self.ratings.len() => {
+                let (mu, sigma) = self.state(old);
+                crate::matchmaking::successor_rating(mu, sigma)
+            }
+            _ => self.state(p),
+        }
+    }
+
     /// Every player's (mu, sigma) now.
     pub fn states(&self) -> Vec<(f64, f64)> {
         (0..self.ratings.len()).map(|p| self.state(p)).collect()
@@ -679,6 +691,24 @@ mod tests {
             assert_eq!(*got, Rating { value: mu, low: mu - three_sigma, high: mu + three_sigma });
         }
         assert!(r[0].value > r[1].value && r[1].value > r[2].value, "{r:?}");
+    }
+
+    #[test]
+    fn a_new_versions_prior_is_what_its_first_match_starts_from() {
+        // Player 2 replaces player 0, which has played.
+        let mut states = WengLinStates::new(3, &[None, None, Some(0)]);
+        states.apply(&vec![(0, 1), (1, 2)]);
+        let prior = states.prior(2);
+        assert_eq!(prior, crate::matchmaking::successor_rating(states.state(0).0, states.state(0).1));
+        assert_ne!(prior, states.state(2), "not a new player's");
+        // Rated from its prior: the same as a player that had that rating.
+        let other = states.state(1);
+        states.apply(&vec![(2, 1), (1, 2)]);
+        let rating = |(mu, sigma): (f64, f64)| WengLinRating { rating: mu, uncertainty: sigma };
+        let expected = reference(&[(rating(prior), 1), (rating(other), 2)]);
+        assert_eq!(states.state(2), (expected[0].rating, expected[0].uncertainty));
+        assert_eq!(states.prior(2), states.state(2), "once started, its own");
+        assert_eq!(states.prior(1), states.state(1));
     }
 
     #[test]
