@@ -10,7 +10,10 @@
 //!   listed, and so seeded, in that order; on the ladder's maps, rules and clocks; every
 //!   pairing played in every seat: a `round-robin` plays each ordered pair `games`
 //!   times on each map, a `swiss` each table `games` times with its seats rotated.
-//!   A ladder has one finals; the ladder's page links them.
+//!   A ladder has one finals; the ladder's page links them. The finals take the
+//!   ladder's bots as the ladder has them: a bot entered in a ladder (its author's
+//!   submission to it, or its owner's addition) is entered in its finals, without the
+//!   check a new tournament's bots get.
 
 use serde::{Deserialize, Serialize};
 
@@ -131,15 +134,26 @@ pub fn finals_file(
     serde_json::from_value(file).map_err(|error| SeasonError::Tournament(TournamentError::Syntax(error.to_string())))
 }
 
-/// An RFC 3339 UTC time (`2026-12-01T18:00:00Z`) or Unix seconds, as Unix seconds.
+/// The first second of the year 10000: RFC 3339 times end before it.
+const YEAR_10000: i64 = 253_402_300_800;
+
+/// An RFC 3339 UTC time (`2026-12-01T18:00:00Z`) or Unix seconds (0 up to the year
+/// 10000), as Unix seconds.
 pub fn parse_time(text: &str) -> Result<i64, String> {
-    if let Ok(unix) = text.parse::<i64>() {
-        return Ok(unix);
+    let unix = match text.parse::<i64>() {
+        Ok(unix) => unix,
+        Err(_) => {
+            let time = humantime::parse_rfc3339(text).map_err(|error| {
+                format!("{text:?}: {error}; give Unix seconds or a UTC time like 2026-12-01T18:00:00Z")
+            })?;
+            let since = time.duration_since(std::time::UNIX_EPOCH).map_err(|_| format!("{text:?} is before 1970"))?;
+            i64::try_from(since.as_secs()).unwrap_or(i64::MAX)
+        }
+    };
+    if !(0..YEAR_10000).contains(&unix) {
+        return Err(format!("{text:?} is not between 1970 and the year 10000"));
     }
-    let time = humantime::parse_rfc3339(text)
-        .map_err(|error| format!("{text:?}: {error}; give Unix seconds or a UTC time like 2026-12-01T18:00:00Z"))?;
-    let since = time.duration_since(std::time::UNIX_EPOCH).map_err(|_| format!("{text:?} is before 1970"))?;
-    i64::try_from(since.as_secs()).map_err(|_| format!("{text:?} is too far ahead"))
+    Ok(unix)
 }
 
 #[cfg(test)]
@@ -153,7 +167,8 @@ mod tests {
     fn times_are_unix_seconds_or_utc() {
         assert_eq!(parse_time("2026-12-01T18:30:05Z"), Ok(1_796_149_805));
         assert_eq!(parse_time("1796149805"), Ok(1_796_149_805));
-        for bad in ["2026-04-31T00:00:00Z", "2026-12-01 18:00:00", "tomorrow", "1969-12-31T23:59:59Z", ""] {
+        let bad = ["2026-04-31T00:00:00Z", "2026-12-01 18:00:00", "tomorrow", "1969-12-31T23:59:59Z", "", "-1"];
+        for bad in bad.into_iter().chain(["253402300800", "9223372036854775807"]) {
             assert!(parse_time(bad).is_err(), "{bad}");
         }
     }

@@ -176,7 +176,12 @@ async fn a_season_sorts_its_leagues_freezes_and_plays_its_finals() {
     let (ok, _, stderr) = run(&coordinator, &["bots", "add", &ladder, "--name", "r4", "--builtin", "random"]);
     assert!(!ok && stderr.contains("is frozen since"), "{stderr}");
 
-    // The finals of the top 4, round robin, 2 games a pairing.
+    // The finals of the top 4, round robin, 2 games a pairing, once the ladder has
+    // stopped: a frozen ladder plays on, and its order would change meanwhile.
+    assert!(cli(&["stop", &ladder, "--url", &coordinator.url(), "--token", TOKEN]).contains("stopped"));
+    eventually(Duration::from_secs(60), "the ladder's matches in flight are answered", || {
+        coordinator.get_json(&format!("/api/tournaments/{ladder}"))["finished"] == true
+    });
     let order: Vec<String> = coordinator.get_json(&format!("/api/tournaments/{ladder}"))["status"]["bots"]
         .as_array()
         .expect("bots")
@@ -216,10 +221,6 @@ async fn a_season_sorts_its_leagues_freezes_and_plays_its_finals() {
             assert!(better_high >= worse_low, "{better} above {worse} in the ladder, clearly below in the finals");
         }
     }
-    assert!(cli(&["stop", &ladder, "--url", &coordinator.url(), "--token", TOKEN]).contains("stopped"));
-    eventually(Duration::from_secs(60), "the ladder's matches in flight are answered", || {
-        coordinator.get_json(&format!("/api/tournaments/{ladder}"))["finished"] == true
-    });
     check_export(&coordinator, &ladder, dir.path());
 }
 

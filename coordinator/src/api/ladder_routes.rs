@@ -109,6 +109,9 @@ async fn finals(
     body: Body,
 ) -> Result<Response, ApiError> {
     let (caller, asked): (_, FinalsRequest) = changing(&state, &headers, &id, body).await?;
+    // One finals made at a time: of two requests at once, the second sees the first's.
+    static MAKING: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+    let _making = MAKING.lock().await;
     let ladder = lookup::tournament(&state, &id).await?;
     let Some(FormatStatus::Ladder(report)) = director::load_status(&state.ledger, &ladder).await? else {
         return Err(SeasonError::NotLadder(id).into());
@@ -121,12 +124,7 @@ async fn finals(
     }
     let finals_id = finals.id.clone();
     let inserted = state.ledger.insert_tournament_for(finals, caller.name.clone(), 0).await?;
-    // Of two requests at once, the first recorded is the ladder's finals; the other's
-    // tournament stays a tournament of its own.
-    if !state.ledger.record_finals(&id, &finals_id).await? {
-        let finals = state.ledger.season(&id).await?.finals.unwrap_or_default();
-        return Err(SeasonError::FinalsMade { ladder: id, finals }.into());
-    }
+    state.ledger.record_finals(&id, &finals_id).await?;
     tracing::info!(ladder = %id, finals = %finals_id, jobs = inserted.jobs, by = %caller.name, "finals made");
     state.wake_publisher.notify_one();
     state.director.wake();

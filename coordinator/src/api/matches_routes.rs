@@ -159,16 +159,21 @@ async fn matches(
     };
     let total = state.ledger.count_matches(&id, filter.clone()).await?;
     let rows = state.ledger.matches(&id, filter).await?;
-    let mut views = Vec::with_capacity(rows.len());
-    for row in rows {
-        // A failed seat's report is in its result document: read for those rows alone.
-        let failed_seat = row.outcomes.iter().any(|outcome| outcome.status != PlayerStatus::Ok);
-        let envelope = match failed_seat {
-            true => state.ledger.match_detail(&row.job_id).await?.and_then(|(_, _, envelope)| envelope),
-            false => None,
-        };
-        views.push(view(&tournament, row, envelope.as_ref().map(|envelope| &envelope.result)));
-    }
+    // A failed seat's report is in its result document: read for those rows alone, at once.
+    let failed: Vec<String> = rows
+        .iter()
+        .filter(|row| row.outcomes.iter().any(|outcome| outcome.status != PlayerStatus::Ok))
+        .map(|row| row.job_id.clone())
+        .collect();
+    let results: std::collections::HashMap<String, farm_proto::ResultEnvelope> =
+        state.ledger.results_of(failed).await?.into_iter().collect();
+    let views: Vec<MatchView> = rows
+        .into_iter()
+        .map(|row| {
+            let result = results.get(&row.job_id).map(|envelope| &envelope.result);
+            view(&tournament, row, result)
+        })
+        .collect();
     Ok(Json(serde_json::json!({ "matches": views, "total": total })).into_response())
 }
 

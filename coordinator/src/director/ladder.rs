@@ -37,7 +37,8 @@ pub struct LadderReport {
     /// Its leagues' names, lowest first (none without leagues).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub leagues: Vec<String>,
-    /// Games under which a bot is provisional.
+    /// Games under which a bot is provisional (absent from older coordinators).
+    #[serde(default)]
     pub provisional_games: u32,
 }
 
@@ -58,9 +59,11 @@ pub struct LadderBot {
     /// Its matches scheduled and not yet answered.
     pub scheduled: u32,
     /// Its completed (rated) matches.
+    #[serde(default)]
     pub games: u32,
     /// Whether it has played fewer than the ladder's `provisional_games`: its rating
     /// says little yet.
+    #[serde(default)]
     pub provisional: bool,
     /// Its league's name (none without leagues).
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -198,6 +198,29 @@ impl Ledger {
 }
 
 impl Ledger {
+    /// The recorded result documents of `job_ids` (those that have one), in one read:
+    /// a page of matches' crash reports.
+    pub async fn results_of(&self, job_ids: Vec<String>) -> Result<Vec<(String, ResultEnvelope)>, LedgerError> {
+        if job_ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        self.read(move |connection| {
+            let marks = vec!["?"; job_ids.len()].join(",");
+            let mut select =
+                connection.prepare(&format!("SELECT job_id, envelope FROM results WHERE job_id IN ({marks})"))?;
+            let mut rows = select.query(rusqlite::params_from_iter(job_ids.iter()))?;
+            let mut found = Vec::new();
+            while let Some(row) = rows.next()? {
+                let text: String = row.get(1)?;
+                let envelope =
+                    serde_json::from_str(&text).map_err(|source| LedgerError::Corrupt { what: "result", source })?;
+                found.push((row.get(0)?, envelope));
+            }
+            Ok(found)
+        })
+        .await
+    }
+
     /// Up to `limit` matches of tournament `id` after position `after` (from the
     /// first if `None`), in position order, with their outcomes and recorded result
     /// documents: a page of an export, read without holding the ledger long.

@@ -59,16 +59,16 @@ impl Ledger {
         .await
     }
 
-    /// Records tournament `finals` as ladder `id`'s finals; false when it has
-    /// finals already.
-    pub async fn record_finals(&self, id: &str, finals: &str) -> Result<bool, LedgerError> {
+    /// Records tournament `finals` as ladder `id`'s finals, unless it has some (the
+    /// API makes one finals at a time, after checking).
+    pub async fn record_finals(&self, id: &str, finals: &str) -> Result<(), LedgerError> {
         let (id, finals) = (id.to_owned(), finals.to_owned());
         self.with(move |connection| {
-            let changed = connection.execute(
+            connection.execute(
                 "UPDATE seasons SET finals_id = ?2 WHERE ladder_id = ?1 AND finals_id IS NULL",
                 [&id, &finals],
             )?;
-            Ok(changed == 1)
+            Ok(())
         })
         .await
     }
