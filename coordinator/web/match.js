@@ -21,7 +21,9 @@
   function seatRow(tournament, seat, name, player, color) {
     const swatch = el("span", { class: "viewer-swatch", attrs: { "aria-hidden": "true" } });
     swatch.style.background = color;
-    const bot = tournament.bots.includes(name) ? el("a", { href: paths.bot(tournament.id, name) }, name) : name;
+    const bot = tournament.bots.includes(name)
+      ? [el("a", { href: paths.bot(tournament.id, name) }, name), ...MatchFarm.ladderMarks(tournament, name)]
+      : name;
     if (!player) {
       return el("tr", { dataset: { testid: "seat-row", seat: String(seat) } },
         el("td", { class: "num" }, seat), el("td", {}, swatch, bot),
