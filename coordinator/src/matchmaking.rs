@@ -29,8 +29,10 @@
 //!    more bots than seats: the bots of the latest match can swap one of their
 //!    number for an outsider.
 //! 4. **Leagues.** With [`next_match_in_leagues`], the others come from the focus's
-//!    league, or from leagues at most `reach` away from it; when those hold too few
-//!    bots for a table, the reach widens a league at a time until they do.
+//!    league, or from leagues at most `reach` away from it. When those hold too few
+//!    bots for a table, or no table new to its bots (two bots alone in a league would
+//!    otherwise meet every other match, or never), the reach widens to the next league
+//!    that does, before another focus is tried.
 //! 5. **Seats** are shuffled by the seed: the ladder keeps no seat history, and a
 //!    uniform draw gives no bot a seat advantage on average.
 //!
@@ -170,7 +172,8 @@ impl Rated {
 }
 
 /// The best table of `size` around `focus`, its others at most `reach` leagues away
-/// (or the fewest more that seat a table), and whether it is new to all its bots.
+/// (or the fewest more that seat a table, or offer a table new to its bots), and
+/// whether it is new to all its bots.
 fn table_for<'a>(
     focus: &'a Rated,
     entrants: &'a [Rated],
@@ -178,41 +181,51 @@ fn table_for<'a>(
     reach: usize,
     rng: &mut ChaCha8Rng,
 ) -> (Vec<&'a Rated>, bool) {
-    // The reach widens to the league gap of the `size - 1`th nearest other, if it
-    // must: there are at least `size` entrants.
-    let mut gaps: Vec<usize> = entrants
+    let mut scored: Vec<(f64, &Rated)> = entrants
         .iter()
         .filter(|other| other.bot != focus.bot)
-        .map(|other| other.league.abs_diff(focus.league))
-        .collect();
-    gaps.sort_unstable();
-    let reach = reach.max(gaps[size - 2]);
-    let mut others: Vec<(f64, &Rated)> = entrants
-        .iter()
-        .filter(|other| other.bot != focus.bot && other.league.abs_diff(focus.league) <= reach)
         .map(|other| {
             let distance = (other.mu - focus.mu).abs() + OUTSTANDING_PENALTY * f64::from(other.outstanding);
             (distance + rng.random_range(0.0..JITTER), other)
         })
         .collect();
-    others.sort_by(|a, b| a.0.total_cmp(&b.0));
-    let others: Vec<&Rated> = others.into_iter().map(|(_, other)| other).collect();
+    scored.sort_by(|a, b| a.0.total_cmp(&b.0));
 
-    // Combinations of `size - 1` of the others, in lexicographic order of nearness. Each
-    // bot makes at most one table old (its last one), so one of the first
-    // `entrants.len() + 1` is new, if any is: the loop is short.
-    let mut picks: Vec<usize> = (0..size - 1).collect();
-    let table = |picks: &[usize]| std::iter::once(focus).chain(picks.iter().map(|&i| others[i])).collect::<Vec<_>>();
-    let nearest = table(&picks);
-    loop {
-        let candidate = table(&picks);
-        if !repeats(&candidate) {
-            return (candidate, true);
-        }
-        if !next_combination(&mut picks, others.len()) {
-            return (nearest, false);
+    // The league gaps the reach may widen to, nearest first: first to seat a table (the
+    // gap of the `size - 1`th nearest other; there are at least `size` entrants), then
+    // a league further each time no table within it is new.
+    let mut gaps: Vec<usize> = scored.iter().map(|(_, other)| other.league.abs_diff(focus.league)).collect();
+    gaps.sort_unstable();
+    let base = reach.max(gaps[size - 2]);
+    let mut reaches = vec![base];
+    reaches.extend(gaps.iter().copied().filter(|&gap| gap > base));
+    reaches.dedup();
+
+    let mut nearest = None;
+    for reach in reaches {
+        let others: Vec<&Rated> = scored
+            .iter()
+            .filter(|(_, other)| other.league.abs_diff(focus.league) <= reach)
+            .map(|(_, other)| *other)
+            .collect();
+        // Combinations of `size - 1` of the others, in lexicographic order of nearness.
+        // Each bot makes at most one table old (its last one), so one of the first
+        // `entrants.len() + 1` is new, if any is: the loop is short.
+        let mut picks: Vec<usize> = (0..size - 1).collect();
+        let table =
+            |picks: &[usize]| std::iter::once(focus).chain(picks.iter().map(|&i| others[i])).collect::<Vec<_>>();
+        nearest.get_or_insert_with(|| table(&picks));
+        loop {
+            let candidate = table(&picks);
+            if !repeats(&candidate) {
+                return (candidate, true);
+            }
+            if !next_combination(&mut picks, others.len()) {
+                break;
+            }
         }
     }
+    (nearest.unwrap_or_else(|| vec![focus]), false)
 }
 
 /// Whether some bot at `table` had exactly this table as its most recent match.

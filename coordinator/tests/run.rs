@@ -46,6 +46,7 @@ fn every_format_example_plays_to_its_end() {
         ("sprt", Some("ended: H1 accepted")),
         ("swiss", Some("ended: played its 3 rounds")),
         ("ladder", Some("ended: played its cap of 40 matches")),
+        ("season", Some("ended: played its cap of 120 matches")),
     ] {
         let data = dir.path().join(name);
         let file = format!("tournaments/{name}.toml");
