@@ -13,8 +13,8 @@
 //! starts in the lowest league; a new version of a bot in its predecessor's league
 //! (from its first match, as it starts from its predecessor's rating). Matchmaking
 //! seats a bot with others of its own league, or, for the share `league_crossing` of
-//! matches (a seeded draw per match), of its league and the ones next to it
-//! ([`matchmaking::next_match_in_leagues`]).
+//! matches (a seeded draw per match), of its league and the ones next to it; further
+//! only when those offer no new table ([`matchmaking::next_match_in_leagues`]).
 
 use farm_proto::limits;
 use serde::{Deserialize, Serialize};
