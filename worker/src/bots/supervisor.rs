@@ -167,7 +167,11 @@ impl Control {
     /// waited for; a supervisor not reading (wedged) is found out at the match's end.
     pub fn freeze(&self, frozen: bool) {
         let request = if frozen { Request::Pause } else { Request::Resume };
-        let _ = try_send_line(&self.stream, &request.to_string());
+        if let Err(error) = try_send_line(&self.stream, &request.to_string()) {
+            // A lost `resume` leaves the bot stopped until its move times out: one
+            // suspect of the bot left stopped under gVisor (the book's gVisor page).
+            tracing::warn!(%error, frozen, "a bot's stop or continue did not reach its supervisor");
+        }
     }
 
     /// Ends the match: the supervisor kills every process of the bot and says how the
