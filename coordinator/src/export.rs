@@ -21,7 +21,7 @@ use std::io::BufRead;
 use std::path::Path;
 
 use bytes::Bytes;
-use farm_proto::{MatchResult, ResultEnvelope};
+use farm_proto::MatchResult;
 use farm_runtime::storage::Storage;
 use futures_util::StreamExt;
 use serde::{Deserialize, Serialize};
@@ -29,7 +29,7 @@ use sha2::{Digest, Sha256};
 use tokio::sync::mpsc;
 
 use crate::ledger::{Ledger, LedgerError};
-use crate::ratings::{RankedMatch, WengLinStates};
+use crate::ratings::WengLinStates;
 use crate::tournament::Tournament;
 
 /// About how many bytes of result lines each part holds (a part ends at the first
@@ -67,7 +67,7 @@ pub struct ExportedMatch {
 }
 
 /// One seat of an exported match.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct ExportedSeat {
     /// The tournament's bot (none for a seat the game filled itself).
     pub bot: Option<String>,
@@ -244,8 +244,7 @@ async fn write_archive(
         let Some((last, _)) = page.last() else { break };
         after = Some(last.position);
         for (job, envelope) in page {
-            let completed = envelope.as_deref().and_then(|text| serde_json::from_str::<ResultEnvelope>(text).ok());
-            let (steps, replay_key, replay_sha256) = match completed.map(|envelope| envelope.result) {
+            let (steps, replay_key, replay_sha256) = match envelope.map(|envelope| envelope.result) {
                 Some(MatchResult::Completed { steps, replay_key, replay_sha256, .. }) => {
                     (Some(steps), Some(replay_key), Some(replay_sha256))
                 }
@@ -253,25 +252,13 @@ async fn write_archive(
             };
             let before: Vec<Option<(f64, f64)>> =
                 job.outcomes.iter().map(|seat| seat.bot.map(|bot| ratings.prior(bot))).collect();
-            let ranked: RankedMatch = job.outcomes.iter().filter_map(|seat| Some((seat.bot?, seat.rank))).collect();
             if !job.outcomes.is_empty() {
-                ratings.apply(&ranked);
+                ratings.apply(&job.ranks());
                 manifest.completed += 1;
             }
             let name = |bot: usize| tournament.bots.get(bot).map(|entry| entry.name.clone());
             let seats = if job.outcomes.is_empty() {
-                job.seats
-                    .iter()
-                    .map(|&bot| ExportedSeat {
-                        bot: name(bot),
-                        score: None,
-                        rank: None,
-                        status: None,
-                        timeouts: None,
-                        rating_before: None,
-                        rating_after: None,
-                    })
-                    .collect()
+                job.seats.iter().map(|&bot| ExportedSeat { bot: name(bot), ..ExportedSeat::default() }).collect()
             } else {
                 job.outcomes
                     .iter()

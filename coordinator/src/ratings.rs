@@ -437,7 +437,7 @@ impl WengLinStates {
         for &(p, _) in &seen {
             if !self.started[p] {
                 self.started[p] = true;
-                if let Some(&Some(old)) = self.predecessors.get(p)
+                if let Some(old) = self.predecessor(p)
                     && let Some(previous) = self.ratings.get(old)
                 {
                     let (mu, sigma) = crate::matchmaking::successor_rating(previous.rating, previous.uncertainty);
@@ -464,11 +464,16 @@ impl WengLinStates {
         (self.ratings[p].rating, self.ratings[p].uncertainty)
     }
 
+    /// The player `p` is a new version of, if any.
+    pub fn predecessor(&self, p: usize) -> Option<usize> {
+        self.predecessors.get(p).copied().flatten()
+    }
+
     /// The (mu, sigma) player `p`'s next match is rated from: its state, or before its
     /// first match, its predecessor's widened, as [`WengLinStates::apply`] starts it.
     pub fn prior(&self, p: usize) -> (f64, f64) {
-        match self.predecessors.get(p) {
-            Some(&Some(old)) if !self.started[p] && old < self.ratings.len() => {
+        match self.predecessor(p) {
+            Some(old) if !self.started[p] && old < self.ratings.len() => {
                 let (mu, sigma) = self.state(old);
                 crate::matchmaking::successor_rating(mu, sigma)
             }

@@ -7,7 +7,7 @@ use std::fmt::Write as _;
 use farm_proto::{GameKind, PlayerStatus};
 use serde::{Deserialize, Serialize};
 
-use crate::ledger::{Ledger, LedgerError, Progress, SeatOutcome};
+use crate::ledger::{Ledger, LedgerError, Progress, SeatOutcome, tournament_ranks};
 use crate::metrics;
 use crate::ratings::{self, PairGame, RankedMatch, Rating};
 use crate::tournament::{Format, Tournament};
@@ -268,11 +268,6 @@ impl Standings {
         }
         out
     }
-}
-
-/// The tournament's bots in a match with their ranks, filler seats left out.
-fn tournament_ranks(seats: &[SeatOutcome]) -> Vec<(usize, u32)> {
-    seats.iter().filter_map(|seat| seat.bot.map(|bot| (bot, seat.rank))).collect()
 }
 
 /// The match as a game between two bots, if it seated exactly two of the tournament's.

@@ -4,18 +4,42 @@
 //! stderr. The runner records the first request each seat left unanswered, or the one
 //! it went away at ([`Unanswered`]); [`report`] reads the rest from the seat's end.
 
+use farm_engine::BotReply;
 use farm_proto::{CrashReport, PlayerOutcome, PlayerStatus};
-use serde::Serialize;
 
 use crate::bots::{BotExit, CappedLog};
 
+/// What came instead of an answer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Missed {
+    /// Nothing before the deadline.
+    Timeout,
+    /// The bot went away.
+    Crashed,
+    /// Something that is not a reply.
+    Unreadable,
+}
+
+impl Missed {
+    /// What `reply` missed, if it is not an answer (a bot out for its output is not
+    /// asked: it missed nothing).
+    pub fn of(reply: &BotReply) -> Option<Missed> {
+        match reply {
+            BotReply::Timeout => Some(Missed::Timeout),
+            BotReply::Crashed => Some(Missed::Crashed),
+            BotReply::Unreadable => Some(Missed::Unreadable),
+            BotReply::Line(_) | BotReply::OutputLimit => None,
+        }
+    }
+}
+
 /// The first request a bot did not answer in a match.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Unanswered {
     /// Which request (1 for the first).
     pub request: u64,
-    /// What came instead: `timeout`, `crashed` (the bot went away) or `unreadable`.
-    pub reply: &'static str,
+    /// What came instead.
+    pub reply: Missed,
     /// How long it was given, in milliseconds.
     pub waited_ms: u64,
     /// The request's start, at most [`CrashReport::REQUEST_CHARS`] characters.
@@ -24,7 +48,7 @@ pub struct Unanswered {
 
 impl Unanswered {
     /// Request number `request`, `text`, given `waited_ms`, answered by `reply`.
-    pub fn new(request: u64, reply: &'static str, waited_ms: u64, text: &str) -> Self {
+    pub fn new(request: u64, reply: Missed, waited_ms: u64, text: &str) -> Self {
         let text = text.trim_end().chars().take(CrashReport::REQUEST_CHARS).collect();
         Unanswered { request, reply, waited_ms, text }
     }
@@ -57,16 +81,16 @@ pub fn report(
         format!("exited with code {code}{when}")
     } else {
         match unanswered {
-            Some(Unanswered { request: 1, reply: "timeout", waited_ms, .. }) => {
+            Some(Unanswered { request: 1, reply: Missed::Timeout, waited_ms, .. }) => {
                 format!("did not answer its first request within {waited_ms} ms")
             }
-            Some(Unanswered { request, reply: "timeout", waited_ms, .. }) => {
+            Some(Unanswered { request, reply: Missed::Timeout, waited_ms, .. }) => {
                 format!("did not answer request {request} within {waited_ms} ms")
             }
-            Some(Unanswered { reply: "unreadable", .. }) => {
+            Some(Unanswered { reply: Missed::Unreadable, .. }) => {
                 format!("sent a reply that is not UTF-8 or is over the size cap{when}")
             }
-            Some(_) => format!("closed its output{when}"),
+            Some(Unanswered { reply: Missed::Crashed, .. }) => format!("closed its output{when}"),
             None => match outcome.status {
                 PlayerStatus::Disqualified => "disqualified by the rules for a malformed reply".to_owned(),
                 PlayerStatus::OutputLimit => "its replies pushed the replay past the worker's size limit".to_owned(),
@@ -102,8 +126,8 @@ mod tests {
     fn the_reason_says_how_and_where_in_one_line() {
         let mut log = CappedLog::default();
         log.append(b"starting\nTraceback (most recent call last):\nValueError: bad map\n", 1 << 20);
-        let first = Unanswered::new(1, "crashed", 6000, "{\"game\": 1}\n");
-        let fourth = Unanswered::new(4, "crashed", 1000, "{\"turn\": 4}");
+        let first = Unanswered::new(1, Missed::Crashed, 6000, "{\"game\": 1}\n");
+        let fourth = Unanswered::new(4, Missed::Crashed, 1000, "{\"turn\": 4}");
         let cases = [
             (
                 PlayerStatus::Crashed,
@@ -127,13 +151,13 @@ mod tests {
             (
                 PlayerStatus::TimedOut,
                 None,
-                Some(&Unanswered::new(1, "timeout", 1000, "x")),
+                Some(&Unanswered::new(1, Missed::Timeout, 1000, "x")),
                 "did not answer its first request within 1000 ms",
             ),
             (
                 PlayerStatus::TimedOut,
                 None,
-                Some(&Unanswered::new(7, "timeout", 50, "x")),
+                Some(&Unanswered::new(7, Missed::Timeout, 50, "x")),
                 "did not answer request 7 within 50 ms",
             ),
             (PlayerStatus::Disqualified, None, None, "disqualified by the rules for a malformed reply"),
@@ -151,7 +175,7 @@ mod tests {
             report(&outcome(PlayerStatus::TimedOut), Some(&killed_at_end), Some(&first), &log).expect("a report");
         assert_eq!(late.reason, "closed its output before its first reply");
         assert_eq!(report(&outcome(PlayerStatus::Ok), Some(&killed_at_end), None, &log), None, "played to the end");
-        let long = Unanswered::new(2, "timeout", 5, &"x".repeat(10_000));
+        let long = Unanswered::new(2, Missed::Timeout, 5, &"x".repeat(10_000));
         assert_eq!(long.text.len(), CrashReport::REQUEST_CHARS);
     }
 }

@@ -17,7 +17,7 @@ use tokio::time::Instant;
 
 use crate::bots::{BotExit, BotLaunchError, BotSession, CappedLog, LaunchContext, Sandbox};
 use crate::clock::SeatClock;
-use crate::crash::{self, Unanswered};
+use crate::crash::{self, Missed, Unanswered};
 use crate::live::LiveMatch;
 use crate::metrics::{self, SandboxPhase};
 use farm_proto::limits;
@@ -554,17 +554,11 @@ async fn drive<W: AsyncWrite + Unpin>(
                     SandboxPhase::FirstReply.observe(sessions[seat].sandbox_name(), took);
                 }
             }
-            let missed = match reply {
-                BotReply::Timeout => Some("timeout"),
-                BotReply::Crashed => Some("crashed"),
-                BotReply::Unreadable => Some("unreadable"),
-                BotReply::Line(_) | BotReply::OutputLimit => None,
-            };
             // The first miss, unless the bot went away later: where it ended is what
             // its report tells (a bot that was late once and crashed at request 50
             // crashed at request 50).
-            if let Some(missed) = missed
-                && (unanswered[seat].is_none() || missed == "crashed")
+            if let Some(missed) = Missed::of(&reply)
+                && (unanswered[seat].is_none() || missed == Missed::Crashed)
             {
                 let request = game.observation(seat);
                 unanswered[seat] = Some(Unanswered::new(seat_clock.requests, missed, duration_ms(allowed), &request));

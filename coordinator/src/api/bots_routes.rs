@@ -43,7 +43,7 @@ use super::lookup::stream_object;
 use super::{ApiState, request_body};
 use crate::accounts::{Caller, Quotas};
 use crate::api_error::ApiError;
-use crate::ledger::{ChallengeView, NewVersion, Record, VersionRefused, entry_name};
+use crate::ledger::{ChallengeView, NewVersion, Record, VersionRefused, entry_name, entry_version};
 use crate::tournament::Format;
 use crate::uploads::BodyError;
 use crate::versions;
@@ -310,9 +310,8 @@ async fn versus(
     for id in state.ledger.meeting_places(&a, &b).await? {
         let Some(tournament) = state.ledger.tournament(&id).await? else { continue };
         let versions = |bot: &str| -> Vec<usize> {
-            let prefix = format!("{bot}.v");
-            let is_version = |name: &str| name.strip_prefix(&prefix).is_some_and(|n| n.parse::<u32>().is_ok());
-            tournament.bots.iter().enumerate().filter(|(_, entry)| is_version(&entry.name)).map(|(i, _)| i).collect()
+            let of_bot = |entry: &&crate::tournament::BotEntry| entry_version(bot, &entry.name).is_some();
+            tournament.bots.iter().enumerate().filter(|(_, entry)| of_bot(entry)).map(|(i, _)| i).collect()
         };
         let (record, meetings) = state.ledger.meetings(&id, versions(&a), versions(&b), limit).await?;
         if record.matches == 0 {

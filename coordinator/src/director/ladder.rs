@@ -116,7 +116,6 @@ pub fn active(tournament: &Tournament) -> Vec<usize> {
 #[derive(Debug, Clone)]
 pub struct Course {
     ratings: WengLinStates,
-    predecessors: Vec<Option<usize>>,
     games: Vec<u32>,
     /// Each bot's league, from its first rated match.
     placed: Vec<Option<usize>>,
@@ -130,11 +129,6 @@ impl Course {
         self.ratings.state(bot)
     }
 
-    /// Every bot's (mu, sigma).
-    pub fn ratings(&self) -> Vec<(f64, f64)> {
-        self.ratings.states()
-    }
-
     /// Bot `bot`'s completed (rated) matches.
     pub fn games(&self, bot: usize) -> u32 {
         self.games[bot]
@@ -146,7 +140,7 @@ impl Course {
         let mut at = bot;
         // A bot is added after its predecessor, so the chain ends.
         loop {
-            match (self.placed[at], self.predecessors[at]) {
+            match (self.placed[at], self.ratings.predecessor(at)) {
                 (Some(league), _) => return league,
                 (None, Some(old)) if old < at => at = old,
                 (None, _) => return 0,
@@ -196,17 +190,14 @@ pub fn replay(
         _ => &[],
     };
     let bots = tournament.bots.len();
-    let predecessors = tournament.predecessors();
     let mut course = Course {
-        ratings: WengLinStates::new(bots, &predecessors),
-        predecessors,
+        ratings: WengLinStates::new(bots, &tournament.predecessors()),
         games: vec![0; bots],
         placed: vec![None; bots],
         in_league: vec![0; bots],
     };
     for job in jobs.iter().filter(|job| job.state == JobState::Done) {
-        let ranked: RankedMatch = job.outcomes.iter().filter_map(|seat| Some((seat.bot?, seat.rank))).collect();
-        let rated = course.apply(&ranked, leagues);
+        let rated = course.apply(&job.ranks(), leagues);
         if !rated.is_empty() {
             each(job, &rated, &course);
         }
@@ -316,11 +307,6 @@ fn thin(points: Vec<RatingPoint>, most: usize) -> Vec<RatingPoint> {
     kept.dedup();
     let mut points: Vec<Option<RatingPoint>> = points.into_iter().map(Some).collect();
     kept.into_iter().filter_map(|i| points[i].take()).collect()
-}
-
-/// Every bot's (mu, sigma) from the completed matches, in schedule order.
-pub fn ratings(tournament: &Tournament, jobs: &[MatchRow]) -> Vec<(f64, f64)> {
-    replay(tournament, jobs, |_, _, _| {}).ratings()
 }
 
 /// `bot`'s matches scheduled and not yet answered.
@@ -642,7 +628,7 @@ mod tests {
             jobs.extend(pending(&decide(&tournament, &jobs).schedule));
             play(&mut jobs, strength);
         }
-        let before = ratings(&tournament, &jobs);
+        let before = replay(&tournament, &jobs, |_, _, _| {}).rating(1);
         tournament.bots.push(BotEntry {
             name: "b2".into(),
             builtin: Some("gatherer".into()),
@@ -662,10 +648,10 @@ mod tests {
         jobs.extend(pending(&next));
         let first = jobs.iter().position(|job| job.seats.contains(&3)).expect("b2 plays");
         play(&mut jobs[first..first + 1], strength);
-        let after = ratings(&tournament, &jobs[..=first]);
-        let (mu, sigma) = matchmaking::successor_rating(before[1].0, before[1].1);
-        assert!(after[3].0 > mu - 3.0 && after[3].1 < sigma, "from {mu}±{sigma} to {:?}", after[3]);
-        assert!(after[3].0 > matchmaking::DEFAULT_MU, "it starts from the strong bot's rating, not a new bot's");
+        let after = replay(&tournament, &jobs[..=first], |_, _, _| {}).rating(3);
+        let (mu, sigma) = matchmaking::successor_rating(before.0, before.1);
+        assert!(after.0 > mu - 3.0 && after.1 < sigma, "from {mu}±{sigma} to {after:?}");
+        assert!(after.0 > matchmaking::DEFAULT_MU, "it starts from the strong bot's rating, not a new bot's");
         let shown = report(&tournament, &jobs);
         let b2 = shown.bots.iter().find(|bot| bot.bot == "b2").expect("b2");
         assert_eq!(b2.replaces.as_deref(), Some("b"));

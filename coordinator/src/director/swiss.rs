@@ -72,8 +72,7 @@ fn standings(tournament: &Tournament, jobs: &[MatchRow]) -> (Vec<Entrant>, Meeti
         }
         if job.state == JobState::Done {
             // Ranks among the tournament's bots: the game's own fillers are not opponents.
-            let ranked: Vec<(usize, u32)> =
-                job.outcomes.iter().filter_map(|seat| Some((seat.bot?, seat.rank))).collect();
+            let ranked = job.ranks();
             let ranks: Vec<u32> = ranked.iter().map(|&(_, rank)| rank).collect();
             for ((bot, _), points) in ranked.iter().zip(pairing::match_points(&ranks)) {
                 if let Some(entrant) = entrants.get_mut(*bot) {

@@ -7,7 +7,9 @@
 use farm_proto::PlayerStatus;
 
 use super::{Director, RosterError};
-use crate::ledger::{JobState, Ledger, LedgerError, MatchFilter, MatchRow, ToJudge, VersionState, entry_name};
+use crate::ledger::{
+    JobState, Ledger, LedgerError, MatchFilter, MatchRow, ToJudge, VersionState, entry_name, entry_version,
+};
 use crate::tournament::BotEntry;
 
 /// What a validation showed.
@@ -120,13 +122,12 @@ async fn enter(ledger: &Ledger, director: &Director, version: &ToJudge) -> Resul
         return Ok(Err(format!("validated, but ladder {ladder} is gone")));
     };
     let retired = super::ladder::retired(&tournament);
-    let prefix = format!("{}.v", version.bot);
     let mut playing: Vec<u32> = tournament
         .bots
         .iter()
         .enumerate()
         .filter(|(index, _)| !retired.contains(index))
-        .filter_map(|(_, bot)| bot.name.strip_prefix(&prefix)?.parse().ok())
+        .filter_map(|(_, bot)| entry_version(&version.bot, &bot.name))
         .collect();
     playing.sort_unstable();
     if playing.last().is_some_and(|&newest| newest >= version.version) {

@@ -168,6 +168,12 @@ pub fn entry_name(bot: &str, version: u32) -> String {
     format!("{bot}.v{version}")
 }
 
+/// The version of `bot` that `name` plays ([`entry_name`]'s inverse); `None` for a
+/// name that is not one of its versions.
+pub fn entry_version(bot: &str, name: &str) -> Option<u32> {
+    name.strip_prefix(bot)?.strip_prefix(".v")?.parse().ok()
+}
+
 /// Where a version's build log is stored.
 pub fn build_log_key(bot: &str, version: u32) -> String {
     format!("builds/{bot}/v{version}.log")

@@ -47,7 +47,7 @@ mod workers;
 pub use accounts::{NewUser, TokenView, Usage, UserView};
 pub use bots::{
     BotView, ChallengeView, ImageBot, NewVersion, Playable, ToJudge, VersionRefused, VersionState, VersionView,
-    build_log_key, entry_name,
+    build_log_key, entry_name, entry_version,
 };
 pub use seasons::Season;
 pub use versus::{Meeting, Record};
@@ -290,6 +290,20 @@ pub struct MatchRow {
     pub reason: Option<String>,
     /// Every seat's outcome, in seat order, once the match completed (empty until then).
     pub outcomes: Vec<SeatOutcome>,
+}
+
+impl MatchRow {
+    /// The tournament's bots and their ranks in a completed match ([`tournament_ranks`];
+    /// none before it completed).
+    pub fn ranks(&self) -> Vec<(usize, u32)> {
+        tournament_ranks(&self.outcomes)
+    }
+}
+
+/// The tournament's bots in a match with their ranks, in seat order: the seats a game
+/// filled itself left out.
+pub fn tournament_ranks(seats: &[SeatOutcome]) -> Vec<(usize, u32)> {
+    seats.iter().filter_map(|seat| seat.bot.map(|bot| (bot, seat.rank))).collect()
 }
 
 /// Which matches to list.

@@ -157,11 +157,7 @@ impl Ledger {
             let envelope: Option<String> = connection
                 .query_row("SELECT envelope FROM results WHERE job_id = ?1", [&job_id], |row| row.get(0))
                 .optional()?;
-            let envelope = envelope
-                .map(|text| {
-                    serde_json::from_str(&text).map_err(|source| LedgerError::Corrupt { what: "result", source })
-                })
-                .transpose()?;
+            let envelope = envelope.as_deref().map(result_envelope).transpose()?;
             Ok(Some((tournament_id, row, envelope)))
         })
         .await
@@ -211,10 +207,7 @@ impl Ledger {
             let mut rows = select.query(rusqlite::params_from_iter(job_ids.iter()))?;
             let mut found = Vec::new();
             while let Some(row) = rows.next()? {
-                let text: String = row.get(1)?;
-                let envelope =
-                    serde_json::from_str(&text).map_err(|source| LedgerError::Corrupt { what: "result", source })?;
-                found.push((row.get(0)?, envelope));
+                found.push((row.get(0)?, result_envelope(&row.get::<_, String>(1)?)?));
             }
             Ok(found)
         })
@@ -229,7 +222,7 @@ impl Ledger {
         id: &str,
         after: Option<u64>,
         limit: u32,
-    ) -> Result<Vec<(MatchRow, Option<String>)>, LedgerError> {
+    ) -> Result<Vec<(MatchRow, Option<ResultEnvelope>)>, LedgerError> {
         let id = id.to_owned();
         self.read(move |connection| {
             let mut select = connection.prepare_cached(
@@ -244,12 +237,18 @@ impl Ledger {
             while let Some(row) = rows.next()? {
                 let mut job = match_row(row)?;
                 job.outcomes = outcomes_of(connection, &job)?;
-                page.push((job, row.get(9)?));
+                let envelope = row.get::<_, Option<String>>(9)?.as_deref().map(result_envelope).transpose()?;
+                page.push((job, envelope));
             }
             Ok(page)
         })
         .await
     }
+}
+
+/// A result document as recorded; one that does not read is the ledger's corruption.
+fn result_envelope(text: &str) -> Result<ResultEnvelope, LedgerError> {
+    serde_json::from_str(text).map_err(|source| LedgerError::Corrupt { what: "result", source })
 }
 
 pub(super) fn match_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<MatchRow> {

@@ -32,14 +32,7 @@ impl Ledger {
     /// Ladder `id`'s season (empty for a tournament that has none).
     pub async fn season(&self, id: &str) -> Result<Season, LedgerError> {
         let id = id.to_owned();
-        self.read(move |connection| {
-            let season = connection
-                .prepare_cached("SELECT frozen_at, finals_id FROM seasons WHERE ladder_id = ?1")?
-                .query_row([&id], |row| Ok(Season { frozen_at: row.get(0)?, finals: row.get(1)? }))
-                .optional()?;
-            Ok(season.unwrap_or_default())
-        })
-        .await
+        self.read(move |connection| season_of(connection, &id)).await
     }
 
     /// Freezes ladder `id` from `at` (Unix seconds), unless its finals are made:
@@ -52,9 +45,7 @@ impl Ledger {
                  ON CONFLICT (ladder_id) DO UPDATE SET frozen_at = ?2 WHERE finals_id IS NULL",
                 rusqlite::params![id, at],
             )?;
-            Ok(connection.query_row("SELECT frozen_at, finals_id FROM seasons WHERE ladder_id = ?1", [&id], |row| {
-                Ok(Season { frozen_at: row.get(0)?, finals: row.get(1)? })
-            })?)
+            season_of(connection, &id)
         })
         .await
     }
@@ -72,4 +63,13 @@ impl Ledger {
         })
         .await
     }
+}
+
+/// Ladder `id`'s season as `connection` sees it (empty without a row).
+fn season_of(connection: &rusqlite::Connection, id: &str) -> Result<Season, LedgerError> {
+    let season = connection
+        .prepare_cached("SELECT frozen_at, finals_id FROM seasons WHERE ladder_id = ?1")?
+        .query_row([id], |row| Ok(Season { frozen_at: row.get(0)?, finals: row.get(1)? }))
+        .optional()?;
+    Ok(season.unwrap_or_default())
 }

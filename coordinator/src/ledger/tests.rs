@@ -1152,3 +1152,13 @@ fn ada_upload() -> NewVersion {
         ladder: None,
     }
 }
+
+#[test]
+fn an_entry_names_its_bots_version_and_no_other_bots() {
+    assert_eq!(entry_version("ada", &entry_name("ada", 7)), Some(7));
+    for (bot, name) in
+        [("ada", "ada-bot.v1"), ("ada", "ada.vx"), ("ada", "ada"), ("ada-bot", "ada.v1"), ("ada", "ada.v")]
+    {
+        assert_eq!(entry_version(bot, name), None, "{name} of {bot}");
+    }
+}
