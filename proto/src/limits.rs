@@ -285,6 +285,9 @@ pub const PRIORITY: Bound<i32> = between("priority", 0, -100, 100);
 
 // Fixed in the code.
 
+/// Requests that replay or scan a whole ladder (a rating history, a head-to-head
+/// record) answered at once; one more is answered 429.
+pub const LADDER_READS: usize = 2;
 /// Points of one bot version's rating history a page is given; a longer history is
 /// thinned, keeping its first, last and peak points and every league change.
 pub const RATING_HISTORY_POINTS: usize = 1000;
@@ -505,6 +508,12 @@ pub fn all() -> Vec<Limit> {
             ),
             "a failed bot's crash report: its stderr's last lines; the request it did not answer",
             "the lines' ends and the request's end are cut",
+        ),
+        fixed(
+            "LADDER_READS",
+            LADDER_READS,
+            "rating histories and head-to-head records answered at once (each reads a whole ladder)",
+            "429 `busy`, naming it",
         ),
         fixed(
             "RATING_HISTORY_POINTS",

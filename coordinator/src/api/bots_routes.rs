@@ -305,6 +305,7 @@ async fn versus(
     if a == b {
         return Err(ApiError::BadRequest(format!("{a} against itself: name two bots")));
     }
+    let _slot = super::lookup::ladder_read_slot()?;
     let mut total = Record::default();
     let mut tournaments = Vec::new();
     for id in state.ledger.meeting_places(&a, &b).await? {

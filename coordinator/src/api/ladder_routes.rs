@@ -73,6 +73,7 @@ async fn history(
         .iter()
         .position(|bot| bot.name == name)
         .ok_or_else(|| ApiError::NotFound(format!("{id} has no bot {name}")))?;
+    let _slot = lookup::ladder_read_slot()?;
     let jobs = state.ledger.schedule(&id).await?;
     // Replaying a long ladder takes a while: off the runtime.
     let history = tokio::task::spawn_blocking(move || director::ladder::history(&tournament, &jobs, bot))

@@ -37,3 +37,30 @@ pub(super) async fn stream_object(
         other => ApiError::from(other),
     })
 }
+
+/// A slot for a request that reads a whole ladder (a rating history, a head-to-head
+/// record): at most [`farm_proto::limits::LADDER_READS`] at once, shared by every
+/// caller; one more is 429 `busy`, naming the limit.
+pub(super) fn ladder_read_slot() -> Result<tokio::sync::SemaphorePermit<'static>, ApiError> {
+    static SLOTS: tokio::sync::Semaphore = tokio::sync::Semaphore::const_new(farm_proto::limits::LADDER_READS);
+    SLOTS.try_acquire().map_err(|_| {
+        ApiError::Busy(format!(
+            "{} rating histories or head-to-head records are being answered already (LADDER_READS); try again shortly",
+            farm_proto::limits::LADDER_READS
+        ))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn whole_ladder_reads_are_bounded_and_say_so() {
+        let held: Vec<_> = (0..farm_proto::limits::LADDER_READS).map(|_| ladder_read_slot().expect("a slot")).collect();
+        let refused = ladder_read_slot().expect_err("every slot is held");
+        assert!(matches!(&refused, ApiError::Busy(message) if message.contains("LADDER_READS")), "{refused:?}");
+        drop(held);
+        assert!(ladder_read_slot().is_ok(), "a slot given back is taken again");
+    }
+}
