@@ -97,11 +97,14 @@ impl Recorder {
         let mut restarted = false;
         for outcome in &recorded {
             match outcome {
-                Recorded::New { completed, tournament_finished } => {
+                Recorded::New { completed, tournament_finished, latency_ms } => {
                     new += 1;
                     metrics::RESULTS_INGESTED
                         .with_label_values(&[if *completed { "completed" } else { "failed" }])
                         .inc();
+                    if let Some(latency_ms) = latency_ms {
+                        metrics::JOB_LATENCY.observe(*latency_ms as f64 / 1000.0);
+                    }
                     if *tournament_finished {
                         tracing::debug!("a tournament has all its results");
                     }

@@ -161,6 +161,19 @@ pub static DIRECTED_TARGET: LazyLock<IntGaugeVec> = LazyLock::new(|| {
     register(IntGaugeVec::new(Opts::new(name, help), &["format"]), name)
 });
 
+/// Time from a job's first publication to its recorded answer: the match itself, the
+/// wait in the queue and for a worker, retries, and the ingest. Its buckets reach an
+/// hour, finer where matches usually end (seconds to minutes).
+pub static JOB_LATENCY: LazyLock<Histogram> = LazyLock::new(|| {
+    let name = "farm_coordinator_job_latency_seconds";
+    let buckets = vec![
+        0.05, 0.1, 0.25, 0.5, 1.0, 2.0, 3.0, 5.0, 7.5, 10.0, 15.0, 20.0, 30.0, 45.0, 60.0, 75.0, 90.0, 120.0, 180.0,
+        300.0, 600.0, 1800.0, 3600.0,
+    ];
+    let help = "Seconds from a job's first publication to its recorded answer.";
+    register(Histogram::with_opts(HistogramOpts::new(name, help).buckets(buckets)), name)
+});
+
 /// Time to compute one tournament's standings.
 pub static STANDINGS_SECONDS: LazyLock<Histogram> = LazyLock::new(|| {
     let name = "farm_coordinator_standings_compute_seconds";
@@ -351,6 +364,7 @@ pub fn init() {
     LazyLock::force(&TOURNAMENTS_ACTIVE);
     LazyLock::force(&BOT_VERSIONS);
     LazyLock::force(&STANDINGS_SECONDS);
+    LazyLock::force(&JOB_LATENCY);
     LazyLock::force(&DIRECTED_UNANSWERED);
     LazyLock::force(&DIRECTED_TARGET);
     LazyLock::force(&API_REQUESTS);

@@ -179,7 +179,9 @@ default_permissions.write = .*
 log.file.level = info
 log.console = false
 EOF
-    : >"$RABBITMQ_CONF_ENV_FILE"
+    # Sourced by the node's start script: every connection is a file descriptor, and `su`
+    # leaves the node the login default of 1024 (farm-bench fleet opens thousands).
+    echo 'ulimit -S -n "$(ulimit -H -n)" 2>/dev/null || true' >"$RABBITMQ_CONF_ENV_FILE"
     # What `rabbitmq-plugins enable --offline rabbitmq_management rabbitmq_prometheus`
     # writes, without starting an Erlang VM for it.
     echo '[rabbitmq_management,rabbitmq_prometheus].' >"$RABBITMQ_ENABLED_PLUGINS_FILE"

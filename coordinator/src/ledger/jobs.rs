@@ -245,12 +245,17 @@ impl Ledger {
             {
                 let last: i64 =
                     transaction.query_row("SELECT coalesce(max(published_seq), 0) FROM jobs", [], |row| row.get(0))?;
+                // A republished job keeps its first publication's time: its latency is
+                // what waiting for it cost, republications included.
                 let mut update = transaction.prepare_cached(
-                    "UPDATE jobs SET state = 'running', published_seq = ?2, lease_secs = ?3
+                    "UPDATE jobs SET state = 'running', published_seq = ?2, lease_secs = ?3,
+                         published_ms = coalesce(published_ms, ?4)
                      WHERE job_id = ?1 AND state = 'pending'",
                 )?;
+                let published_ms = now_ms();
                 for (seq, (job_id, lease_secs)) in (last + 1..).zip(&leased) {
-                    update.execute(params![job_id, seq, i64::try_from(*lease_secs).unwrap_or(i64::MAX)])?;
+                    let lease_secs = i64::try_from(*lease_secs).unwrap_or(i64::MAX);
+                    update.execute(params![job_id, seq, lease_secs, published_ms])?;
                 }
             }
             transaction.commit()?;

@@ -195,6 +195,9 @@ pub enum Recorded {
         completed: bool,
         /// Whether it was the tournament's last missing result.
         tournament_finished: bool,
+        /// Milliseconds from the job's first publication to this answer (none for a
+        /// job published before the ledger kept the time, or never published).
+        latency_ms: Option<u64>,
     },
     /// The job already had an answer: counted and dropped.
     Duplicate,
@@ -376,6 +379,13 @@ pub(crate) fn now() -> i64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |elapsed| i64::try_from(elapsed.as_secs()).unwrap_or(i64::MAX))
+}
+
+/// Milliseconds since the epoch.
+pub(crate) fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |elapsed| i64::try_from(elapsed.as_millis()).unwrap_or(i64::MAX))
 }
 
 /// Seats are stored as `,0,3,`: a `LIKE '%,3,%'` finds a bot's matches.

@@ -46,12 +46,14 @@ fn record_one(
     answer: &Answer,
     audits: &crate::audits::AuditSettings,
 ) -> Result<Recorded, LedgerError> {
-    let job: Option<(String, String, String)> = transaction
-        .query_row("SELECT tournament_id, seats, state FROM jobs WHERE job_id = ?1", [answer.job_id()], |row| {
-            Ok((row.get(0)?, row.get(1)?, row.get(2)?))
-        })
+    let job: Option<(String, String, String, Option<i64>)> = transaction
+        .query_row(
+            "SELECT tournament_id, seats, state, published_ms FROM jobs WHERE job_id = ?1",
+            [answer.job_id()],
+            |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?, row.get(3)?)),
+        )
         .optional()?;
-    let Some((tournament_id, seats, state)) = job else { return Ok(Recorded::UnknownJob) };
+    let Some((tournament_id, seats, state, published_ms)) = job else { return Ok(Recorded::UnknownJob) };
     if let Answer::Result(envelope) = answer
         && let Err(problem) = matches_its_job(envelope, &tournament_id)
     {
@@ -157,5 +159,6 @@ fn record_one(
         [&tournament_id],
         |row| row.get(0),
     )?;
-    Ok(Recorded::New { completed, tournament_finished: !open })
+    let latency_ms = published_ms.map(|published| u64::try_from(now_ms() - published).unwrap_or(0));
+    Ok(Recorded::New { completed, tournament_finished: !open, latency_ms })
 }

@@ -23,6 +23,9 @@ const AUDIT_LEASED_VERSION: i64 = 6;
 /// The `user_version` from which bots say whether other users' tournaments may enter
 /// their validated versions (`public`).
 const PUBLIC_BOTS_VERSION: i64 = 7;
+/// The `user_version` from which jobs say when they were first published
+/// (`published_ms`): what a result's latency is measured from.
+const PUBLISHED_TIME_VERSION: i64 = 8;
 /// The lease given to jobs a ledger from before leases had published: the workers'
 /// default cap on a match, twice (see [`super::Ledger::mark_running`]).
 const LEGACY_LEASE_SECS: i64 = 2 * 20 * 60;
@@ -77,6 +80,9 @@ CREATE TABLE IF NOT EXISTS jobs (
     -- was published with; NULL while pending.
     published_seq INTEGER,
     lease_secs INTEGER,
+    -- When it was first published, in milliseconds since the epoch (NULL while pending,
+    -- and for jobs published before the column): the start of its latency.
+    published_ms INTEGER,
     -- Deliveries of its current publication given back for outages, and how often a
     -- dead letter made it start over (crate::ledger::Recorded::Restarted).
     returns INTEGER NOT NULL DEFAULT 0,
@@ -340,6 +346,9 @@ pub(super) fn apply(connection: &Connection) -> rusqlite::Result<()> {
     if version < PUBLIC_BOTS_VERSION {
         // Bots from before: private, as their owners left them.
         add_columns(connection, "bots", PUBLIC_BOTS_VERSION, &[("public", "INTEGER NOT NULL DEFAULT 0")], "")?;
+    }
+    if version < PUBLISHED_TIME_VERSION {
+        add_job_columns(connection, PUBLISHED_TIME_VERSION, &[("published_ms", "INTEGER")], "")?;
     }
     connection.execute_batch(AFTER_MIGRATIONS)?;
     Ok(())
