@@ -25,7 +25,7 @@ use crate::bots::{self, ECHO_IMAGE};
 use crate::report::Figures;
 
 /// The API token of the coordinators started here.
-const TOKEN: &str = "farm-bench-token-0123456789";
+pub(crate) const TOKEN: &str = "farm-bench-token-0123456789";
 /// The longest one run may take.
 const RUN_LIMIT: Duration = Duration::from_secs(900);
 
@@ -61,9 +61,26 @@ impl Services {
         self.amqp_url.as_deref().zip(self.rabbitmq_mgmt.as_deref())
     }
 
+    /// Where the processes' objects go, for a run's own use: S3 when configured, else a
+    /// local directory in `dir` (as [`Services::storage_env`] says).
+    pub fn storage_config(&self, dir: &Path) -> farm_runtime::storage::StorageConfig {
+        use farm_runtime::storage::StorageConfig;
+        match &self.s3_endpoint {
+            Some(endpoint) => StorageConfig::S3 {
+                endpoint: endpoint.clone(),
+                bucket: self.s3_bucket.clone(),
+                region: self.s3_region.clone(),
+                access_key: self.s3_access_key.clone(),
+                secret_key: self.s3_secret_key.clone(),
+                retry_secs: 60,
+            },
+            None => StorageConfig::Local { path: dir.join("objects") },
+        }
+    }
+
     /// The storage variables every process gets: S3 when configured, else a local
     /// directory they share.
-    fn storage_env(&self, dir: &Path) -> Vec<(&'static str, String)> {
+    pub(crate) fn storage_env(&self, dir: &Path) -> Vec<(&'static str, String)> {
         match &self.s3_endpoint {
             Some(endpoint) => vec![
                 ("FARM_STORAGE__KIND", "s3".to_owned()),
@@ -93,7 +110,7 @@ pub struct Plan {
 }
 
 /// One request to an HTTP/1.1 server: `(status, body)`.
-async fn http(
+pub(crate) async fn http(
     method: Method,
     authority: &str,
     path: &str,
@@ -177,17 +194,54 @@ impl Vhost {
     /// The AMQP URL of the worker `name`, signed in as an identity of its own (as
     /// `farm-coordinator workers add` makes them), revoked with the virtual host.
     pub async fn worker_url(&mut self, name: &str) -> anyhow::Result<String> {
-        let password = self.identities().add_worker(name).await?;
-        self.workers.push(name.to_owned());
-        let (_, host) = self.url.split_once('@').ok_or_else(|| anyhow::anyhow!("no user in {}", self.url))?;
-        Ok(format!("amqp://{name}:{password}@{host}"))
+        let mut urls = self.worker_urls(&[name.to_owned()]).await?;
+        urls.pop().ok_or_else(|| anyhow::anyhow!("no identity was made for {name}"))
     }
 
-    /// Revokes its workers' identities and deletes it.
+    /// [`Vhost::worker_url`] for each of `names`, in order, a few made at a time.
+    pub async fn worker_urls(&mut self, names: &[String]) -> anyhow::Result<Vec<String>> {
+        use futures_util::StreamExt;
+        let (_, host) = self.url.split_once('@').ok_or_else(|| anyhow::anyhow!("no user in {}", self.url))?;
+        let host = host.to_owned();
+        let identities = &self.identities();
+        let made: Vec<_> = futures_util::stream::iter(names)
+            .map(|name| async move { (name, identities.add_worker(name).await) })
+            .buffered(16)
+            .collect()
+            .await;
+        let mut urls = Vec::with_capacity(names.len());
+        for (name, password) in made {
+            // Made or not, it is revoked with the virtual host.
+            self.workers.push(name.clone());
+            urls.push(format!("amqp://{name}:{}@{host}", password?));
+        }
+        Ok(urls)
+    }
+
+    /// Its name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// A GET of the management API (`/api/...`) as the run's administrator, as JSON.
+    pub async fn management_get(&self, path: &str) -> anyhow::Result<serde_json::Value> {
+        let (status, body) = http(Method::GET, &self.management, path, Some(&self.credentials), "").await?;
+        anyhow::ensure!(status == 200, "GET {path}: {status} {body}");
+        Ok(serde_json::from_str(&body)?)
+    }
+
+    /// Revokes its workers' identities (a few at a time: a fleet's are thousands) and
+    /// deletes it.
     pub async fn delete(self) {
-        let identities = self.identities();
-        for worker in &self.workers {
-            if let Err(error) = identities.revoke_worker(worker).await {
+        use futures_util::StreamExt;
+        let identities = &self.identities();
+        let revoked = futures_util::stream::iter(&self.workers)
+            .map(|worker| async move { (worker, identities.revoke_worker(worker).await) })
+            .buffer_unordered(16)
+            .collect::<Vec<_>>()
+            .await;
+        for (worker, outcome) in revoked {
+            if let Err(error) = outcome {
                 eprintln!("warning: revoking the bench's worker {worker}: {error}");
             }
         }
@@ -199,12 +253,12 @@ impl Vhost {
 }
 
 /// A `serve` process of this run.
-struct Service {
+pub(crate) struct Service {
     child: Child,
 }
 
 impl Service {
-    fn start(binary: &Path, env: &[(&str, String)]) -> anyhow::Result<Self> {
+    pub(crate) fn start(binary: &Path, env: &[(&str, String)]) -> anyhow::Result<Self> {
         let child = Command::new(binary)
             .arg("serve")
             .envs(env.iter().map(|(key, value)| (*key, value.as_str())))
@@ -216,8 +270,13 @@ impl Service {
         Ok(Service { child })
     }
 
+    /// Its process id.
+    pub(crate) fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
     /// Its peak resident memory so far (VmHWM), in MiB.
-    fn peak_mib(&self) -> Option<f64> {
+    pub(crate) fn peak_mib(&self) -> Option<f64> {
         let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id())).ok()?;
         let line = status.lines().find(|line| line.starts_with("VmHWM:"))?;
         let kib: f64 = line.split_whitespace().nth(1)?.parse().ok()?;
@@ -225,7 +284,7 @@ impl Service {
     }
 
     /// SIGTERM (a drain), then waits for it to exit.
-    fn stop(mut self) {
+    pub(crate) fn stop(mut self) {
         if let Ok(pid) = i32::try_from(self.child.id()) {
             let _ = kill(Pid::from_raw(pid), Signal::SIGTERM);
         }
@@ -240,12 +299,12 @@ impl Drop for Service {
     }
 }
 
-fn free_port() -> anyhow::Result<std::net::SocketAddr> {
+pub(crate) fn free_port() -> anyhow::Result<std::net::SocketAddr> {
     Ok(std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?)
 }
 
 /// Polls `ready` every 100 ms until it holds, failing after `limit`.
-async fn until<F: Future<Output = bool>>(
+pub(crate) async fn until<F: Future<Output = bool>>(
     limit: Duration,
     what: &str,
     mut ready: impl FnMut() -> F,
@@ -398,7 +457,7 @@ async fn run_once(
 
 /// CPU time the whole machine has spent busy (all cores, every state but idle and
 /// I/O wait), from the first line of /proc/stat; 0 where it cannot be read.
-fn machine_cpu_seconds() -> f64 {
+pub(crate) fn machine_cpu_seconds() -> f64 {
     // USER_HZ: 100 on every Linux architecture this runs on.
     const TICKS_PER_SECOND: f64 = 100.0;
     let stat = std::fs::read_to_string("/proc/stat").unwrap_or_default();

@@ -13,6 +13,8 @@
 //! - [`sprt`]: the SPRT's error rates and lengths, simulated;
 //! - [`live`]: what relaying matches live costs a worker: off, on and unwatched, on
 //!   and watched through RabbitMQ;
+//! - [`fleet`] (`farm-bench fleet`, apart from the sections): thousands of simulated
+//!   workers against a real coordinator and RabbitMQ, the coordinator's curve;
 //! - [`report`]: the JSON document and the table; [`bots`]: the bots they use.
 //!
 //! It drives the engine's, the worker's and the coordinator's libraries, and starts the
@@ -24,6 +26,7 @@ mod coordinator;
 mod e2e;
 mod engine;
 mod export;
+mod fleet;
 mod live;
 mod overhead;
 mod report;
@@ -47,17 +50,28 @@ use report::{Figures, Outcome, Report};
     throughput through RabbitMQ, the coordinator. Writes one JSON report and prints a table."
 )]
 struct Cli {
+    #[command(subcommand)]
+    command: Option<Command>,
     /// Where the JSON report goes.
-    #[arg(long, default_value = "target/bench-report.json", value_name = "FILE")]
+    #[arg(long, global = true, default_value = "target/bench-report.json", value_name = "FILE")]
     out: PathBuf,
     /// A short run (seconds rather than minutes), for smoke tests: the same keys, fewer samples.
-    #[arg(long)]
+    #[arg(long, global = true)]
     quick: bool,
     /// The sections to run, comma-separated [default: all].
     #[arg(long, value_enum, value_delimiter = ',')]
     only: Vec<Section>,
     #[command(flatten)]
     services: e2e::Services,
+}
+
+#[derive(clap::Subcommand)]
+enum Command {
+    /// The coordinator's curve: fleets of simulated workers (each its own broker user and
+    /// connection) against a real `farm-coordinator serve`, RabbitMQ and S3, playing a
+    /// round robin, an SPRT and a ladder while page viewers poll; results per second,
+    /// latency, API p99, CPU and memory per fleet size, and every job recorded once.
+    Fleet(fleet::Options),
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -188,12 +202,17 @@ async fn main() -> ExitCode {
     tracing_subscriber::fmt()
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_default_env()
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
+                // lapin logs a channel closed under a drain as an error: noise here.
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn,lapin=off")),
         )
         .with_writer(std::io::stderr)
         .init();
     let cli = Cli::parse();
-    let sections = if cli.only.is_empty() { Section::ALL.to_vec() } else { cli.only.clone() };
+    let sections = match (&cli.command, cli.only.is_empty()) {
+        (Some(Command::Fleet(_)), _) => Vec::new(),
+        (None, true) => Section::ALL.to_vec(),
+        (None, false) => cli.only.clone(),
+    };
     let started = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs());
     let load_before = load_average();
     let mut outcomes = Vec::new();
@@ -209,6 +228,18 @@ async fn main() -> ExitCode {
             }
         };
         outcomes.push((section.name(), outcome));
+    }
+    if let Some(Command::Fleet(options)) = &cli.command {
+        eprintln!("farm-bench: fleet ...");
+        let outcome = match fleet::run(&cli.services, options, cli.quick).await {
+            Ok(figures) => Outcome::Ran(figures),
+            Err(error) => {
+                failed = true;
+                eprintln!("farm-bench: fleet failed: {error:#}");
+                Outcome::Skipped(format!("failed: {error:#}"))
+            }
+        };
+        outcomes.push(("fleet", outcome));
     }
     let header = json!({
         "started_at": started,
