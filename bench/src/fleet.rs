@@ -37,7 +37,7 @@ use tokio::sync::{Semaphore, watch};
 
 use crate::e2e::{Service, Services, TOKEN, Vhost};
 use crate::report::Figures;
-use observe::{Sample, Sampler, Viewers, quantile};
+use observe::{Sample, Sampler, Timing, Viewers, quantile};
 use worker::{Fleet, MatchLength, SimulatedWorker};
 
 /// One point of the curve: `workers` workers whose matches last `match_seconds` on
@@ -296,7 +296,12 @@ impl Run {
         let vhost = self.vhost.as_ref().ok_or_else(|| anyhow::anyhow!("the run has no virtual host"))?;
         let warm_up = self.fleet.length.longest() + Duration::from_secs(5);
         tokio::time::sleep(warm_up).await;
-        let viewers = Viewers::start(Arc::clone(&self.client), &workload.ids, options.viewers);
+        let watched = [
+            ("round_robin", workload.ids[0].clone()),
+            ("sprt", workload.ids[1].clone()),
+            ("ladder", workload.ids[2].clone()),
+        ];
+        let viewers = Viewers::start(Arc::clone(&self.client), &watched, options.viewers);
         let puts_before = self.fleet.counts.puts.load(Ordering::Relaxed);
         let before = self.sampler.sample(vhost).await?;
         let mut peak = before.clone();
@@ -389,7 +394,7 @@ fn report_point(
     before: &Sample,
     after: &Sample,
     peak: &Sample,
-    timings: &[(Duration, bool)],
+    timings: &[Timing],
     puts: u64,
 ) {
     let seconds = match (before.at, after.at) {
@@ -411,15 +416,22 @@ fn report_point(
             figures.number(&path(&format!("job_latency_{label}_seconds")), latency, "s");
         }
     }
-    let mut api: Vec<Duration> = timings.iter().map(|(took, _)| *took).collect();
-    let failed = timings.iter().filter(|(_, ok)| !ok).count();
-    if !api.is_empty() {
-        api.sort_unstable();
-        let at = |q: f64| api[((api.len() - 1) as f64 * q).round() as usize].as_secs_f64() * 1000.0;
-        figures.put(&path("api.requests"), api.len(), api.len().to_string());
+    let failed = timings.iter().filter(|timing| !timing.ok).count();
+    let mut routes: Vec<&str> = timings.iter().map(|timing| timing.route.as_str()).collect();
+    routes.sort_unstable();
+    routes.dedup();
+    if !timings.is_empty() {
+        figures.put(&path("api.requests"), timings.len(), timings.len().to_string());
         figures.put(&path("api.failed"), failed, failed.to_string());
-        figures.number(&path("api.p50_ms"), at(0.5), "ms");
-        figures.number(&path("api.p99_ms"), at(0.99), "ms");
+        let all: Vec<Duration> = timings.iter().map(|timing| timing.took).collect();
+        figures.number(&path("api.p50_ms"), millis_at(all.clone(), 0.5), "ms");
+        figures.number(&path("api.p99_ms"), millis_at(all, 0.99), "ms");
+    }
+    // Which request is slow, per tournament kind.
+    for route in routes {
+        let took: Vec<Duration> =
+            timings.iter().filter(|timing| timing.route == route).map(|timing| timing.took).collect();
+        figures.number(&path(&format!("api.by_route.{route}_p99_ms")), millis_at(took, 0.99), "ms");
     }
     let cpu = |of: fn(&observe::Processes) -> f64| (of(&after.cpu) - of(&before.cpu)) / seconds;
     figures.number(&path("coordinator.cpu_cores"), cpu(|p| p.coordinator), "cores");
@@ -434,6 +446,12 @@ fn report_point(
     figures.number(&path("s3.puts_per_second"), puts as f64 / seconds, "puts/s");
     figures.number(&path("fleet.cpu_cores"), cpu(|p| p.fleet), "cores");
     figures.number(&path("machine.cpu_cores"), cpu(|p| p.machine), "cores");
+}
+
+/// The `q` quantile of `times` (nearest rank), in milliseconds.
+fn millis_at(mut times: Vec<Duration>, q: f64) -> f64 {
+    times.sort_unstable();
+    times.get(((times.len().max(1) - 1) as f64 * q).round() as usize).map_or(0.0, |took| took.as_secs_f64() * 1000.0)
 }
 
 /// The tournaments of a run: a round robin, an SPRT and a ladder.

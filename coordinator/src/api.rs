@@ -42,11 +42,13 @@ mod paging;
 mod replays_routes;
 mod request_body;
 mod tournaments_routes;
+mod views;
 mod workers_routes;
 
 // What the CLI's client sends and reads.
 pub use ladder_routes::NewBot;
 pub use tournaments_routes::Submitted;
+pub use views::Views;
 
 /// Largest tournament body accepted: maps included, 1 MiB is generous.
 pub const MAX_BODY: usize = limits::MAX_SUBMISSION_BYTES;
@@ -79,6 +81,8 @@ pub struct ApiState {
     pub wake_builds: Arc<Notify>,
     /// The matches watched live, and their viewers.
     pub live: Live,
+    /// The tournament views the pages poll, made once for all of them.
+    pub views: Views,
 }
 
 /// Who may submit tournaments.

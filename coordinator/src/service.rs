@@ -84,6 +84,7 @@ pub async fn serve(config: CoordinatorConfig, mut shutdown: Shutdown) -> Result<
         webhooks: config.webhooks,
         wake_builds: Arc::clone(&wake_builds),
         live: live.clone(),
+        views: crate::api::Views::default(),
     };
     let mut api_stop = stop.clone();
     let server = tokio::spawn(

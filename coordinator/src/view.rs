@@ -80,6 +80,7 @@ impl View {
             webhooks: WebhookSettings::default(),
             wake_builds: Arc::new(Notify::new()),
             live: Live::new(LiveSettings::default()),
+            views: crate::api::Views::default(),
         };
         Ok(View { listener, state })
     }

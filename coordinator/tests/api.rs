@@ -73,6 +73,7 @@ fn fixture_with(submissions: Submissions) -> Fixture {
         webhooks: WebhookSettings { allow_private_addresses: true, first_retry_secs: 0, ..WebhookSettings::default() },
         wake_builds: Arc::new(Notify::new()),
         live: farm_coordinator::live::Live::new(farm_coordinator::live::LiveSettings::default()),
+        views: farm_coordinator::api::Views::default(),
     };
     Fixture { dir, state }
 }

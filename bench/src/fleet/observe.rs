@@ -175,36 +175,50 @@ fn process_named(name: &str) -> Option<u32> {
     })
 }
 
+/// One API request of a viewer.
+#[derive(Debug, Clone)]
+pub struct Timing {
+    /// What it asked: the tournament's kind and the page's request
+    /// (`round_robin.standings`, say).
+    pub route: String,
+    /// How long it took.
+    pub took: Duration,
+    /// Whether it succeeded.
+    pub ok: bool,
+}
+
 /// Page viewers: each polls one tournament as its page does (the tournament, its
 /// running matches, and as answers keep coming its standings, pairings and failures)
 /// every [`POLL`], timing every request.
 pub struct Viewers {
     stop: watch::Sender<bool>,
-    tasks: tokio::task::JoinSet<Vec<(Duration, bool)>>,
+    tasks: tokio::task::JoinSet<Vec<Timing>>,
 }
 
 impl Viewers {
-    /// `count` viewers of `tournaments`, in turn.
-    pub fn start(client: Arc<Client>, tournaments: &[String], count: usize) -> Self {
+    /// `count` viewers of `tournaments` (kind, id), in turn.
+    pub fn start(client: Arc<Client>, tournaments: &[(&'static str, String)], count: usize) -> Self {
         let (stop, stopped) = watch::channel(false);
         let mut tasks = tokio::task::JoinSet::new();
         for index in 0..count {
-            let base = format!("/api/tournaments/{}", tournaments[index % tournaments.len()]);
+            let (kind, id) = &tournaments[index % tournaments.len()];
+            let base = format!("/api/tournaments/{id}");
+            let requests = [
+                ("tournament", base.clone()),
+                ("running", format!("{base}/matches?status=running&limit=50")),
+                ("standings", format!("{base}/standings")),
+                ("pairings", format!("{base}/pairings")),
+                ("failures", format!("{base}/matches?failures=true&limit=10")),
+            ]
+            .map(|(request, path)| (format!("{kind}.{request}"), path));
             let (client, mut stopped) = (Arc::clone(&client), stopped.clone());
             tasks.spawn(async move {
-                let paths = [
-                    base.clone(),
-                    format!("{base}/matches?status=running&limit=50"),
-                    format!("{base}/standings"),
-                    format!("{base}/pairings"),
-                    format!("{base}/matches?failures=true&limit=10"),
-                ];
                 let mut timings = Vec::new();
                 loop {
-                    for path in &paths {
+                    for (route, path) in &requests {
                         let started = Instant::now();
                         let ok = client.get::<serde_json::Value>(path).await.is_ok();
-                        timings.push((started.elapsed(), ok));
+                        timings.push(Timing { route: route.clone(), took: started.elapsed(), ok });
                     }
                     tokio::select! {
                         () = tokio::time::sleep(POLL) => {}
@@ -217,7 +231,7 @@ impl Viewers {
     }
 
     /// Stops them; every request's time and whether it succeeded.
-    pub async fn stop(mut self) -> Vec<(Duration, bool)> {
+    pub async fn stop(mut self) -> Vec<Timing> {
         self.stop.send_replace(true);
         let mut timings = Vec::new();
         while let Some(done) = self.tasks.join_next().await {

@@ -24,6 +24,7 @@ use serde::{Deserialize, Serialize};
 
 use super::access::{admin_only, caller, may_change_tournament, may_enter};
 use super::paging::{PageQuery, page_answer, page_limit};
+use super::views::ViewKind;
 use super::{ApiState, lookup, request_body};
 use crate::accounts::{Caller, Quotas};
 use crate::api_error::ApiError;
@@ -138,7 +139,15 @@ async fn list(
 async fn tournament(State(state): State<ApiState>, Path(id): Path<String>) -> Result<Response, ApiError> {
     let tournament = lookup::tournament(&state, &id).await?;
     let progress = state.ledger.progress(&id).await?.unwrap_or_default();
-    let status = director::load_status(&state.ledger, &tournament).await?;
+    let answered = (progress.done + progress.failed, progress.finished());
+    let status = state
+        .views
+        .get(&id, ViewKind::Status, answered, || async {
+            json_bytes(&director::load_status(&state.ledger, &tournament).await?)
+        })
+        .await?;
+    let status: serde_json::Value =
+        serde_json::from_slice(&status).map_err(|error| ApiError::Internal(error.to_string()))?;
     let conclusion = state.ledger.conclusion(&id).await?;
     let retired = director::ladder::retired(&tournament);
     let owner = state.ledger.owner(&id).await?;
@@ -194,17 +203,51 @@ async fn export(
         .into_response())
 }
 
+/// `value` as a JSON document, to keep in a view.
+fn json_bytes(value: &impl Serialize) -> Result<bytes::Bytes, ApiError> {
+    serde_json::to_vec(value).map(bytes::Bytes::from).map_err(|error| ApiError::Internal(error.to_string()))
+}
+
+/// A view's JSON document as the answer.
+fn json_answer(body: bytes::Bytes) -> Response {
+    ([(header::CONTENT_TYPE, "application/json")], body).into_response()
+}
+
+/// Tournament `id`'s answers so far, and whether it is finished: what tells a view of it
+/// is out of date.
+async fn answered(state: &ApiState, id: &str) -> Result<(u64, bool), ApiError> {
+    let progress = state.ledger.progress(id).await?.unwrap_or_default();
+    Ok((progress.done + progress.failed, progress.finished()))
+}
+
 async fn standings(State(state): State<ApiState>, Path(id): Path<String>) -> Result<Response, ApiError> {
     let tournament = lookup::tournament(&state, &id).await?;
-    Ok(Json(Standings::load(&state.ledger, &tournament).await?).into_response())
+    let answered = answered(&state, &id).await?;
+    let body = state
+        .views
+        .get(&id, ViewKind::Standings, answered, || async {
+            json_bytes(&Standings::load(&state.ledger, &tournament).await?)
+        })
+        .await?;
+    Ok(json_answer(body))
 }
 
 /// The pairing matrix ([`Pairings`]); meant for tournaments of 2-bot matches (the
 /// tournament's `bots_per_match`), where it covers every completed match.
 async fn pairings(State(state): State<ApiState>, Path(id): Path<String>) -> Result<Response, ApiError> {
     let tournament = lookup::tournament(&state, &id).await?;
-    let completed = state.ledger.completed(&id).await?;
-    Ok(Json(Pairings::compute(&tournament, &completed)).into_response())
+    let answered = answered(&state, &id).await?;
+    let body = state
+        .views
+        .get(&id, ViewKind::Pairings, answered, || async {
+            let completed = state.ledger.completed(&id).await?;
+            // A large tournament's matrix takes a while: off the runtime's threads.
+            tokio::task::spawn_blocking(move || json_bytes(&Pairings::compute(&tournament, &completed)))
+                .await
+                .map_err(|error| ApiError::Internal(error.to_string()))?
+        })
+        .await?;
+    Ok(json_answer(body))
 }
 
 /// The query of a retry: whether failed jobs are retried too.

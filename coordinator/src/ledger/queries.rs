@@ -284,18 +284,18 @@ fn match_conditions(tournament_id: String, filter: &MatchFilter) -> (String, Vec
         conditions.push_str(&format!(" AND map = ?{}", values.len()));
     }
     if filter.failures {
-        // Only completed matches have seats: a failed job is a failure of every bot in it.
-        let seat = match filter.bot {
-            Some(bot) => {
-                values.push(Box::new(bot as i64));
-                format!(" AND s.bot = ?{}", values.len())
-            }
-            None => String::new(),
-        };
-        conditions.push_str(&format!(
-            " AND (state = 'failed' OR EXISTS (SELECT 1 FROM result_seats s
-                WHERE s.job_id = jobs.job_id AND s.status != 'ok'{seat}))"
-        ));
+        // The flag alone, from the index of jobs with failures; with a bot, its own
+        // failures among them. Only completed matches have seats: a failed job is a
+        // failure of every bot in it.
+        conditions.push_str(" AND failure = 1");
+        if let Some(bot) = filter.bot {
+            values.push(Box::new(bot as i64));
+            conditions.push_str(&format!(
+                " AND (state = 'failed' OR EXISTS (SELECT 1 FROM result_seats s
+                    WHERE s.job_id = jobs.job_id AND s.status != 'ok' AND s.bot = ?{}))",
+                values.len()
+            ));
+        }
     }
     (conditions, values)
 }

@@ -26,6 +26,10 @@ const PUBLIC_BOTS_VERSION: i64 = 7;
 /// The `user_version` from which jobs say when they were first published
 /// (`published_ms`): what a result's latency is measured from.
 const PUBLISHED_TIME_VERSION: i64 = 8;
+/// The `user_version` from which jobs say whether they hold a failure (`failure`), so
+/// that a tournament's failures are listed from an index rather than a pass over all
+/// its jobs.
+const FAILURE_FLAG_VERSION: i64 = 9;
 /// The lease given to jobs a ledger from before leases had published: the workers'
 /// default cap on a match, twice (see [`super::Ledger::mark_running`]).
 const LEGACY_LEASE_SECS: i64 = 2 * 20 * 60;
@@ -83,6 +87,9 @@ CREATE TABLE IF NOT EXISTS jobs (
     -- When it was first published, in milliseconds since the epoch (NULL while pending,
     -- and for jobs published before the column): the start of its latency.
     published_ms INTEGER,
+    -- 1 when it failed, or a bot failed in it (a seat whose status is not ok): kept by
+    -- the triggers after the migrations, listed by jobs_with_failures.
+    failure INTEGER NOT NULL DEFAULT 0,
     -- Deliveries of its current publication given back for outages, and how often a
     -- dead letter made it start over (crate::ledger::Recorded::Restarted).
     returns INTEGER NOT NULL DEFAULT 0,
@@ -273,6 +280,18 @@ const AFTER_MIGRATIONS: &str = "
 CREATE INDEX IF NOT EXISTS jobs_by_publication ON jobs(published_seq);
 CREATE INDEX IF NOT EXISTS jobs_by_lease ON jobs(state, lease_secs, published_seq);
 CREATE INDEX IF NOT EXISTS tournaments_by_owner ON tournaments(owner, open);
+-- A tournament's jobs holding a failure, in schedule order: what its page lists under
+-- failures, found without a pass over every job (which took seconds per request on a
+-- million-job round robin, holding the reader the publisher needs).
+CREATE INDEX IF NOT EXISTS jobs_with_failures ON jobs(tournament_id, position) WHERE failure = 1;
+CREATE TRIGGER IF NOT EXISTS failure_by_seat AFTER INSERT ON result_seats WHEN NEW.status != 'ok' BEGIN
+    UPDATE jobs SET failure = 1 WHERE job_id = NEW.job_id AND failure = 0;
+END;
+CREATE TRIGGER IF NOT EXISTS failure_by_state AFTER UPDATE OF state ON jobs
+    WHEN (NEW.state = 'failed') <> (OLD.state = 'failed') BEGIN
+    -- A job retried after it failed has no seats left (the retry removes them).
+    UPDATE jobs SET failure = (NEW.state = 'failed') WHERE job_id = NEW.job_id;
+END;
 -- A tournament is finished when its director may add nothing (open = 0) and no job is
 -- pending or running (crate::ledger::Progress::finished): checked when a job's state
 -- becomes final and when `open` clears, so its event is written once, in the
@@ -349,6 +368,11 @@ pub(super) fn apply(connection: &Connection) -> rusqlite::Result<()> {
     }
     if version < PUBLISHED_TIME_VERSION {
         add_job_columns(connection, PUBLISHED_TIME_VERSION, &[("published_ms", "INTEGER")], "")?;
+    }
+    if version < FAILURE_FLAG_VERSION {
+        let flag_failures = "UPDATE jobs SET failure = 1 WHERE state = 'failed' OR EXISTS (
+            SELECT 1 FROM result_seats s WHERE s.job_id = jobs.job_id AND s.status != 'ok');";
+        add_job_columns(connection, FAILURE_FLAG_VERSION, &[("failure", "INTEGER NOT NULL DEFAULT 0")], flag_failures)?;
     }
     connection.execute_batch(AFTER_MIGRATIONS)?;
     Ok(())

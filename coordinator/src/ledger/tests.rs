@@ -538,6 +538,31 @@ async fn listed_matches_carry_their_outcomes_and_failures_are_found_per_bot() {
     assert_eq!(count(MatchFilter { state: Some(JobState::Done), ..all(1) }).await.expect("count"), 2);
     assert_eq!(count(MatchFilter { bot: Some(0), ..all(1) }).await.expect("count"), 4);
     assert_eq!(ledger.count_matches("t-other", all(1)).await.expect("count"), 0);
+
+    // Failures are found from their index, never by a pass over the tournament's jobs.
+    let raw = Connection::open(dir.path().join("ledger").join("ledger.sqlite")).expect("raw");
+    let plan: Vec<String> = raw
+        .prepare("EXPLAIN QUERY PLAN SELECT count(*) FROM jobs WHERE tournament_id = ?1 AND failure = 1")
+        .expect("plan")
+        .query_map(["t"], |row| row.get(3))
+        .expect("plan rows")
+        .collect::<Result<_, _>>()
+        .expect("plan read");
+    assert!(plan.iter().any(|step| step.contains("jobs_with_failures")), "{plan:?}");
+    // A ledger from before the flag has its failures flagged when it is opened.
+    raw.execute_batch(
+        "DROP INDEX jobs_with_failures; DROP TRIGGER failure_by_seat; DROP TRIGGER failure_by_state;
+         ALTER TABLE jobs DROP COLUMN failure; PRAGMA user_version = 8;",
+    )
+    .expect("wind back");
+    drop(raw);
+    let ledger = open(&dir);
+    let any = ledger.matches(&tournament.id, failures(None)).await.expect("failures");
+    assert_eq!(ids(&any), [j1, j2], "flagged by the migration");
+    // A failed job retried is no failure until it fails again.
+    ledger.retry(tournament.id.clone(), true).await.expect("retry").expect("the tournament");
+    let any = ledger.matches(&tournament.id, failures(None)).await.expect("failures");
+    assert_eq!(ids(&any), [j1], "the crash stays; the retried job is pending");
 }
 
 #[tokio::test]
