@@ -6,8 +6,8 @@ use std::sync::LazyLock;
 
 use farm_proto::limits;
 use prometheus::{
-    Encoder, Histogram, HistogramOpts, HistogramVec, IntCounter, IntCounterVec, IntGauge, IntGaugeVec, Opts, Registry,
-    TextEncoder,
+    Counter, Encoder, Histogram, HistogramOpts, HistogramVec, IntCounter, IntCounterVec, IntGauge, IntGaugeVec, Opts,
+    Registry, TextEncoder,
 };
 
 /// The coordinator's registry; `/metrics` renders it.
@@ -346,6 +346,44 @@ pub static LIVE_VIEWERS_REFUSED: LazyLock<IntCounterVec> = LazyLock::new(|| {
     register(IntCounterVec::new(Opts::new(name, "Live viewers turned away, by the limit met."), &["limit"]), name)
 });
 
+/// CPU seconds the coordinator's process has used (user and system), read at each scrape:
+/// what a growing fleet costs it (capacity planning).
+pub static CPU_SECONDS: LazyLock<Counter> = LazyLock::new(|| {
+    let name = "farm_coordinator_cpu_seconds_total";
+    register(Counter::new(name, "CPU seconds the coordinator's process has used, user and system."), name)
+});
+
+/// The coordinator's resident memory, read at each scrape.
+pub static RESIDENT_BYTES: LazyLock<IntGauge> = LazyLock::new(|| {
+    let name = "farm_coordinator_resident_memory_bytes";
+    register(IntGauge::new(name, "The coordinator's resident memory, in bytes."), name)
+});
+
+/// Reads the process's CPU time and resident memory from /proc into [`CPU_SECONDS`] and
+/// [`RESIDENT_BYTES`] (left as they were where /proc cannot be read).
+fn read_process() {
+    if let Some((cpu_seconds, resident_bytes)) =
+        std::fs::read_to_string("/proc/self/stat").ok().as_deref().and_then(process_figures)
+    {
+        // The kernel's count only grows: the counter follows it.
+        CPU_SECONDS.inc_by((cpu_seconds - CPU_SECONDS.get()).max(0.0));
+        RESIDENT_BYTES.set(resident_bytes);
+    }
+}
+
+/// CPU seconds and resident bytes from a `/proc/PID/stat` line.
+fn process_figures(stat: &str) -> Option<(f64, i64)> {
+    // USER_HZ is 100 and pages are 4 KiB on every Linux architecture this runs on.
+    const TICKS_PER_SECOND: f64 = 100.0;
+    const PAGE_BYTES: i64 = 4096;
+    // After the command's closing parenthesis (a command may hold one): utime and stime
+    // are fields 14 and 15 of the line, 12 and 13 here; the resident set in pages is
+    // field 24, 22 here.
+    let fields: Vec<&str> = stat.rsplit_once(')')?.1.split_whitespace().collect();
+    let field = |index: usize| fields.get(index)?.parse::<i64>().ok();
+    Some(((field(11)? + field(12)?) as f64 / TICKS_PER_SECOND, field(21)? * PAGE_BYTES))
+}
+
 /// Registers every metric, so `/metrics` lists them all from the start.
 pub fn init() {
     LazyLock::force(&JOBS_PUBLISHED);
@@ -365,6 +403,8 @@ pub fn init() {
     LazyLock::force(&BOT_VERSIONS);
     LazyLock::force(&STANDINGS_SECONDS);
     LazyLock::force(&JOB_LATENCY);
+    LazyLock::force(&CPU_SECONDS);
+    LazyLock::force(&RESIDENT_BYTES);
     LazyLock::force(&DIRECTED_UNANSWERED);
     LazyLock::force(&DIRECTED_TARGET);
     LazyLock::force(&API_REQUESTS);
@@ -393,6 +433,7 @@ pub fn init() {
 
 /// The text exposition of every metric.
 pub fn render() -> String {
+    read_process();
     let mut out = Vec::new();
     if let Err(error) = TextEncoder::new().encode(&REGISTRY.gather(), &mut out) {
         tracing::error!(%error, "encoding metrics");
@@ -415,10 +456,22 @@ mod tests {
             "farm_coordinator_duplicate_results_total",
             "farm_coordinator_api_requests_total",
             "farm_coordinator_tournaments_active",
+            "farm_coordinator_job_latency_seconds",
         ] {
             assert!(text.contains(&format!("# TYPE {name} ")), "{name} missing from\n{text}");
         }
         assert!(REGISTRY.gather().iter().all(|family| family.name().starts_with("farm_coordinator_")));
+        // The process's own figures, read as it is scraped.
+        assert!(text.contains("# TYPE farm_coordinator_cpu_seconds_total counter"), "{text}");
+        assert!(RESIDENT_BYTES.get() > 1 << 20, "{text}");
+    }
+
+    #[test]
+    fn process_figures_are_read_past_a_command_with_parentheses() {
+        let stat = "4242 (farm (x) y) S 1 4242 4242 0 -1 4194560 900 0 0 0 250 75 0 0 20 0 9 0 100 \
+                    123456789 2560 18446744073709551615 1 1 0 0 0 0 0 0 0 0 0 0 17 1 0 0 0 0 0";
+        assert_eq!(process_figures(stat), Some((3.25, 2560 * 4096)));
+        assert_eq!(process_figures("garbage"), None);
     }
 
     #[test]

@@ -128,6 +128,9 @@ scrape_configs:
       family: [queue_coarse_metrics, queue_consumer_count]
     static_configs:
       - targets: ["{rabbitmq}"]
+  - job_name: rabbitmq-node
+    static_configs:
+      - targets: ["{rabbitmq}"]
 "#,
         alerts = alerts.display()
     )
@@ -243,12 +246,13 @@ fn prometheus_accepts_every_dashboard_and_alert_expression_and_the_dashboards_sh
     let worker_addresses: Vec<SocketAddr> = workers.iter().map(|worker| worker.metrics).collect();
     let prometheus = Prometheus::start(&prometheus_config(coordinator.api, &worker_addresses, rabbitmq, &alerts));
 
-    eventually(Duration::from_secs(60), "Prometheus scrapes all 4 targets", || {
+    // The coordinator, two workers, and RabbitMQ's two endpoints.
+    eventually(Duration::from_secs(60), "Prometheus scrapes all 5 targets", || {
         let targets = prometheus.get("/api/v1/targets?state=active");
         let active = targets["activeTargets"].as_array().cloned().unwrap_or_default();
-        active.len() == 4 && active.iter().all(|target| target["health"] == "up")
+        active.len() == 5 && active.iter().all(|target| target["health"] == "up")
     });
-    assert_eq!(prometheus.scalar("sum(up)"), Some(4.0));
+    assert_eq!(prometheus.scalar("sum(up)"), Some(5.0));
 
     // A tournament, played to the end, with an API read of its standings.
     let url = coordinator.url();

@@ -124,8 +124,8 @@ mod tests {
     use super::*;
 
     /// A maker that counts its calls and answers their number.
-    fn counted(calls: &AtomicUsize) -> impl Future<Output = Result<Bytes, String>> + '_ {
-        async move { Ok(Bytes::from(calls.fetch_add(1, Ordering::SeqCst).to_string())) }
+    async fn counted(calls: &AtomicUsize) -> Result<Bytes, String> {
+        Ok(Bytes::from(calls.fetch_add(1, Ordering::SeqCst).to_string()))
     }
 
     #[tokio::test]
