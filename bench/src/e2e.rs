@@ -1,4 +1,4 @@
-//! End to end: matches per second through RabbitMQ, with one and with two
+//! End to end: matches per second through RabbitMQ, with one, two and four
 //! `farm-worker serve` processes (one slot each) behind a `farm-coordinator serve`
 //! process, on a round robin of short Botwars matches between echo bots; with the
 //! bots as local processes, as Docker containers reused between matches, and as
@@ -348,6 +348,9 @@ struct Variant {
     isolation: Option<&'static str>,
 }
 
+/// How many matches run at once on the host in each run: workers of one slot each.
+const CONCURRENCY: [(usize, &str); 3] = [(1, "one_worker"), (2, "two_workers"), (4, "four_workers")];
+
 /// The runs, in order: processes first, the ratios' denominator.
 const VARIANTS: [Variant; 3] = [
     Variant { name: "process", sandbox: "local", isolation: None },
@@ -418,6 +421,7 @@ async fn run_once(
         let echo = bots::sibling("bench-echo-bot").map_err(anyhow::Error::msg)?;
         let file = tournament_file(&dir, plan, games, &echo)?;
         let cpu_before = machine_cpu_seconds();
+        let commands_before = cpu_by_command();
         let started = Instant::now();
         let submitted = client.submit(&file).await?;
         let status = format!("/api/tournaments/{}", submitted.id);
@@ -432,6 +436,7 @@ async fn run_once(
         };
         let seconds = started.elapsed().as_secs_f64();
         let cpu = machine_cpu_seconds() - cpu_before;
+        let commands = cpu_by_command();
         anyhow::ensure!(progress.failed == 0, "{} of {} matches failed", progress.failed, progress.total);
         let rate = progress.total as f64 / seconds;
         figures.put(&format!("{path}.matches"), progress.total, progress.total.to_string());
@@ -439,6 +444,18 @@ async fn run_once(
         // Everything the machine ran meanwhile: coordinator, workers, RabbitMQ, and for
         // Docker bots dockerd, containerd, the shims and the containers.
         figures.number(&format!("{path}.cpu_ms_per_match"), cpu * 1000.0 / progress.total as f64, "ms");
+        // Where it went, by command: the processes' own time and their reaped children's.
+        let mut accounted = 0.0;
+        for (command, seconds) in &commands {
+            let spent = seconds - commands_before.get(command).copied().unwrap_or(0.0);
+            let per_match = spent * 1000.0 / progress.total as f64;
+            if per_match >= 0.5 {
+                accounted += spent;
+                figures.number(&format!("{path}.cpu_ms_per_match_by_command.{command}"), per_match, "ms");
+            }
+        }
+        let rest = (cpu - accounted).max(0.0) * 1000.0 / progress.total as f64;
+        figures.number(&format!("{path}.cpu_ms_per_match_by_command.rest"), rest, "ms");
         let peak = running.iter().filter_map(Service::peak_mib).fold(0.0, f64::max);
         figures.number(&format!("{path}.worker_peak_rss_mib"), peak, "MiB");
         if let Some(peak) = coordinator.peak_mib() {
@@ -453,6 +470,29 @@ async fn run_once(
     .await;
     vhost.delete().await;
     result
+}
+
+/// CPU seconds by command name (the kernel's 15-character `comm`), summed over the
+/// processes alive now: their own time and that of the children they reaped (a bot
+/// process is counted in the supervisor or worker that waited for it).
+fn cpu_by_command() -> std::collections::BTreeMap<String, f64> {
+    // USER_HZ: 100 on every Linux architecture this runs on.
+    const TICKS_PER_SECOND: f64 = 100.0;
+    let mut commands = std::collections::BTreeMap::new();
+    let Ok(entries) = std::fs::read_dir("/proc") else { return commands };
+    for entry in entries.flatten() {
+        if !entry.file_name().to_string_lossy().bytes().all(|byte| byte.is_ascii_digit()) {
+            continue;
+        }
+        let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else { continue };
+        let (Some(open), Some(close)) = (stat.find('('), stat.rfind(')')) else { continue };
+        let command = stat[open + 1..close].replace(['.', ' '], "_");
+        // After the name: utime, stime, cutime, cstime are fields 12 to 15 here.
+        let ticks: f64 =
+            stat[close + 1..].split_whitespace().skip(11).take(4).filter_map(|t| t.parse::<f64>().ok()).sum();
+        *commands.entry(command).or_insert(0.0) += ticks / TICKS_PER_SECOND;
+    }
+    commands
 }
 
 /// CPU time the whole machine has spent busy (all cores, every state but idle and
@@ -472,7 +512,7 @@ pub(crate) fn machine_cpu_seconds() -> f64 {
     busy as f64 / TICKS_PER_SECOND
 }
 
-/// Runs every [`VARIANTS`] with one and two workers; says why when a service is missing.
+/// Runs every [`VARIANTS`] at each [`CONCURRENCY`]; says why when a service is missing.
 pub async fn run(services: &Services, plan: &Plan) -> anyhow::Result<Figures> {
     let mut figures = Figures::default();
     let missing = match (&services.amqp_url, &services.rabbitmq_mgmt) {
@@ -502,18 +542,24 @@ pub async fn run(services: &Services, plan: &Plan) -> anyhow::Result<Figures> {
             figures.skipped(name, &why);
             continue;
         }
-        let one = run_once(services, variant, 1, plan, games, &mut figures, &format!("{name}.one_worker")).await?;
-        let two = run_once(services, variant, 2, plan, games, &mut figures, &format!("{name}.two_workers")).await?;
-        figures.ratio(&format!("{name}.scaling_two_over_one"), two / one);
-        rates.push((name, one, two));
+        let mut by_concurrency = Vec::new();
+        for (workers, label) in CONCURRENCY {
+            let path = format!("{name}.{label}");
+            by_concurrency.push(run_once(services, variant, workers, plan, games, &mut figures, &path).await?);
+        }
+        for (rate, (_, label)) in by_concurrency.iter().zip(CONCURRENCY).skip(1) {
+            figures.ratio(&format!("{name}.scaling_{label}_over_one"), rate / by_concurrency[0]);
+        }
+        rates.push((name, by_concurrency));
     }
-    if let Some(&(_, process_one, process_two)) = rates.first().filter(|(name, ..)| *name == "process") {
-        for &(name, one, two) in &rates[1..] {
-            figures.ratio(&format!("{name}_over_process.one_worker"), one / process_one);
-            figures.ratio(&format!("{name}_over_process.two_workers"), two / process_two);
+    if let Some((_, process)) = rates.first().filter(|(name, _)| *name == "process") {
+        for (name, by_concurrency) in &rates[1..] {
+            for ((rate, process_rate), (_, label)) in by_concurrency.iter().zip(process).zip(CONCURRENCY) {
+                figures.ratio(&format!("{name}_over_process.{label}"), rate / process_rate);
+            }
         }
     }
-    for workers in ["one_worker", "two_workers"] {
+    for (_, workers) in CONCURRENCY {
         let cpu = |figures: &Figures, name: &str| figures.get(&format!("{name}.{workers}.cpu_ms_per_match"));
         let Some(process) = cpu(&figures, "process") else { continue };
         for variant in &VARIANTS[1..] {
