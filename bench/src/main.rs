@@ -6,7 +6,7 @@
 //! - [`roundtrip`]: per-turn round trip (p50, p99) to a bot that answers at once, per
 //!   transport;
 //! - [`overhead`]: fixed overhead per match: local process, Docker reused, fresh, cold;
-//! - [`e2e`]: matches per second through RabbitMQ with one and two workers, and
+//! - [`e2e`]: matches per second through RabbitMQ with one, two and four workers, and
 //!   their peak memory (needs RabbitMQ, Docker for its Docker half);
 //! - [`coordinator`]: scheduling, inserting and publishing a large round robin, and
 //!   results ingested per second;
@@ -82,7 +82,7 @@ enum Section {
     Roundtrip,
     /// Fixed overhead per match.
     Overhead,
-    /// Matches per second through RabbitMQ, one and two workers; peak memory.
+    /// Matches per second through RabbitMQ, one, two and four workers; CPU per match by process; peak memory.
     E2e,
     /// Round-robin scheduling, publishing and result ingest.
     Coordinator,
@@ -232,7 +232,10 @@ async fn main() -> ExitCode {
     if let Some(Command::Fleet(options)) = &cli.command {
         eprintln!("farm-bench: fleet ...");
         let outcome = match fleet::run(&cli.services, options, cli.quick).await {
-            Ok(figures) => Outcome::Ran(figures),
+            Ok((figures, errors)) => {
+                failed |= !errors.is_empty();
+                Outcome::Ran(figures)
+            }
             Err(error) => {
                 failed = true;
                 eprintln!("farm-bench: fleet failed: {error:#}");

@@ -15,17 +15,20 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use farm_proto::{
-    AUDITS_QUEUE, AuditEnvelope, AuditVerdict, CONTROL_EXCHANGE, ControlEnvelope, ControlMessage, JOBS_QUEUE,
-    JobEnvelope, MatchResult, PlayerOutcome, PlayerResult, PlayerStatus, RESULTS_QUEUE, Reproduction, SCHEMA_VERSION,
-    TimeSummary,
+    AUDITS_QUEUE, AuditEnvelope, AuditVerdict, JOBS_QUEUE, JobEnvelope, MatchResult, PlayerOutcome, PlayerResult,
+    PlayerStatus, RESULTS_QUEUE, Reproduction, SCHEMA_VERSION, TimeSummary,
 };
 use farm_runtime::queue::{self, ConfirmedPublisher};
 use farm_runtime::settle::{Settlement, settle};
 use farm_runtime::storage::{AttemptKeys, Storage};
+use farm_worker::control::Listeners;
+use farm_worker::live::LiveBoard;
+use farm_worker::quarantine::Quarantine;
 use futures_util::StreamExt;
-use lapin::Connection;
-use lapin::options::{BasicConsumeOptions, BasicQosOptions, QueueBindOptions, QueueDeclareOptions};
+use lapin::message::Delivery;
+use lapin::options::{BasicConsumeOptions, BasicQosOptions};
 use lapin::types::FieldTable;
+use lapin::{Channel, Connection, Consumer};
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use tokio::io::AsyncWriteExt;
@@ -36,6 +39,14 @@ use tokio::sync::watch;
 const MAX_WAITING_ROUNDS: u64 = 150;
 /// The longest replay an audit reads.
 const MAX_REPLAY_BYTES: u64 = 64 << 20;
+/// Connections being opened at once: thousands at once overflow the broker's listen
+/// backlog (it resets them, and they retry).
+const CONNECTING_AT_ONCE: usize = 64;
+/// The frame size simulated workers ask for. lapin keeps 32 frames of buffer each way
+/// per connection: 8 MiB at the broker's default of 128 KiB, which 10,000 connections
+/// in one process cannot hold (real workers are a connection each); results are a few
+/// KiB, in one or two frames of this size.
+const FRAME_MAX: u32 = 8192;
 
 /// How long simulated matches last: uniform in `mean × (1 ± spread)`.
 #[derive(Debug, Clone, Copy)]
@@ -77,6 +88,8 @@ pub struct Fleet {
     answered: Mutex<HashMap<String, Answered>>,
     /// Counters.
     pub counts: Counts,
+    /// Permits to open a connection ([`CONNECTING_AT_ONCE`]).
+    connecting: tokio::sync::Semaphore,
 }
 
 /// What the fleet published of one job.
@@ -122,6 +135,7 @@ impl Fleet {
             unwritten: Mutex::default(),
             answered: Mutex::default(),
             counts: Counts::default(),
+            connecting: tokio::sync::Semaphore::new(CONNECTING_AT_ONCE),
         }
     }
 
@@ -173,8 +187,9 @@ struct Session {
 }
 
 impl SimulatedWorker {
-    /// The worker `id` signing in with `url`, with `slots` slots.
+    /// The worker `id` signing in with `url` (a query of its own aside), with `slots` slots.
     pub fn new(id: String, url: String, slots: u16, seed: u64) -> Self {
+        let url = format!("{url}?frame_max={FRAME_MAX}");
         SimulatedWorker { instance: format!("{seed:012x}"), id, url, slots }
     }
 
@@ -194,8 +209,8 @@ impl SimulatedWorker {
         loop {
             let session = async {
                 let mut stop = drain.clone();
-                let connection = queue::connect_with_backoff(&self.url, &mut stop).await?;
-                Some(connection)
+                let _permit = fleet.connecting.acquire().await.ok()?;
+                queue::connect_with_backoff(&self.url, &mut stop).await
             };
             let connection = tokio::select! {
                 biased;
@@ -258,13 +273,16 @@ impl SimulatedWorker {
                 return Ended::Lost(lost);
             }
         }
-        let (quarantine_tx, quarantine) = watch::channel(false);
+        // The coordinator is heard as a real worker hears it: by the worker's own listener.
+        let quarantine = Quarantine::default();
         let mut lanes = tokio::task::JoinSet::new();
         for lane in 0..self.slots {
-            lanes.spawn(Arc::clone(&session).lane(Arc::clone(connection), lane, quarantine.clone()));
+            lanes.spawn(Arc::clone(&session).lane(Arc::clone(connection), lane, quarantine.subscribe()));
         }
-        lanes.spawn(Arc::clone(&session).audit_lane(Arc::clone(connection), quarantine.clone()));
-        let control = Arc::clone(&session).control(Arc::clone(connection), quarantine_tx);
+        lanes.spawn(Arc::clone(&session).audit_lane(Arc::clone(connection), quarantine.subscribe()));
+        let listeners =
+            Listeners { worker_id: self.id.clone(), quarantine: quarantine.clone(), live: LiveBoard::new(0) };
+        let control = farm_worker::control::listen(Arc::clone(connection), listeners);
         tokio::pin!(control);
         let mut failed = false;
         loop {
@@ -277,7 +295,7 @@ impl SimulatedWorker {
                         break;
                     }
                 },
-                () = &mut control => {
+                _ = &mut control => {
                     failed = true;
                     break;
                 }
@@ -285,6 +303,9 @@ impl SimulatedWorker {
         }
         lanes.abort_all();
         while lanes.join_next().await.is_some() {}
+        if quarantine.reason().is_some() {
+            fleet.counts.quarantined.fetch_add(1, Ordering::Relaxed);
+        }
         if failed {
             let held = session.held.lock().map(|held| held.values().cloned().collect()).unwrap_or_default();
             Ended::Lost(held)
@@ -312,38 +333,18 @@ impl Session {
         sent
     }
 
-    /// Hears `farm.control` until the connection ends; a quarantine naming this worker
-    /// stops its lanes.
-    async fn control(self: Arc<Self>, connection: Arc<Connection>, quarantine: watch::Sender<bool>) {
-        let listen = async {
-            let channel = connection.create_channel().await?;
-            let own = QueueDeclareOptions { exclusive: true, auto_delete: true, ..Default::default() };
-            let declared = channel.queue_declare("".into(), own, FieldTable::default()).await?;
-            channel
-                .queue_bind(
-                    declared.name().clone(),
-                    CONTROL_EXCHANGE.into(),
-                    "".into(),
-                    QueueBindOptions::default(),
-                    FieldTable::default(),
-                )
-                .await?;
-            let no_ack = BasicConsumeOptions { no_ack: true, ..Default::default() };
-            let mut consumer =
-                channel.basic_consume(declared.name().clone(), "".into(), no_ack, FieldTable::default()).await?;
-            while let Some(delivery) = consumer.next().await {
-                let delivery = delivery?;
-                if let Ok(ControlEnvelope { message: ControlMessage::Quarantine { worker_id, .. }, .. }) =
-                    serde_json::from_slice(&delivery.data)
-                    && worker_id == self.worker.id
-                {
-                    self.fleet.counts.quarantined.fetch_add(1, Ordering::Relaxed);
-                    quarantine.send_replace(true);
-                }
-            }
-            Ok::<(), lapin::Error>(())
-        };
-        let _ = listen.await;
+    /// A lane's next delivery, unless the worker drains or is quarantined first.
+    async fn next(&self, consumer: &mut Consumer, quarantine: &mut watch::Receiver<Option<String>>) -> Next {
+        let mut drain = self.drain.clone();
+        tokio::select! {
+            biased;
+            _ = drain.wait_for(|stop| *stop) => Next::Stop,
+            _ = quarantine.wait_for(Option::is_some) => Next::Stop,
+            delivery = consumer.next() => match delivery {
+                Some(Ok(delivery)) => Next::Delivery(Box::new(delivery)),
+                _ => Next::Gone,
+            },
+        }
     }
 
     /// One slot: a channel at prefetch 1 on `farm.jobs`. `true` when it stopped as told,
@@ -352,34 +353,18 @@ impl Session {
         self: Arc<Self>,
         connection: Arc<Connection>,
         lane: u16,
-        mut quarantine: watch::Receiver<bool>,
+        mut quarantine: watch::Receiver<Option<String>>,
     ) -> bool {
         let tag = format!("{}-{}-{lane}", self.worker.id, self.worker.instance);
         let mut drain = self.drain.clone();
-        let Ok(channel) = connection.create_channel().await else { return false };
-        if channel.basic_qos(1, BasicQosOptions::default()).await.is_err() {
-            return false;
-        }
-        let Ok(mut consumer) = channel
-            .basic_consume(
-                JOBS_QUEUE.into(),
-                tag.as_str().into(),
-                BasicConsumeOptions::default(),
-                FieldTable::default(),
-            )
-            .await
-        else {
-            return false;
-        };
+        let Some((_channel, mut consumer)) = consume(&connection, JOBS_QUEUE, &tag).await else { return false };
         let mut rng = ChaCha8Rng::seed_from_u64(seed_of(&tag));
         loop {
-            let delivery = tokio::select! {
-                biased;
-                _ = drain.wait_for(|stop| *stop) => return true,
-                _ = quarantine.wait_for(|stop| *stop) => return true,
-                delivery = consumer.next() => delivery,
+            let delivery = match self.next(&mut consumer, &mut quarantine).await {
+                Next::Delivery(delivery) => delivery,
+                Next::Stop => return true,
+                Next::Gone => return false,
             };
-            let Some(Ok(delivery)) = delivery else { return false };
             let attempt = queue::attempt(&delivery.properties);
             let job = match serde_json::from_slice::<JobEnvelope>(&delivery.data) {
                 Ok(job) if job.schema == SCHEMA_VERSION => job,
@@ -502,44 +487,31 @@ impl Session {
     }
 
     /// The audit lane: verdicts on other workers' matches, from their stored replays.
-    async fn audit_lane(self: Arc<Self>, connection: Arc<Connection>, mut quarantine: watch::Receiver<bool>) -> bool {
+    async fn audit_lane(
+        self: Arc<Self>,
+        connection: Arc<Connection>,
+        mut quarantine: watch::Receiver<Option<String>>,
+    ) -> bool {
         let tag = format!("{}-{}-audit", self.worker.id, self.worker.instance);
-        let mut drain = self.drain.clone();
-        let Ok(channel) = connection.create_channel().await else { return false };
-        if channel.basic_qos(1, BasicQosOptions::default()).await.is_err() {
-            return false;
-        }
-        let Ok(mut consumer) = channel
-            .basic_consume(
-                AUDITS_QUEUE.into(),
-                tag.as_str().into(),
-                BasicConsumeOptions::default(),
-                FieldTable::default(),
-            )
-            .await
-        else {
-            return false;
-        };
+        let Some((_channel, mut consumer)) = consume(&connection, AUDITS_QUEUE, &tag).await else { return false };
         loop {
-            let delivery = tokio::select! {
-                biased;
-                _ = drain.wait_for(|stop| *stop) => return true,
-                _ = quarantine.wait_for(|stop| *stop) => return true,
-                delivery = consumer.next() => delivery,
+            let delivery = match self.next(&mut consumer, &mut quarantine).await {
+                Next::Delivery(delivery) => delivery,
+                Next::Stop => return true,
+                Next::Gone => return false,
             };
-            let Some(Ok(delivery)) = delivery else { return false };
             let settlement = match serde_json::from_slice::<AuditEnvelope>(&delivery.data) {
                 Ok(envelope) if envelope.schema == SCHEMA_VERSION => self.audit(&delivery, envelope).await,
                 _ => Settlement::Ack,
             };
-            if settle(&delivery.acker, settlement, drain.clone()).await.is_err() {
+            if settle(&delivery.acker, settlement, self.drain.clone()).await.is_err() {
                 return false;
             }
         }
     }
 
     /// One audit: its verdict published (then acked), or back to wait.
-    async fn audit(&self, delivery: &lapin::message::Delivery, envelope: AuditEnvelope) -> Settlement {
+    async fn audit(&self, delivery: &Delivery, envelope: AuditEnvelope) -> Settlement {
         let audit = envelope.audit;
         let verdict = if audit.played_by == self.worker.id {
             let rounds = queue::rounds_through(&delivery.properties, AUDITS_QUEUE);
@@ -584,6 +556,26 @@ impl Session {
         self.fleet.counts.verdicts.fetch_add(1, Ordering::Relaxed);
         Settlement::Ack
     }
+}
+
+/// What a lane's wait gave.
+enum Next {
+    /// A delivery to handle (boxed: a delivery is large, the other answers empty).
+    Delivery(Box<Delivery>),
+    /// The worker drains or is quarantined.
+    Stop,
+    /// The channel is gone (with the connection, as a rule).
+    Gone,
+}
+
+/// Opens a lane on `queue`: a channel of its own at prefetch 1, consuming as `tag`. The
+/// channel is returned with its consumer: dropping it closes the lane.
+async fn consume(connection: &Connection, queue: &'static str, tag: &str) -> Option<(Channel, Consumer)> {
+    let channel = connection.create_channel().await.ok()?;
+    channel.basic_qos(1, BasicQosOptions::default()).await.ok()?;
+    let options = BasicConsumeOptions::default();
+    let consumer = channel.basic_consume(queue.into(), tag.into(), options, FieldTable::default()).await.ok()?;
+    Some((channel, consumer))
 }
 
 /// A replay's lines of the size a real one has: a header, `frames` frames of play
