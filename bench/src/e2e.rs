@@ -446,8 +446,7 @@ async fn run_once(
         figures.number(&format!("{path}.cpu_ms_per_match"), cpu * 1000.0 / progress.total as f64, "ms");
         // Where it went, by command: the processes' own time and their reaped children's.
         let mut accounted = 0.0;
-        for (command, seconds) in &commands {
-            let spent = seconds - commands_before.get(command).copied().unwrap_or(0.0);
+        for (command, spent) in cpu_spent_by_command(&commands_before, &commands) {
             let per_match = spent * 1000.0 / progress.total as f64;
             if per_match >= 0.5 {
                 accounted += spent;
@@ -472,27 +471,41 @@ async fn run_once(
     result
 }
 
-/// CPU seconds by command name (the kernel's 15-character `comm`), summed over the
-/// processes alive now: their own time and that of the children they reaped (a bot
-/// process is counted in the supervisor or worker that waited for it).
-fn cpu_by_command() -> std::collections::BTreeMap<String, f64> {
+/// CPU seconds of every process alive now, by pid, with its command name (the kernel's
+/// 15-character `comm`; a kernel worker's, which names its current work, cut to
+/// `kworker`): its own time and that of the children it reaped (a bot process is
+/// counted in the supervisor or worker that waited for it).
+fn cpu_by_command() -> std::collections::BTreeMap<u32, (String, f64)> {
     // USER_HZ: 100 on every Linux architecture this runs on.
     const TICKS_PER_SECOND: f64 = 100.0;
-    let mut commands = std::collections::BTreeMap::new();
-    let Ok(entries) = std::fs::read_dir("/proc") else { return commands };
+    let mut processes = std::collections::BTreeMap::new();
+    let Ok(entries) = std::fs::read_dir("/proc") else { return processes };
     for entry in entries.flatten() {
-        if !entry.file_name().to_string_lossy().bytes().all(|byte| byte.is_ascii_digit()) {
-            continue;
-        }
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else { continue };
         let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else { continue };
         let (Some(open), Some(close)) = (stat.find('('), stat.rfind(')')) else { continue };
-        let command = stat[open + 1..close].replace(['.', ' '], "_");
+        let name = &stat[open + 1..close];
+        let command = if name.starts_with("kworker") { "kworker".to_owned() } else { name.replace(['.', ' '], "_") };
         // After the name: utime, stime, cutime, cstime are fields 12 to 15 here.
         let ticks: f64 =
             stat[close + 1..].split_whitespace().skip(11).take(4).filter_map(|t| t.parse::<f64>().ok()).sum();
-        *commands.entry(command).or_insert(0.0) += ticks / TICKS_PER_SECOND;
+        processes.insert(pid, (command, ticks / TICKS_PER_SECOND));
     }
-    commands
+    processes
+}
+
+/// The CPU seconds each command spent between two [`cpu_by_command`] readings: each
+/// process's growth (all of it for one born meanwhile), summed by command.
+fn cpu_spent_by_command(
+    before: &std::collections::BTreeMap<u32, (String, f64)>,
+    after: &std::collections::BTreeMap<u32, (String, f64)>,
+) -> std::collections::BTreeMap<String, f64> {
+    let mut spent = std::collections::BTreeMap::new();
+    for (pid, (command, seconds)) in after {
+        let earlier = before.get(pid).filter(|(was, _)| was == command).map_or(0.0, |(_, seconds)| *seconds);
+        *spent.entry(command.clone()).or_insert(0.0) += (seconds - earlier).max(0.0);
+    }
+    spent
 }
 
 /// CPU time the whole machine has spent busy (all cores, every state but idle and
@@ -573,7 +586,25 @@ pub async fn run(services: &Services, plan: &Plan) -> anyhow::Result<Figures> {
 
 #[cfg(test)]
 mod tests {
-    use super::base64;
+    use super::{base64, cpu_spent_by_command};
+
+    #[test]
+    fn cpu_is_each_processes_growth_summed_by_command() {
+        let reading = |processes: &[(u32, &str, f64)]| {
+            processes.iter().map(|(pid, command, seconds)| (*pid, (command.to_string(), *seconds))).collect()
+        };
+        let before = reading(&[(1, "dockerd", 10.0), (2, "kworker", 5.0), (3, "farm-worker", 1.0)]);
+        // dockerd grew 2 s; a second worker was born with 0.5 s; pid 3 is now another
+        // command (its pid reused): all of its time is new.
+        let after =
+            reading(&[(1, "dockerd", 12.0), (2, "kworker", 5.25), (3, "bench-echo-bot", 0.5), (4, "farm-worker", 0.5)]);
+        let spent = cpu_spent_by_command(&before, &after);
+        let expected = [("bench-echo-bot", 0.5), ("dockerd", 2.0), ("farm-worker", 0.5), ("kworker", 0.25)];
+        assert_eq!(
+            spent.into_iter().collect::<Vec<_>>(),
+            expected.map(|(command, seconds)| (command.to_owned(), seconds))
+        );
+    }
 
     #[test]
     fn base64_pads_as_rfc_4648_says() {
