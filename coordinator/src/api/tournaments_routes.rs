@@ -24,13 +24,13 @@ use serde::{Deserialize, Serialize};
 
 use super::access::{admin_only, caller, may_change_tournament, may_enter};
 use super::paging::{PageQuery, page_answer, page_limit};
-use super::views::ViewKind;
+use super::views::{ViewKind, ViewSources};
 use super::{ApiState, lookup, request_body};
 use crate::accounts::{Caller, Quotas};
 use crate::api_error::ApiError;
 use crate::director;
 use crate::standings::{Pairings, Standings};
-use crate::tournament::{TournamentError, TournamentFile};
+use crate::tournament::{Tournament, TournamentError, TournamentFile};
 
 /// The routes.
 pub(super) fn routes() -> Router<ApiState> {
@@ -139,10 +139,9 @@ async fn list(
 async fn tournament(State(state): State<ApiState>, Path(id): Path<String>) -> Result<Response, ApiError> {
     let tournament = lookup::tournament(&state, &id).await?;
     let progress = state.ledger.progress(&id).await?.unwrap_or_default();
-    let answered = (progress.done + progress.failed, progress.finished());
     let status = state
         .views
-        .get(&id, ViewKind::Status, answered, || async {
+        .get(&id, ViewKind::Status, ViewSources::of(&tournament, progress), || async {
             json_bytes(&director::load_status(&state.ledger, &tournament).await?)
         })
         .await?;
@@ -213,19 +212,18 @@ fn json_answer(body: bytes::Bytes) -> Response {
     ([(header::CONTENT_TYPE, "application/json")], body).into_response()
 }
 
-/// Tournament `id`'s answers so far, and whether it is finished: what tells a view of it
-/// is out of date.
-async fn answered(state: &ApiState, id: &str) -> Result<(u64, bool), ApiError> {
-    let progress = state.ledger.progress(id).await?.unwrap_or_default();
-    Ok((progress.done + progress.failed, progress.finished()))
+/// What `tournament`'s views are made from now.
+async fn view_sources(state: &ApiState, tournament: &Tournament) -> Result<ViewSources, ApiError> {
+    let progress = state.ledger.progress(&tournament.id).await?.unwrap_or_default();
+    Ok(ViewSources::of(tournament, progress))
 }
 
 async fn standings(State(state): State<ApiState>, Path(id): Path<String>) -> Result<Response, ApiError> {
     let tournament = lookup::tournament(&state, &id).await?;
-    let answered = answered(&state, &id).await?;
+    let sources = view_sources(&state, &tournament).await?;
     let body = state
         .views
-        .get(&id, ViewKind::Standings, answered, || async {
+        .get(&id, ViewKind::Standings, sources, || async {
             json_bytes(&Standings::load(&state.ledger, &tournament).await?)
         })
         .await?;
@@ -236,10 +234,10 @@ async fn standings(State(state): State<ApiState>, Path(id): Path<String>) -> Res
 /// tournament's `bots_per_match`), where it covers every completed match.
 async fn pairings(State(state): State<ApiState>, Path(id): Path<String>) -> Result<Response, ApiError> {
     let tournament = lookup::tournament(&state, &id).await?;
-    let answered = answered(&state, &id).await?;
+    let sources = view_sources(&state, &tournament).await?;
     let body = state
         .views
-        .get(&id, ViewKind::Pairings, answered, || async {
+        .get(&id, ViewKind::Pairings, sources, || async {
             let completed = state.ledger.completed(&id).await?;
             // A large tournament's matrix takes a while: off the runtime's threads.
             tokio::task::spawn_blocking(move || json_bytes(&Pairings::compute(&tournament, &completed)))
