@@ -33,7 +33,7 @@ use std::os::unix::net::{UnixListener, UnixStream};
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode, Stdio};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use farm_supervisor::fds::{LineReader, send_line};
 use farm_supervisor::protocol::{self, CpuUsageFile, Exit, Reply, Request};
@@ -44,9 +44,10 @@ use nix::sys::socket::sockopt::PeerCredentials;
 use nix::sys::wait::{WaitPidFlag, WaitStatus, waitpid};
 use nix::unistd::Pid;
 
-/// How often orphans the bot leaves are reaped while a match runs, so that zombies do
-/// not eat its process limit.
-const REAP_EVERY_MS: u16 = 100;
+/// How often, at the least, orphans the bot leaves are reaped while a match runs (so
+/// that zombies do not eat its process limit), and how often, at the most, stops that
+/// outlived their `resume` are looked for.
+const PERIOD: Duration = Duration::from_millis(100);
 /// How long the bot's server may take to accept a connection.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(1);
 /// How long a request line may take to arrive once its connection is open.
@@ -217,20 +218,27 @@ fn play(
 
     let mut ended = None;
     let mut paused = false;
+    let mut period_began = Instant::now();
     loop {
         let mut fds =
             [PollFd::new(connection.as_fd(), PollFlags::POLLIN), PollFd::new(listener.as_fd(), PollFlags::POLLIN)];
-        let ready = poll(&mut fds, PollTimeout::from(REAP_EVERY_MS)).unwrap_or(0);
+        let wait = PollTimeout::try_from(PERIOD.saturating_sub(period_began.elapsed())).unwrap_or(PollTimeout::ZERO);
+        let ready = poll(&mut fds, wait).unwrap_or(0);
         if reap(bot, &mut ended) {
             // The bot is over: what it left running goes with it at once, so that no
             // child holding its stdout keeps its output open (the worker crashes it
             // when its output ends, in every sandbox).
             let _ = kill(Pid::from_raw(-1), Signal::SIGKILL);
         }
-        if !paused {
-            // A stop that outlived its `resume` (seen, rarely, with a bot that forks on
-            // every turn) costs its turn at most this loop's period, not the turn.
-            reset::continue_stopped();
+        if period_began.elapsed() >= PERIOD {
+            period_began = Instant::now();
+            if !paused {
+                // A stop that outlived its `resume` (seen, rarely, with a bot that forks
+                // on every turn) costs its turn at most the period, not the turn. Once
+                // per period rather than at every `resume`: the scan reads the state of
+                // every process, twice per turn of the match otherwise.
+                reset::continue_stopped();
+            }
         }
         if ready == 0 {
             continue;
