@@ -22,6 +22,7 @@ use nix::sys::signal::{Signal, kill};
 use nix::unistd::Pid;
 
 use crate::bots::{self, ECHO_IMAGE};
+use crate::procfs::{self, containers_cpu_seconds, cpu_by_command, cpu_spent_by_command, machine_cpu_seconds};
 use crate::report::Figures;
 
 /// The API token of the coordinators started here.
@@ -102,8 +103,8 @@ impl Services {
 pub struct Plan {
     /// Echo bots in the round robin (every ordered pair plays).
     pub bots: usize,
-    /// Games per ordered pair: the same tournament with process bots and with Docker
-    /// bots.
+    /// Games per ordered pair in fresh containers; process bots and reused containers
+    /// play the same tournament, [`Variant::rounds`] times as long.
     pub games: u32,
     /// Turns per match.
     pub turns: u32,
@@ -277,10 +278,7 @@ impl Service {
 
     /// Its peak resident memory so far (VmHWM), in MiB.
     pub(crate) fn peak_mib(&self) -> Option<f64> {
-        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id())).ok()?;
-        let line = status.lines().find(|line| line.starts_with("VmHWM:"))?;
-        let kib: f64 = line.split_whitespace().nth(1)?.parse().ok()?;
-        Some(kib / 1024.0)
+        procfs::memory_mib(self.child.id(), "VmHWM")
     }
 
     /// SIGTERM (a drain), then waits for it to exit.
@@ -317,10 +315,10 @@ pub(crate) async fn until<F: Future<Output = bool>>(
     Ok(())
 }
 
-/// The tournament file: a round robin of echo bots, run by command or by image.
-fn tournament_file(dir: &Path, plan: &Plan, games: u32, echo: &Path) -> anyhow::Result<PathBuf> {
+/// The tournament file `name`: a round robin of echo bots, run by command or by image.
+fn tournament_file(dir: &Path, name: &str, plan: &Plan, games: u32, echo: &Path) -> anyhow::Result<PathBuf> {
     let mut text = format!(
-        "name = \"farm-bench\"\ngame = \"botwars\"\nformat = \"round-robin\"\ngames_per_pairing = {games}\n\
+        "name = \"{name}\"\ngame = \"botwars\"\nformat = \"round-robin\"\ngames_per_pairing = {games}\n\
          seed = 3\n[rules]\nmaxTurns = {}\n",
         plan.turns
     );
@@ -330,9 +328,56 @@ fn tournament_file(dir: &Path, plan: &Plan, games: u32, echo: &Path) -> anyhow::
             echo.display()
         ));
     }
-    let path = dir.join("tournament.toml");
+    let path = dir.join(format!("{name}.toml"));
     std::fs::write(&path, text)?;
     Ok(path)
+}
+
+/// Plays tournament `file` to its end; its progress then.
+async fn play(client: &Client, file: &Path) -> anyhow::Result<Progress> {
+    let started = Instant::now();
+    let submitted = client.submit(file).await?;
+    let status = format!("/api/tournaments/{}", submitted.id);
+    loop {
+        if let Ok(view) = client.get::<TournamentView>(&status).await
+            && view.progress.finished()
+        {
+            anyhow::ensure!(
+                view.progress.failed == 0,
+                "{}: {} of {} matches failed",
+                file.display(),
+                view.progress.failed,
+                view.progress.total
+            );
+            return Ok(view.progress);
+        }
+        anyhow::ensure!(started.elapsed() < RUN_LIMIT, "{} did not finish within {RUN_LIMIT:?}", file.display());
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// Warms every worker up: a short tournament of the same bots, then until each worker
+/// (metrics at `metrics`) holds `prepared` containers waiting for a match. What
+/// a worker pays once, at its start (its pool of containers made and started), is not
+/// what a match costs: measured with it, a run of 120 matches charged each match a
+/// share of every worker's pool (the CPU per match grew with the workers, 1.2x, 1.5x
+/// and 2.1x a process bot's at 1, 2 and 4). Every worker plays: the warm-up's matches
+/// outnumber the workers, each of one slot, and RabbitMQ hands each consumer one.
+async fn warm_up(client: &Client, file: &Path, metrics: &[String], prepared: i64) -> anyhow::Result<()> {
+    play(client, file).await?;
+    if prepared == 0 {
+        return Ok(());
+    }
+    for authority in metrics {
+        until(Duration::from_secs(120), "a worker's containers are prepared", || async {
+            let Ok((200, text)) = http(Method::GET, authority, "/metrics", None, "").await else { return false };
+            text.lines()
+                .find_map(|line| line.strip_prefix("farm_worker_prepared_containers ")?.trim().parse::<i64>().ok())
+                .is_some_and(|waiting| waiting >= prepared)
+        })
+        .await?;
+    }
+    Ok(())
 }
 
 #[derive(serde::Deserialize)]
@@ -341,11 +386,16 @@ struct TournamentView {
 }
 
 /// How the bots of a run are launched: figures under `name`, workers with `sandbox` and
-/// `docker.isolation = isolation`.
+/// `docker.isolation = isolation`, each keeping `prepared` containers between matches;
+/// the tournament plays `rounds` times the plan's games per pairing (a match in fresh
+/// containers costs 25 times one in reused ones: the others play more, for runs of
+/// similar length, long enough to measure a few milliseconds per match).
 struct Variant {
     name: &'static str,
     sandbox: &'static str,
     isolation: Option<&'static str>,
+    prepared: i64,
+    rounds: u32,
 }
 
 /// How many matches run at once on the host in each run: workers of one slot each.
@@ -353,13 +403,17 @@ const CONCURRENCY: [(usize, &str); 3] = [(1, "one_worker"), (2, "two_workers"), 
 
 /// The runs, in order: processes first, the ratios' denominator.
 const VARIANTS: [Variant; 3] = [
-    Variant { name: "process", sandbox: "local", isolation: None },
-    Variant { name: "docker", sandbox: "docker", isolation: None },
-    Variant { name: "docker_fresh", sandbox: "docker", isolation: Some("fresh-container") },
+    Variant { name: "process", sandbox: "local", isolation: None, prepared: 0, rounds: 4 },
+    // One per seat: the two that played come back after their reset.
+    Variant { name: "docker", sandbox: "docker", isolation: None, prepared: 2, rounds: 4 },
+    // One waits between matches of fresh containers: the other seat's is made on the
+    // match's path (half of them count as `cold` in farm_worker_containers_taken_total).
+    Variant { name: "docker_fresh", sandbox: "docker", isolation: Some("fresh-container"), prepared: 1, rounds: 1 },
 ];
 
-/// One run: a coordinator and `workers` workers, the tournament submitted and played
-/// to its end. Records matches per second and peak memory under `path`.
+/// One run: a coordinator and `workers` workers, warmed up ([`warm_up`]), then the
+/// tournament submitted and played to its end. Records the warm-up's time and CPU,
+/// matches per second, CPU per match (by command) and peak memory under `path`.
 async fn run_once(
     services: &Services,
     variant: &Variant,
@@ -395,6 +449,7 @@ async fn run_once(
         })
         .await?;
         let mut running = Vec::new();
+        let mut worker_metrics = Vec::new();
         for index in 0..workers {
             let metrics = free_port()?;
             let id = format!("bench-{}-{name}-{index}", std::process::id());
@@ -416,35 +471,36 @@ async fn run_once(
             })
             .await?;
             running.push(worker);
+            worker_metrics.push(authority);
         }
 
         let echo = bots::sibling("bench-echo-bot").map_err(anyhow::Error::msg)?;
-        let file = tournament_file(&dir, plan, games, &echo)?;
+        let warm_up_file = tournament_file(&dir, "farm-bench-warm-up", plan, 1, &echo)?;
+        let cpu_before = machine_cpu_seconds();
+        let started = Instant::now();
+        warm_up(&client, &warm_up_file, &worker_metrics, variant.prepared).await?;
+        figures.number(&format!("{path}.warm_up_seconds"), started.elapsed().as_secs_f64(), "s");
+        figures.number(&format!("{path}.warm_up_cpu_ms"), (machine_cpu_seconds() - cpu_before) * 1000.0, "ms");
+
+        let file = tournament_file(&dir, "farm-bench", plan, games, &echo)?;
         let cpu_before = machine_cpu_seconds();
         let commands_before = cpu_by_command();
+        let containers_before = containers_cpu_seconds();
         let started = Instant::now();
-        let submitted = client.submit(&file).await?;
-        let status = format!("/api/tournaments/{}", submitted.id);
-        let progress = loop {
-            if let Ok(view) = client.get::<TournamentView>(&status).await
-                && view.progress.finished()
-            {
-                break view.progress;
-            }
-            anyhow::ensure!(started.elapsed() < RUN_LIMIT, "the tournament did not finish within {RUN_LIMIT:?}");
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        };
+        let progress = play(&client, &file).await?;
         let seconds = started.elapsed().as_secs_f64();
         let cpu = machine_cpu_seconds() - cpu_before;
         let commands = cpu_by_command();
-        anyhow::ensure!(progress.failed == 0, "{} of {} matches failed", progress.failed, progress.total);
+        let containers = containers_before.zip(containers_cpu_seconds()).map(|(before, after)| after - before);
         let rate = progress.total as f64 / seconds;
         figures.put(&format!("{path}.matches"), progress.total, progress.total.to_string());
         figures.number(&format!("{path}.matches_per_second"), rate, "matches/s");
         // Everything the machine ran meanwhile: coordinator, workers, RabbitMQ, and for
         // Docker bots dockerd, containerd, the shims and the containers.
         figures.number(&format!("{path}.cpu_ms_per_match"), cpu * 1000.0 / progress.total as f64, "ms");
-        // Where it went, by command: the processes' own time and their reaped children's.
+        // Where it went, by command: the processes' own time and their reaped children's
+        // (a process bot's is its worker's, a container's bot's its supervisor's, and an
+        // exited shim's, with what it reaped, the machine's PID 1's: read with care).
         let mut accounted = 0.0;
         for (command, spent) in cpu_spent_by_command(&commands_before, &commands) {
             let per_match = spent * 1000.0 / progress.total as f64;
@@ -455,6 +511,14 @@ async fn run_once(
         }
         let rest = (cpu - accounted).max(0.0) * 1000.0 / progress.total as f64;
         figures.number(&format!("{path}.cpu_ms_per_match_by_command.rest"), rest, "ms");
+        // Every container's processes (supervisors and bots), exactly, from their cgroup.
+        if let Some(containers) = containers.filter(|_| variant.sandbox == "docker") {
+            figures.number(
+                &format!("{path}.cpu_ms_per_match_in_containers"),
+                containers * 1000.0 / progress.total as f64,
+                "ms",
+            );
+        }
         let peak = running.iter().filter_map(Service::peak_mib).fold(0.0, f64::max);
         figures.number(&format!("{path}.worker_peak_rss_mib"), peak, "MiB");
         if let Some(peak) = coordinator.peak_mib() {
@@ -469,60 +533,6 @@ async fn run_once(
     .await;
     vhost.delete().await;
     result
-}
-
-/// CPU seconds of every process alive now, by pid, with its command name (the kernel's
-/// 15-character `comm`; a kernel worker's, which names its current work, cut to
-/// `kworker`): its own time and that of the children it reaped (a bot process is
-/// counted in the supervisor or worker that waited for it).
-fn cpu_by_command() -> std::collections::BTreeMap<u32, (String, f64)> {
-    // USER_HZ: 100 on every Linux architecture this runs on.
-    const TICKS_PER_SECOND: f64 = 100.0;
-    let mut processes = std::collections::BTreeMap::new();
-    let Ok(entries) = std::fs::read_dir("/proc") else { return processes };
-    for entry in entries.flatten() {
-        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else { continue };
-        let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else { continue };
-        let (Some(open), Some(close)) = (stat.find('('), stat.rfind(')')) else { continue };
-        let name = &stat[open + 1..close];
-        let command = if name.starts_with("kworker") { "kworker".to_owned() } else { name.replace(['.', ' '], "_") };
-        // After the name: utime, stime, cutime, cstime are fields 12 to 15 here.
-        let ticks: f64 =
-            stat[close + 1..].split_whitespace().skip(11).take(4).filter_map(|t| t.parse::<f64>().ok()).sum();
-        processes.insert(pid, (command, ticks / TICKS_PER_SECOND));
-    }
-    processes
-}
-
-/// The CPU seconds each command spent between two [`cpu_by_command`] readings: each
-/// process's growth (all of it for one born meanwhile), summed by command.
-fn cpu_spent_by_command(
-    before: &std::collections::BTreeMap<u32, (String, f64)>,
-    after: &std::collections::BTreeMap<u32, (String, f64)>,
-) -> std::collections::BTreeMap<String, f64> {
-    let mut spent = std::collections::BTreeMap::new();
-    for (pid, (command, seconds)) in after {
-        let earlier = before.get(pid).filter(|(was, _)| was == command).map_or(0.0, |(_, seconds)| *seconds);
-        *spent.entry(command.clone()).or_insert(0.0) += (seconds - earlier).max(0.0);
-    }
-    spent
-}
-
-/// CPU time the whole machine has spent busy (all cores, every state but idle and
-/// I/O wait), from the first line of /proc/stat; 0 where it cannot be read.
-pub(crate) fn machine_cpu_seconds() -> f64 {
-    // USER_HZ: 100 on every Linux architecture this runs on.
-    const TICKS_PER_SECOND: f64 = 100.0;
-    let stat = std::fs::read_to_string("/proc/stat").unwrap_or_default();
-    let ticks: Vec<u64> = stat
-        .lines()
-        .next()
-        .and_then(|line| line.strip_prefix("cpu "))
-        .map(|fields| fields.split_whitespace().filter_map(|field| field.parse().ok()).collect())
-        .unwrap_or_default();
-    // user nice system idle iowait irq softirq steal (guest time is within user).
-    let busy: u64 = ticks.iter().take(8).enumerate().filter(|(index, _)| ![3, 4].contains(index)).map(|(_, t)| t).sum();
-    busy as f64 / TICKS_PER_SECOND
 }
 
 /// Runs every [`VARIANTS`] at each [`CONCURRENCY`]; says why when a service is missing.
@@ -545,7 +555,6 @@ pub async fn run(services: &Services, plan: &Plan) -> anyhow::Result<Figures> {
     let storage = if services.s3_endpoint.is_some() { "s3" } else { "local directory" };
     figures.put("storage", storage, storage.to_owned());
     figures.put("turns_per_match", plan.turns, plan.turns.to_string());
-    let games = plan.games;
     let mut rates = Vec::new();
     for variant in &VARIANTS {
         let name = variant.name;
@@ -558,6 +567,7 @@ pub async fn run(services: &Services, plan: &Plan) -> anyhow::Result<Figures> {
         let mut by_concurrency = Vec::new();
         for (workers, label) in CONCURRENCY {
             let path = format!("{name}.{label}");
+            let games = plan.games * variant.rounds;
             by_concurrency.push(run_once(services, variant, workers, plan, games, &mut figures, &path).await?);
         }
         for (rate, (_, label)) in by_concurrency.iter().zip(CONCURRENCY).skip(1) {
@@ -572,12 +582,12 @@ pub async fn run(services: &Services, plan: &Plan) -> anyhow::Result<Figures> {
             }
         }
     }
-    for (_, workers) in CONCURRENCY {
-        let cpu = |figures: &Figures, name: &str| figures.get(&format!("{name}.{workers}.cpu_ms_per_match"));
+    for (_, label) in CONCURRENCY {
+        let cpu = |figures: &Figures, name: &str| figures.get(&format!("{name}.{label}.cpu_ms_per_match"));
         let Some(process) = cpu(&figures, "process") else { continue };
         for variant in &VARIANTS[1..] {
             if let Some(cpu) = cpu(&figures, variant.name) {
-                figures.ratio(&format!("cpu_per_match_{}_over_process.{workers}", variant.name), cpu / process);
+                figures.ratio(&format!("cpu_per_match_{}_over_process.{label}", variant.name), cpu / process);
             }
         }
     }
@@ -586,25 +596,7 @@ pub async fn run(services: &Services, plan: &Plan) -> anyhow::Result<Figures> {
 
 #[cfg(test)]
 mod tests {
-    use super::{base64, cpu_spent_by_command};
-
-    #[test]
-    fn cpu_is_each_processes_growth_summed_by_command() {
-        let reading = |processes: &[(u32, &str, f64)]| {
-            processes.iter().map(|(pid, command, seconds)| (*pid, (command.to_string(), *seconds))).collect()
-        };
-        let before = reading(&[(1, "dockerd", 10.0), (2, "kworker", 5.0), (3, "farm-worker", 1.0)]);
-        // dockerd grew 2 s; a second worker was born with 0.5 s; pid 3 is now another
-        // command (its pid reused): all of its time is new.
-        let after =
-            reading(&[(1, "dockerd", 12.0), (2, "kworker", 5.25), (3, "bench-echo-bot", 0.5), (4, "farm-worker", 0.5)]);
-        let spent = cpu_spent_by_command(&before, &after);
-        let expected = [("bench-echo-bot", 0.5), ("dockerd", 2.0), ("farm-worker", 0.5), ("kworker", 0.25)];
-        assert_eq!(
-            spent.into_iter().collect::<Vec<_>>(),
-            expected.map(|(command, seconds)| (command.to_owned(), seconds))
-        );
-    }
+    use super::base64;
 
     #[test]
     fn base64_pads_as_rfc_4648_says() {

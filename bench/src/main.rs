@@ -29,6 +29,7 @@ mod export;
 mod fleet;
 mod live;
 mod overhead;
+mod procfs;
 mod report;
 mod roundtrip;
 mod sprt;

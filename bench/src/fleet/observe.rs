@@ -9,6 +9,7 @@ use farm_coordinator::client::Client;
 use tokio::sync::watch;
 
 use crate::e2e::Vhost;
+use crate::procfs::{machine_cpu_seconds, memory_mib, process_cpu_seconds, process_named};
 
 /// How often a tournament page asks again (coordinator/web/tournament.js's `POLL_MS`).
 const POLL: Duration = Duration::from_secs(2);
@@ -86,9 +87,9 @@ impl Sampler {
                 rabbitmq: self.rabbitmq.and_then(process_cpu_seconds).unwrap_or(0.0),
                 s3: self.s3.and_then(process_cpu_seconds).unwrap_or(0.0),
                 fleet: process_cpu_seconds(std::process::id()).unwrap_or(0.0),
-                machine: crate::e2e::machine_cpu_seconds(),
+                machine: machine_cpu_seconds(),
             },
-            coordinator_rss_mib: resident_mib(self.coordinator).unwrap_or(0.0),
+            coordinator_rss_mib: memory_mib(self.coordinator, "VmRSS").unwrap_or(0.0),
             rabbitmq_mib: nodes[0]["mem_used"].as_f64().unwrap_or(0.0) / (1024.0 * 1024.0),
             rabbitmq_objects: [count("connections"), count("channels"), count("queues"), count("consumers")],
         })
@@ -146,33 +147,6 @@ pub fn quantile(before: &[(f64, f64)], after: &[(f64, f64)], q: f64) -> Option<f
         lower = (bound, cumulative);
     }
     None
-}
-
-/// CPU seconds (user and system) process `pid` has used, from /proc.
-fn process_cpu_seconds(pid: u32) -> Option<f64> {
-    // USER_HZ: 100 on every Linux architecture this runs on.
-    const TICKS_PER_SECOND: f64 = 100.0;
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    // After the command's closing parenthesis: state is field 3, utime 14, stime 15.
-    let fields: Vec<&str> = stat.rsplit_once(')')?.1.split_whitespace().collect();
-    let ticks: f64 = fields.get(11)?.parse::<f64>().ok()? + fields.get(12)?.parse::<f64>().ok()?;
-    Some(ticks / TICKS_PER_SECOND)
-}
-
-/// Process `pid`'s resident memory (VmRSS), in MiB.
-fn resident_mib(pid: u32) -> Option<f64> {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
-    let line = status.lines().find(|line| line.starts_with("VmRSS:"))?;
-    Some(line.split_whitespace().nth(1)?.parse::<f64>().ok()? / 1024.0)
-}
-
-/// The first process whose command name is `name`.
-fn process_named(name: &str) -> Option<u32> {
-    std::fs::read_dir("/proc").ok()?.flatten().find_map(|entry| {
-        let pid: u32 = entry.file_name().to_str()?.parse().ok()?;
-        let comm = std::fs::read_to_string(entry.path().join("comm")).ok()?;
-        (comm.trim() == name).then_some(pid)
-    })
 }
 
 /// One API request of a viewer.
