@@ -356,24 +356,48 @@ async fn play(client: &Client, file: &Path) -> anyhow::Result<Progress> {
     }
 }
 
-/// Warms every worker up: a short tournament of the same bots, then until each worker
-/// (metrics at `metrics`) holds `prepared` containers waiting for a match. What
-/// a worker pays once, at its start (its pool of containers made and started), is not
-/// what a match costs: measured with it, a run of 120 matches charged each match a
-/// share of every worker's pool (the CPU per match grew with the workers, 1.2x, 1.5x
-/// and 2.1x a process bot's at 1, 2 and 4). Every worker plays: the warm-up's matches
-/// outnumber the workers, each of one slot, and RabbitMQ hands each consumer one.
-async fn warm_up(client: &Client, file: &Path, metrics: &[String], prepared: i64) -> anyhow::Result<()> {
-    play(client, file).await?;
-    if prepared == 0 {
-        return Ok(());
+/// The most warm-up tournaments played before every worker has played a match.
+const WARM_UP_ROUNDS: u32 = 10;
+
+/// The sum of every series of `name` in the `/metrics` of the worker at `authority`.
+async fn worker_metric(authority: &str, name: &str) -> Option<f64> {
+    let Ok((200, text)) = http(Method::GET, authority, "/metrics", None, "").await else { return None };
+    let series = text.lines().filter_map(|line| {
+        let rest = line.strip_prefix(name)?;
+        let value = if rest.starts_with('{') { rest.rsplit_once("} ")?.1 } else { rest.strip_prefix(' ')? };
+        value.trim().parse::<f64>().ok()
+    });
+    Some(series.sum())
+}
+
+/// Warms every worker up: short tournaments of the same bots (`tournament`, given its
+/// round) until every worker (metrics at `metrics`) has played a match, then until each
+/// holds `prepared` containers waiting for the next. What a worker pays once, at its
+/// start (its pool of containers made and started), is not what a match costs:
+/// measured with it, a run of 120 matches charged each match a share of every worker's
+/// pool (the CPU per match grew with the workers, 1.2x, 1.5x and 2.1x a process bot's
+/// at 1, 2 and 4). A round may leave a worker out: one still reconnecting, or others
+/// holding every match (each takes its slot's and its warm pool's).
+async fn warm_up(
+    client: &Client,
+    tournament: impl Fn(u32) -> anyhow::Result<PathBuf>,
+    metrics: &[String],
+    prepared: f64,
+) -> anyhow::Result<()> {
+    for round in 1..=WARM_UP_ROUNDS {
+        play(client, &tournament(round)?).await?;
+        let mut played = true;
+        for authority in metrics {
+            played &= worker_metric(authority, "farm_worker_matches_total").await.is_some_and(|matches| matches > 0.0);
+        }
+        if played {
+            break;
+        }
+        anyhow::ensure!(round < WARM_UP_ROUNDS, "a worker played none of {WARM_UP_ROUNDS} warm-up tournaments");
     }
     for authority in metrics {
         until(Duration::from_secs(120), "a worker's containers are prepared", || async {
-            let Ok((200, text)) = http(Method::GET, authority, "/metrics", None, "").await else { return false };
-            text.lines()
-                .find_map(|line| line.strip_prefix("farm_worker_prepared_containers ")?.trim().parse::<i64>().ok())
-                .is_some_and(|waiting| waiting >= prepared)
+            worker_metric(authority, "farm_worker_prepared_containers").await.is_some_and(|waiting| waiting >= prepared)
         })
         .await?;
     }
@@ -388,13 +412,13 @@ struct TournamentView {
 /// How the bots of a run are launched: figures under `name`, workers with `sandbox` and
 /// `docker.isolation = isolation`, each keeping `prepared` containers between matches;
 /// the tournament plays `rounds` times the plan's games per pairing (a match in fresh
-/// containers costs 25 times one in reused ones: the others play more, for runs of
+/// containers costs about 20 times one in reused ones: the others play more, for runs of
 /// similar length, long enough to measure a few milliseconds per match).
 struct Variant {
     name: &'static str,
     sandbox: &'static str,
     isolation: Option<&'static str>,
-    prepared: i64,
+    prepared: f64,
     rounds: u32,
 }
 
@@ -403,12 +427,12 @@ const CONCURRENCY: [(usize, &str); 3] = [(1, "one_worker"), (2, "two_workers"), 
 
 /// The runs, in order: processes first, the ratios' denominator.
 const VARIANTS: [Variant; 3] = [
-    Variant { name: "process", sandbox: "local", isolation: None, prepared: 0, rounds: 4 },
+    Variant { name: "process", sandbox: "local", isolation: None, prepared: 0.0, rounds: 4 },
     // One per seat: the two that played come back after their reset.
-    Variant { name: "docker", sandbox: "docker", isolation: None, prepared: 2, rounds: 4 },
+    Variant { name: "docker", sandbox: "docker", isolation: None, prepared: 2.0, rounds: 4 },
     // One waits between matches of fresh containers: the other seat's is made on the
     // match's path (half of them count as `cold` in farm_worker_containers_taken_total).
-    Variant { name: "docker_fresh", sandbox: "docker", isolation: Some("fresh-container"), prepared: 1, rounds: 1 },
+    Variant { name: "docker_fresh", sandbox: "docker", isolation: Some("fresh-container"), prepared: 1.0, rounds: 1 },
 ];
 
 /// One run: a coordinator and `workers` workers, warmed up ([`warm_up`]), then the
@@ -475,10 +499,10 @@ async fn run_once(
         }
 
         let echo = bots::sibling("bench-echo-bot").map_err(anyhow::Error::msg)?;
-        let warm_up_file = tournament_file(&dir, "farm-bench-warm-up", plan, 1, &echo)?;
         let cpu_before = machine_cpu_seconds();
         let started = Instant::now();
-        warm_up(&client, &warm_up_file, &worker_metrics, variant.prepared).await?;
+        let warm_up_tournament = |round| tournament_file(&dir, &format!("farm-bench-warm-up-{round}"), plan, 1, &echo);
+        warm_up(&client, warm_up_tournament, &worker_metrics, variant.prepared).await?;
         figures.number(&format!("{path}.warm_up_seconds"), started.elapsed().as_secs_f64(), "s");
         figures.number(&format!("{path}.warm_up_cpu_ms"), (machine_cpu_seconds() - cpu_before) * 1000.0, "ms");
 
