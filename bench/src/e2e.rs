@@ -359,15 +359,19 @@ async fn play(client: &Client, file: &Path) -> anyhow::Result<Progress> {
 /// The most warm-up tournaments played before every worker has played a match.
 const WARM_UP_ROUNDS: u32 = 10;
 
+/// The sum of every series of the counter or gauge `name` in a metrics text.
+pub(crate) fn metric_sum(text: &str, name: &str) -> f64 {
+    text.lines()
+        .filter(|line| line.strip_prefix(name).is_some_and(|rest| rest.starts_with('{') || rest.starts_with(' ')))
+        .filter_map(|line| line.rsplit_once(' ')?.1.parse::<f64>().ok())
+        // Not `sum`: a float sum of nothing is -0.
+        .fold(0.0, |total, value| total + value)
+}
+
 /// The sum of every series of `name` in the `/metrics` of the worker at `authority`.
 async fn worker_metric(authority: &str, name: &str) -> Option<f64> {
     let Ok((200, text)) = http(Method::GET, authority, "/metrics", None, "").await else { return None };
-    let series = text.lines().filter_map(|line| {
-        let rest = line.strip_prefix(name)?;
-        let value = if rest.starts_with('{') { rest.rsplit_once("} ")?.1 } else { rest.strip_prefix(' ')? };
-        value.trim().parse::<f64>().ok()
-    });
-    Some(series.sum())
+    Some(metric_sum(&text, name))
 }
 
 /// Warms every worker up: short tournaments of the same bots (`tournament`, given its

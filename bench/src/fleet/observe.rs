@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use farm_coordinator::client::Client;
 use tokio::sync::watch;
 
-use crate::e2e::Vhost;
+use crate::e2e::{Vhost, metric_sum};
 use crate::procfs::{machine_cpu_seconds, memory_mib, process_cpu_seconds, process_named};
 
 /// How often a tournament page asks again (coordinator/web/tournament.js's `POLL_MS`).
@@ -94,15 +94,6 @@ impl Sampler {
             rabbitmq_objects: [count("connections"), count("channels"), count("queues"), count("consumers")],
         })
     }
-}
-
-/// The sum of every series of the counter or gauge `name` in a metrics text.
-fn metric_sum(text: &str, name: &str) -> f64 {
-    text.lines()
-        .filter(|line| line.strip_prefix(name).is_some_and(|rest| rest.starts_with('{') || rest.starts_with(' ')))
-        .filter_map(|line| line.rsplit_once(' ')?.1.parse::<f64>().ok())
-        // Not `sum`: a float sum of nothing is -0.
-        .fold(0.0, |total, value| total + value)
 }
 
 /// The buckets of the histogram `name`: (upper bound, cumulative count), ascending.
